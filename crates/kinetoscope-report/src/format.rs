@@ -1,0 +1,58 @@
+//! Number formatting shared by the terminal renderers.
+
+/// Nanoseconds as a short human duration (`812 ns`, `3.25 µs`, `41.7 ms`, `2.31 s`).
+pub fn duration(ns: f64) -> String {
+    let a = ns.abs();
+    if a < 1e3 {
+        format!("{ns:.0} ns")
+    } else if a < 1e6 {
+        format!("{:.2} µs", ns / 1e3)
+    } else if a < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.3} s", ns / 1e9)
+    }
+}
+
+/// Bytes in binary units (`512 B`, `1.5 KiB`, `31.7 GiB`).
+pub fn bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// An integer with thousands separators (`1,234,567`).
+pub fn count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(duration(812.0), "812 ns");
+        assert_eq!(duration(41_700_000.0), "41.70 ms");
+        assert_eq!(bytes(1536), "1.5 KiB");
+        assert_eq!(count(1234567), "1,234,567");
+        assert_eq!(count(12), "12");
+    }
+}

@@ -1,0 +1,50 @@
+//! The error type of the readers: every error names the file and, where it applies, the
+//! byte offset and the event index at which reading failed.
+
+use std::path::PathBuf;
+
+/// Result alias for the readers.
+pub type TraceResult<T> = Result<T, TraceError>;
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TraceError {
+    /// The file could not be opened or read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating-system error.
+        source: std::io::Error,
+    },
+    /// The file is not a Kineto trace; `looks_like` says what it appears to be.
+    #[error("{path}: not a Kineto Chrome trace: {looks_like}")]
+    NotATrace {
+        /// The file.
+        path: PathBuf,
+        /// A description of what the content looks like (for example "a Python pickle").
+        looks_like: String,
+    },
+    /// The JSON is malformed at a known place (strict mode, or a defect that leniency
+    /// cannot get past).
+    #[error("{path}: byte {offset}{}: {message}", event_index.map(|i| format!(", event #{i}")).unwrap_or_default())]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset in the (decompressed) JSON text.
+        offset: u64,
+        /// Index of the event in `traceEvents`, when inside the event array.
+        event_index: Option<u64>,
+        /// What was found and what was expected.
+        message: String,
+    },
+    /// A folder that holds nothing kinetoscope can read.
+    #[error("{path}: {message}")]
+    EmptyInput {
+        /// The folder.
+        path: PathBuf,
+        /// What was looked for.
+        message: String,
+    },
+}

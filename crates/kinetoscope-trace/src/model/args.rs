@@ -1,0 +1,191 @@
+//! Sparse argument tables: the `args` analyses need, kept only for the events that carry
+//! them, each table in event order so [`ArgTables`] lookups are binary searches.
+//!
+//! Texts that analyses group by (shapes, types, stacks) are kept as interned raw JSON
+//! text; [`parse_dims`] turns an `Input Dims` text into shapes.
+
+use super::{EventId, StrId};
+
+/// Arguments of a CPU operator or annotation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpArgs {
+    /// The event.
+    pub event: EventId,
+    /// `Input Dims` (`Input dims` in 1.8) as raw JSON text, e.g. `[[4, 16], [16]]`.
+    pub input_dims: StrId,
+    /// `Input type` as raw JSON text, e.g. `["float", "float"]`.
+    pub input_types: StrId,
+    /// `Input Strides` as raw JSON text (2.4+).
+    pub input_strides: StrId,
+    /// `Concrete Inputs` as raw JSON text (2.1+).
+    pub concrete_inputs: StrId,
+    /// `Call stack` (`;`-joined frames), when recorded.
+    pub call_stack: StrId,
+    /// `Module Hierarchy` (TorchScript), when recorded.
+    pub module_hierarchy: StrId,
+    /// Autograd `Sequence number`, or -1.
+    pub sequence_number: i64,
+    /// `Fwd thread id`, or -1.
+    pub fwd_thread_id: i64,
+}
+
+/// Arguments of a GPU kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelArgs {
+    /// The event.
+    pub event: EventId,
+    /// CUDA device ordinal (`device`), or -1.
+    pub device: i64,
+    /// CUDA stream (`stream`), or -1.
+    pub stream: i64,
+    /// Launch grid `[x, y, z]` (zeros when absent).
+    pub grid: [u32; 3],
+    /// Launch block `[x, y, z]` (zeros when absent).
+    pub block: [u32; 3],
+    /// `registers per thread`, or 0.
+    pub registers_per_thread: u32,
+    /// `shared memory` in bytes, or 0.
+    pub shared_memory: u64,
+    /// `blocks per SM`; `None` when absent or written as `"inf"`.
+    pub blocks_per_sm: Option<f32>,
+    /// `warps per SM`; `None` when absent or not a number.
+    pub warps_per_sm: Option<f32>,
+    /// `est. achieved occupancy %` (0–100); `None` when absent or negative (unknown).
+    pub est_achieved_occupancy_pct: Option<f32>,
+}
+
+/// Arguments of a GPU memcpy or memset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransferArgs {
+    /// The event.
+    pub event: EventId,
+    /// CUDA device (`device`, or `toDevice` for peer copies), or -1.
+    pub device: i64,
+    /// CUDA stream, or -1.
+    pub stream: i64,
+    /// `bytes` moved or set.
+    pub bytes: u64,
+}
+
+/// Arguments of a `[memory]` or `[OutOfMemory]` instant (`profile_memory=True`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryArgs {
+    /// The event.
+    pub event: EventId,
+    /// `Addr` (0 when absent).
+    pub addr: u64,
+    /// `Bytes`: positive for an allocation, negative for a free.
+    pub bytes: i64,
+    /// `Total Allocated` after the event, or -1 when absent.
+    pub total_allocated: i64,
+    /// `Total Reserved` after the event, or -1 when absent.
+    pub total_reserved: i64,
+    /// `Device Type` (`c10::DeviceType`: 0 CPU, 1 CUDA, ...).
+    pub device_type: i64,
+    /// `Device Id` (-1 for CPU).
+    pub device_id: i64,
+}
+
+/// Collective-communication arguments, from `record_param_comms` ops and from NCCL
+/// kernels that Kineto copied them onto.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectiveArgs {
+    /// The event.
+    pub event: EventId,
+    /// `Collective name` (`allreduce`, `allgather`, ...).
+    pub collective_name: StrId,
+    /// `dtype`.
+    pub dtype: StrId,
+    /// `In msg nelems`, or -1.
+    pub in_msg_nelems: i64,
+    /// `Out msg nelems`, or -1.
+    pub out_msg_nelems: i64,
+    /// `Group size`, or -1.
+    pub group_size: i64,
+    /// `Process Group Name` (or the older integer `Process Group ID`, as text).
+    pub pg_name: StrId,
+    /// `Process Group Description`.
+    pub pg_desc: StrId,
+    /// `Process Group Ranks` text, e.g. `[0, 1]`.
+    pub pg_ranks: StrId,
+    /// `Seq` (2026+), or -1.
+    pub seq: i64,
+}
+
+/// Arguments of a `python_function` event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PythonArgs {
+    /// The event.
+    pub event: EventId,
+    /// `Python id`, or -1.
+    pub python_id: i64,
+    /// `Python parent id`, or -1 for roots.
+    pub parent_id: i64,
+    /// `Python module id` (set on `nn.Module:` frames), or -1.
+    pub module_id: i64,
+}
+
+/// All sparse argument tables of a trace, each sorted by event.
+#[derive(Clone, Debug, Default)]
+pub struct ArgTables {
+    /// Operator and annotation arguments.
+    pub op: Vec<OpArgs>,
+    /// Kernel arguments.
+    pub kernel: Vec<KernelArgs>,
+    /// Memcpy and memset arguments.
+    pub transfer: Vec<TransferArgs>,
+    /// Memory instants.
+    pub memory: Vec<MemoryArgs>,
+    /// Collective metadata.
+    pub collective: Vec<CollectiveArgs>,
+    /// Python-function links.
+    pub python: Vec<PythonArgs>,
+}
+
+macro_rules! lookup {
+    ($fn_name:ident, $field:ident, $ty:ty) => {
+        /// The arguments recorded for `event` in this table, if any.
+        pub fn $fn_name(&self, event: EventId) -> Option<&$ty> {
+            self.$field
+                .binary_search_by_key(&event, |a| a.event)
+                .ok()
+                .map(|i| &self.$field[i])
+        }
+    };
+}
+
+impl ArgTables {
+    lookup!(op_of, op, OpArgs);
+    lookup!(kernel_of, kernel, KernelArgs);
+    lookup!(transfer_of, transfer, TransferArgs);
+    lookup!(memory_of, memory, MemoryArgs);
+    lookup!(collective_of, collective, CollectiveArgs);
+    lookup!(python_of, python, PythonArgs);
+}
+
+/// Parse an `Input Dims` text (`[[4, 16], [], [16]]`) into one shape per input; a
+/// TensorList input flattens to its first shape. Returns `None` for text that is not a
+/// list of lists of integers.
+pub fn parse_dims(text: &str) -> Option<Vec<Vec<i64>>> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let outer = v.as_array()?;
+    let mut shapes = Vec::with_capacity(outer.len());
+    for input in outer {
+        let dims = input.as_array()?;
+        let mut shape = Vec::with_capacity(dims.len());
+        for d in dims {
+            match d {
+                serde_json::Value::Number(n) => shape.push(n.as_i64()?),
+                serde_json::Value::Array(inner) => {
+                    for x in inner {
+                        shape.push(x.as_i64()?);
+                    }
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        shapes.push(shape);
+    }
+    Some(shapes)
+}

@@ -1,0 +1,132 @@
+//! Top-level trace metadata: devices, distributed info, profiler options, the time base,
+//! and the format features the reader saw (used to tell the PyTorch era).
+
+use serde::Serialize;
+
+/// Top-level keys of a Kineto trace, read leniently.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TraceMeta {
+    /// `schemaVersion` (always 1 when present; not a version signal).
+    pub schema_version: Option<i64>,
+    /// `baseTimeNanoseconds` (PyTorch 2.4+): added to every `ts`.
+    pub base_time_ns: Option<i64>,
+    /// `displayTimeUnit` (a viewer hint only).
+    pub display_time_unit: Option<String>,
+    /// `trace_id` (2.5+).
+    pub trace_id: Option<String>,
+    /// `host_name` (2.10+).
+    pub host_name: Option<String>,
+    /// `traceName`: the path the writer opened.
+    pub trace_name: Option<String>,
+    /// GPUs from `deviceProperties` (or the pre-1.9 `computeProperties`).
+    pub devices: Vec<DeviceInfo>,
+    /// `distributedInfo`, when `torch.distributed` was initialised.
+    pub distributed: Option<DistributedInfo>,
+    /// Profiler options that were on (`record_shapes`, `profile_memory`, `with_stack`,
+    /// `with_modules`, `with_flops`).
+    pub profiler_options: Vec<String>,
+    /// Format features observed while reading.
+    pub features: FormatFeatures,
+}
+
+/// One GPU from `deviceProperties`.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct DeviceInfo {
+    /// Device ordinal.
+    pub id: i64,
+    /// Marketing name, e.g. `NVIDIA H100 80GB HBM3`.
+    pub name: String,
+    /// `totalGlobalMem` in bytes.
+    pub total_memory_bytes: u64,
+    /// Number of SMs (`numSms`).
+    pub num_sms: u64,
+    /// Compute capability major.
+    pub compute_major: i64,
+    /// Compute capability minor.
+    pub compute_minor: i64,
+    /// `maxThreadsPerMultiprocessor`.
+    pub max_threads_per_sm: u64,
+}
+
+/// `distributedInfo`.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct DistributedInfo {
+    /// `backend` (`nccl`, `gloo`, ...).
+    pub backend: Option<String>,
+    /// `rank`.
+    pub rank: Option<i64>,
+    /// `world_size`.
+    pub world_size: Option<i64>,
+    /// `pg_count`.
+    pub pg_count: Option<i64>,
+    /// `nccl_version`.
+    pub nccl_version: Option<String>,
+}
+
+/// Features of the file format the reader saw, from which the PyTorch era is estimated.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct FormatFeatures {
+    /// A legacy bare JSON array instead of an object.
+    pub bare_array: bool,
+    /// Some `ts` had a fractional (nanosecond) part.
+    pub fractional_ts: bool,
+    /// `baseTimeNanoseconds` came before `traceEvents` (kineto 2025-03+).
+    pub base_time_before_events: bool,
+    /// 1.8/1.9 `Operator` category.
+    pub operator_category: bool,
+    /// Capitalised CUDA categories (`Runtime`, `Kernel`, `Memcpy`, `Memset`).
+    pub capitalised_cuda_categories: bool,
+    /// String `tid`s (1.8/1.9).
+    pub string_tids: bool,
+    /// The flow category names seen (`ac2g`, `async`, `async_gpu`, `async_cpu_to_gpu`,
+    /// `fwdbwd`).
+    pub flow_categories: Vec<String>,
+    /// `Profiler Event Index` argument (≤1.13) was seen.
+    pub profiler_event_index: bool,
+    /// `Ev Idx` argument (2.0+) was seen.
+    pub ev_idx: bool,
+    /// `Record function id` argument (2.4+) was seen.
+    pub record_function_id: bool,
+    /// `Concrete Inputs` argument (2.1+) was seen.
+    pub concrete_inputs: bool,
+}
+
+impl TraceMeta {
+    /// The PyTorch release range that wrote this trace, estimated from format features
+    /// (see `docs/formats.md` §1.10 of the shared specs): never from `schemaVersion`.
+    pub fn pytorch_era(&self) -> &'static str {
+        let f = &self.features;
+        let flow = |c: &str| f.flow_categories.iter().any(|x| x == c);
+        if f.bare_array {
+            return "legacy autograd profiler (no Kineto)";
+        }
+        if f.operator_category || f.string_tids || flow("async") {
+            return "PyTorch 1.8–1.9";
+        }
+        if f.capitalised_cuda_categories || flow("async_gpu") {
+            return "PyTorch 1.10";
+        }
+        if flow("async_cpu_to_gpu") || f.profiler_event_index {
+            return "PyTorch 1.11–1.13";
+        }
+        if self.base_time_ns.is_some() {
+            if self.host_name.is_some() {
+                return "PyTorch 2.10+";
+            }
+            if f.base_time_before_events {
+                return "PyTorch 2.7+";
+            }
+            return "PyTorch 2.4–2.6";
+        }
+        if f.fractional_ts {
+            return "PyTorch 2.4 nightly (2024-03/04 Kineto)";
+        }
+        if f.concrete_inputs {
+            return "PyTorch 2.1–2.3";
+        }
+        if f.ev_idx {
+            return "PyTorch 2.0–2.3";
+        }
+        "PyTorch ≤2.3 (Kineto, integer µs)"
+    }
+}

@@ -1,0 +1,93 @@
+//! The columnar model of one Kineto trace, shared by every analysis.
+//!
+//! Events live in [`EventTable`] (one column per field, indexed by [`EventId`]); names and
+//! other repeated strings in [`StringTable`]; rows of the timeline in [`TrackTable`];
+//! the arguments analyses need in sparse side tables ([`ArgTables`]); flow arrows in
+//! [`FlowTable`]. Links that cost time to build (nesting, correlation lookups) are
+//! computed on first use by [`Trace::nesting`] and [`Trace::correlation_index`].
+
+mod args;
+mod category;
+mod events;
+mod flows;
+mod index;
+mod meta;
+mod read_report;
+mod strings;
+mod tracks;
+
+pub use args::*;
+pub use category::*;
+pub use events::*;
+pub use flows::*;
+pub use index::*;
+pub use meta::*;
+pub use read_report::*;
+pub use strings::*;
+pub use tracks::*;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// One Kineto Chrome trace, read into columns.
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// Top-level metadata: devices, distributed info, profiler options, time base.
+    pub meta: TraceMeta,
+    /// Interned strings (event names, raw categories, argument texts).
+    pub strings: StringTable,
+    /// Categories seen in the file, each with its normalised kind.
+    pub categories: CategoryTable,
+    /// Timeline rows: one per (pid, tid), with kind and name.
+    pub tracks: TrackTable,
+    /// Every duration and instant event, in file order.
+    pub events: EventTable,
+    /// Arguments analyses need, by event.
+    pub args: ArgTables,
+    /// Flow arrows (`ac2g`, `fwdbwd`, ...), keyed by category and id.
+    pub flows: FlowTable,
+    /// What the reader skipped, repaired or could not understand.
+    pub report: ReadReport,
+    pub(crate) nesting: OnceLock<Nesting>,
+    pub(crate) correlation: OnceLock<CorrelationIndex>,
+}
+
+impl Trace {
+    /// The name of an event.
+    pub fn name(&self, event: EventId) -> &str {
+        self.strings.get(self.events.name[event.index()])
+    }
+
+    /// The normalised kind of an event's category.
+    pub fn kind(&self, event: EventId) -> CategoryKind {
+        self.categories.kind(self.events.cat[event.index()])
+    }
+
+    /// Parent/child nesting of events on each track, built on first use.
+    pub fn nesting(&self) -> &Nesting {
+        self.nesting.get_or_init(|| Nesting::build(self))
+    }
+
+    /// Lookup from CUPTI correlation id to the runtime call and the GPU activities that
+    /// share it, built on first use.
+    pub fn correlation_index(&self) -> &CorrelationIndex {
+        self.correlation
+            .get_or_init(|| CorrelationIndex::build(self))
+    }
+
+    /// Start and end (ns) of all duration events, or `None` for an empty trace.
+    pub fn span_ns(&self) -> Option<(i64, i64)> {
+        let e = &self.events;
+        let mut lo = i64::MAX;
+        let mut hi = i64::MIN;
+        for i in 0..e.len() {
+            if e.phase[i] == Phase::Complete {
+                lo = lo.min(e.ts_ns[i]);
+                hi = hi.max(e.ts_ns[i] + e.dur_ns[i]);
+            }
+        }
+        (lo <= hi).then_some((lo, hi))
+    }
+}

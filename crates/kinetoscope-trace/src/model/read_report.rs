@@ -1,0 +1,106 @@
+//! What a reader skipped or repaired, counted by kind with the first location, so that
+//! nothing is dropped silently.
+
+use serde::Serialize;
+
+/// A kind of input defect a lenient read gets past.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DefectKind {
+    /// A `"` inside a name that was not escaped (Kineto before 2026-07); repaired.
+    UnescapedQuote,
+    /// A bare word such as `N/A`, `nan` or `inf` where a JSON value belongs; read as null.
+    BareToken,
+    /// A raw control character inside a string; kept as is.
+    ControlCharacter,
+    /// The file ends inside an event (a truncated write); the partial event is dropped.
+    TruncatedTail,
+    /// An event that could not be parsed; skipped.
+    MalformedEvent,
+    /// An event without a usable `ts`; skipped.
+    MissingTimestamp,
+}
+
+impl DefectKind {
+    /// A short human description, plural.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::UnescapedQuote => "names with unescaped quotes (repaired)",
+            Self::BareToken => "bare tokens such as N/A (read as null)",
+            Self::ControlCharacter => "raw control characters in strings (kept)",
+            Self::TruncatedTail => "truncated tail (partial event dropped)",
+            Self::MalformedEvent => "malformed events (skipped)",
+            Self::MissingTimestamp => "events without a timestamp (skipped)",
+        }
+    }
+}
+
+/// One kind of defect with its count and first location.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Defect {
+    /// The kind.
+    pub kind: DefectKind,
+    /// How many times it occurred.
+    pub count: u64,
+    /// Byte offset (in the decompressed JSON) of the first occurrence.
+    pub first_offset: u64,
+    /// Index in `traceEvents` of the first occurrence.
+    pub first_event_index: u64,
+}
+
+/// The reader's account of one file.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ReadReport {
+    /// Defects, one entry per kind, in the order of [`DefectKind`].
+    pub defects: Vec<Defect>,
+    /// Bytes of JSON text read (after decompression).
+    pub json_bytes: u64,
+    /// Bytes of the file on disk.
+    pub file_bytes: u64,
+    /// Whether the file was gzip-compressed.
+    pub gzip: bool,
+    /// Elements of `traceEvents` read (events, flows and metadata).
+    pub elements: u64,
+}
+
+impl ReadReport {
+    /// Record `count` occurrences of a defect, keeping the earliest location.
+    pub fn add(&mut self, kind: DefectKind, count: u64, offset: u64, event_index: u64) {
+        if let Some(d) = self.defects.iter_mut().find(|d| d.kind == kind) {
+            d.count += count;
+            if offset < d.first_offset {
+                d.first_offset = offset;
+                d.first_event_index = event_index;
+            }
+        } else {
+            self.defects.push(Defect {
+                kind,
+                count,
+                first_offset: offset,
+                first_event_index: event_index,
+            });
+            self.defects.sort_by_key(|d| d.kind);
+        }
+    }
+
+    /// The one-line warning summarising all defects, or `None` when there were none.
+    pub fn warning_line(&self) -> Option<String> {
+        if self.defects.is_empty() {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .defects
+            .iter()
+            .map(|d| {
+                format!(
+                    "{} {} (first at byte {}, event #{})",
+                    d.count,
+                    d.kind.describe(),
+                    d.first_offset,
+                    d.first_event_index
+                )
+            })
+            .collect();
+        Some(format!("lenient read: {}", parts.join("; ")))
+    }
+}

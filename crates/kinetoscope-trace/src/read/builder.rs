@@ -1,0 +1,274 @@
+//! Merging segments, in file order, into one [`Trace`], and finishing it: time base,
+//! row names, track kinds.
+
+use rustc_hash::FxHashMap;
+
+use super::segment::Segment;
+use crate::model::*;
+use crate::TraceError;
+
+/// A trace under construction.
+pub(crate) struct TraceBuilder {
+    pub trace: Trace,
+    track_ids: FxHashMap<(RawId, RawId), TrackId>,
+    meta: Vec<(RawId, RawId, String, StrId)>,
+    /// Elements merged so far (the next element's index).
+    pub elements: u64,
+    /// The first problem in file order, for strict mode.
+    pub first_problem: Option<(u64, u64, String)>,
+}
+
+impl TraceBuilder {
+    pub fn new(trace: Trace) -> Self {
+        Self {
+            trace,
+            track_ids: FxHashMap::default(),
+            meta: Vec::new(),
+            elements: 0,
+            first_problem: None,
+        }
+    }
+
+    /// Append a segment whose buffer starts at byte `base` of the JSON text.
+    pub fn merge(&mut self, seg: Segment, base: u64) {
+        let t = &mut self.trace;
+        let str_map: Vec<StrId> = seg
+            .strings
+            .iter()
+            .map(|(_, s)| t.strings.intern(s))
+            .collect();
+        let s = |id: StrId| str_map[id.0 as usize];
+        let cat_map: Vec<CatId> = seg
+            .cats
+            .iter()
+            .map(|(id, c)| {
+                let g = if id == CategoryTable::METADATA || id == CategoryTable::NONE {
+                    id
+                } else {
+                    t.categories.intern(&c.raw)
+                };
+                t.categories.add_count(g, c.count);
+                g
+            })
+            .collect();
+        let remap_raw = |r: RawId| match r {
+            RawId::Str(x) => RawId::Str(s(x)),
+            i => i,
+        };
+        let track_map: Vec<TrackId> = seg
+            .tracks
+            .iter()
+            .map(|&(p, q)| {
+                let key = (remap_raw(p), remap_raw(q));
+                *self.track_ids.entry(key).or_insert_with(|| {
+                    let id = TrackId(t.tracks.list.len() as u32);
+                    t.tracks.list.push(Track {
+                        pid: key.0,
+                        tid: key.1,
+                        kind: TrackKind::CpuThread,
+                        thread_name: StrId(0),
+                        process_name: StrId(0),
+                        process_label: StrId(0),
+                    });
+                    id
+                })
+            })
+            .collect();
+
+        let off = t.events.len() as u32;
+        let ev = |e: EventId| EventId(e.0 + off);
+        let src = seg.events;
+        let dst = &mut t.events;
+        dst.reserve(src.len());
+        dst.ts_ns.extend_from_slice(&src.ts_ns);
+        dst.dur_ns.extend_from_slice(&src.dur_ns);
+        dst.name.extend(src.name.iter().map(|&n| s(n)));
+        dst.cat
+            .extend(src.cat.iter().map(|c| cat_map[c.0 as usize]));
+        dst.phase.extend_from_slice(&src.phase);
+        dst.track
+            .extend(src.track.iter().map(|k| track_map[k.index()]));
+        dst.external_id.extend_from_slice(&src.external_id);
+        dst.correlation.extend_from_slice(&src.correlation);
+
+        let a = seg.args;
+        let d = &mut t.args;
+        d.kernel.extend(a.kernel.into_iter().map(|k| KernelArgs {
+            event: ev(k.event),
+            ..k
+        }));
+        d.transfer
+            .extend(a.transfer.into_iter().map(|k| TransferArgs {
+                event: ev(k.event),
+                ..k
+            }));
+        d.memory.extend(a.memory.into_iter().map(|k| MemoryArgs {
+            event: ev(k.event),
+            ..k
+        }));
+        d.python.extend(a.python.into_iter().map(|k| PythonArgs {
+            event: ev(k.event),
+            ..k
+        }));
+        d.op.extend(a.op.into_iter().map(|k| OpArgs {
+            event: ev(k.event),
+            input_dims: s(k.input_dims),
+            input_types: s(k.input_types),
+            input_strides: s(k.input_strides),
+            concrete_inputs: s(k.concrete_inputs),
+            call_stack: s(k.call_stack),
+            module_hierarchy: s(k.module_hierarchy),
+            ..k
+        }));
+        d.collective
+            .extend(a.collective.into_iter().map(|k| CollectiveArgs {
+                event: ev(k.event),
+                collective_name: s(k.collective_name),
+                dtype: s(k.dtype),
+                pg_name: s(k.pg_name),
+                pg_desc: s(k.pg_desc),
+                pg_ranks: s(k.pg_ranks),
+                ..k
+            }));
+
+        let f = seg.flows;
+        let g = &mut t.flows;
+        g.cat.extend(f.cat.iter().map(|c| cat_map[c.0 as usize]));
+        g.id.extend_from_slice(&f.id);
+        g.end.extend_from_slice(&f.end);
+        g.ts_ns.extend_from_slice(&f.ts_ns);
+        g.track.extend(f.track.iter().map(|k| track_map[k.index()]));
+
+        for m in seg.meta {
+            let key = seg.strings.get(m.key).to_owned();
+            self.meta
+                .push((remap_raw(m.pid), remap_raw(m.tid), key, s(m.value)));
+        }
+        for (kind, count, offset, element) in seg.defects {
+            t.report
+                .add(kind, count, base + offset as u64, self.elements + element);
+        }
+        if self.first_problem.is_none() {
+            if let Some(p) = seg.first_problem {
+                self.first_problem =
+                    Some((base + p.offset as u64, self.elements + p.element, p.message));
+            }
+        }
+        let fs = seg.features;
+        let ff = &mut t.meta.features;
+        ff.fractional_ts |= fs.fractional_ts;
+        ff.string_tids |= fs.string_tids;
+        ff.profiler_event_index |= fs.profiler_event_index;
+        ff.ev_idx |= fs.ev_idx;
+        ff.record_function_id |= fs.record_function_id;
+        ff.concrete_inputs |= fs.concrete_inputs;
+        self.elements += seg.elements;
+    }
+
+    /// In strict mode, the first defect as an error.
+    pub fn strict_error(&self, path: &std::path::Path) -> Option<TraceError> {
+        self.first_problem
+            .as_ref()
+            .map(|(offset, index, msg)| TraceError::Malformed {
+                path: path.to_owned(),
+                offset: *offset,
+                event_index: Some(*index),
+                message: format!("{msg} (run without --strict to skip and count such defects)"),
+            })
+    }
+
+    /// Apply the time base, row names and track kinds; return the finished trace.
+    pub fn finish(mut self) -> Trace {
+        let t = &mut self.trace;
+        if let Some(base) = t.meta.base_time_ns {
+            for ts in &mut t.events.ts_ns {
+                *ts += base;
+            }
+            for ts in &mut t.flows.ts_ns {
+                *ts += base;
+            }
+        }
+        t.report.elements = self.elements;
+        for (_, c) in t.categories.iter() {
+            let f = &mut t.meta.features;
+            match c.raw.as_str() {
+                "Operator" => f.operator_category = true,
+                "Runtime" | "Kernel" | "Memcpy" | "Memset" => f.capitalised_cuda_categories = true,
+                _ => {}
+            }
+            if c.kind.is_flow() && c.count > 0 {
+                f.flow_categories.push(c.raw.clone());
+            }
+        }
+        // Row names from metadata.
+        let mut proc_name: FxHashMap<RawId, StrId> = FxHashMap::default();
+        let mut proc_label: FxHashMap<RawId, StrId> = FxHashMap::default();
+        let mut thread_name: FxHashMap<(RawId, RawId), StrId> = FxHashMap::default();
+        for (pid, tid, key, value) in &self.meta {
+            match key.as_str() {
+                "process_name" => {
+                    proc_name.insert(*pid, *value);
+                }
+                "process_labels" => {
+                    proc_label.insert(*pid, *value);
+                }
+                "thread_name" => {
+                    thread_name.insert((*pid, *tid), *value);
+                }
+                _ => {}
+            }
+        }
+        // Track kinds from what runs on them.
+        let mut gpu_events = vec![0u64; t.tracks.len()];
+        let mut other_events = vec![0u64; t.tracks.len()];
+        for i in 0..t.events.len() {
+            let k = t.categories.kind(t.events.cat[i]);
+            let tr = t.events.track[i].index();
+            if k.is_gpu() {
+                gpu_events[tr] += 1;
+            } else if !matches!(
+                k,
+                CategoryKind::TraceSpan | CategoryKind::Uncategorised | CategoryKind::Overhead
+            ) {
+                other_events[tr] += 1;
+            }
+        }
+        let strings = &t.strings;
+        for (i, track) in t.tracks.list.iter_mut().enumerate() {
+            track.process_name = proc_name.get(&track.pid).copied().unwrap_or_default();
+            track.process_label = proc_label.get(&track.pid).copied().unwrap_or_default();
+            track.thread_name = thread_name
+                .get(&(track.pid, track.tid))
+                .copied()
+                .unwrap_or_default();
+            track.kind = if gpu_events[i] > 0 && gpu_events[i] >= other_events[i] {
+                TrackKind::GpuStream {
+                    device: id_number(strings, track.pid),
+                    stream: id_number(strings, track.tid),
+                }
+            } else if other_events[i] > 0 {
+                TrackKind::CpuThread
+            } else {
+                TrackKind::Other
+            };
+        }
+        self.trace
+    }
+}
+
+/// The number in an id: the integer, or the last run of digits in a string id
+/// (`"stream 7"` → 7); -1 when there is none.
+fn id_number(strings: &StringTable, id: RawId) -> i64 {
+    match id {
+        RawId::Int(i) => i,
+        RawId::Str(s) => {
+            let text = strings.get(s);
+            let digits: String = text
+                .split(|c: char| !c.is_ascii_digit())
+                .rfind(|p| !p.is_empty())
+                .unwrap_or("")
+                .to_owned();
+            digits.parse().unwrap_or(-1)
+        }
+    }
+}

@@ -1,0 +1,443 @@
+//! Parsing one element of `traceEvents` into a [`RawEvent`]: spans into the buffer plus
+//! the arguments analyses need, whatever the key order.
+
+use super::lexer::{micros_to_ns, parse_f64, parse_i64, Lex, LexError, Lexer, StrSpan};
+
+/// A `pid`/`tid` value as found: an integer or a string span.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum IdValue {
+    /// Absent.
+    #[default]
+    None,
+    /// An integer.
+    Int(i64),
+    /// A string (span into the buffer).
+    Str(StrSpan),
+}
+
+/// Defects found while parsing one element that did not stop it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ElementDefects {
+    /// An unescaped quote in the name was repaired.
+    pub unescaped_quote: bool,
+    /// A bare token (`N/A`) stood for a value.
+    pub bare_token: bool,
+    /// The name held a raw control character.
+    pub control_char: bool,
+}
+
+/// One parsed element, borrowing the buffer.
+#[derive(Default)]
+pub struct RawEvent {
+    /// `ph` first byte (0 when absent).
+    pub ph: u8,
+    /// `cat`, if present.
+    pub cat: Option<StrSpan>,
+    /// `name`, if present.
+    pub name: Option<StrSpan>,
+    /// `pid`.
+    pub pid: IdValue,
+    /// `tid`.
+    pub tid: IdValue,
+    /// `ts` in ns (relative to the base in 2.4+ files).
+    pub ts_ns: Option<i64>,
+    /// Whether `ts` had a fractional part.
+    pub ts_fraction: bool,
+    /// `dur` in ns.
+    pub dur_ns: i64,
+    /// Flow `id` (number, or a string holding one).
+    pub id: Option<u64>,
+    /// Arguments.
+    pub args: ArgsScratch,
+    /// Defects repaired in place.
+    pub defects: ElementDefects,
+    /// A `pid`/`tid` was a string holding a number or `stream N` (1.8/1.9 files).
+    pub string_id: bool,
+}
+
+/// The `args` keys analyses need, captured as found.
+#[derive(Default)]
+pub struct ArgsScratch {
+    pub external_id: Option<i64>,
+    pub correlation: Option<i64>,
+    pub device: Option<i64>,
+    pub stream: Option<i64>,
+    pub grid: Option<[u32; 3]>,
+    pub block: Option<[u32; 3]>,
+    pub registers: Option<u32>,
+    pub shared_memory: Option<u64>,
+    pub blocks_per_sm: Option<f32>,
+    pub warps_per_sm: Option<f32>,
+    pub occupancy: Option<f32>,
+    pub bytes: Option<i64>,
+    pub input_dims: Option<(usize, usize)>,
+    pub input_types: Option<(usize, usize)>,
+    pub input_strides: Option<(usize, usize)>,
+    pub concrete_inputs: Option<(usize, usize)>,
+    pub call_stack: Option<StrSpan>,
+    pub module_hierarchy: Option<StrSpan>,
+    pub sequence_number: Option<i64>,
+    pub fwd_thread_id: Option<i64>,
+    pub addr: Option<u64>,
+    pub total_allocated: Option<i64>,
+    pub total_reserved: Option<i64>,
+    pub device_type: Option<i64>,
+    pub device_id: Option<i64>,
+    pub collective_name: Option<StrSpan>,
+    pub dtype: Option<StrSpan>,
+    pub in_msg_nelems: Option<i64>,
+    pub out_msg_nelems: Option<i64>,
+    pub group_size: Option<i64>,
+    pub pg_name: Option<(usize, usize)>,
+    pub pg_desc: Option<StrSpan>,
+    pub pg_ranks: Option<(usize, usize)>,
+    pub seq: Option<i64>,
+    pub python_id: Option<i64>,
+    pub python_parent_id: Option<i64>,
+    pub python_module_id: Option<i64>,
+    /// Metadata value (`name`, `labels` or `sort_index` of an `M` event).
+    pub meta_text: Option<StrSpan>,
+    /// Feature flags seen in args.
+    pub saw_profiler_event_index: bool,
+    pub saw_ev_idx: bool,
+    pub saw_record_function_id: bool,
+}
+
+/// Parse one element starting at `{`. On success the lexer is just past the closing `}`.
+pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
+    lx.expect(b'{', "expected `{` to open an event")?;
+    if lx.peek()? == b'}' {
+        lx.pos += 1;
+        return Ok(());
+    }
+    loop {
+        let key = lx.string()?;
+        lx.expect(b':', "expected `:` after a key")?;
+        let kb = &lx.buf[key.start..key.end];
+        match kb {
+            b"ph" => {
+                let s = lx.string()?;
+                ev.ph = lx
+                    .buf
+                    .get(s.start)
+                    .copied()
+                    .filter(|_| s.end > s.start)
+                    .unwrap_or(0);
+            }
+            b"cat" => ev.cat = Some(lx.string()?),
+            b"name" => ev.name = Some(name_string(lx, &mut ev.defects)?),
+            b"pid" => ev.pid = id_value(lx, &mut ev.defects, &mut ev.string_id)?,
+            b"tid" => ev.tid = id_value(lx, &mut ev.defects, &mut ev.string_id)?,
+            b"ts" => {
+                let (s, e) = lx.scalar()?;
+                let text = &lx.buf[s..e];
+                ev.ts_ns = micros_to_ns(text);
+                ev.ts_fraction = memchr::memchr(b'.', text).is_some();
+                if ev.ts_ns.is_none() {
+                    ev.defects.bare_token = true;
+                }
+            }
+            b"dur" => {
+                let (s, e) = lx.scalar()?;
+                match micros_to_ns(&lx.buf[s..e]) {
+                    Some(d) => ev.dur_ns = d.max(0),
+                    None => ev.defects.bare_token = true,
+                }
+            }
+            b"id" => {
+                if lx.peek()? == b'"' {
+                    let s = lx.string()?;
+                    ev.id = std::str::from_utf8(&lx.buf[s.start..s.end])
+                        .ok()
+                        .and_then(|t| {
+                            t.parse::<u64>().ok().or_else(|| {
+                                u64::from_str_radix(t.trim_start_matches("0x"), 16).ok()
+                            })
+                        });
+                } else {
+                    let (s, e) = lx.scalar()?;
+                    ev.id = parse_i64(&lx.buf[s..e]).map(|v| v as u64);
+                }
+            }
+            b"args" => parse_args(lx, ev)?,
+            _ => {
+                let mut bare = false;
+                lx.skip_value(&mut bare)?;
+                ev.defects.bare_token |= bare;
+            }
+        }
+        match lx.peek()? {
+            b',' => {
+                lx.pos += 1;
+                if lx.peek()? == b'}' {
+                    // A trailing comma: tolerated.
+                    lx.pos += 1;
+                    return Ok(());
+                }
+            }
+            b'}' => {
+                lx.pos += 1;
+                return Ok(());
+            }
+            _ => {
+                return Err(LexError::Bad(
+                    "expected `,` or `}` after a value in an event",
+                ))
+            }
+        }
+    }
+}
+
+/// A `name` value, repairing a quote that was not escaped: when the string does not end
+/// before `,` or `}`, the real end is the next `"` that does.
+fn name_string(lx: &mut Lexer<'_>, defects: &mut ElementDefects) -> Lex<StrSpan> {
+    let s = lx.string()?;
+    let buf = lx.buf;
+    let mut end = s.end;
+    let mut escaped = s.escaped;
+    loop {
+        let mut p = end + 1;
+        while p < buf.len() && matches!(buf[p], b' ' | b'\n' | b'\r' | b'\t') {
+            p += 1;
+        }
+        match buf.get(p) {
+            None => return Err(LexError::Eof),
+            Some(b',') | Some(b'}') => break,
+            Some(_) => {}
+        }
+        // The quote at `end` was inside the name: the name ends at the next quote that
+        // is followed by `,` or `}`.
+        defects.unescaped_quote = true;
+        let mut i = end + 1;
+        loop {
+            match memchr::memchr2(b'"', b'\\', &buf[i..]) {
+                None => return Err(LexError::Eof),
+                Some(k) if buf[i + k] == b'\\' => {
+                    escaped = true;
+                    i += k + 2;
+                    if i >= buf.len() {
+                        return Err(LexError::Eof);
+                    }
+                }
+                Some(k) => {
+                    end = i + k;
+                    break;
+                }
+            }
+        }
+        if end - s.start > 1 << 16 {
+            return Err(LexError::Bad("a name that does not end"));
+        }
+    }
+    lx.pos = end + 1;
+    let span = StrSpan {
+        start: s.start,
+        end,
+        escaped,
+    };
+    if buf[span.start..span.end].iter().any(|&b| b < 0x20) {
+        defects.control_char = true;
+    }
+    Ok(span)
+}
+
+fn id_value(
+    lx: &mut Lexer<'_>,
+    defects: &mut ElementDefects,
+    string_id: &mut bool,
+) -> Lex<IdValue> {
+    if lx.peek()? == b'"' {
+        let s = lx.string()?;
+        let text = &lx.buf[s.start..s.end];
+        if text.starts_with(b"stream ") || (!text.is_empty() && text.iter().all(u8::is_ascii_digit))
+        {
+            *string_id = true;
+        }
+        return Ok(match parse_i64(text) {
+            Some(v)
+                if !text.is_empty() && text.iter().all(|b| b.is_ascii_digit() || *b == b'-') =>
+            {
+                IdValue::Int(v)
+            }
+            _ => IdValue::Str(s),
+        });
+    }
+    let (s, e) = lx.scalar()?;
+    match parse_i64(&lx.buf[s..e]) {
+        Some(v) => Ok(IdValue::Int(v)),
+        None => {
+            defects.bare_token = true;
+            Ok(IdValue::None)
+        }
+    }
+}
+
+fn int_arg(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<i64>> {
+    match lx.peek()? {
+        b'"' => {
+            let s = lx.string()?;
+            Ok(parse_i64(&lx.buf[s.start..s.end]))
+        }
+        b'{' | b'[' => {
+            lx.skip_value(bare)?;
+            Ok(None)
+        }
+        _ => {
+            let (s, e) = lx.scalar()?;
+            let v = parse_i64(&lx.buf[s..e]);
+            if v.is_none() && !super::lexer::is_json_scalar(&lx.buf[s..e]) {
+                *bare = true;
+            }
+            Ok(v)
+        }
+    }
+}
+
+fn float_arg(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<f32>> {
+    match lx.peek()? {
+        b'"' => {
+            // "inf" (unknown SM count) or "N/A": unknown.
+            lx.string()?;
+            Ok(None)
+        }
+        b'{' | b'[' => {
+            lx.skip_value(bare)?;
+            Ok(None)
+        }
+        _ => {
+            let (s, e) = lx.scalar()?;
+            let v = parse_f64(&lx.buf[s..e])
+                .filter(|f| f.is_finite())
+                .map(|f| f as f32);
+            if !super::lexer::is_json_scalar(&lx.buf[s..e]) {
+                *bare = true;
+            }
+            Ok(v)
+        }
+    }
+}
+
+fn dim3_arg(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<[u32; 3]>> {
+    let (s, e) = lx.skip_value(bare)?;
+    let text = &lx.buf[s..e];
+    if text.first() != Some(&b'[') {
+        return Ok(None);
+    }
+    let mut out = [0u32; 3];
+    let mut n = 0;
+    for part in text[1..text.len() - 1].split(|&b| b == b',') {
+        let t = part.trim_ascii();
+        if n < 3 {
+            out[n] = parse_i64(t).unwrap_or(0).max(0) as u32;
+        }
+        n += 1;
+    }
+    Ok(Some(out))
+}
+
+fn opt_str(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<StrSpan>> {
+    if lx.peek()? == b'"' {
+        Ok(Some(lx.string()?))
+    } else {
+        lx.skip_value(bare)?;
+        Ok(None)
+    }
+}
+
+fn parse_args(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
+    if lx.peek()? != b'{' {
+        let mut bare = false;
+        lx.skip_value(&mut bare)?;
+        ev.defects.bare_token |= bare;
+        return Ok(());
+    }
+    lx.pos += 1;
+    if lx.peek()? == b'}' {
+        lx.pos += 1;
+        return Ok(());
+    }
+    let a = &mut ev.args;
+    let mut bare = false;
+    loop {
+        let key = lx.string()?;
+        lx.expect(b':', "expected `:` after an argument name")?;
+        let kb = &lx.buf[key.start..key.end];
+        match kb {
+            b"External id" | b"external id" => a.external_id = int_arg(lx, &mut bare)?,
+            b"correlation" => a.correlation = int_arg(lx, &mut bare)?,
+            b"device" | b"toDevice" => a.device = int_arg(lx, &mut bare)?,
+            b"stream" => a.stream = int_arg(lx, &mut bare)?,
+            b"grid" => a.grid = dim3_arg(lx, &mut bare)?,
+            b"block" => a.block = dim3_arg(lx, &mut bare)?,
+            b"registers per thread" => {
+                a.registers = int_arg(lx, &mut bare)?.map(|v| v.max(0) as u32)
+            }
+            b"shared memory" => a.shared_memory = int_arg(lx, &mut bare)?.map(|v| v.max(0) as u64),
+            b"blocks per SM" => a.blocks_per_sm = float_arg(lx, &mut bare)?,
+            b"warps per SM" => a.warps_per_sm = float_arg(lx, &mut bare)?,
+            b"est. achieved occupancy %" => {
+                a.occupancy = float_arg(lx, &mut bare)?.filter(|v| *v >= 0.0)
+            }
+            b"bytes" | b"Bytes" => a.bytes = int_arg(lx, &mut bare)?,
+            b"Input Dims" | b"Input dims" => a.input_dims = Some(lx.skip_value(&mut bare)?),
+            b"Input type" => a.input_types = Some(lx.skip_value(&mut bare)?),
+            b"Input Strides" => a.input_strides = Some(lx.skip_value(&mut bare)?),
+            b"Concrete Inputs" => a.concrete_inputs = Some(lx.skip_value(&mut bare)?),
+            b"Call stack" => a.call_stack = opt_str(lx, &mut bare)?,
+            b"Module Hierarchy" => a.module_hierarchy = opt_str(lx, &mut bare)?,
+            b"Sequence number" => a.sequence_number = int_arg(lx, &mut bare)?,
+            b"Fwd thread id" => a.fwd_thread_id = int_arg(lx, &mut bare)?,
+            b"Addr" => a.addr = int_arg(lx, &mut bare)?.map(|v| v as u64),
+            b"Total Allocated" => a.total_allocated = int_arg(lx, &mut bare)?,
+            b"Total Reserved" => a.total_reserved = int_arg(lx, &mut bare)?,
+            b"Device Type" => a.device_type = int_arg(lx, &mut bare)?,
+            b"Device Id" => a.device_id = int_arg(lx, &mut bare)?,
+            b"Collective name" => a.collective_name = opt_str(lx, &mut bare)?,
+            b"dtype" => a.dtype = opt_str(lx, &mut bare)?,
+            b"In msg nelems" => a.in_msg_nelems = int_arg(lx, &mut bare)?,
+            b"Out msg nelems" => a.out_msg_nelems = int_arg(lx, &mut bare)?,
+            b"Group size" => a.group_size = int_arg(lx, &mut bare)?,
+            b"Process Group Name" | b"Process Group ID" => {
+                a.pg_name = Some(lx.skip_value(&mut bare)?)
+            }
+            b"Process Group Description" => a.pg_desc = opt_str(lx, &mut bare)?,
+            b"Process Group Ranks" => a.pg_ranks = Some(lx.skip_value(&mut bare)?),
+            b"Seq" => a.seq = int_arg(lx, &mut bare)?,
+            b"Python id" => a.python_id = int_arg(lx, &mut bare)?,
+            b"Python parent id" => a.python_parent_id = int_arg(lx, &mut bare)?,
+            b"Python module id" => a.python_module_id = int_arg(lx, &mut bare)?,
+            b"name" | b"labels" => a.meta_text = opt_str(lx, &mut bare)?,
+            b"Ev Idx" => {
+                a.saw_ev_idx = true;
+                lx.skip_value(&mut bare)?;
+            }
+            b"Profiler Event Index" => {
+                a.saw_profiler_event_index = true;
+                lx.skip_value(&mut bare)?;
+            }
+            b"Record function id" => {
+                a.saw_record_function_id = true;
+                lx.skip_value(&mut bare)?;
+            }
+            _ => {
+                lx.skip_value(&mut bare)?;
+            }
+        }
+        match lx.peek()? {
+            b',' => {
+                lx.pos += 1;
+                if lx.peek()? == b'}' {
+                    lx.pos += 1;
+                    break;
+                }
+            }
+            b'}' => {
+                lx.pos += 1;
+                break;
+            }
+            _ => return Err(LexError::Bad("expected `,` or `}` in args")),
+        }
+    }
+    ev.defects.bare_token |= bare;
+    Ok(())
+}

@@ -1,0 +1,321 @@
+//! A segment: the events of one slice of the event array, parsed by one worker into its
+//! own columns with its own interner, then merged in file order into the trace.
+
+use rustc_hash::FxHashMap;
+
+use super::event::{IdValue, RawEvent};
+use super::lexer::{decode_str, StrSpan};
+use crate::model::*;
+
+/// A metadata (`ph: "M"`) record naming a row.
+pub(crate) struct MetaRecord {
+    pub pid: RawId,
+    pub tid: RawId,
+    pub key: StrId,
+    pub value: StrId,
+}
+
+/// The first malformation seen in a segment, for strict mode.
+pub(crate) struct FirstProblem {
+    pub offset: usize,
+    pub element: u64,
+    pub message: String,
+}
+
+/// Columns built by one worker.
+pub(crate) struct Segment {
+    pub strings: StringTable,
+    pub cats: CategoryTable,
+    track_ids: FxHashMap<(RawId, RawId), TrackId>,
+    pub tracks: Vec<(RawId, RawId)>,
+    pub events: EventTable,
+    pub args: ArgTables,
+    pub flows: FlowTable,
+    pub meta: Vec<MetaRecord>,
+    /// (kind, count, first offset in buffer, first element index in segment).
+    pub defects: Vec<(DefectKind, u64, usize, u64)>,
+    pub first_problem: Option<FirstProblem>,
+    pub elements: u64,
+    pub features: FormatFeatures,
+}
+
+impl Segment {
+    pub fn new() -> Self {
+        Self {
+            strings: StringTable::new(),
+            cats: CategoryTable::default(),
+            track_ids: FxHashMap::default(),
+            tracks: Vec::new(),
+            events: EventTable::default(),
+            args: ArgTables::default(),
+            flows: FlowTable::default(),
+            meta: Vec::new(),
+            defects: Vec::new(),
+            first_problem: None,
+            elements: 0,
+            features: FormatFeatures::default(),
+        }
+    }
+
+    /// Record a defect at `offset` (in the buffer) on the element being read.
+    pub fn defect(&mut self, kind: DefectKind, offset: usize, message: &str) {
+        let element = self.elements;
+        if self.first_problem.is_none() {
+            self.first_problem = Some(FirstProblem {
+                offset,
+                element,
+                message: message.to_owned(),
+            });
+        }
+        match self.defects.iter_mut().find(|d| d.0 == kind) {
+            Some(d) => d.1 += 1,
+            None => self.defects.push((kind, 1, offset, element)),
+        }
+    }
+
+    /// Count an element that was skipped as malformed.
+    pub fn skip_element(&mut self) {
+        self.elements += 1;
+    }
+
+    fn text(&mut self, buf: &[u8], s: StrSpan) -> StrId {
+        let raw = &buf[s.start..s.end];
+        if !s.escaped {
+            if let Ok(t) = std::str::from_utf8(raw) {
+                return self.strings.intern(t);
+            }
+        }
+        let t = decode_str(raw, s.escaped);
+        self.strings.intern(&t)
+    }
+
+    fn raw_text(&mut self, buf: &[u8], span: Option<(usize, usize)>) -> StrId {
+        match span {
+            None => StrId(0),
+            Some((s, e)) => {
+                let t = String::from_utf8_lossy(&buf[s..e]);
+                self.strings.intern(&t)
+            }
+        }
+    }
+
+    fn opt_text(&mut self, buf: &[u8], s: Option<StrSpan>) -> StrId {
+        s.map(|s| self.text(buf, s)).unwrap_or_default()
+    }
+
+    fn raw_id(&mut self, buf: &[u8], v: IdValue) -> RawId {
+        match v {
+            IdValue::None => RawId::Int(0),
+            IdValue::Int(i) => RawId::Int(i),
+            IdValue::Str(s) => RawId::Str(self.text(buf, s)),
+        }
+    }
+
+    fn track(&mut self, pid: RawId, tid: RawId) -> TrackId {
+        if let Some(&t) = self.track_ids.get(&(pid, tid)) {
+            return t;
+        }
+        let t = TrackId(self.tracks.len() as u32);
+        self.tracks.push((pid, tid));
+        self.track_ids.insert((pid, tid), t);
+        t
+    }
+
+    /// Add one parsed element that started at `offset` in `buf`.
+    pub fn push(&mut self, ev: &RawEvent, buf: &[u8], offset: usize) {
+        if ev.defects.unescaped_quote {
+            self.defect(
+                DefectKind::UnescapedQuote,
+                offset,
+                "an unescaped quote in a name",
+            );
+        }
+        if ev.defects.bare_token {
+            self.defect(
+                DefectKind::BareToken,
+                offset,
+                "a bare token (such as N/A) where a JSON value belongs",
+            );
+        }
+        if ev.defects.control_char {
+            self.defect(
+                DefectKind::ControlCharacter,
+                offset,
+                "a raw control character in a string",
+            );
+        }
+        let name = self.opt_text(buf, ev.name);
+        let cat = match ev.cat {
+            Some(s) => {
+                let raw = decode_str(&buf[s.start..s.end], s.escaped);
+                self.cats.intern(&raw)
+            }
+            None if ev.ph == b'M' => CategoryTable::METADATA,
+            None if matches!(self.strings.get(name), "[memory]" | "[OutOfMemory]") => {
+                self.cats.intern("cpu_instant_event")
+            }
+            None => CategoryTable::NONE,
+        };
+        let kind = self.cats.kind(cat);
+        let a = &ev.args;
+        self.features.ev_idx |= a.saw_ev_idx;
+        self.features.profiler_event_index |= a.saw_profiler_event_index;
+        self.features.record_function_id |= a.saw_record_function_id;
+        self.features.concrete_inputs |= a.concrete_inputs.is_some();
+        self.features.fractional_ts |= ev.ts_fraction;
+        self.features.string_tids |= ev.string_id;
+
+        if ev.ph == b'M' {
+            self.cats.add_count(cat, 1);
+            self.elements += 1;
+            let pid = self.raw_id(buf, ev.pid);
+            let tid = self.raw_id(buf, ev.tid);
+            let value = self.opt_text(buf, a.meta_text);
+            self.meta.push(MetaRecord {
+                pid,
+                tid,
+                key: name,
+                value,
+            });
+            return;
+        }
+        let Some(ts) = ev.ts_ns else {
+            self.defect(
+                DefectKind::MissingTimestamp,
+                offset,
+                "an event without a numeric `ts`",
+            );
+            self.elements += 1;
+            return;
+        };
+        self.cats.add_count(cat, 1);
+        self.elements += 1;
+        let pid = self.raw_id(buf, ev.pid);
+        let tid = self.raw_id(buf, ev.tid);
+        let track = self.track(pid, tid);
+
+        if matches!(ev.ph, b's' | b'f' | b't') || kind.is_flow() {
+            self.flows.cat.push(cat);
+            self.flows.id.push(ev.id.unwrap_or(0));
+            self.flows.end.push(match ev.ph {
+                b's' => FlowEnd::Start,
+                b't' => FlowEnd::Step,
+                _ => FlowEnd::Finish,
+            });
+            self.flows.ts_ns.push(ts);
+            self.flows.track.push(track);
+            return;
+        }
+
+        let event = EventId(self.events.len() as u32);
+        let e = &mut self.events;
+        e.ts_ns.push(ts);
+        e.dur_ns.push(if ev.ph == b'X' { ev.dur_ns } else { 0 });
+        e.name.push(name);
+        e.cat.push(cat);
+        e.phase.push(match ev.ph {
+            b'X' => Phase::Complete,
+            b'i' | b'I' => Phase::Instant,
+            b'C' => Phase::Counter,
+            _ => Phase::Other,
+        });
+        e.track.push(track);
+        e.external_id.push(a.external_id.unwrap_or(0));
+        e.correlation.push(a.correlation.unwrap_or(0));
+
+        match kind {
+            CategoryKind::Kernel => self.args.kernel.push(KernelArgs {
+                event,
+                device: a.device.unwrap_or(-1),
+                stream: a.stream.unwrap_or(-1),
+                grid: a.grid.unwrap_or_default(),
+                block: a.block.unwrap_or_default(),
+                registers_per_thread: a.registers.unwrap_or(0),
+                shared_memory: a.shared_memory.unwrap_or(0),
+                blocks_per_sm: a.blocks_per_sm,
+                warps_per_sm: a.warps_per_sm,
+                est_achieved_occupancy_pct: a.occupancy,
+            }),
+            CategoryKind::GpuMemcpy | CategoryKind::GpuMemset => {
+                self.args.transfer.push(TransferArgs {
+                    event,
+                    device: a.device.unwrap_or(-1),
+                    stream: a.stream.unwrap_or(-1),
+                    bytes: a.bytes.unwrap_or(0).max(0) as u64,
+                })
+            }
+            CategoryKind::CpuOp | CategoryKind::UserAnnotation => {
+                if a.input_dims.is_some()
+                    || a.input_types.is_some()
+                    || a.call_stack.is_some()
+                    || a.sequence_number.is_some()
+                    || a.module_hierarchy.is_some()
+                {
+                    let op = OpArgs {
+                        event,
+                        input_dims: self.raw_text(buf, a.input_dims),
+                        input_types: self.raw_text(buf, a.input_types),
+                        input_strides: self.raw_text(buf, a.input_strides),
+                        concrete_inputs: self.raw_text(buf, a.concrete_inputs),
+                        call_stack: self.opt_text(buf, a.call_stack),
+                        module_hierarchy: self.opt_text(buf, a.module_hierarchy),
+                        sequence_number: a.sequence_number.unwrap_or(-1),
+                        fwd_thread_id: a.fwd_thread_id.unwrap_or(-1),
+                    };
+                    self.args.op.push(op);
+                }
+            }
+            CategoryKind::CpuInstantEvent => {
+                if a.bytes.is_some() || a.total_allocated.is_some() {
+                    self.args.memory.push(MemoryArgs {
+                        event,
+                        addr: a.addr.unwrap_or(0),
+                        bytes: a.bytes.unwrap_or(0),
+                        total_allocated: a.total_allocated.unwrap_or(-1),
+                        total_reserved: a.total_reserved.unwrap_or(-1),
+                        device_type: a.device_type.unwrap_or(0),
+                        device_id: a.device_id.unwrap_or(-1),
+                    });
+                }
+            }
+            CategoryKind::PythonFunction => {
+                if a.python_id.is_some() {
+                    self.args.python.push(PythonArgs {
+                        event,
+                        python_id: a.python_id.unwrap_or(-1),
+                        parent_id: a.python_parent_id.unwrap_or(-1),
+                        module_id: a.python_module_id.unwrap_or(-1),
+                    });
+                }
+            }
+            _ => {}
+        }
+        if a.collective_name.is_some() {
+            let c = CollectiveArgs {
+                event,
+                collective_name: self.opt_text(buf, a.collective_name),
+                dtype: self.opt_text(buf, a.dtype),
+                in_msg_nelems: a.in_msg_nelems.unwrap_or(-1),
+                out_msg_nelems: a.out_msg_nelems.unwrap_or(-1),
+                group_size: a.group_size.unwrap_or(-1),
+                pg_name: match a.pg_name {
+                    Some((s, e)) if buf[s] == b'"' => {
+                        let t = String::from_utf8_lossy(&buf[s + 1..e - 1]);
+                        self.strings.intern(&t)
+                    }
+                    other => self.raw_text(buf, other),
+                },
+                pg_desc: self.opt_text(buf, a.pg_desc),
+                pg_ranks: match a.pg_ranks {
+                    Some((s, e)) if buf[s] == b'"' => {
+                        let t = String::from_utf8_lossy(&buf[s + 1..e - 1]);
+                        self.strings.intern(&t)
+                    }
+                    other => self.raw_text(buf, other),
+                },
+                seq: a.seq.unwrap_or(-1),
+            };
+            self.args.collective.push(c);
+        }
+    }
+}

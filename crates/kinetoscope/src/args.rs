@@ -1,0 +1,71 @@
+//! Command-line arguments (clap derive; doc comments are the help text).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Reads PyTorch profiler traces (Kineto Chrome JSON, plain or gzip) and tells you
+/// what is in them.
+///
+/// Examples:
+///   kinetoscope                               summary of the embedded sample trace
+///   kinetoscope summary rank0.pt.trace.json.gz
+///   kinetoscope summary ./traces/ --format json   one entry per rank file
+#[derive(Debug, Parser)]
+#[command(
+    name = "kinetoscope",
+    version,
+    args_conflicts_with_subcommands = true,
+    verbatim_doc_comment
+)]
+pub struct Cli {
+    /// What to do (default: `summary`).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// With no subcommand: the options of `summary`.
+    #[command(flatten)]
+    pub summary: SummaryArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Per trace: PyTorch era, devices, rank, span, events per category, steps, warnings.
+    Summary(SummaryArgs),
+}
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum Format {
+    /// A report for the terminal.
+    #[default]
+    Table,
+    /// A versioned JSON document (see docs/json.md).
+    Json,
+}
+
+/// Options for reading inputs.
+#[derive(Debug, Args, Clone)]
+pub struct ReadArgs {
+    /// Fail on the first defect (unescaped quote, N/A, truncated tail...) instead of
+    /// skipping and counting it.
+    #[arg(long)]
+    pub strict: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long, short = 'j')]
+    pub threads: Option<usize>,
+}
+
+/// `summary` options.
+#[derive(Debug, Args, Clone)]
+pub struct SummaryArgs {
+    /// A trace file (.json or .json.gz), a folder of rank files, or a run folder.
+    /// Default: the sample trace embedded in the binary.
+    pub path: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
+}

@@ -1,0 +1,25 @@
+//! The `kinetoscope` command line.
+
+mod args;
+mod commands;
+mod progress;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    match commands::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "error: {err}");
+            for cause in err.chain().skip(1) {
+                let _ = writeln!(stderr, "  caused by: {cause}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}
