@@ -4,6 +4,7 @@
 
 pub mod format;
 pub mod summary;
+pub mod tabular;
 
 /// Version of the JSON documents kinetoscope writes; bumped on breaking changes.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -44,6 +44,37 @@ pub enum Format {
     Json,
 }
 
+/// Output formats of the view commands.
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum ViewFormat {
+    /// Tables for the terminal.
+    #[default]
+    Table,
+    /// A versioned JSON document (see docs/json.md).
+    Json,
+    /// CSV (one table; see each command's help for which).
+    Csv,
+}
+
+/// Options shared by the view commands (`overview`, `ops`, `kernels`, `memory`, ...).
+#[derive(Debug, Args, Clone)]
+pub struct ViewArgs {
+    /// A trace file (.json or .json.gz) or a folder of rank files.
+    pub path: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ViewFormat,
+    /// Show only the first N rows of each table (0 = all).
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Sort key (a column name; see each command's help).
+    #[arg(long)]
+    pub sort: Option<String>,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
 /// Options for reading inputs.
 #[derive(Debug, Args, Clone)]
 pub struct ReadArgs {

@@ -205,6 +205,13 @@ impl CategoryTable {
         &self.list[id.0 as usize]
     }
 
+    /// Set every count back to zero.
+    pub fn reset_counts(&mut self) {
+        for c in &mut self.list {
+            c.count = 0;
+        }
+    }
+
     /// Add `n` to a category's element count.
     pub fn add_count(&mut self, id: CatId, n: u64) {
         self.list[id.0 as usize].count += n;

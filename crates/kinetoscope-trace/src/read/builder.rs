@@ -7,9 +7,19 @@ use super::segment::Segment;
 use crate::model::*;
 use crate::TraceError;
 
+/// Local → global id maps of one worker's segment; they grow as the worker's interner,
+/// categories and tracks grow, and persist across windows.
+#[derive(Default)]
+struct WorkerMaps {
+    strings: Vec<StrId>,
+    cats: Vec<CatId>,
+    tracks: Vec<TrackId>,
+}
+
 /// A trace under construction.
 pub(crate) struct TraceBuilder {
     pub trace: Trace,
+    maps: Vec<WorkerMaps>,
     track_ids: FxHashMap<(RawId, RawId), TrackId>,
     meta: Vec<(RawId, RawId, String, StrId)>,
     /// Elements merged so far (the next element's index).
@@ -22,6 +32,7 @@ impl TraceBuilder {
     pub fn new(trace: Trace) -> Self {
         Self {
             trace,
+            maps: Vec::new(),
             track_ids: FxHashMap::default(),
             meta: Vec::new(),
             elements: 0,
@@ -29,55 +40,59 @@ impl TraceBuilder {
         }
     }
 
-    /// Append a segment whose buffer starts at byte `base` of the JSON text.
-    pub fn merge(&mut self, seg: Segment, base: u64) {
+    /// Append the segment of worker `worker`, whose buffer starts at byte `base` of the
+    /// JSON text.
+    pub fn merge(&mut self, seg: &Segment, worker: usize, base: u64) {
+        if self.maps.len() <= worker {
+            self.maps.resize_with(worker + 1, WorkerMaps::default);
+        }
         let t = &mut self.trace;
-        let str_map: Vec<StrId> = seg
-            .strings
-            .iter()
-            .map(|(_, s)| t.strings.intern(s))
-            .collect();
-        let s = |id: StrId| str_map[id.0 as usize];
-        let cat_map: Vec<CatId> = seg
-            .cats
-            .iter()
-            .map(|(id, c)| {
-                let g = if id == CategoryTable::METADATA || id == CategoryTable::NONE {
+        let maps = &mut self.maps[worker];
+        for text in seg.strings.iter().skip(maps.strings.len()) {
+            maps.strings.push(t.strings.intern(text));
+        }
+        for (id, c) in seg.cats.iter().skip(maps.cats.len()) {
+            maps.cats.push(
+                if id == CategoryTable::METADATA || id == CategoryTable::NONE {
                     id
                 } else {
                     t.categories.intern(&c.raw)
-                };
-                t.categories.add_count(g, c.count);
-                g
-            })
-            .collect();
+                },
+            );
+        }
+        for (id, c) in seg.cats.iter() {
+            if c.count > 0 {
+                t.categories.add_count(maps.cats[id.0 as usize], c.count);
+            }
+        }
+        let str_map = &maps.strings;
+        let s = |id: StrId| str_map[id.0 as usize];
         let remap_raw = |r: RawId| match r {
             RawId::Str(x) => RawId::Str(s(x)),
             i => i,
         };
-        let track_map: Vec<TrackId> = seg
-            .tracks
-            .iter()
-            .map(|&(p, q)| {
-                let key = (remap_raw(p), remap_raw(q));
-                *self.track_ids.entry(key).or_insert_with(|| {
-                    let id = TrackId(t.tracks.list.len() as u32);
-                    t.tracks.list.push(Track {
-                        pid: key.0,
-                        tid: key.1,
-                        kind: TrackKind::CpuThread,
-                        thread_name: StrId(0),
-                        process_name: StrId(0),
-                        process_label: StrId(0),
-                    });
-                    id
-                })
-            })
-            .collect();
+        for &(p, q) in seg.tracks.iter().skip(maps.tracks.len()) {
+            let key = (remap_raw(p), remap_raw(q));
+            let id = *self.track_ids.entry(key).or_insert_with(|| {
+                let id = TrackId(t.tracks.list.len() as u32);
+                t.tracks.list.push(Track {
+                    pid: key.0,
+                    tid: key.1,
+                    kind: TrackKind::CpuThread,
+                    thread_name: StrId(0),
+                    process_name: StrId(0),
+                    process_label: StrId(0),
+                });
+                id
+            });
+            maps.tracks.push(id);
+        }
+        let cat_map = &maps.cats;
+        let track_map = &maps.tracks;
 
         let off = t.events.len() as u32;
         let ev = |e: EventId| EventId(e.0 + off);
-        let src = seg.events;
+        let src = &seg.events;
         let dst = &mut t.events;
         dst.reserve(src.len());
         dst.ts_ns.extend_from_slice(&src.ts_ns);
@@ -91,26 +106,25 @@ impl TraceBuilder {
         dst.external_id.extend_from_slice(&src.external_id);
         dst.correlation.extend_from_slice(&src.correlation);
 
-        let a = seg.args;
+        let a = &seg.args;
         let d = &mut t.args;
-        d.kernel.extend(a.kernel.into_iter().map(|k| KernelArgs {
+        d.kernel.extend(a.kernel.iter().map(|k| KernelArgs {
             event: ev(k.event),
-            ..k
+            ..k.clone()
         }));
-        d.transfer
-            .extend(a.transfer.into_iter().map(|k| TransferArgs {
-                event: ev(k.event),
-                ..k
-            }));
-        d.memory.extend(a.memory.into_iter().map(|k| MemoryArgs {
+        d.transfer.extend(a.transfer.iter().map(|k| TransferArgs {
             event: ev(k.event),
-            ..k
+            ..k.clone()
         }));
-        d.python.extend(a.python.into_iter().map(|k| PythonArgs {
+        d.memory.extend(a.memory.iter().map(|k| MemoryArgs {
             event: ev(k.event),
-            ..k
+            ..k.clone()
         }));
-        d.op.extend(a.op.into_iter().map(|k| OpArgs {
+        d.python.extend(a.python.iter().map(|k| PythonArgs {
+            event: ev(k.event),
+            ..k.clone()
+        }));
+        d.op.extend(a.op.iter().map(|k| OpArgs {
             event: ev(k.event),
             input_dims: s(k.input_dims),
             input_types: s(k.input_types),
@@ -118,20 +132,20 @@ impl TraceBuilder {
             concrete_inputs: s(k.concrete_inputs),
             call_stack: s(k.call_stack),
             module_hierarchy: s(k.module_hierarchy),
-            ..k
+            ..k.clone()
         }));
         d.collective
-            .extend(a.collective.into_iter().map(|k| CollectiveArgs {
+            .extend(a.collective.iter().map(|k| CollectiveArgs {
                 event: ev(k.event),
                 collective_name: s(k.collective_name),
                 dtype: s(k.dtype),
                 pg_name: s(k.pg_name),
                 pg_desc: s(k.pg_desc),
                 pg_ranks: s(k.pg_ranks),
-                ..k
+                ..k.clone()
             }));
 
-        let f = seg.flows;
+        let f = &seg.flows;
         let g = &mut t.flows;
         g.cat.extend(f.cat.iter().map(|c| cat_map[c.0 as usize]));
         g.id.extend_from_slice(&f.id);
@@ -139,22 +153,25 @@ impl TraceBuilder {
         g.ts_ns.extend_from_slice(&f.ts_ns);
         g.track.extend(f.track.iter().map(|k| track_map[k.index()]));
 
-        for m in seg.meta {
+        for m in &seg.meta {
             let key = seg.strings.get(m.key).to_owned();
             self.meta
                 .push((remap_raw(m.pid), remap_raw(m.tid), key, s(m.value)));
         }
-        for (kind, count, offset, element) in seg.defects {
+        for &(kind, count, offset, element) in &seg.defects {
             t.report
                 .add(kind, count, base + offset as u64, self.elements + element);
         }
         if self.first_problem.is_none() {
-            if let Some(p) = seg.first_problem {
-                self.first_problem =
-                    Some((base + p.offset as u64, self.elements + p.element, p.message));
+            if let Some(p) = &seg.first_problem {
+                self.first_problem = Some((
+                    base + p.offset as u64,
+                    self.elements + p.element,
+                    p.message.clone(),
+                ));
             }
         }
-        let fs = seg.features;
+        let fs = &seg.features;
         let ff = &mut t.meta.features;
         ff.fractional_ts |= fs.fractional_ts;
         ff.string_tids |= fs.string_tids;

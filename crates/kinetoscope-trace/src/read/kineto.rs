@@ -20,7 +20,7 @@ use crate::model::*;
 use crate::{TraceError, TraceResult};
 
 /// Bytes read per block.
-const BLOCK: usize = 16 << 20;
+const BLOCK: usize = 8 << 20;
 /// Room kept before each block so the previous block's unfinished event can be placed
 /// in front of it without copying the block.
 const RESERVE: usize = 1 << 20;
@@ -44,7 +44,7 @@ pub(crate) fn read_kineto(
         path: path.to_owned(),
         source: e,
     };
-    let (block_tx, block_rx) = mpsc::sync_channel::<std::io::Result<Block>>(2);
+    let (block_tx, block_rx) = mpsc::sync_channel::<std::io::Result<Block>>(1);
     let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
     std::thread::scope(|scope| {
         scope.spawn(move || produce_blocks(input, block_tx, recycle_rx));
@@ -121,22 +121,22 @@ pub(crate) fn read_kineto(
             apply_key(&mut trace.meta, k, v, true);
         }
         let mut builder = TraceBuilder::new(trace);
-        let threads = opts.threads.max(1);
+        let mut segs: Vec<Segment> = (0..opts.threads.max(1)).map(|_| Segment::new()).collect();
 
         // --- Events, block by block.
         let trailer_at;
         loop {
-            let outcome = parse_window(&work[..end], pos, threads);
-            let window_base = base as i64 - start as i64;
-            for seg in outcome.segments {
-                builder.merge(seg, window_base as u64);
+            let (used, state) = parse_window(&work[..end], pos, &mut segs);
+            let window_base = (base as i64 - start as i64) as u64;
+            for (k, seg) in segs[..used].iter().enumerate() {
+                builder.merge(seg, k, window_base);
             }
             if opts.strict {
                 if let Some(e) = builder.strict_error(path) {
                     return Err(e);
                 }
             }
-            match outcome.state {
+            match state {
                 WindowEnd::ArrayEnd(p) => {
                     trailer_at = Some(p);
                     break;
@@ -145,7 +145,7 @@ pub(crate) fn read_kineto(
                     if eof {
                         let rest = &work[p..end];
                         let partial = rest.iter().any(|b| !b" \t\r\n,".contains(b));
-                        let offset = (window_base + p as i64) as u64;
+                        let offset = window_base + p as u64;
                         if opts.strict {
                             return Err(TraceError::Malformed {
                                 path: path.to_owned(),
@@ -352,19 +352,23 @@ enum WindowEnd {
     NeedMore(usize),
 }
 
-struct WindowOutcome {
-    segments: Vec<Segment>,
-    state: WindowEnd,
-}
-
+/// How one worker's range ended.
 enum RangeEnd {
+    /// At the first element at or past its stop position.
     Stopped(usize),
+    /// At the end of the array or of the buffer.
     Window(WindowEnd),
 }
 
-/// Parse all complete elements of `buf[pos..]`, in parallel when it is large.
-fn parse_window(buf: &[u8], pos: usize, threads: usize) -> WindowOutcome {
+/// Parse all complete elements of `buf[pos..]` into `segs` (one per worker, cleared
+/// first), in parallel when the window is large. Returns how many segments hold the
+/// window's elements, in order, and how the window ended.
+fn parse_window(buf: &[u8], pos: usize, segs: &mut [Segment]) -> (usize, WindowEnd) {
+    for s in segs.iter_mut() {
+        s.clear();
+    }
     let n = buf.len() - pos;
+    let threads = segs.len();
     let mut starts = vec![pos];
     if threads > 1 && n >= MIN_PARALLEL {
         let finder = memmem::Finder::new(b"\"ph\"");
@@ -377,18 +381,23 @@ fn parse_window(buf: &[u8], pos: usize, threads: usize) -> WindowOutcome {
             }
         }
     }
-    let mut results: Vec<(Segment, RangeEnd)> = if starts.len() == 1 {
-        vec![parse_range(buf, pos, usize::MAX)]
+    let used = starts.len();
+    let ends: Vec<RangeEnd> = if used == 1 {
+        vec![parse_range(buf, pos, usize::MAX, &mut segs[0])]
     } else {
+        let (first, rest) = segs.split_at_mut(1);
         std::thread::scope(|scope| {
-            let handles: Vec<_> = (1..starts.len())
-                .map(|k| {
+            let handles: Vec<_> = rest[..used - 1]
+                .iter_mut()
+                .enumerate()
+                .map(|(i, seg)| {
+                    let k = i + 1;
                     let from = starts[k];
                     let stop = starts.get(k + 1).copied().unwrap_or(usize::MAX);
-                    scope.spawn(move || parse_range(buf, from, stop))
+                    scope.spawn(move || parse_range(buf, from, stop, seg))
                 })
                 .collect();
-            let mut out = vec![parse_range(buf, starts[0], starts[1])];
+            let mut out = vec![parse_range(buf, starts[0], starts[1], &mut first[0])];
             out.extend(
                 handles
                     .into_iter()
@@ -398,32 +407,23 @@ fn parse_window(buf: &[u8], pos: usize, threads: usize) -> WindowOutcome {
         })
     };
     // Verify that each worker stopped exactly where the next one started.
-    let mut segments = Vec::with_capacity(results.len());
-    let mut state = None;
-    let mut drained = results.drain(..).enumerate();
-    while let Some((k, (seg, end))) = drained.next() {
-        segments.push(seg);
+    for (k, end) in ends.into_iter().enumerate() {
         match end {
-            RangeEnd::Window(w) => {
-                state = Some(w);
-                break;
-            }
+            RangeEnd::Window(w) => return (k + 1, w),
             RangeEnd::Stopped(p) if starts.get(k + 1) == Some(&p) => continue,
             RangeEnd::Stopped(p) => {
-                // A wrong guess: parse the rest on this thread.
-                let (seg, end) = parse_range(buf, p, usize::MAX);
-                segments.push(seg);
-                if let RangeEnd::Window(w) = end {
-                    state = Some(w);
+                // A wrong guess: this worker parses the rest, later ones are dropped.
+                for s in &mut segs[k + 1..] {
+                    s.clear();
                 }
-                break;
+                match parse_range(buf, p, usize::MAX, &mut segs[k]) {
+                    RangeEnd::Window(w) => return (k + 1, w),
+                    RangeEnd::Stopped(_) => unreachable!("no stop was set"),
+                }
             }
         }
     }
-    WindowOutcome {
-        segments,
-        state: state.expect("the last range always ends the window"),
-    }
+    unreachable!("the last range always ends the window")
 }
 
 /// The start of the first element at or after `from` that looks like a Kineto event
@@ -479,8 +479,7 @@ fn resync(buf: &[u8], from: usize) -> Option<usize> {
 
 /// Parse elements from `from` until the first element starting at or after `stop`, the
 /// end of the array, or the end of the buffer.
-fn parse_range(buf: &[u8], from: usize, stop: usize) -> (Segment, RangeEnd) {
-    let mut seg = Segment::new();
+fn parse_range(buf: &[u8], from: usize, stop: usize, seg: &mut Segment) -> RangeEnd {
     let mut lx = Lexer::new(buf, from);
     let mut ev;
     loop {
@@ -491,15 +490,15 @@ fn parse_range(buf: &[u8], from: usize, stop: usize) -> (Segment, RangeEnd) {
         }
         let p = lx.pos;
         match buf.get(p) {
-            None => return (seg, RangeEnd::Window(WindowEnd::NeedMore(p))),
-            Some(b']') => return (seg, RangeEnd::Window(WindowEnd::ArrayEnd(p + 1))),
-            Some(_) if p >= stop => return (seg, RangeEnd::Stopped(p)),
+            None => return RangeEnd::Window(WindowEnd::NeedMore(p)),
+            Some(b']') => return RangeEnd::Window(WindowEnd::ArrayEnd(p + 1)),
+            Some(_) if p >= stop => return RangeEnd::Stopped(p),
             Some(_) => {}
         }
         ev = RawEvent::default();
         match parse_event(&mut lx, &mut ev) {
             Ok(()) => seg.push(&ev, buf, p),
-            Err(LexError::Eof) => return (seg, RangeEnd::Window(WindowEnd::NeedMore(p))),
+            Err(LexError::Eof) => return RangeEnd::Window(WindowEnd::NeedMore(p)),
             Err(LexError::Bad(msg)) => match resync(buf, p + 1) {
                 Some(q) => {
                     let at = lx.pos;
@@ -507,7 +506,7 @@ fn parse_range(buf: &[u8], from: usize, stop: usize) -> (Segment, RangeEnd) {
                     seg.skip_element();
                     lx.pos = q;
                 }
-                None => return (seg, RangeEnd::Window(WindowEnd::NeedMore(p))),
+                None => return RangeEnd::Window(WindowEnd::NeedMore(p)),
             },
         }
     }

@@ -78,15 +78,32 @@ impl<'a> Lexer<'a> {
         if self.peek()? != b'"' {
             return Err(LexError::Bad("expected a string"));
         }
+        let buf = self.buf;
         let start = self.pos + 1;
+        // Most strings in a trace are short keys: a plain loop beats a SIMD search there.
+        let limit = (start + 24).min(buf.len());
         let mut i = start;
+        while i < limit {
+            match buf[i] {
+                b'"' => {
+                    self.pos = i + 1;
+                    return Ok(StrSpan {
+                        start,
+                        end: i,
+                        escaped: false,
+                    });
+                }
+                b'\\' => break,
+                _ => i += 1,
+            }
+        }
         let mut escaped = false;
         loop {
-            match memchr::memchr2(b'"', b'\\', &self.buf[i..]) {
+            match memchr::memchr2(b'"', b'\\', &buf[i..]) {
                 None => return Err(LexError::Eof),
                 Some(k) => {
                     let at = i + k;
-                    if self.buf[at] == b'"' {
+                    if buf[at] == b'"' {
                         self.pos = at + 1;
                         return Ok(StrSpan {
                             start,
@@ -95,7 +112,7 @@ impl<'a> Lexer<'a> {
                         });
                     }
                     escaped = true;
-                    if at + 1 >= self.buf.len() {
+                    if at + 1 >= buf.len() {
                         return Err(LexError::Eof);
                     }
                     i = at + 2;

@@ -22,9 +22,48 @@ pub(crate) struct FirstProblem {
     pub message: String,
 }
 
+/// A segment's own interner, keyed by the raw bytes between the quotes so that a name
+/// seen again costs one hash lookup and no UTF-8 check or unescaping.
+#[derive(Default)]
+pub(crate) struct RawInterner {
+    ids: FxHashMap<Box<[u8]>, StrId>,
+    texts: Vec<Box<str>>,
+}
+
+impl RawInterner {
+    fn new() -> Self {
+        let mut t = Self::default();
+        t.texts.push("".into());
+        t.ids.insert(Box::default(), StrId(0));
+        t
+    }
+
+    /// The id of `raw` (JSON string bytes, `escaped` if they hold backslash escapes).
+    fn intern(&mut self, raw: &[u8], escaped: bool) -> StrId {
+        if let Some(&id) = self.ids.get(raw) {
+            return id;
+        }
+        let text: Box<str> = decode_str(raw, escaped).into_owned().into_boxed_str();
+        let id = StrId(self.texts.len() as u32);
+        self.texts.push(text);
+        self.ids.insert(raw.into(), id);
+        id
+    }
+
+    /// The text of an id.
+    pub fn get(&self, id: StrId) -> &str {
+        &self.texts[id.0 as usize]
+    }
+
+    /// All texts in id order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.texts.iter().map(|t| &**t)
+    }
+}
+
 /// Columns built by one worker.
 pub(crate) struct Segment {
-    pub strings: StringTable,
+    pub strings: RawInterner,
     pub cats: CategoryTable,
     track_ids: FxHashMap<(RawId, RawId), TrackId>,
     pub tracks: Vec<(RawId, RawId)>,
@@ -42,7 +81,7 @@ pub(crate) struct Segment {
 impl Segment {
     pub fn new() -> Self {
         Self {
-            strings: StringTable::new(),
+            strings: RawInterner::new(),
             cats: CategoryTable::default(),
             track_ids: FxHashMap::default(),
             tracks: Vec::new(),
@@ -73,29 +112,52 @@ impl Segment {
         }
     }
 
+    /// Drop the columns of the last window (after a merge, or a wrong guess) while
+    /// keeping the interner, categories and tracks, and the allocations, for the next.
+    pub fn clear(&mut self) {
+        self.cats.reset_counts();
+        let e = &mut self.events;
+        e.ts_ns.clear();
+        e.dur_ns.clear();
+        e.name.clear();
+        e.cat.clear();
+        e.phase.clear();
+        e.track.clear();
+        e.external_id.clear();
+        e.correlation.clear();
+        let a = &mut self.args;
+        a.op.clear();
+        a.kernel.clear();
+        a.transfer.clear();
+        a.memory.clear();
+        a.collective.clear();
+        a.python.clear();
+        let f = &mut self.flows;
+        f.cat.clear();
+        f.id.clear();
+        f.end.clear();
+        f.ts_ns.clear();
+        f.track.clear();
+        self.meta.clear();
+        self.defects.clear();
+        self.first_problem = None;
+        self.elements = 0;
+    }
+
     /// Count an element that was skipped as malformed.
     pub fn skip_element(&mut self) {
         self.elements += 1;
     }
 
     fn text(&mut self, buf: &[u8], s: StrSpan) -> StrId {
-        let raw = &buf[s.start..s.end];
-        if !s.escaped {
-            if let Ok(t) = std::str::from_utf8(raw) {
-                return self.strings.intern(t);
-            }
-        }
-        let t = decode_str(raw, s.escaped);
-        self.strings.intern(&t)
+        self.strings.intern(&buf[s.start..s.end], s.escaped)
     }
 
+    /// Raw JSON text (an array, say) kept verbatim.
     fn raw_text(&mut self, buf: &[u8], span: Option<(usize, usize)>) -> StrId {
         match span {
             None => StrId(0),
-            Some((s, e)) => {
-                let t = String::from_utf8_lossy(&buf[s..e]);
-                self.strings.intern(&t)
-            }
+            Some((s, e)) => self.strings.intern(&buf[s..e], false),
         }
     }
 
@@ -300,16 +362,14 @@ impl Segment {
                 group_size: a.group_size.unwrap_or(-1),
                 pg_name: match a.pg_name {
                     Some((s, e)) if buf[s] == b'"' => {
-                        let t = String::from_utf8_lossy(&buf[s + 1..e - 1]);
-                        self.strings.intern(&t)
+                        self.strings.intern(&buf[s + 1..e - 1], false)
                     }
                     other => self.raw_text(buf, other),
                 },
                 pg_desc: self.opt_text(buf, a.pg_desc),
                 pg_ranks: match a.pg_ranks {
                     Some((s, e)) if buf[s] == b'"' => {
-                        let t = String::from_utf8_lossy(&buf[s + 1..e - 1]);
-                        self.strings.intern(&t)
+                        self.strings.intern(&buf[s + 1..e - 1], false)
                     }
                     other => self.raw_text(buf, other),
                 },

@@ -1,6 +1,7 @@
 //! Subcommand implementations: each turns arguments into options, calls the library
 //! crates and writes the rendered result.
 
+mod common;
 mod summary;
 
 use std::process::ExitCode;

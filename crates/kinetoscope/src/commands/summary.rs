@@ -1,16 +1,14 @@
 //! `kinetoscope summary`.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use kinetoscope_analysis::summary::summarize;
 use kinetoscope_report::summary::{to_json, to_table, InputLayout, ReadFailure, SummaryDocument};
-use kinetoscope_trace::read::{map_traces, open_input, read_trace_bytes, Input, ReadOptions};
+use kinetoscope_trace::read::{read_trace_bytes, Input, ReadOptions};
 
+use super::common::{map_input, read_options, write_stdout};
 use crate::args::{Format, SummaryArgs};
-use crate::progress;
 
 /// The sample trace shipped in the binary (see `assets/SOURCE.md`).
 const SAMPLE: &[u8] = include_bytes!("../../assets/sample_nccl_rank0.json.gz");
@@ -18,13 +16,7 @@ const SAMPLE: &[u8] = include_bytes!("../../assets/sample_nccl_rank0.json.gz");
 const SAMPLE_NAME: &str = "(embedded sample) nccl_rank0.json.gz";
 
 pub fn run(args: SummaryArgs) -> anyhow::Result<ExitCode> {
-    let mut opts = ReadOptions {
-        strict: args.read.strict,
-        ..ReadOptions::default()
-    };
-    if let Some(t) = args.read.threads {
-        opts.threads = t.max(1);
-    }
+    let opts = read_options(&args.read);
     let doc = match &args.path {
         None => {
             let mut doc = SummaryDocument::new(SAMPLE_NAME.into(), InputLayout::File);
@@ -32,18 +24,13 @@ pub fn run(args: SummaryArgs) -> anyhow::Result<ExitCode> {
             doc.traces.push(summarize(&trace));
             doc
         }
-        Some(path) => summarize_path(path, &mut opts)?,
+        Some(path) => summarize_path(path, &opts)?,
     };
     let text = match args.format {
         Format::Table => to_table(&doc),
         Format::Json => to_json(&doc) + "\n",
     };
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_all(text.as_bytes()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(e.into());
-        }
-    }
+    write_stdout(&text)?;
     if let Some(failure) = doc.errors.first() {
         if doc.traces.is_empty() {
             anyhow::bail!("{}", failure.error);
@@ -53,36 +40,21 @@ pub fn run(args: SummaryArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn summarize_path(path: &Path, opts: &mut ReadOptions) -> anyhow::Result<SummaryDocument> {
-    let input = open_input(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let layout = match &input {
+fn summarize_path(path: &Path, opts: &ReadOptions) -> anyhow::Result<SummaryDocument> {
+    let (input, results) = map_input(path, opts, summarize)?;
+    let layout = match input {
         Input::File(_) => InputLayout::File,
         Input::RankFolder { .. } => InputLayout::RankFolder,
-        Input::RunFolder { phases, .. } => InputLayout::RunFolder {
-            phases: phases.clone(),
-        },
+        Input::RunFolder { phases, .. } => InputLayout::RunFolder { phases },
     };
-    let files: Vec<PathBuf> = input.trace_files();
-    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-    let bar = progress::bar_for(&refs);
-    if let Some(b) = &bar {
-        opts.progress = Some(progress::callback(b));
-    }
     let mut doc = SummaryDocument::new(path.display().to_string(), layout);
-    let results = map_traces(&files, opts, |p, r| match r {
-        Ok(trace) => Ok(summarize(&trace)),
-        Err(e) => Err(ReadFailure {
-            path: p.display().to_string(),
-            error: e.to_string(),
-        }),
-    });
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
     for r in results {
-        match r {
+        match r.result {
             Ok(s) => doc.traces.push(s),
-            Err(f) => doc.errors.push(f),
+            Err(error) => doc.errors.push(ReadFailure {
+                path: r.path.display().to_string(),
+                error,
+            }),
         }
     }
     Ok(doc)
