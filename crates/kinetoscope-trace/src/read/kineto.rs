@@ -58,7 +58,6 @@ pub(crate) fn read_kineto(
                 }),
             }
         };
-        trace.strings = StringTable::new();
         // --- Header: everything before the first event.
         let first = next()?;
         let mut work = first.buf;
@@ -85,57 +84,35 @@ pub(crate) fn read_kineto(
                         looks_like: "a JSON object without a `traceEvents` array".into(),
                     });
                 }
-                Err(HeaderError::NotATrace(what)) => {
-                    return Err(TraceError::NotATrace {
-                        path: path.to_owned(),
-                        looks_like: what.into(),
-                    });
-                }
-                Err(HeaderError::Bad(at, msg)) => {
-                    return Err(TraceError::Malformed {
-                        path: path.to_owned(),
-                        offset: at as u64,
-                        event_index: None,
-                        message: msg.into(),
-                    });
-                }
-                Err(HeaderError::Eof) if eof => {
-                    return Err(TraceError::Malformed {
-                        path: path.to_owned(),
-                        offset: (end - start) as u64,
-                        event_index: None,
-                        message: "the file ends before `traceEvents` begins".into(),
-                    });
-                }
-                Err(HeaderError::Eof) => {
-                    let more = next()?;
-                    work.truncate(end);
-                    work.extend_from_slice(&more.buf[RESERVE..RESERVE + more.len]);
-                    end = work.len();
-                    eof = more.eof;
-                    header_keys.clear();
-                }
+                Err(HeaderError::Eof) if !eof => {}
+                Err(e) => return Err(header_error(path, e, end - start)),
             }
+            let more = next()?;
+            work.truncate(end);
+            work.extend_from_slice(&more.buf[RESERVE..RESERVE + more.len]);
+            end = work.len();
+            eof = more.eof;
+            header_keys.clear();
         }
         for (k, v) in &header_keys {
             apply_key(&mut trace.meta, k, v, true);
         }
         let mut builder = TraceBuilder::new(trace);
-        let mut segs: Vec<Segment> = (0..opts.threads.max(1)).map(|_| Segment::new()).collect();
+        let mut segs = new_segments(opts);
 
         // --- Events, block by block.
         let trailer_at;
         loop {
-            let (used, state) = parse_window(&work[..end], pos, &mut segs);
             let window_base = (base as i64 - start as i64) as u64;
-            for (k, seg) in segs[..used].iter().enumerate() {
-                builder.merge(seg, k, window_base);
-            }
-            if opts.strict {
-                if let Some(e) = builder.strict_error(path) {
-                    return Err(e);
-                }
-            }
+            let state = parse_and_merge(
+                path,
+                &work[..end],
+                pos,
+                window_base,
+                &mut segs,
+                &mut builder,
+                opts,
+            )?;
             match state {
                 WindowEnd::ArrayEnd(p) => {
                     trailer_at = Some(p);
@@ -143,28 +120,13 @@ pub(crate) fn read_kineto(
                 }
                 WindowEnd::NeedMore(p) => {
                     if eof {
-                        let rest = &work[p..end];
-                        let partial = rest.iter().any(|b| !b" \t\r\n,".contains(b));
-                        let offset = window_base + p as u64;
-                        if opts.strict {
-                            return Err(TraceError::Malformed {
-                                path: path.to_owned(),
-                                offset,
-                                event_index: Some(builder.elements),
-                                message:
-                                    "the file ends inside the `traceEvents` array (truncated?)"
-                                        .into(),
-                            });
-                        }
-                        builder.trace.report.add(
-                            DefectKind::TruncatedTail,
-                            1,
-                            offset,
-                            builder.elements,
-                        );
-                        if partial {
-                            builder.elements += 1;
-                        }
+                        truncated(
+                            path,
+                            &work[p..end],
+                            window_base + p as u64,
+                            &mut builder,
+                            opts,
+                        )?;
                         trailer_at = None;
                         break;
                     }
@@ -217,6 +179,144 @@ pub(crate) fn read_kineto(
         drop(block_rx);
         Ok(builder.finish())
     })
+}
+
+/// Read a Kineto trace that is in memory as one slice (a memory-mapped plain file, or
+/// bytes embedded in the binary). `release(upto)` is told when bytes before `upto` are
+/// no longer needed, so a mapping can drop them from the resident set.
+pub(crate) fn read_contiguous(
+    path: &Path,
+    data: &[u8],
+    release: &dyn Fn(usize),
+    mut trace: Trace,
+    opts: &ReadOptions,
+) -> TraceResult<Trace> {
+    let mut header_keys = Vec::new();
+    let mut pos = match parse_header(data, &mut header_keys) {
+        Ok(HeaderEnd::Events(p)) => p,
+        Ok(HeaderEnd::BareArray(p)) => {
+            trace.meta.features.bare_array = true;
+            p
+        }
+        Ok(HeaderEnd::NoEvents) => {
+            return Err(TraceError::NotATrace {
+                path: path.to_owned(),
+                looks_like: "a JSON object without a `traceEvents` array".into(),
+            })
+        }
+        Err(e) => return Err(header_error(path, e, data.len())),
+    };
+    for (k, v) in &header_keys {
+        apply_key(&mut trace.meta, k, v, true);
+    }
+    let mut builder = TraceBuilder::new(trace);
+    let mut segs = new_segments(opts);
+    let mut end = (pos + BLOCK).min(data.len());
+    let trailer_at = loop {
+        match parse_and_merge(path, &data[..end], pos, 0, &mut segs, &mut builder, opts)? {
+            WindowEnd::ArrayEnd(p) => break Some(p),
+            WindowEnd::NeedMore(p) if end == data.len() => {
+                truncated(path, &data[p..end], p as u64, &mut builder, opts)?;
+                break None;
+            }
+            WindowEnd::NeedMore(p) => {
+                // No progress means one element is longer than a window: widen it.
+                let from = if p == pos { end } else { p };
+                pos = p;
+                end = (from + BLOCK).min(data.len());
+                release(pos);
+                if let Some(progress) = &opts.progress {
+                    progress(pos as u64);
+                }
+            }
+        }
+    };
+    if let Some(p) = trailer_at {
+        let mut keys = Vec::new();
+        parse_trailer(&data[p..], &mut keys);
+        for (k, v) in &keys {
+            apply_key(&mut builder.trace.meta, k, v, false);
+        }
+    }
+    builder.trace.report.json_bytes = data.len() as u64;
+    if let Some(progress) = &opts.progress {
+        progress(data.len() as u64);
+    }
+    Ok(builder.finish())
+}
+
+fn new_segments(opts: &ReadOptions) -> Vec<Segment> {
+    (0..opts.threads.max(1)).map(|_| Segment::new()).collect()
+}
+
+/// Parse one window and merge its segments; in strict mode, stop at the first defect.
+fn parse_and_merge(
+    path: &Path,
+    buf: &[u8],
+    pos: usize,
+    window_base: u64,
+    segs: &mut [Segment],
+    builder: &mut TraceBuilder,
+    opts: &ReadOptions,
+) -> TraceResult<WindowEnd> {
+    let (used, state) = parse_window(buf, pos, segs);
+    for (k, seg) in segs[..used].iter().enumerate() {
+        builder.merge(seg, k, window_base);
+    }
+    if opts.strict {
+        if let Some(e) = builder.strict_error(path) {
+            return Err(e);
+        }
+    }
+    Ok(state)
+}
+
+/// The input ended inside the event array: count a truncated tail (or fail when strict).
+fn truncated(
+    path: &Path,
+    rest: &[u8],
+    offset: u64,
+    builder: &mut TraceBuilder,
+    opts: &ReadOptions,
+) -> TraceResult<()> {
+    if opts.strict {
+        return Err(TraceError::Malformed {
+            path: path.to_owned(),
+            offset,
+            event_index: Some(builder.elements),
+            message: "the file ends inside the `traceEvents` array (truncated?)".into(),
+        });
+    }
+    let partial = rest.iter().any(|b| !b" \t\r\n,".contains(b));
+    builder
+        .trace
+        .report
+        .add(DefectKind::TruncatedTail, 1, offset, builder.elements);
+    if partial {
+        builder.elements += 1;
+    }
+    Ok(())
+}
+
+fn header_error(path: &Path, e: HeaderError, len: usize) -> TraceError {
+    match e {
+        HeaderError::NotATrace(what) => TraceError::NotATrace {
+            path: path.to_owned(),
+            looks_like: what.into(),
+        },
+        HeaderError::Bad(at, msg) => TraceError::Malformed {
+            path: path.to_owned(),
+            offset: at as u64,
+            event_index: None,
+            message: msg.into(),
+        },
+        HeaderError::Eof => TraceError::Malformed {
+            path: path.to_owned(),
+            offset: len as u64,
+            event_index: None,
+            message: "the file ends before `traceEvents` begins".into(),
+        },
+    }
 }
 
 fn produce_blocks(

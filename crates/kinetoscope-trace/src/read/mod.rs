@@ -80,7 +80,32 @@ pub fn read_trace(path: &Path, opts: &ReadOptions) -> TraceResult<Trace> {
         path: path.to_owned(),
         source: e,
     };
-    let file_bytes = std::fs::metadata(path).map_err(io_err)?.len();
+    let file = File::open(path).map_err(io_err)?;
+    let file_bytes = file.metadata().map_err(io_err)?.len();
+    let mut head = [0u8; 64];
+    let n = read_head(&mut &file, &mut head).map_err(io_err)?;
+    if ContentKind::sniff(&head[..n]) == ContentKind::Json && file_bytes > 0 {
+        // Plain JSON: map the file and parse it in place (no copy through read()); the
+        // pages already parsed are dropped from the resident set as the reader advances.
+        // SAFETY: the mapping is only read. If another process truncates the file while
+        // it is mapped, reading past the new end faults, as with any mmap-based reader
+        // (ripgrep makes the same trade).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io_err)?;
+        let _ = map.advise(memmap2::Advice::Sequential);
+        let release = |upto: usize| {
+            let page = 4096;
+            let len = upto / page * page;
+            if len > 0 {
+                // SAFETY: DONTNEED on a read-only file mapping only drops resident
+                // pages; a later read faults them back in from the page cache.
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, len)
+                };
+            }
+        };
+        let trace = new_trace(path, file_bytes, false);
+        return kineto::read_contiguous(path, &map, &release, trace, opts);
+    }
     let open = || -> std::io::Result<Box<dyn Read + Send>> {
         Ok(Box::new(BufReader::with_capacity(
             1 << 20,
@@ -88,6 +113,17 @@ pub fn read_trace(path: &Path, opts: &ReadOptions) -> TraceResult<Trace> {
         )))
     };
     read_from(path, file_bytes, &open, opts)
+}
+
+fn new_trace(path: &Path, file_bytes: u64, gzip: bool) -> Trace {
+    let mut trace = Trace {
+        path: path.to_owned(),
+        strings: crate::model::StringTable::new(),
+        ..Trace::default()
+    };
+    trace.report.file_bytes = file_bytes;
+    trace.report.gzip = gzip;
+    trace
 }
 
 /// Read a trace held in memory (for example one embedded in the binary); `name` is used
@@ -142,13 +178,7 @@ fn read_from(
             looks_like: what,
         });
     }
-    let mut trace = Trace {
-        path: path.to_owned(),
-        ..Trace::default()
-    };
-    trace.report.file_bytes = file_bytes;
-    trace.report.gzip = gzip;
-    kineto::read_kineto(path, input, trace, opts)
+    kineto::read_kineto(path, input, new_trace(path, file_bytes, gzip), opts)
 }
 
 fn read_head(r: &mut impl Read, head: &mut [u8]) -> std::io::Result<usize> {

@@ -26,15 +26,15 @@ pub fn run(args: SummaryArgs) -> anyhow::Result<ExitCode> {
         }
         Some(path) => summarize_path(path, &opts)?,
     };
+    if let (Some(failure), true) = (doc.errors.first(), doc.traces.is_empty()) {
+        anyhow::bail!("{}", failure.error);
+    }
     let text = match args.format {
         Format::Table => to_table(&doc),
         Format::Json => to_json(&doc) + "\n",
     };
     write_stdout(&text)?;
-    if let Some(failure) = doc.errors.first() {
-        if doc.traces.is_empty() {
-            anyhow::bail!("{}", failure.error);
-        }
+    if !doc.errors.is_empty() {
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
