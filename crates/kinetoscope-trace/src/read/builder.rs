@@ -42,7 +42,7 @@ impl TraceBuilder {
 
     /// Append the segment of worker `worker`, whose buffer starts at byte `base` of the
     /// JSON text.
-    pub fn merge(&mut self, seg: &Segment, worker: usize, base: u64) {
+    pub fn merge(&mut self, seg: &Segment, worker: usize, base: i64) {
         if self.maps.len() <= worker {
             self.maps.resize_with(worker + 1, WorkerMaps::default);
         }
@@ -159,13 +159,17 @@ impl TraceBuilder {
                 .push((remap_raw(m.pid), remap_raw(m.tid), key, s(m.value)));
         }
         for &(kind, count, offset, element) in &seg.defects {
-            t.report
-                .add(kind, count, base + offset as u64, self.elements + element);
+            t.report.add(
+                kind,
+                count,
+                (base + offset as i64) as u64,
+                self.elements + element,
+            );
         }
         if self.first_problem.is_none() {
             if let Some(p) = &seg.first_problem {
                 self.first_problem = Some((
-                    base + p.offset as u64,
+                    (base + p.offset as i64) as u64,
                     self.elements + p.element,
                     p.message.clone(),
                 ));

@@ -196,14 +196,10 @@ fn name_string(lx: &mut Lexer<'_>, defects: &mut ElementDefects) -> Lex<StrSpan>
     let mut end = s.end;
     let mut escaped = s.escaped;
     loop {
-        let mut p = end + 1;
-        while p < buf.len() && matches!(buf[p], b' ' | b'\n' | b'\r' | b'\t') {
-            p += 1;
-        }
-        match buf.get(p) {
+        match closes_name(buf, end) {
             None => return Err(LexError::Eof),
-            Some(b',') | Some(b'}') => break,
-            Some(_) => {}
+            Some(true) => break,
+            Some(false) => {}
         }
         // The quote at `end` was inside the name: the name ends at the next quote that
         // is followed by `,` or `}`.
@@ -239,6 +235,23 @@ fn name_string(lx: &mut Lexer<'_>, defects: &mut ElementDefects) -> Lex<StrSpan>
         defects.control_char = true;
     }
     Ok(span)
+}
+
+/// Whether the quote at `q` can end a `name` value: it is followed by `,` and another
+/// key, or by `}` and what may follow an event. `None` when the buffer ends first.
+fn closes_name(buf: &[u8], q: usize) -> Option<bool> {
+    let skip = |mut p: usize| {
+        while p < buf.len() && matches!(buf[p], b' ' | b'\n' | b'\r' | b'\t') {
+            p += 1;
+        }
+        p
+    };
+    let p = skip(q + 1);
+    match *buf.get(p)? {
+        b',' => Some(*buf.get(skip(p + 1))? == b'"'),
+        b'}' => Some(matches!(*buf.get(skip(p + 1))?, b',' | b']' | b'}')),
+        _ => Some(false),
+    }
 }
 
 fn id_value(
@@ -324,13 +337,11 @@ fn dim3_arg(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<[u32; 3]>> {
         return Ok(None);
     }
     let mut out = [0u32; 3];
-    let mut n = 0;
-    for part in text[1..text.len() - 1].split(|&b| b == b',') {
-        let t = part.trim_ascii();
-        if n < 3 {
-            out[n] = parse_i64(t).unwrap_or(0).max(0) as u32;
-        }
-        n += 1;
+    for (slot, part) in out
+        .iter_mut()
+        .zip(text[1..text.len() - 1].split(|&b| b == b','))
+    {
+        *slot = parse_i64(part.trim_ascii()).unwrap_or(0).max(0) as u32;
     }
     Ok(Some(out))
 }

@@ -13,7 +13,10 @@ pub(crate) fn apply_key(meta: &mut TraceMeta, key: &str, raw: &[u8], before_even
     match key {
         "schemaVersion" => meta.schema_version = v.as_i64(),
         "baseTimeNanoseconds" => {
-            meta.base_time_ns = v.as_i64().or_else(|| v.as_u64().map(|u| u as i64));
+            meta.base_time_ns = v
+                .as_i64()
+                .or_else(|| v.as_u64().map(|u| u as i64))
+                .map(|b| b.clamp(-(1 << 61), 1 << 61));
             meta.features.base_time_before_events = before_events;
         }
         "displayTimeUnit" => meta.display_time_unit = v.as_str().map(str::to_owned),
@@ -36,10 +39,10 @@ pub(crate) fn apply_key(meta: &mut TraceMeta, key: &str, raw: &[u8], before_even
                 nccl_version: s("nccl_version"),
             });
         }
-        "record_shapes" | "profile_memory" | "with_stack" | "with_modules" | "with_flops" => {
-            if v.as_i64().unwrap_or(0) != 0 || v.as_bool() == Some(true) {
-                meta.profiler_options.push(key.to_owned());
-            }
+        "record_shapes" | "profile_memory" | "with_stack" | "with_modules" | "with_flops"
+            if v.as_i64().unwrap_or(0) != 0 || v.as_bool() == Some(true) =>
+        {
+            meta.profiler_options.push(key.to_owned());
         }
         _ => {}
     }

@@ -103,7 +103,7 @@ pub(crate) fn read_kineto(
         // --- Events, block by block.
         let trailer_at;
         loop {
-            let window_base = (base as i64 - start as i64) as u64;
+            let window_base = base as i64 - start as i64;
             let state = parse_and_merge(
                 path,
                 &work[..end],
@@ -123,7 +123,7 @@ pub(crate) fn read_kineto(
                         truncated(
                             path,
                             &work[p..end],
-                            window_base + p as u64,
+                            (window_base + p as i64) as u64,
                             &mut builder,
                             opts,
                         )?;
@@ -254,7 +254,7 @@ fn parse_and_merge(
     path: &Path,
     buf: &[u8],
     pos: usize,
-    window_base: u64,
+    window_base: i64,
     segs: &mut [Segment],
     builder: &mut TraceBuilder,
     opts: &ReadOptions,
@@ -338,6 +338,12 @@ fn produce_blocks(
                 }
                 Ok(n) => len += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    // A truncated gzip stream: what was inflated is read, and the JSON
+                    // reader reports the truncated tail.
+                    eof = true;
+                    break;
+                }
                 Err(e) => {
                     let _ = tx.send(Err(e));
                     return;

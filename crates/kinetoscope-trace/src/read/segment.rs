@@ -241,7 +241,10 @@ impl Segment {
             });
             return;
         }
-        let Some(ts) = ev.ts_ns else {
+        // Absurd times (from corrupt input) are clamped so sums of a base, a start and a
+        // duration can never overflow.
+        const LIMIT: i64 = 1 << 61;
+        let Some(ts) = ev.ts_ns.map(|t| t.clamp(-LIMIT, LIMIT)) else {
             self.defect(
                 DefectKind::MissingTimestamp,
                 offset,
@@ -272,7 +275,7 @@ impl Segment {
         let event = EventId(self.events.len() as u32);
         let e = &mut self.events;
         e.ts_ns.push(ts);
-        e.dur_ns.push(if ev.ph == b'X' { ev.dur_ns } else { 0 });
+        e.dur_ns.push(if ev.ph == b'X' { ev.dur_ns.min(LIMIT) } else { 0 });
         e.name.push(name);
         e.cat.push(cat);
         e.phase.push(match ev.ph {
@@ -306,49 +309,44 @@ impl Segment {
                     bytes: a.bytes.unwrap_or(0).max(0) as u64,
                 })
             }
-            CategoryKind::CpuOp | CategoryKind::UserAnnotation => {
+            CategoryKind::CpuOp | CategoryKind::UserAnnotation
                 if a.input_dims.is_some()
                     || a.input_types.is_some()
                     || a.call_stack.is_some()
                     || a.sequence_number.is_some()
-                    || a.module_hierarchy.is_some()
-                {
-                    let op = OpArgs {
-                        event,
-                        input_dims: self.raw_text(buf, a.input_dims),
-                        input_types: self.raw_text(buf, a.input_types),
-                        input_strides: self.raw_text(buf, a.input_strides),
-                        concrete_inputs: self.raw_text(buf, a.concrete_inputs),
-                        call_stack: self.opt_text(buf, a.call_stack),
-                        module_hierarchy: self.opt_text(buf, a.module_hierarchy),
-                        sequence_number: a.sequence_number.unwrap_or(-1),
-                        fwd_thread_id: a.fwd_thread_id.unwrap_or(-1),
-                    };
-                    self.args.op.push(op);
-                }
+                    || a.module_hierarchy.is_some() =>
+            {
+                let op = OpArgs {
+                    event,
+                    input_dims: self.raw_text(buf, a.input_dims),
+                    input_types: self.raw_text(buf, a.input_types),
+                    input_strides: self.raw_text(buf, a.input_strides),
+                    concrete_inputs: self.raw_text(buf, a.concrete_inputs),
+                    call_stack: self.opt_text(buf, a.call_stack),
+                    module_hierarchy: self.opt_text(buf, a.module_hierarchy),
+                    sequence_number: a.sequence_number.unwrap_or(-1),
+                    fwd_thread_id: a.fwd_thread_id.unwrap_or(-1),
+                };
+                self.args.op.push(op);
             }
-            CategoryKind::CpuInstantEvent => {
-                if a.bytes.is_some() || a.total_allocated.is_some() {
-                    self.args.memory.push(MemoryArgs {
-                        event,
-                        addr: a.addr.unwrap_or(0),
-                        bytes: a.bytes.unwrap_or(0),
-                        total_allocated: a.total_allocated.unwrap_or(-1),
-                        total_reserved: a.total_reserved.unwrap_or(-1),
-                        device_type: a.device_type.unwrap_or(0),
-                        device_id: a.device_id.unwrap_or(-1),
-                    });
-                }
+            CategoryKind::CpuInstantEvent if a.bytes.is_some() || a.total_allocated.is_some() => {
+                self.args.memory.push(MemoryArgs {
+                    event,
+                    addr: a.addr.unwrap_or(0),
+                    bytes: a.bytes.unwrap_or(0),
+                    total_allocated: a.total_allocated.unwrap_or(-1),
+                    total_reserved: a.total_reserved.unwrap_or(-1),
+                    device_type: a.device_type.unwrap_or(0),
+                    device_id: a.device_id.unwrap_or(-1),
+                });
             }
-            CategoryKind::PythonFunction => {
-                if a.python_id.is_some() {
-                    self.args.python.push(PythonArgs {
-                        event,
-                        python_id: a.python_id.unwrap_or(-1),
-                        parent_id: a.python_parent_id.unwrap_or(-1),
-                        module_id: a.python_module_id.unwrap_or(-1),
-                    });
-                }
+            CategoryKind::PythonFunction if a.python_id.is_some() => {
+                self.args.python.push(PythonArgs {
+                    event,
+                    python_id: a.python_id.unwrap_or(-1),
+                    parent_id: a.python_parent_id.unwrap_or(-1),
+                    module_id: a.python_module_id.unwrap_or(-1),
+                });
             }
             _ => {}
         }

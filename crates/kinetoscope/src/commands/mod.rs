@@ -2,6 +2,10 @@
 //! crates and writes the rendered result.
 
 mod common;
+mod kernels;
+mod memory;
+mod ops;
+mod overview;
 mod summary;
 
 use std::process::ExitCode;
@@ -12,6 +16,10 @@ use crate::args::{Cli, Command};
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Summary(a)) => summary::run(a),
+        Some(Command::Memory(a)) => memory::run(a),
+        Some(Command::Overview(a)) => overview::run(a),
+        Some(Command::Ops(a)) => ops::run(a),
+        Some(Command::Kernels(a)) => kernels::run(a),
         None => summary::run(cli.summary),
     }
 }

@@ -1,0 +1,318 @@
+//! The GPU kernel view (`docs/metrics.md` A.10): per kernel name, or per kernel name +
+//! launching operator + launch properties, calls, total / mean / min / max duration,
+//! tensor-core use, and time-weighted mean blocks per SM and estimated achieved
+//! occupancy.
+//!
+//! Every kernel event counts, in both groupings. A kernel's launching operator is the host
+//! node whose `External id` its runtime call carries (`CallTreeRoot` when that id is 0 or
+//! no runtime call has the kernel's correlation, `N/A` when the id matches no node). Where
+//! kinetoscope departs from the plugin is listed in `docs/tb-plugin-differences.md`.
+
+mod sort;
+
+use kinetoscope_trace::{CategoryKind, Phase, StrId, Trace};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+pub use sort::KernelSortKey;
+
+use crate::ops::eligibility::is_eligible_name;
+use crate::ops::launch::{launcher_of, runtime_launchers, NO_RUNTIME, ROOT, UNMATCHED};
+use crate::ops::names::NameFlags;
+use crate::ops::rank_of;
+use crate::ops::tree::for_each_node_event;
+use crate::overview::tensor_cores::uses_tensor_cores;
+
+/// The operator name shown for kernels launched outside any operator (as the plugin).
+pub const CALL_TREE_ROOT: &str = "CallTreeRoot";
+/// The operator name shown for kernels whose runtime call names no known operator.
+pub const UNKNOWN_OP: &str = "N/A";
+
+/// How kernel launches are grouped into rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelGroupBy {
+    /// By kernel name (the plugin's "Kernel Name").
+    #[default]
+    Name,
+    /// By kernel name, launching operator, grid, block, registers per thread and shared
+    /// memory (the plugin's "Kernel Properties + Op Name").
+    Properties,
+}
+
+/// The launch properties of a row grouped by [`KernelGroupBy::Properties`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KernelProperties {
+    /// Launching operator, [`CALL_TREE_ROOT`] or [`UNKNOWN_OP`].
+    pub operator: String,
+    /// Grid `[x, y, z]` (zeros when the trace does not record it).
+    pub grid: [u32; 3],
+    /// Block `[x, y, z]` (zeros when not recorded).
+    pub block: [u32; 3],
+    /// Registers per thread (0 when not recorded).
+    pub registers_per_thread: u32,
+    /// Shared memory per block in bytes, as Kineto records it (0 when not recorded).
+    pub shared_memory_bytes: u64,
+    /// Whether the launching operator is tensor-core eligible (by name, or because it
+    /// launched a tensor-core kernel anywhere in the trace).
+    pub op_tc_eligible: bool,
+}
+
+/// One row of the kernel table. Times are nanoseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KernelRow {
+    /// Kernel name.
+    pub name: String,
+    /// Launch properties; only when grouping by properties.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub properties: Option<KernelProperties>,
+    /// Number of launches.
+    pub calls: u64,
+    /// Σ duration.
+    pub total_ns: i64,
+    /// Mean duration.
+    pub mean_ns: f64,
+    /// Shortest launch.
+    pub min_ns: i64,
+    /// Longest launch.
+    pub max_ns: i64,
+    /// Whether the kernel runs on tensor cores (recognised by name).
+    pub tensor_cores: bool,
+    /// `Σ blocks_per_SM · dur / Σ dur` over launches that record `blocks per SM`; null when
+    /// none does.
+    pub mean_blocks_per_sm: Option<f64>,
+    /// `Σ occupancy · dur / Σ dur` (percent) over launches with a known
+    /// `est. achieved occupancy %`; null when none has one.
+    pub mean_est_achieved_occupancy_pct: Option<f64>,
+}
+
+/// The kernel table of one trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelsTable {
+    /// The file.
+    pub path: String,
+    /// Rank (`distributedInfo.rank`, else from the file name), when known.
+    pub rank: Option<i64>,
+    /// Grouping used.
+    pub group_by: KernelGroupBy,
+    /// Sort key used.
+    pub sort: KernelSortKey,
+    /// Number of rows before `--top` cut the table.
+    pub total_rows: usize,
+    /// Σ duration of all kernels, ns.
+    pub total_kernel_ns: i64,
+    /// Σ duration of tensor-core kernels among all kernels, ns (the plugin's Kernel-view
+    /// tensor-core pie).
+    pub tensor_core_kernel_ns: i64,
+    /// Rows, sorted.
+    pub rows: Vec<KernelRow>,
+}
+
+impl KernelsTable {
+    /// Sort rows by `key` (numbers descending, names ascending; ties by total, name and
+    /// properties).
+    pub fn sort_by(&mut self, key: KernelSortKey) {
+        self.sort = key;
+        sort::sort_rows(&mut self.rows, key);
+    }
+
+    /// Keep the first `top` rows (0 keeps all).
+    pub fn truncate(&mut self, top: usize) {
+        if top > 0 {
+            self.rows.truncate(top);
+        }
+    }
+}
+
+/// A time-weighted mean under construction.
+#[derive(Default, Clone, Copy)]
+struct Weighted {
+    weighted_sum: f64,
+    weight: i64,
+    plain_sum: f64,
+    count: u64,
+}
+
+impl Weighted {
+    fn add(&mut self, value: Option<f32>, dur: i64) {
+        if let Some(v) = value {
+            let v = f64::from(v);
+            self.weighted_sum += v * dur as f64;
+            self.weight += dur;
+            self.plain_sum += v;
+            self.count += 1;
+        }
+    }
+
+    /// Time-weighted mean; the plain mean when every launch lasted 0 ns; `None` without
+    /// values.
+    fn mean(&self) -> Option<f64> {
+        if self.count == 0 {
+            None
+        } else if self.weight > 0 {
+            Some(self.weighted_sum / self.weight as f64)
+        } else {
+            Some(self.plain_sum / self.count as f64)
+        }
+    }
+}
+
+/// Key of a row: kernel name, launching operator (a name id, or a sentinel), grid, block,
+/// registers, shared memory. Name grouping leaves everything but the name at zero.
+type RowKey = (u32, u32, [u32; 3], [u32; 3], u32, u64);
+
+struct Acc {
+    key: RowKey,
+    calls: u64,
+    total: i64,
+    min: i64,
+    max: i64,
+    blocks: Weighted,
+    occupancy: Weighted,
+}
+
+/// Build the kernel table of a trace, sorted by total time.
+pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
+    let e = &trace.events;
+    let by_props = group_by == KernelGroupBy::Properties;
+
+    // Launching operator per correlation id (only when grouping by properties).
+    let by_corr = if by_props {
+        let mut ext_to_name: FxHashMap<i64, u32> = FxHashMap::default();
+        for_each_node_event(trace, |i, _| {
+            let ext = e.external_id[i];
+            if ext != 0 {
+                ext_to_name.entry(ext).or_insert(e.name[i].0);
+            }
+        });
+        runtime_launchers(trace, &ext_to_name, |_, _| {})
+    } else {
+        FxHashMap::default()
+    };
+
+    let kargs = &trace.args.kernel;
+    let mut cursor = 0usize;
+    let mut index: FxHashMap<RowKey, usize> = FxHashMap::default();
+    let mut accs: Vec<Acc> = Vec::new();
+    for i in 0..e.len() {
+        if e.phase[i] != Phase::Complete || trace.categories.kind(e.cat[i]) != CategoryKind::Kernel
+        {
+            continue;
+        }
+        while cursor < kargs.len() && (kargs[cursor].event.0 as usize) < i {
+            cursor += 1;
+        }
+        let args = kargs.get(cursor).filter(|a| a.event.0 as usize == i);
+        let key: RowKey = if by_props {
+            let op = match launcher_of(&by_corr, e.correlation[i]) {
+                NO_RUNTIME => ROOT,
+                l => l,
+            };
+            match args {
+                Some(a) => (
+                    e.name[i].0,
+                    op,
+                    a.grid,
+                    a.block,
+                    a.registers_per_thread,
+                    a.shared_memory,
+                ),
+                None => (e.name[i].0, op, [0; 3], [0; 3], 0, 0),
+            }
+        } else {
+            (e.name[i].0, 0, [0; 3], [0; 3], 0, 0)
+        };
+        let next = accs.len();
+        let slot = *index.entry(key).or_insert(next);
+        if slot == next {
+            accs.push(Acc {
+                key,
+                calls: 0,
+                total: 0,
+                min: i64::MAX,
+                max: i64::MIN,
+                blocks: Weighted::default(),
+                occupancy: Weighted::default(),
+            });
+        }
+        let dur = e.dur_ns[i];
+        let a = &mut accs[slot];
+        a.calls += 1;
+        a.total += dur;
+        a.min = a.min.min(dur);
+        a.max = a.max.max(dur);
+        a.blocks.add(args.and_then(|x| x.blocks_per_sm), dur);
+        a.occupancy
+            .add(args.and_then(|x| x.est_achieved_occupancy_pct), dur);
+    }
+
+    let mut tc = NameFlags::new(&trace.strings, uses_tensor_cores);
+    let tc_rows: Vec<bool> = accs
+        .iter()
+        .map(|a| tc.get(&trace.strings, StrId(a.key.0)))
+        .collect();
+    let ops_with_tc: FxHashSet<u32> = accs
+        .iter()
+        .zip(&tc_rows)
+        .filter(|(a, &t)| t && a.key.1 < ROOT)
+        .map(|(a, _)| a.key.1)
+        .collect();
+    let mut eligible = NameFlags::new(&trace.strings, is_eligible_name);
+
+    let mut total_kernel_ns = 0;
+    let mut tensor_core_kernel_ns = 0;
+    let rows: Vec<KernelRow> = accs
+        .iter()
+        .zip(&tc_rows)
+        .map(|(a, &tensor_cores)| {
+            total_kernel_ns += a.total;
+            if tensor_cores {
+                tensor_core_kernel_ns += a.total;
+            }
+            let (name, op, grid, block, registers_per_thread, shared_memory_bytes) = a.key;
+            let properties = by_props.then(|| {
+                let (operator, op_tc_eligible) = match op {
+                    ROOT => (CALL_TREE_ROOT.to_owned(), false),
+                    UNMATCHED => (UNKNOWN_OP.to_owned(), false),
+                    id => (
+                        trace.strings.get(StrId(id)).to_owned(),
+                        eligible.get(&trace.strings, StrId(id)) || ops_with_tc.contains(&id),
+                    ),
+                };
+                KernelProperties {
+                    operator,
+                    grid,
+                    block,
+                    registers_per_thread,
+                    shared_memory_bytes,
+                    op_tc_eligible,
+                }
+            });
+            KernelRow {
+                name: trace.strings.get(StrId(name)).to_owned(),
+                properties,
+                calls: a.calls,
+                total_ns: a.total,
+                mean_ns: a.total as f64 / a.calls as f64,
+                min_ns: a.min,
+                max_ns: a.max,
+                tensor_cores,
+                mean_blocks_per_sm: a.blocks.mean(),
+                mean_est_achieved_occupancy_pct: a.occupancy.mean(),
+            }
+        })
+        .collect();
+
+    let mut table = KernelsTable {
+        path: trace.path.display().to_string(),
+        rank: rank_of(trace),
+        group_by,
+        sort: KernelSortKey::Total,
+        total_rows: rows.len(),
+        total_kernel_ns,
+        tensor_core_kernel_ns,
+        rows,
+    };
+    table.sort_by(KernelSortKey::Total);
+    table
+}

@@ -1,0 +1,402 @@
+//! The memory view behind `kinetoscope memory`, for traces recorded with
+//! `profile_memory=True`: allocated and reserved curves per device, the peak with its
+//! time and operator, the allocation events table (allocations paired with their frees)
+//! and per-operator statistics (self and including children).
+//!
+//! The analyses work on a [`MemoryInput`]: memory records in time order, each attributed
+//! to the operator that made it, plus the operator tree those statistics roll up. A
+//! source builds it; today the only source is the Kineto trace's `[memory]` instants
+//! ([`trace_source`]); a CUDA memory snapshot reader can produce the same input later.
+//!
+//! - [`curve`]: curves, down-sampling that keeps each bucket's exact min/max, peaks.
+//! - [`events`]: pairing allocations with frees by device and address.
+//! - [`op_stats`]: per-operator statistics.
+//! - [`sort`]: sort keys and row limits for the tables.
+//!
+//! Definitions follow the TensorBoard plugin's Memory view (`docs/metrics.md` A.12 of the
+//! shared specs); where that plugin has a quirk kinetoscope does the sound thing instead,
+//! listed in `docs/tb-plugin-differences.md`.
+
+pub mod curve;
+pub mod events;
+pub mod op_stats;
+pub mod sort;
+pub mod trace_source;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use kinetoscope_trace::Trace;
+use serde::Serialize;
+
+pub use curve::{Curve, CurveKind, CurvePoint, Peak};
+pub use events::{Allocation, AllocationTable};
+pub use op_stats::OpMemoryStats;
+pub use sort::SortKey;
+
+/// The message for a trace without `[memory]` events.
+pub const NO_MEMORY_EVENTS: &str = "no [memory] events: record with profile_memory=True";
+
+/// Default number of curve points per device after down-sampling.
+pub const DEFAULT_POINTS: usize = 500;
+
+/// A memory device as `[memory]` events name it (`Device Type`, `Device Id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Device {
+    /// `c10::DeviceType`: 0 CPU, 1 CUDA, others as written.
+    pub device_type: i64,
+    /// Device ordinal (-1 for the CPU).
+    pub device_id: i64,
+}
+
+impl Device {
+    /// The CPU.
+    pub const CPU: Device = Device {
+        device_type: 0,
+        device_id: -1,
+    };
+
+    /// CUDA device `id`.
+    pub const fn cuda(id: i64) -> Self {
+        Device {
+            device_type: 1,
+            device_id: id,
+        }
+    }
+
+    /// Whether this is a CUDA device.
+    pub fn is_cuda(self) -> bool {
+        self.device_type == 1
+    }
+}
+
+impl fmt::Display for Device {
+    /// `CPU`, `GPU0` (the plugin's names), or `device<type>:<id>` for other types.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.device_type {
+            0 => f.write_str("CPU"),
+            1 => write!(f, "GPU{}", self.device_id),
+            t => write!(f, "device{t}:{}", self.device_id),
+        }
+    }
+}
+
+/// Which devices to keep (`--device`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceFilter {
+    /// The CPU.
+    Cpu,
+    /// Every CUDA device.
+    AllGpus,
+    /// One CUDA device.
+    Gpu(i64),
+}
+
+impl DeviceFilter {
+    /// Whether `device` passes.
+    pub fn matches(self, device: Device) -> bool {
+        match self {
+            Self::Cpu => device.device_type == 0,
+            Self::AllGpus => device.is_cuda(),
+            Self::Gpu(id) => device.is_cuda() && device.device_id == id,
+        }
+    }
+}
+
+impl FromStr for DeviceFilter {
+    type Err = String;
+
+    /// `cpu`; `gpu` or `cuda` (all GPUs); `gpu0`, `gpu:0`, `cuda:0`, `GPU0` or `0`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let l = s.trim().to_ascii_lowercase();
+        if l == "cpu" {
+            return Ok(Self::Cpu);
+        }
+        if l == "gpu" || l == "cuda" {
+            return Ok(Self::AllGpus);
+        }
+        let digits = l
+            .strip_prefix("gpu")
+            .or_else(|| l.strip_prefix("cuda"))
+            .map(|r| r.trim_start_matches(':'))
+            .unwrap_or(&l);
+        digits
+            .parse::<i64>()
+            .ok()
+            .filter(|d| *d >= 0)
+            .map(Self::Gpu)
+            .ok_or_else(|| format!("unknown device {s:?}: use cpu, gpu, gpu0, cuda:0 or 0"))
+    }
+}
+
+/// One memory event from any source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryRecord {
+    /// When, epoch ns.
+    pub ts_ns: i64,
+    /// Which device.
+    pub device: Device,
+    /// Address (`Addr`); `None` when the source has none (PyTorch < 1.10 traces).
+    pub addr: Option<u64>,
+    /// Bytes: positive for an allocation, negative for a free.
+    pub bytes: i64,
+    /// Bytes allocated on the device after this event, when recorded.
+    pub total_allocated: Option<i64>,
+    /// Bytes reserved by the caching allocator after this event, when recorded.
+    pub total_reserved: Option<i64>,
+    /// The innermost operator it happened in (a node of [`OpForest`]).
+    pub op: Option<u32>,
+}
+
+/// One operator call in an [`OpForest`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpNode {
+    /// Index into [`OpForest::names`].
+    pub name: u32,
+    /// The enclosing operator call on the same thread.
+    pub parent: Option<u32>,
+}
+
+/// The operator calls that memory records are attributed to, with their nesting.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OpForest {
+    /// Operator names, each once.
+    pub names: Vec<String>,
+    /// Operator calls; a call's parent always has a smaller index.
+    pub nodes: Vec<OpNode>,
+    /// Calls per name (same index as `names`) over the whole trace.
+    pub calls: Vec<u64>,
+}
+
+impl OpForest {
+    /// The name of a call.
+    pub fn name_of(&self, node: u32) -> &str {
+        &self.names[self.nodes[node as usize].name as usize]
+    }
+
+    /// The enclosing call.
+    pub fn parent_of(&self, node: u32) -> Option<u32> {
+        self.nodes[node as usize].parent
+    }
+}
+
+/// What a source of memory records produces.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemoryInput {
+    /// Where the records came from.
+    pub source: MemorySource,
+    /// Memory records in time order (ties in source order).
+    pub records: Vec<MemoryRecord>,
+    /// The operator calls records are attributed to.
+    pub ops: OpForest,
+    /// Time zero for relative times: the first event of the trace, epoch ns.
+    pub origin_ns: i64,
+    /// Device capacities (CUDA `totalGlobalMem`), bytes.
+    pub capacity: BTreeMap<Device, u64>,
+    /// `[OutOfMemory]` events per device.
+    pub out_of_memory: BTreeMap<Device, u64>,
+}
+
+/// Options of the memory view.
+#[derive(Clone, Debug)]
+pub struct MemoryOptions {
+    /// Most curve points per device after down-sampling (at least 10).
+    pub points: usize,
+    /// Keep only matching devices.
+    pub device: Option<DeviceFilter>,
+}
+
+impl Default for MemoryOptions {
+    fn default() -> Self {
+        Self {
+            points: DEFAULT_POINTS,
+            device: None,
+        }
+    }
+}
+
+/// Where the memory records came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemorySource {
+    /// `[memory]` instants of a Kineto trace.
+    #[default]
+    KinetoTrace,
+}
+
+/// The memory view of one trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct MemoryView {
+    /// The file.
+    pub path: String,
+    /// Where the records came from.
+    pub source: MemorySource,
+    /// Time zero for relative times (first event of the trace), epoch ns.
+    pub origin_ns: i64,
+    /// Memory records, all devices (before `--device`).
+    pub records: u64,
+    /// Of those, records with an address (PyTorch 1.10+).
+    pub records_with_addr: u64,
+    /// Of those, records with `Total Allocated`.
+    pub records_with_totals: u64,
+    /// Records inside no operator (attributed to nothing).
+    pub unattributed_records: u64,
+    /// `[OutOfMemory]` events, all devices.
+    pub out_of_memory_events: u64,
+    /// Per device, CPU first then GPUs by id (after `--device`).
+    pub devices: Vec<DeviceMemory>,
+    /// Notes on what could not be computed and why.
+    pub notes: Vec<String>,
+}
+
+/// Everything the view shows for one device.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceMemory {
+    /// `CPU`, `GPU0`, ...
+    pub device: String,
+    /// `Device Type` (0 CPU, 1 CUDA).
+    pub device_type: i64,
+    /// `Device Id` (-1 for the CPU).
+    pub device_id: i64,
+    /// Memory records on this device.
+    pub records: u64,
+    /// `[OutOfMemory]` events on this device.
+    pub out_of_memory_events: u64,
+    /// Device memory (`totalGlobalMem` from `deviceProperties`), when known.
+    pub capacity_bytes: Option<u64>,
+    /// Highest allocated bytes: when first reached and by which operator.
+    pub peak_allocated: Option<Peak>,
+    /// Highest reserved bytes (caching allocator), when recorded.
+    pub peak_reserved: Option<Peak>,
+    /// Allocated / reserved over time, down-sampled.
+    pub curve: Curve,
+    /// Allocations paired with their frees.
+    pub allocations: AllocationTable,
+    /// Per-operator statistics.
+    pub operators: Vec<OpMemoryStats>,
+    /// Operator rows before `--top`.
+    pub operators_total: usize,
+}
+
+/// The memory view of a Kineto trace.
+pub fn analyze_trace(trace: &Trace, opts: &MemoryOptions) -> MemoryView {
+    let input = trace_source::from_trace(trace);
+    analyze(&trace.path.display().to_string(), &input, opts)
+}
+
+/// The memory view of any source's records.
+pub fn analyze(path: &str, input: &MemoryInput, opts: &MemoryOptions) -> MemoryView {
+    let recs = &input.records;
+    let mut view = MemoryView {
+        path: path.to_owned(),
+        source: input.source,
+        origin_ns: input.origin_ns,
+        records: recs.len() as u64,
+        records_with_addr: recs.iter().filter(|r| r.addr.is_some()).count() as u64,
+        records_with_totals: recs.iter().filter(|r| r.total_allocated.is_some()).count() as u64,
+        unattributed_records: recs.iter().filter(|r| r.op.is_none()).count() as u64,
+        out_of_memory_events: input.out_of_memory.values().sum(),
+        devices: Vec::new(),
+        notes: Vec::new(),
+    };
+    if recs.is_empty() {
+        view.notes.push(NO_MEMORY_EVENTS.to_owned());
+    } else if view.records_with_addr == 0 && view.records_with_totals == 0 {
+        view.notes.push(
+            "these [memory] events have no Addr / Total Allocated (PyTorch < 1.10): no \
+             allocation table; curves are the net bytes allocated since profiling started"
+                .to_owned(),
+        );
+    }
+    let mut by_device: BTreeMap<Device, Vec<&MemoryRecord>> = BTreeMap::new();
+    for r in recs {
+        by_device.entry(r.device).or_default().push(r);
+    }
+    for d in input.out_of_memory.keys() {
+        by_device.entry(*d).or_default();
+    }
+    for (device, records) in by_device {
+        if opts.device.is_some_and(|f| !f.matches(device)) {
+            continue;
+        }
+        view.devices
+            .push(device_memory(device, &records, input, opts.points));
+    }
+    if !recs.is_empty() && view.devices.is_empty() {
+        view.notes
+            .push("no [memory] events on the selected device".to_owned());
+    }
+    view
+}
+
+fn device_memory(
+    device: Device,
+    records: &[&MemoryRecord],
+    input: &MemoryInput,
+    points: usize,
+) -> DeviceMemory {
+    let full = curve::build(records);
+    let peak_allocated = curve::peak_allocated(&full, records, &input.ops);
+    let peak_reserved = curve::peak_reserved(&full, records, &input.ops);
+    let operators = op_stats::op_stats(records, &input.ops);
+    DeviceMemory {
+        device: device.to_string(),
+        device_type: device.device_type,
+        device_id: device.device_id,
+        records: records.len() as u64,
+        out_of_memory_events: input.out_of_memory.get(&device).copied().unwrap_or(0),
+        capacity_bytes: input.capacity.get(&device).copied(),
+        peak_allocated,
+        peak_reserved,
+        curve: curve::downsampled(full, points),
+        allocations: events::pair(records, &input.ops),
+        operators_total: operators.len(),
+        operators,
+    }
+}
+
+/// The operator to show for an allocation: `parent (aten::empty…)` when the allocating
+/// operator is an `aten::empty*` (PyTorch's malloc) with a parent, as the plugin does;
+/// else the operator, or `<unknown>`.
+pub fn op_context(op: Option<&str>, parent: Option<&str>) -> String {
+    match (op, parent) {
+        (Some(o), Some(p)) if o.starts_with("aten::empty") => format!("{p} ({o})"),
+        (Some(o), _) => o.to_owned(),
+        (None, _) => "<unknown>".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_filter_parses() {
+        assert_eq!("cpu".parse(), Ok(DeviceFilter::Cpu));
+        assert_eq!("GPU".parse(), Ok(DeviceFilter::AllGpus));
+        assert_eq!("gpu0".parse(), Ok(DeviceFilter::Gpu(0)));
+        assert_eq!("cuda:3".parse(), Ok(DeviceFilter::Gpu(3)));
+        assert_eq!("1".parse(), Ok(DeviceFilter::Gpu(1)));
+        assert!("tpu".parse::<DeviceFilter>().is_err());
+        assert!(DeviceFilter::Gpu(1).matches(Device::cuda(1)));
+        assert!(!DeviceFilter::Gpu(1).matches(Device::cuda(0)));
+        assert!(!DeviceFilter::AllGpus.matches(Device::CPU));
+        assert_eq!(Device::cuda(2).to_string(), "GPU2");
+        assert_eq!(Device::CPU.to_string(), "CPU");
+    }
+
+    #[test]
+    fn empty_context() {
+        assert_eq!(
+            op_context(Some("aten::empty_strided"), Some("aten::to")),
+            "aten::to (aten::empty_strided)"
+        );
+        assert_eq!(
+            op_context(Some("aten::mm"), Some("aten::linear")),
+            "aten::mm"
+        );
+        assert_eq!(op_context(Some("aten::empty"), None), "aten::empty");
+        assert_eq!(op_context(None, None), "<unknown>");
+    }
+}

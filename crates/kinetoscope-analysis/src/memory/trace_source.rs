@@ -1,0 +1,223 @@
+//! Memory records from a Kineto trace: its `[memory]` instants (`profile_memory=True`),
+//! each attributed to the innermost operator enclosing it on the same thread.
+//!
+//! Operators here are host spans of `cpu_op` (1.8/1.9 `Operator`) and `user_annotation`
+//! (`record_function`) category, except the `ProfilerStep#N` spans, which are steps.
+//! A record at time `t` belongs to a span when `start <= t < end` (half-open, so a record
+//! at the boundary of two consecutive operators goes to the second).
+//!
+//! One sweep per thread over spans sorted by (start, longest first) and records sorted
+//! by time keeps a stack of open spans: it gives each record its innermost span and each
+//! span its parent, in O(n log n) for the sort.
+//!
+//! As in the PyTorch autograd profiler and the TensorBoard plugin, an operator whose only
+//! child operator has the same name is merged with that child (one call, not two).
+//!
+//! Threads are matched by `(pid, tid)` with numeric strings read as numbers: 1.8/1.9
+//! traces write operator tids as strings (`"25738"`) and memory tids as integers.
+
+use std::collections::{BTreeMap, HashMap};
+
+use kinetoscope_trace::{CategoryKind, EventId, Phase, RawId, StrId, Trace};
+
+use super::{Device, MemoryInput, MemoryRecord, MemorySource, OpForest, OpNode};
+
+/// A pid or tid with numeric strings read as numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum IdKey {
+    Int(i64),
+    Str(StrId),
+}
+
+fn id_key(trace: &Trace, id: RawId) -> IdKey {
+    match id {
+        RawId::Int(i) => IdKey::Int(i),
+        RawId::Str(s) => match trace.strings.get(s).trim().parse::<i64>() {
+            Ok(i) => IdKey::Int(i),
+            Err(_) => IdKey::Str(s),
+        },
+    }
+}
+
+/// Build the [`MemoryInput`] of a trace.
+pub fn from_trace(trace: &Trace) -> MemoryInput {
+    let e = &trace.events;
+
+    // Thread of every track, by normalised (pid, tid).
+    let mut thread_of_track: Vec<u32> = Vec::with_capacity(trace.tracks.len());
+    let mut threads: HashMap<(IdKey, IdKey), u32> = HashMap::new();
+    for (_, t) in trace.tracks.iter() {
+        let key = (id_key(trace, t.pid), id_key(trace, t.tid));
+        let n = threads.len() as u32;
+        thread_of_track.push(*threads.entry(key).or_insert(n));
+    }
+
+    // Memory records (and out-of-memory events).
+    let memory_name = trace.strings.find("[memory]");
+    let mut out_of_memory: BTreeMap<Device, u64> = BTreeMap::new();
+    // (thread, ts, event, record)
+    let mut recs: Vec<(u32, i64, EventId, MemoryRecord)> = Vec::new();
+    for m in &trace.args.memory {
+        let i = m.event.index();
+        let device = Device {
+            device_type: m.device_type,
+            device_id: if m.device_type == 0 { -1 } else { m.device_id },
+        };
+        if Some(e.name[i]) != memory_name {
+            *out_of_memory.entry(device).or_default() += 1;
+            continue;
+        }
+        let rec = MemoryRecord {
+            ts_ns: e.ts_ns[i],
+            device,
+            addr: (m.addr != 0).then_some(m.addr),
+            bytes: m.bytes,
+            total_allocated: (m.total_allocated >= 0).then_some(m.total_allocated),
+            total_reserved: (m.total_reserved >= 0).then_some(m.total_reserved),
+            op: None,
+        };
+        recs.push((thread_of_track[e.track[i].index()], rec.ts_ns, m.event, rec));
+    }
+
+    // Operator spans.
+    let mut local_name: HashMap<StrId, u32> = HashMap::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut excluded: HashMap<StrId, bool> = HashMap::new();
+    // (thread, start, end, event, local name)
+    let mut spans: Vec<(u32, i64, i64, u32, u32)> = Vec::new();
+    if !recs.is_empty() {
+        for i in 0..e.len() {
+            if e.phase[i] != Phase::Complete {
+                continue;
+            }
+            let kind = trace.categories.kind(e.cat[i]);
+            if !matches!(kind, CategoryKind::CpuOp | CategoryKind::UserAnnotation) {
+                continue;
+            }
+            let name = e.name[i];
+            let skip = *excluded
+                .entry(name)
+                .or_insert_with(|| trace.strings.get(name).starts_with("ProfilerStep#"));
+            if skip {
+                continue;
+            }
+            let n = *local_name.entry(name).or_insert_with(|| {
+                names.push(trace.strings.get(name).to_owned());
+                (names.len() - 1) as u32
+            });
+            let start = e.ts_ns[i];
+            let end = start + e.dur_ns[i].max(0);
+            spans.push((thread_of_track[e.track[i].index()], start, end, i as u32, n));
+        }
+    }
+    spans.sort_unstable_by_key(|&(t, s, end, i, _)| (t, s, std::cmp::Reverse(end), i));
+    recs.sort_by_key(|r| (r.0, r.1, r.2));
+
+    // The sweep: parent of each span, innermost span of each record.
+    let mut parent = vec![u32::MAX; spans.len()];
+    let mut stack: Vec<u32> = Vec::new();
+    let (mut i, mut j) = (0usize, 0usize);
+    while i < spans.len() || j < recs.len() {
+        let thread = match (spans.get(i), recs.get(j)) {
+            (Some(s), Some(r)) => s.0.min(r.0),
+            (Some(s), None) => s.0,
+            (None, Some(r)) => r.0,
+            (None, None) => unreachable!(),
+        };
+        stack.clear();
+        loop {
+            let s = spans.get(i).filter(|s| s.0 == thread);
+            let r = recs.get(j).filter(|r| r.0 == thread);
+            let take_span = match (s, r) {
+                (Some(s), Some(r)) => s.1 <= r.1,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            if take_span {
+                let start = spans[i].1;
+                while stack.last().is_some_and(|&k| spans[k as usize].2 <= start) {
+                    stack.pop();
+                }
+                if let Some(&top) = stack.last() {
+                    parent[i] = top;
+                }
+                stack.push(i as u32);
+                i += 1;
+            } else {
+                let t = recs[j].1;
+                while stack.last().is_some_and(|&k| spans[k as usize].2 <= t) {
+                    stack.pop();
+                }
+                recs[j].3.op = stack.last().copied();
+                j += 1;
+            }
+        }
+    }
+
+    // Merge an operator with its only child when both have the same name.
+    let mut children = vec![0u32; spans.len()];
+    for &p in &parent {
+        if p != u32::MAX {
+            children[p as usize] += 1;
+        }
+    }
+    let mut rep: Vec<u32> = (0..spans.len() as u32).collect();
+    for k in 0..spans.len() {
+        let p = parent[k];
+        if p != u32::MAX && children[p as usize] == 1 && spans[p as usize].4 == spans[k].4 {
+            rep[k] = rep[p as usize];
+        }
+    }
+    let mut calls = vec![0u64; names.len()];
+    let nodes: Vec<OpNode> = spans
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            if rep[k] == k as u32 {
+                calls[s.4 as usize] += 1;
+            }
+            OpNode {
+                name: s.4,
+                parent: (parent[k] != u32::MAX).then(|| rep[parent[k] as usize]),
+            }
+        })
+        .collect();
+
+    let mut records: Vec<(i64, EventId, MemoryRecord)> = recs
+        .into_iter()
+        .map(|(_, ts, ev, mut r)| {
+            r.op = r.op.map(|k| rep[k as usize]);
+            (ts, ev, r)
+        })
+        .collect();
+    records.sort_by_key(|r| (r.0, r.1));
+    let records: Vec<MemoryRecord> = records.into_iter().map(|r| r.2).collect();
+
+    let first_record = records.first().map_or(i64::MAX, |r| r.ts_ns);
+    let origin_ns = trace
+        .span_ns()
+        .map_or(first_record, |(lo, _)| lo.min(first_record));
+    let origin_ns = if origin_ns == i64::MAX { 0 } else { origin_ns };
+
+    let capacity = trace
+        .meta
+        .devices
+        .iter()
+        .filter(|d| d.total_memory_bytes > 0)
+        .map(|d| (Device::cuda(d.id), d.total_memory_bytes))
+        .collect();
+
+    MemoryInput {
+        source: MemorySource::KinetoTrace,
+        records,
+        ops: OpForest {
+            names,
+            nodes,
+            calls,
+        },
+        origin_ns,
+        capacity,
+        out_of_memory,
+    }
+}

@@ -1,0 +1,120 @@
+//! Per-node statistics (`docs/metrics.md` A.7, A.9): host self time, device self and total
+//! time, tensor-core kernel time and tensor-core eligibility, computed in three linear
+//! passes over the node tree, the runtime calls and the device activities.
+
+use kinetoscope_trace::{CategoryKind, Phase, Trace};
+use rustc_hash::FxHashMap;
+
+use super::eligibility::is_eligible_name;
+use super::launch::{is_device_work, launcher_of, runtime_launchers, ROOT};
+use super::names::NameFlags;
+use super::tree::{NodeKind, NodeTree, NONE};
+use crate::overview::tensor_cores::uses_tensor_cores;
+
+/// Statistics per node; only merge-chain heads ([`NodeTree::rep`]) carry values.
+#[derive(Debug, Default)]
+pub(crate) struct NodeStats {
+    /// Duration minus child nodes minus own runtime calls, ns.
+    pub host_self: Vec<i64>,
+    /// Device work launched by the node's own runtime calls, ns.
+    pub device_self: Vec<i64>,
+    /// `device_self` plus that of every descendant, ns.
+    pub device_total: Vec<i64>,
+    /// Tensor-core kernel time among `device_self`, ns.
+    pub tc_self: Vec<i64>,
+    /// Tensor-core kernel time among `device_total`, ns.
+    pub tc_total: Vec<i64>,
+    /// Tensor-core eligible (by name, by an eligible child operator, or by own
+    /// tensor-core kernels).
+    pub eligible: Vec<bool>,
+    /// Whether the trace has any kernel, memcpy or memset.
+    pub has_device_work: bool,
+    /// Runtime calls whose `External id` matched no host node.
+    pub unmatched_runtimes: u64,
+}
+
+/// Compute the statistics of every node of `tree`.
+pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
+    let e = &trace.events;
+    let n = tree.len();
+    let mut s = NodeStats {
+        host_self: tree.event.iter().map(|&ev| e.dur_ns[ev as usize]).collect(),
+        device_self: vec![0; n],
+        device_total: Vec::new(),
+        tc_self: vec![0; n],
+        tc_total: Vec::new(),
+        eligible: vec![false; n],
+        has_device_work: false,
+        unmatched_runtimes: 0,
+    };
+
+    let mut ext_to_node: FxHashMap<i64, u32> = FxHashMap::default();
+    ext_to_node.reserve(n);
+    for (idx, &ev) in tree.event.iter().enumerate() {
+        let ext = e.external_id[ev as usize];
+        if ext != 0 {
+            ext_to_node.entry(ext).or_insert(idx as u32);
+        }
+    }
+
+    // Runtime calls: their time is not the node's own host time.
+    let mut unmatched = 0u64;
+    let by_corr = runtime_launchers(trace, &ext_to_node, |i, launcher| {
+        if launcher < ROOT {
+            let r = tree.rep[launcher as usize] as usize;
+            s.host_self[r] -= e.dur_ns[i];
+        } else if launcher != ROOT {
+            unmatched += 1;
+        }
+    });
+    s.unmatched_runtimes = unmatched;
+
+    // Device work: a plain sum of durations per launching node.
+    let mut tc = NameFlags::new(&trace.strings, uses_tensor_cores);
+    for i in 0..e.len() {
+        if e.phase[i] != Phase::Complete {
+            continue;
+        }
+        let kind = trace.categories.kind(e.cat[i]);
+        if !is_device_work(kind) {
+            continue;
+        }
+        s.has_device_work = true;
+        let launcher = launcher_of(&by_corr, e.correlation[i]);
+        if launcher >= ROOT {
+            continue;
+        }
+        let r = tree.rep[launcher as usize] as usize;
+        let dur = e.dur_ns[i];
+        s.device_self[r] += dur;
+        if kind == CategoryKind::Kernel && tc.get(&trace.strings, e.name[i]) {
+            s.tc_self[r] += dur;
+        }
+    }
+
+    // Eligibility by name, and by own tensor-core kernels (operators only).
+    let mut by_name = NameFlags::new(&trace.strings, is_eligible_name);
+    for idx in 0..n {
+        let name = e.name[tree.event[idx] as usize];
+        s.eligible[idx] = by_name.get(&trace.strings, name)
+            || (tree.kind[idx] == NodeKind::Op && s.tc_self[idx] > 0);
+    }
+
+    // Children into parents, deepest first (reverse pre-order).
+    s.device_total = s.device_self.clone();
+    s.tc_total = s.tc_self.clone();
+    for idx in (0..n).rev() {
+        let p = tree.parent[idx];
+        if p == NONE || tree.is_merged(idx) {
+            continue;
+        }
+        let r = tree.rep[p as usize] as usize;
+        s.host_self[r] -= e.dur_ns[tree.event[idx] as usize];
+        s.device_total[r] += s.device_total[idx];
+        s.tc_total[r] += s.tc_total[idx];
+        if s.eligible[idx] && tree.kind[r] == NodeKind::Op {
+            s.eligible[r] = true;
+        }
+    }
+    s
+}

@@ -1,0 +1,187 @@
+//! The host node tree of `docs/metrics.md` A.3, built over the columnar model.
+//!
+//! Nodes are the host spans the TensorBoard plugin nests: operators (`cpu_op`, 1.8/1.9
+//! `Operator`), `ProfilerStep#N` steps, `record_function` annotations (`user_annotation`)
+//! and `nn.Module` frames (`python_function` with a `Python module id`). Per track they are
+//! sorted by (start asc, end desc, file order) and nested by containment with a stack, so
+//! the sorted order is a pre-order of every track's forest.
+//!
+//! Two choices differ from the plugin (`docs/tb-plugin-differences.md`):
+//! * a node that starts inside its would-be parent but ends after it is **kept** as a
+//!   sibling (the parent is closed early) instead of being dropped;
+//! * a same-name merge (an operator whose only child is an operator of the same name is
+//!   folded into one call) keeps the runtimes of both levels.
+
+use kinetoscope_trace::{CategoryKind, Phase, Trace};
+
+/// "No node": a root's parent, or an absent link.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// What a node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NodeKind {
+    /// An operator: can be merged with a same-name only child, and is a table row unless
+    /// its name is excluded ([`is_excluded_op`]).
+    Op,
+    /// A `ProfilerStep#N` span.
+    Step,
+    /// A `record_function` annotation that is not a step.
+    Annotation,
+    /// An `nn.Module` frame (`python_function` with `Python module id`).
+    Module,
+}
+
+/// The node forest of one trace, in pre-order (track, start, end desc, file order).
+#[derive(Debug, Default)]
+pub(crate) struct NodeTree {
+    /// The event of each node.
+    pub event: Vec<u32>,
+    /// The kind of each node.
+    pub kind: Vec<NodeKind>,
+    /// The parent node, or [`NONE`].
+    pub parent: Vec<u32>,
+    /// The node that receives a node's statistics: itself, or the outermost node of a
+    /// same-name merge chain.
+    pub rep: Vec<u32>,
+    /// Nodes that started inside an open node and ended after it (kept as siblings).
+    pub overlapping: u64,
+}
+
+/// Whether an operator name is left out of the operator table (A.9): the DataLoader
+/// iterator, optimizer steps and the (D)DP forward wrappers.
+pub(crate) fn is_excluded_op(name: &str) -> bool {
+    name.starts_with("Optimizer.")
+        || name == "DataParallel.forward"
+        || name == "DistributedDataParallel.forward"
+        || (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__"))
+}
+
+/// The node kind of an event, or `None` when the event is not a node.
+/// `module_frame` says whether a `python_function` event carries a module id.
+pub(crate) fn node_kind(
+    trace: &Trace,
+    kind: CategoryKind,
+    name: u32,
+    module_frame: bool,
+) -> Option<NodeKind> {
+    match kind {
+        CategoryKind::CpuOp | CategoryKind::UserAnnotation => {
+            let text = trace.strings.get(kinetoscope_trace::StrId(name));
+            Some(if text.starts_with("ProfilerStep#") {
+                NodeKind::Step
+            } else if kind == CategoryKind::CpuOp {
+                NodeKind::Op
+            } else {
+                NodeKind::Annotation
+            })
+        }
+        CategoryKind::PythonFunction if module_frame => Some(NodeKind::Module),
+        _ => None,
+    }
+}
+
+/// Call `f(event, node kind)` for every node event, in file order.
+pub(crate) fn for_each_node_event(trace: &Trace, mut f: impl FnMut(usize, NodeKind)) {
+    let e = &trace.events;
+    let python = &trace.args.python;
+    let mut py = 0usize;
+    for i in 0..e.len() {
+        if e.phase[i] != Phase::Complete {
+            continue;
+        }
+        let kind = trace.categories.kind(e.cat[i]);
+        let mut module_frame = false;
+        if kind == CategoryKind::PythonFunction {
+            while py < python.len() && (python[py].event.0 as usize) < i {
+                py += 1;
+            }
+            module_frame =
+                py < python.len() && python[py].event.0 as usize == i && python[py].module_id >= 0;
+        }
+        if let Some(k) = node_kind(trace, kind, e.name[i].0, module_frame) {
+            f(i, k);
+        }
+    }
+}
+
+impl NodeTree {
+    /// Build the forest of a trace.
+    pub(crate) fn build(trace: &Trace) -> Self {
+        let e = &trace.events;
+        // (track, start, -end, event, kind): sorting gives the pre-order of each track.
+        let mut order: Vec<(u32, i64, i64, u32, NodeKind)> = Vec::new();
+        for_each_node_event(trace, |i, k| {
+            let ts = e.ts_ns[i];
+            order.push((e.track[i].0, ts, -(ts + e.dur_ns[i]), i as u32, k));
+        });
+        order.sort_unstable_by_key(|&(t, s, ne, i, _)| (t, s, ne, i));
+
+        let n = order.len();
+        let mut tree = NodeTree {
+            event: Vec::with_capacity(n),
+            kind: Vec::with_capacity(n),
+            parent: vec![NONE; n],
+            rep: Vec::with_capacity(n),
+            overlapping: 0,
+        };
+        let mut children = vec![0u32; n];
+        // Stack of (node, end).
+        let mut stack: Vec<(u32, i64)> = Vec::new();
+        let mut track = u32::MAX;
+        for (idx, &(t, start, neg_end, ev, kind)) in order.iter().enumerate() {
+            let end = -neg_end;
+            if t != track {
+                track = t;
+                stack.clear();
+            }
+            let mut overlapped = false;
+            while let Some(&(_, top_end)) = stack.last() {
+                if start < top_end {
+                    if end <= top_end {
+                        break;
+                    }
+                    overlapped = true;
+                }
+                stack.pop();
+            }
+            if overlapped {
+                tree.overlapping += 1;
+            }
+            if let Some(&(p, _)) = stack.last() {
+                tree.parent[idx] = p;
+                children[p as usize] += 1;
+            }
+            stack.push((idx as u32, end));
+            tree.event.push(ev);
+            tree.kind.push(kind);
+        }
+
+        // Same-name merge (A.3): an operator whose only child is an operator of the same
+        // name is one call. Parents come before children in pre-order.
+        for idx in 0..n {
+            let p = tree.parent[idx];
+            let merged = p != NONE
+                && children[p as usize] == 1
+                && tree.kind[p as usize] == NodeKind::Op
+                && tree.kind[idx] == NodeKind::Op
+                && e.name[tree.event[p as usize] as usize] == e.name[tree.event[idx] as usize];
+            let r = if merged {
+                tree.rep[p as usize]
+            } else {
+                idx as u32
+            };
+            tree.rep.push(r);
+        }
+        tree
+    }
+
+    /// Number of nodes.
+    pub(crate) fn len(&self) -> usize {
+        self.event.len()
+    }
+
+    /// Whether node `i` was folded into an ancestor of the same name.
+    pub(crate) fn is_merged(&self, i: usize) -> bool {
+        self.rep[i] as usize != i
+    }
+}

@@ -1,0 +1,83 @@
+//! The eight-way step-time breakdown (docs/metrics.md A.5): every instant of a step is
+//! given to the highest-priority role active anywhere at that instant (Kernel, Memcpy,
+//! Memset, Communication, Runtime, DataLoader, CPU Exec), and what is left is Other, so
+//! the parts of a step add up to its (stretched) duration.
+
+use kinetoscope_trace::Trace;
+
+use super::classify::{host_role, is_communication_kernel, Class, Classes, HostRole};
+use super::intervals::{intersect, merge, overlap, subtract, Span};
+use super::step_ranges::StepRange;
+use super::Parts;
+
+/// Number of roles with events (all but Other).
+const ROLES: usize = 7;
+
+/// The merged interval set of each role, in priority order, over the whole trace.
+pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] {
+    let e = &trace.events;
+    // External ids of host communication calls: kernels carrying one are communication
+    // (the plugin's link); NCCL kernels are recognised by name as well.
+    let mut comm_ids = std::collections::HashSet::new();
+    for i in 0..e.len() {
+        let class = classes.of(trace, i);
+        if host_role(class, trace.strings.get(e.name[i])) == Some(HostRole::Communication)
+            && e.external_id[i] != 0
+        {
+            comm_ids.insert(e.external_id[i]);
+        }
+    }
+    let mut sets: [Vec<Span>; ROLES] = Default::default();
+    for i in 0..e.len() {
+        let class = classes.of(trace, i);
+        let span = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]);
+        let role = match class {
+            Class::Kernel => {
+                if comm_ids.contains(&e.external_id[i])
+                    || is_communication_kernel(trace.strings.get(e.name[i]))
+                {
+                    3
+                } else {
+                    0
+                }
+            }
+            Class::Memcpy => 1,
+            Class::Memset => 2,
+            Class::Launch => 4,
+            Class::Op | Class::Annotation | Class::Python => {
+                match host_role(class, trace.strings.get(e.name[i])) {
+                    Some(HostRole::DataLoader) => 5,
+                    Some(HostRole::Communication) => 3,
+                    Some(HostRole::CpuExec) => 6,
+                    Some(HostRole::Step) | None => continue,
+                }
+            }
+            Class::Ignored => continue,
+        };
+        sets[role].push(span);
+    }
+    sets.map(merge)
+}
+
+/// Each step's parts, ns, in step order.
+pub(crate) fn breakdown(sets: &[Vec<Span>; ROLES], steps: &[StepRange]) -> Vec<Parts<i64>> {
+    let all_steps = merge(steps.iter().map(|s| (s.start, s.end)).collect());
+    let mut free = all_steps;
+    let mut counted: Vec<Vec<Span>> = Vec::with_capacity(ROLES + 1);
+    for set in sets {
+        let c = intersect(set, &free);
+        free = subtract(&free, &c);
+        counted.push(c);
+    }
+    counted.push(free);
+    steps
+        .iter()
+        .map(|s| {
+            let mut parts = [0i64; ROLES + 1];
+            for (p, c) in parts.iter_mut().zip(&counted) {
+                *p = overlap(c, s.start, s.end);
+            }
+            Parts::from_array(parts)
+        })
+        .collect()
+}

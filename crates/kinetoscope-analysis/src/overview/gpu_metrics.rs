@@ -1,0 +1,168 @@
+//! Per-GPU metrics over the step window `[first step start, last step end)`
+//! (docs/metrics.md A.6): utilization, estimated SM efficiency, estimated achieved
+//! occupancy, and the share of kernel time on tensor cores.
+
+use std::collections::{BTreeMap, HashMap};
+
+use kinetoscope_trace::{StrId, Trace, TrackKind};
+
+use super::classify::{Class, Classes};
+use super::intervals::{intersect, merge, total};
+use super::tensor_cores::uses_tensor_cores;
+use super::GpuMetrics;
+
+/// One kernel on one GPU.
+struct KernelRec {
+    start: i64,
+    end: i64,
+    /// `blocks per SM`, when present and positive.
+    blocks_per_sm: Option<f64>,
+    /// `est. achieved occupancy %`, when present and not negative.
+    occupancy_pct: Option<f64>,
+    tensor_cores: bool,
+}
+
+/// Metrics of every GPU that ran a kernel, by device id. The GPU of a kernel is its
+/// `device` arg, else the device of its stream's track.
+pub(crate) fn gpu_metrics(
+    trace: &Trace,
+    classes: &Classes,
+    window: Option<(i64, i64)>,
+) -> Vec<GpuMetrics> {
+    let e = &trace.events;
+    let kargs = &trace.args.kernel;
+    let mut ka = 0;
+    let mut tc_cache: HashMap<StrId, bool> = HashMap::new();
+    let mut per_gpu: BTreeMap<i64, Vec<KernelRec>> = BTreeMap::new();
+    for i in 0..e.len() {
+        if classes.of(trace, i) != Class::Kernel {
+            continue;
+        }
+        while ka < kargs.len() && kargs[ka].event.index() < i {
+            ka += 1;
+        }
+        let args = kargs.get(ka).filter(|a| a.event.index() == i);
+        let track_device = match trace.tracks.get(e.track[i]).kind {
+            TrackKind::GpuStream { device, .. } => device,
+            _ => -1,
+        };
+        let device = args.map_or(-1, |a| a.device);
+        let device = if device >= 0 { device } else { track_device };
+        if device < 0 {
+            continue;
+        }
+        let name = e.name[i];
+        let tensor_cores = *tc_cache
+            .entry(name)
+            .or_insert_with(|| uses_tensor_cores(trace.strings.get(name)));
+        per_gpu.entry(device).or_default().push(KernelRec {
+            start: e.ts_ns[i],
+            end: e.ts_ns[i] + e.dur_ns[i],
+            blocks_per_sm: args
+                .and_then(|a| a.blocks_per_sm)
+                .map(f64::from)
+                .filter(|b| *b > 0.0),
+            occupancy_pct: args
+                .and_then(|a| a.est_achieved_occupancy_pct)
+                .map(f64::from)
+                .filter(|o| *o >= 0.0),
+            tensor_cores,
+        });
+    }
+    per_gpu
+        .into_iter()
+        .map(|(id, mut kernels)| {
+            kernels.sort_by_key(|k| k.start);
+            let name = trace
+                .meta
+                .devices
+                .iter()
+                .find(|d| d.id == id)
+                .map(|d| d.name.clone());
+            let w = window.filter(|(s, e)| e > s);
+            GpuMetrics {
+                id,
+                name,
+                kernels: kernels.len() as u64,
+                utilization: w.map(|w| utilization(&kernels, w)),
+                sm_efficiency: w.and_then(|w| sm_efficiency(&kernels, w)),
+                achieved_occupancy: w
+                    .and_then(|w| occupancy_pct(&kernels, w))
+                    .map(|p| p / 100.0),
+                tensor_core_ratio: w.and_then(|w| tensor_core_ratio(&kernels, w)),
+            }
+        })
+        .collect()
+}
+
+/// `|∪ kernels ∩ window| / |window|`.
+fn utilization(kernels: &[KernelRec], (ws, we): (i64, i64)) -> f64 {
+    let busy = merge(kernels.iter().map(|k| (k.start, k.end)).collect());
+    total(&intersect(&busy, &[(ws, we)])) as f64 / (we - ws) as f64
+}
+
+/// Σ over elementary time slices of `min(Σ active blocks per SM, 1) × |slice ∩ window|`,
+/// divided by `|window|`; `None` when no kernel with `blocks per SM` overlaps the window.
+/// Endpoints are visited as the plugin does (time order, starts before ends at equal
+/// times, kernels in start order), so the floating-point sums match it.
+fn sm_efficiency(kernels: &[KernelRec], (ws, we): (i64, i64)) -> Option<f64> {
+    let mut points: Vec<(i64, bool, f64)> = Vec::new();
+    for k in kernels {
+        if let Some(b) = k.blocks_per_sm {
+            points.push((k.start, false, b));
+            points.push((k.end, true, b));
+        }
+    }
+    points.sort_by_key(|&(t, is_end, _)| (t, is_end));
+    let mut sum = 0.0;
+    let mut any = false;
+    let &(first, _, first_value) = points.first()?;
+    let (mut last_t, mut active) = (first, first_value);
+    for &(t, is_end, b) in &points[1..] {
+        if t > last_t && active > 0.0 {
+            let (s, e) = (last_t.max(ws), t.min(we));
+            if s < e {
+                sum += active.min(1.0) * (e - s) as f64;
+                any = true;
+            }
+        }
+        last_t = t;
+        if is_end {
+            active -= b;
+        } else {
+            active += b;
+        }
+    }
+    any.then(|| sum / (we - ws) as f64)
+}
+
+/// Kernel-time-weighted mean of `est. achieved occupancy %` over the window, in percent;
+/// `None` when no such kernel time falls in the window.
+fn occupancy_pct(kernels: &[KernelRec], (ws, we): (i64, i64)) -> Option<f64> {
+    let (mut weighted, mut time) = (0.0, 0i64);
+    for k in kernels {
+        let Some(o) = k.occupancy_pct else { continue };
+        let d = k.end.min(we) - k.start.max(ws);
+        if d > 0 {
+            weighted += o * d as f64;
+            time += d;
+        }
+    }
+    (time > 0).then(|| weighted / time as f64)
+}
+
+/// Tensor-core kernel time / all kernel time, both clipped to the window; `None` when no
+/// kernel time falls in the window.
+fn tensor_core_ratio(kernels: &[KernelRec], (ws, we): (i64, i64)) -> Option<f64> {
+    let (mut tc, mut all) = (0i64, 0i64);
+    for k in kernels {
+        let d = k.end.min(we) - k.start.max(ws);
+        if d > 0 {
+            all += d;
+            if k.tensor_cores {
+                tc += d;
+            }
+        }
+    }
+    (all > 0).then(|| tc as f64 / all as f64)
+}

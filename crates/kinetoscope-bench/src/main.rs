@@ -1,0 +1,631 @@
+//! `kinetoscope-bench`: throughput and peak RSS of `kinetoscope summary` on a large
+//! generated Kineto trace, plain and gzip (see `bench/README.md`).
+
+use std::borrow::Cow;
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use clap::Parser;
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+
+/// Measures `kinetoscope summary` (wall time, MB/s of uncompressed JSON, peak RSS) on a
+/// large trace generated from a real GPU trace, plain and gzip.
+///
+/// Build first:  cargo build --release --workspace
+/// Then run:     target/release/kinetoscope-bench [--compare-serde]
+#[derive(Debug, Parser)]
+#[command(name = "kinetoscope-bench", version, verbatim_doc_comment)]
+struct Cli {
+    /// The kinetoscope binary (default: <repo>/target/release/kinetoscope).
+    #[arg(long)]
+    kinetoscope: Option<PathBuf>,
+    /// The kinetoscope-synth binary (default: <repo>/target/release/kinetoscope-synth).
+    #[arg(long)]
+    synth: Option<PathBuf>,
+    /// The real trace to grow (default:
+    /// <repo>/../shared/external/hta/negative_queue_length_values_check/rank0.json.gz).
+    #[arg(long)]
+    from: Option<PathBuf>,
+    /// Size of the generated trace, in bytes of uncompressed JSON (K/M/G = 10^3…,
+    /// KiB/MiB/GiB = 2^10…).
+    #[arg(long, default_value = "1GiB")]
+    size: String,
+    /// Timed runs per file.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// The kinetoscope subcommand (and options) to time; inserted before the file path.
+    #[arg(long, default_value = "summary")]
+    command: String,
+    /// Passed to kinetoscope as `-j N`.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Also time an in-process serde_json parse of the plain file (borrowed struct per
+    /// event, one thread) and `kinetoscope … -j 1` on it.
+    #[arg(long)]
+    compare_serde: bool,
+    /// Generate the data files again even if they look right.
+    #[arg(long)]
+    regenerate: bool,
+    /// Only the plain JSON file (skip gzip).
+    #[arg(long)]
+    plain_only: bool,
+}
+
+fn main() -> std::process::ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            let mut stderr = io::stderr().lock();
+            let _ = writeln!(stderr, "error: {err}");
+            for cause in err.chain().skip(1) {
+                let _ = writeln!(stderr, "  caused by: {cause}");
+            }
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+/// The folder holding the workspace `Cargo.toml`, from the current directory up.
+fn repo_root() -> anyhow::Result<PathBuf> {
+    let cwd = std::env::current_dir()?;
+    for dir in cwd.ancestors() {
+        let manifest = dir.join("Cargo.toml");
+        if let Ok(text) = fs::read_to_string(&manifest) {
+            if text.contains("[workspace]") && dir.join("crates").is_dir() {
+                return Ok(dir.to_path_buf());
+            }
+        }
+    }
+    bail!(
+        "cannot find the kinetoscope workspace root above {}",
+        cwd.display()
+    )
+}
+
+/// `1GiB` → `1g`, `512MiB` → `512m`: the name part of a data file.
+fn size_label(size: &str) -> String {
+    let s = size.trim().to_ascii_lowercase();
+    let s = s
+        .strip_suffix("ib")
+        .or_else(|| s.strip_suffix('b'))
+        .unwrap_or(&s);
+    s.replace('.', "_")
+}
+
+/// Uncompressed size of a (possibly gzip) file.
+fn json_len(path: &Path) -> anyhow::Result<u64> {
+    let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut magic = [0u8; 2];
+    let n = f.read(&mut magic)?;
+    f.seek(SeekFrom::Start(0))?;
+    if n == 2 && magic == [0x1f, 0x8b] {
+        let mut dec = flate2::read::MultiGzDecoder::new(io::BufReader::new(f));
+        Ok(io::copy(&mut dec, &mut io::sink())?)
+    } else {
+        Ok(f.metadata()?.len())
+    }
+}
+
+/// The gzip trailer's ISIZE (uncompressed length mod 2^32).
+fn gzip_isize(path: &Path) -> Option<u32> {
+    let mut f = File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    if len < 18 {
+        return None;
+    }
+    f.seek(SeekFrom::End(-4)).ok()?;
+    let mut b = [0u8; 4];
+    f.read_exact(&mut b).ok()?;
+    Some(u32::from_le_bytes(b))
+}
+
+fn synth(synth: &Path, from: &Path, size: &str, out: &Path) -> anyhow::Result<()> {
+    let mut err = io::stderr().lock();
+    writeln!(
+        err,
+        "generating {} ({size}) from {}…",
+        out.display(),
+        from.display()
+    )?;
+    let t = Instant::now();
+    let output = Command::new(synth)
+        .arg("--from")
+        .arg(from)
+        .arg("--size")
+        .arg(size)
+        .arg("--out")
+        .arg(out)
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {}", synth.display()))?;
+    err.write_all(&output.stdout)?;
+    err.write_all(&output.stderr)?;
+    if !output.status.success() {
+        bail!("{} failed ({})", synth.display(), output.status);
+    }
+    writeln!(err, "  took {:.1} s", t.elapsed().as_secs_f64())?;
+    Ok(())
+}
+
+/// One child run.
+struct Run {
+    wall: Duration,
+    max_rss_kib: u64,
+    code: Option<i32>,
+    stderr: String,
+}
+
+/// Spawns `cmd` (stdout as given, stderr captured) and reaps it with `wait4` to get
+/// its own peak RSS.
+fn run_child(cmd: &mut Command, stdout: Stdio) -> anyhow::Result<Run> {
+    let start = Instant::now();
+    let mut child = cmd
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .stdin(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot run {cmd:?}"))?;
+    let mut pipe = child.stderr.take().context("no stderr pipe")?;
+    let reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = pipe.read_to_end(&mut s);
+        s
+    });
+    let pid = libc::pid_t::try_from(child.id()).context("pid out of range")?;
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain data; zeroed is a valid value and wait4 fills it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: valid pointers to locals; `pid` is our own unreaped child.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e).context("wait4");
+        }
+    }
+    let wall = start.elapsed();
+    // The child is reaped; `Child` has nothing left to do on drop.
+    drop(child);
+    let stderr = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
+    let code = if libc::WIFEXITED(status) {
+        Some(libc::WEXITSTATUS(status))
+    } else {
+        None
+    };
+    Ok(Run {
+        wall,
+        // ru_maxrss is in KiB on Linux.
+        max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
+        code,
+        stderr,
+    })
+}
+
+/// One row of the result table.
+struct Row {
+    label: String,
+    json_bytes: u64,
+    times: Vec<f64>,
+    max_rss_kib: Option<u64>,
+}
+
+impl Row {
+    fn best(&self) -> f64 {
+        self.times.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+    fn median(&self) -> f64 {
+        let mut t = self.times.clone();
+        t.sort_by(f64::total_cmp);
+        let n = t.len();
+        if n % 2 == 1 {
+            t[n / 2]
+        } else {
+            (t[n / 2 - 1] + t[n / 2]) / 2.0
+        }
+    }
+    fn mbps(&self, secs: f64) -> f64 {
+        self.json_bytes as f64 / 1e6 / secs
+    }
+    fn rss_mib(&self) -> Option<f64> {
+        self.max_rss_kib.map(|k| k as f64 / 1024.0)
+    }
+    fn rss_ratio(&self) -> Option<f64> {
+        self.max_rss_kib
+            .map(|k| (k * 1024) as f64 / self.json_bytes as f64)
+    }
+}
+
+struct Bench<'a> {
+    kinetoscope: &'a Path,
+    command: Vec<String>,
+    threads: Option<usize>,
+    runs: usize,
+}
+
+impl Bench<'_> {
+    fn cmd(&self, file: &Path, threads: Option<usize>) -> Command {
+        let mut c = Command::new(self.kinetoscope);
+        c.args(&self.command).arg(file).args(["--format", "json"]);
+        if let Some(j) = threads {
+            c.arg("-j").arg(j.to_string());
+        }
+        c
+    }
+
+    /// A first, untimed run that keeps the output, reports errors and warnings and
+    /// warms the page cache.
+    fn check(&self, file: &Path, threads: Option<usize>) -> anyhow::Result<()> {
+        let mut out_name = file.file_name().unwrap_or_default().to_os_string();
+        out_name.push(".summary.json");
+        let out_path = file.with_file_name(out_name);
+        let out = File::create(&out_path)?;
+        let run = run_child(&mut self.cmd(file, threads), Stdio::from(out))?;
+        let mut err = io::stderr().lock();
+        writeln!(
+            err,
+            "check run: {} → exit {:?}, {:.2} s, peak RSS {:.0} MiB (output in {})",
+            file.display(),
+            run.code,
+            run.wall.as_secs_f64(),
+            run.max_rss_kib as f64 / 1024.0,
+            out_path.display()
+        )?;
+        if !run.stderr.trim().is_empty() {
+            writeln!(err, "  stderr: {}", run.stderr.trim())?;
+        }
+        let text = fs::read_to_string(&out_path).unwrap_or_default();
+        match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(doc) => {
+                for t in doc["traces"].as_array().into_iter().flatten() {
+                    let warnings = &t["warnings"];
+                    if warnings.as_array().is_some_and(|w| !w.is_empty()) {
+                        writeln!(err, "  warnings: {warnings}")?;
+                    }
+                    writeln!(
+                        err,
+                        "  events: {}, steps: {}",
+                        t["total_events"],
+                        t["steps"].as_array().map_or(0, Vec::len)
+                    )?;
+                }
+                if doc["errors"].as_array().is_some_and(|e| !e.is_empty()) {
+                    writeln!(err, "  errors: {}", doc["errors"])?;
+                }
+            }
+            Err(_) if self.command.first().map(String::as_str) != Some("summary") => {}
+            Err(e) => writeln!(err, "  output is not JSON: {e}")?,
+        }
+        if run.code != Some(0) {
+            bail!(
+                "kinetoscope failed on {} (exit {:?}): {}",
+                file.display(),
+                run.code,
+                run.stderr.trim()
+            );
+        }
+        Ok(())
+    }
+
+    fn time(
+        &self,
+        label: String,
+        file: &Path,
+        json_bytes: u64,
+        threads: Option<usize>,
+    ) -> anyhow::Result<Row> {
+        self.check(file, threads)?;
+        let mut row = Row {
+            label,
+            json_bytes,
+            times: Vec::new(),
+            max_rss_kib: Some(0),
+        };
+        for i in 0..self.runs.max(1) {
+            let run = run_child(&mut self.cmd(file, threads), Stdio::null())?;
+            if run.code != Some(0) {
+                bail!(
+                    "run {i} on {} failed (exit {:?}): {}",
+                    file.display(),
+                    run.code,
+                    run.stderr.trim()
+                );
+            }
+            let _ = writeln!(
+                io::stderr().lock(),
+                "  run {}: {:.3} s, {:.0} MiB",
+                i + 1,
+                run.wall.as_secs_f64(),
+                run.max_rss_kib as f64 / 1024.0
+            );
+            row.times.push(run.wall.as_secs_f64());
+            row.max_rss_kib = row.max_rss_kib.max(Some(run.max_rss_kib));
+        }
+        Ok(row)
+    }
+}
+
+/// The serde_json baseline: one borrowed struct per event.
+#[derive(Deserialize)]
+#[allow(dead_code)]
+struct Ev<'a> {
+    ph: Option<&'a str>,
+    #[serde(borrow)]
+    cat: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    ts: Option<f64>,
+    dur: Option<f64>,
+    pid: Option<IgnoredAny>,
+    tid: Option<IgnoredAny>,
+    args: Option<IgnoredAny>,
+}
+
+/// The top-level object for the baseline.
+#[derive(Deserialize)]
+struct Top<'a> {
+    #[serde(borrow, rename = "traceEvents")]
+    trace_events: Vec<Ev<'a>>,
+}
+
+/// Parses `buf` with serde_json `runs` times; returns the parse times and a checksum.
+fn serde_baseline(buf: &[u8], runs: usize) -> anyhow::Result<(Vec<f64>, u64, u64)> {
+    let mut times = Vec::new();
+    let mut events = 0;
+    let mut check = 0u64;
+    for _ in 0..runs.max(1) {
+        let t = Instant::now();
+        let top: Top = serde_json::from_slice(buf).context("serde_json baseline parse")?;
+        // Touch what was parsed so nothing is optimised away.
+        let mut x = 0u64;
+        for e in &top.trace_events {
+            x = x.wrapping_add(e.dur.unwrap_or(0.0) as u64);
+            x = x.wrapping_add(e.name.as_ref().map_or(0, |n| n.len()) as u64);
+            x = x.wrapping_add(u64::from(e.ph == Some("X")));
+            x = x.wrapping_add(e.cat.as_ref().map_or(0, |c| c.len()) as u64);
+            x = x.wrapping_add(e.ts.unwrap_or(0.0) as u64 & 1);
+        }
+        events = top.trace_events.len() as u64;
+        drop(std::hint::black_box(top));
+        times.push(t.elapsed().as_secs_f64());
+        check = std::hint::black_box(x);
+    }
+    Ok((times, events, check))
+}
+
+/// The 1-minute load average (other work on the machine skews the timings).
+fn load_average() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(String::from))
+        .unwrap_or_else(|| "?".into())
+}
+
+fn fmt_opt(v: Option<f64>, prec: usize) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{v:.prec$}"))
+}
+
+fn print_table(out: &mut impl Write, rows: &[&Row]) -> io::Result<()> {
+    let header = [
+        "file",
+        "JSON bytes",
+        "runs",
+        "best s",
+        "median s",
+        "MB/s best",
+        "MB/s median",
+        "peak RSS MiB",
+        "RSS/size",
+    ];
+    let cells: Vec<[String; 9]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.label.clone(),
+                r.json_bytes.to_string(),
+                r.times.len().to_string(),
+                format!("{:.3}", r.best()),
+                format!("{:.3}", r.median()),
+                format!("{:.0}", r.mbps(r.best())),
+                format!("{:.0}", r.mbps(r.median())),
+                fmt_opt(r.rss_mib(), 0),
+                fmt_opt(r.rss_ratio(), 3),
+            ]
+        })
+        .collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for c in &cells {
+        for (w, s) in widths.iter_mut().zip(c) {
+            *w = (*w).max(s.chars().count());
+        }
+    }
+    let line = |out: &mut dyn Write, c: &[&str]| -> io::Result<()> {
+        let mut s = String::new();
+        for (i, (cell, w)) in c.iter().zip(&widths).enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            if i == 0 {
+                s.push_str(&format!("{cell:<w$}"));
+            } else {
+                s.push_str(&format!("{cell:>w$}"));
+            }
+        }
+        writeln!(out, "{}", s.trim_end())
+    };
+    line(out, &header)?;
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    line(out, &rule.iter().map(String::as_str).collect::<Vec<_>>())?;
+    for c in &cells {
+        line(out, &c.iter().map(String::as_str).collect::<Vec<_>>())?;
+    }
+    Ok(())
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let root = repo_root()?;
+    let abs = |p: &Option<PathBuf>, default: PathBuf| -> PathBuf { p.clone().unwrap_or(default) };
+    let kinetoscope = abs(&cli.kinetoscope, root.join("target/release/kinetoscope"));
+    let synth_bin = abs(&cli.synth, root.join("target/release/kinetoscope-synth"));
+    let from = abs(
+        &cli.from,
+        root.join("../shared/external/hta/negative_queue_length_values_check/rank0.json.gz"),
+    );
+    for (what, p) in [
+        ("kinetoscope", &kinetoscope),
+        ("kinetoscope-synth", &synth_bin),
+    ] {
+        if !p.is_file() {
+            bail!(
+                "{what} binary not found at {} (run `cargo build --release --workspace`, or pass --{})",
+                p.display(),
+                if what == "kinetoscope" { "kinetoscope" } else { "synth" }
+            );
+        }
+    }
+    if !from.is_file() {
+        bail!("source trace not found at {} (pass --from)", from.display());
+    }
+    let target = kinetoscope_synth::parse_size(&cli.size)?;
+    let data = root.join("bench/data");
+    fs::create_dir_all(&data)?;
+    let label = size_label(&cli.size);
+    let plain = data.join(format!("bench-{label}.json"));
+    let gz = data.join(format!("bench-{label}.json.gz"));
+
+    // (2) the data files, reused when they look right.
+    let src_len = json_len(&from)?;
+    let plain_ok =
+        |p: &Path| fs::metadata(p).is_ok_and(|m| m.len() >= target && m.len() <= target + src_len);
+    if cli.regenerate || !plain_ok(&plain) {
+        synth(&synth_bin, &from, &cli.size, &plain)?;
+    }
+    let plain_len = fs::metadata(&plain)?.len();
+    if !cli.plain_only && (cli.regenerate || gzip_isize(&gz) != Some(plain_len as u32)) {
+        synth(&synth_bin, &from, &cli.size, &gz)?;
+        if gzip_isize(&gz) != Some(plain_len as u32) {
+            bail!(
+                "{} does not decompress to the size of {}",
+                gz.display(),
+                plain.display()
+            );
+        }
+    }
+
+    // (3) the timed runs.
+    let bench = Bench {
+        kinetoscope: &kinetoscope,
+        command: cli.command.split_whitespace().map(String::from).collect(),
+        threads: cli.threads,
+        runs: cli.runs,
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs_label = |t: Option<usize>| t.map_or_else(String::new, |j| format!(" -j {j}"));
+    let load_before = load_average();
+    let mut rows = Vec::new();
+    let name = |p: &Path| {
+        p.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    };
+    rows.push(bench.time(
+        format!("{}{}", name(&plain), jobs_label(bench.threads)),
+        &plain,
+        plain_len,
+        bench.threads,
+    )?);
+    if !cli.plain_only {
+        rows.push(bench.time(
+            format!("{}{}", name(&gz), jobs_label(bench.threads)),
+            &gz,
+            plain_len,
+            bench.threads,
+        )?);
+    }
+    let mut serde_row = None;
+    if cli.compare_serde {
+        rows.push(bench.time(format!("{} -j 1", name(&plain)), &plain, plain_len, Some(1))?);
+        let _ = writeln!(
+            io::stderr().lock(),
+            "serde_json baseline: reading {}…",
+            plain.display()
+        );
+        let buf = fs::read(&plain)?;
+        let (times, events, _) = serde_baseline(&buf, cli.runs)?;
+        serde_row = Some((
+            Row {
+                label: "serde_json borrowed struct (in-process, 1 thread)".into(),
+                json_bytes: plain_len,
+                times,
+                max_rss_kib: None,
+            },
+            events,
+        ));
+    }
+
+    // (4) the table.
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "kinetoscope-bench: `{} FILE --format json{}` on {} ({} cores), source {}",
+        bench.command.join(" "),
+        jobs_label(bench.threads),
+        kinetoscope.display(),
+        cores,
+        from.display()
+    )?;
+    writeln!(
+        out,
+        "load average before: {load_before}, after: {}",
+        load_average()
+    )?;
+    let mut all: Vec<&Row> = rows.iter().collect();
+    if let Some((row, _)) = &serde_row {
+        all.push(row);
+    }
+    print_table(&mut out, &all)?;
+    if let Some((row, events)) = &serde_row {
+        writeln!(
+            out,
+            "serde_json baseline: {events} events, parse only (buffer already in memory), best {:.3} s = {:.0} MB/s",
+            row.best(),
+            row.mbps(row.best())
+        )?;
+    }
+    // The targets (bench/README.md).
+    let pass = |ok: bool| if ok { "ok  " } else { "MISS" };
+    let plain_row = &rows[0];
+    writeln!(out, "targets:")?;
+    writeln!(
+        out,
+        "  {} plain JSON ≥ 1000 MB/s end to end: {:.0} MB/s (best)",
+        pass(plain_row.mbps(plain_row.best()) >= 1000.0),
+        plain_row.mbps(plain_row.best())
+    )?;
+    if !cli.plain_only {
+        let g = &rows[1];
+        writeln!(
+            out,
+            "  {} gzip ≥ 500 MB/s of uncompressed JSON: {:.0} MB/s (best)",
+            pass(g.mbps(g.best()) >= 500.0),
+            g.mbps(g.best())
+        )?;
+    }
+    for r in &rows {
+        if let Some(ratio) = r.rss_ratio() {
+            writeln!(
+                out,
+                "  {} peak RSS ≤ 0.3 × JSON size ({}): {ratio:.3}",
+                pass(ratio <= 0.3),
+                r.label
+            )?;
+        }
+    }
+    Ok(())
+}

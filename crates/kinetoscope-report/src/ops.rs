@@ -1,0 +1,202 @@
+//! `kinetoscope ops`: the operator table as a terminal report, CSV or a versioned JSON
+//! document (`docs/json.md`).
+//!
+//! Terminal: per trace a title line and the table, times in µs. CSV: one table for all
+//! traces (columns `path` and `rank` first), times in µs. JSON: [`OpsDocument`], times in
+//! ns.
+
+use kinetoscope_analysis::ops::{OpGroupBy, OpRow, OpsTable};
+use serde::Serialize;
+
+use crate::summary::{InputLayout, ReadFailure};
+use crate::tabular::{Tabular, Value};
+use crate::SCHEMA_VERSION;
+
+/// Everything `kinetoscope ops` shows for one input path.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpsDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// The path given.
+    pub input: String,
+    /// Its layout.
+    #[serde(flatten)]
+    pub layout: InputLayout,
+    /// Grouping of the rows.
+    pub group_by: OpGroupBy,
+    /// Sort key (`device_self`, ...).
+    pub sort: String,
+    /// Rows kept per trace (0 = all).
+    pub top: usize,
+    /// One table per trace read, in file-name order.
+    pub traces: Vec<OpsTable>,
+    /// Traces that could not be read.
+    pub errors: Vec<ReadFailure>,
+}
+
+impl OpsDocument {
+    /// An empty document for `input`.
+    pub fn new(input: String, layout: InputLayout, group_by: OpGroupBy) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            input,
+            layout,
+            group_by,
+            sort: String::new(),
+            top: 0,
+            traces: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+}
+
+/// Render as pretty JSON.
+pub fn to_json(doc: &OpsDocument) -> String {
+    serde_json::to_string_pretty(doc).expect("ops document serialises")
+}
+
+/// The header of the grouping column, if the grouping has one.
+fn group_column(group_by: OpGroupBy) -> Option<&'static str> {
+    match group_by {
+        OpGroupBy::Name => None,
+        OpGroupBy::Shape => Some("input_shape"),
+        OpGroupBy::Stack => Some("call_stack"),
+        OpGroupBy::Module => Some("module"),
+    }
+}
+
+fn group_text(row: &OpRow) -> Option<&str> {
+    row.input_shape
+        .as_deref()
+        .or(row.call_stack.as_deref())
+        .or(row.module.as_deref())
+}
+
+fn us(ns: i64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// Shorten long text for the terminal (kernel and template names run to hundreds of
+/// characters).
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+/// Render as terminal tables, one per trace.
+pub fn to_table(doc: &OpsDocument) -> String {
+    let mut out = String::new();
+    for t in &doc.traces {
+        let rank = t.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
+        let mut title = format!(
+            "{}{rank}: {} of {} operator rows, by {}, sorted by {}",
+            t.path,
+            t.rows.len(),
+            t.total_rows,
+            group_label(t.group_by),
+            t.sort.as_str()
+        );
+        if !t.has_device_work {
+            title.push_str(" (no GPU activity in this trace)");
+        }
+        let mut headers = vec!["Operator"];
+        headers.extend(group_column(t.group_by).map(|_| match t.group_by {
+            OpGroupBy::Shape => "Input shape",
+            OpGroupBy::Stack => "Call stack",
+            _ => "Module",
+        }));
+        headers.extend([
+            "Calls",
+            "Device self µs",
+            "Device total µs",
+            "Host self µs",
+            "Host total µs",
+            "TC eligible",
+            "TC self %",
+            "TC total %",
+        ]);
+        let mut table = Tabular::new(headers).titled(title);
+        for r in &t.rows {
+            let mut row: Vec<Value> = vec![clip(&r.name, 60).into()];
+            if group_column(t.group_by).is_some() {
+                row.push(clip(group_text(r).unwrap_or("-"), 60).into());
+            }
+            row.extend([
+                Value::from(r.calls),
+                Value::float(us(r.device_self_ns), 1),
+                Value::float(us(r.device_total_ns), 1),
+                Value::float(us(r.host_self_ns), 1),
+                Value::float(us(r.host_total_ns), 1),
+                (if r.tc_eligible { "yes" } else { "no" }).into(),
+                Value::float(r.tc_self_pct, 1),
+                Value::float(r.tc_total_pct, 1),
+            ]);
+            table.push(row);
+        }
+        out.push_str(&table.to_terminal());
+        for w in &t.warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
+        out.push('\n');
+    }
+    for e in &doc.errors {
+        out.push_str(&format!("error: {}\n", e.error));
+    }
+    out
+}
+
+fn group_label(g: OpGroupBy) -> &'static str {
+    match g {
+        OpGroupBy::Name => "name",
+        OpGroupBy::Shape => "name + input shape",
+        OpGroupBy::Stack => "name + call stack",
+        OpGroupBy::Module => "name + module",
+    }
+}
+
+/// Render all traces as one CSV table (times in µs).
+pub fn to_csv(doc: &OpsDocument) -> String {
+    let mut headers = vec!["path", "rank", "name"];
+    headers.extend(group_column(doc.group_by));
+    headers.extend([
+        "calls",
+        "device_self_us",
+        "device_total_us",
+        "host_self_us",
+        "host_total_us",
+        "tc_eligible",
+        "tc_self_pct",
+        "tc_total_pct",
+        "has_call_stack",
+    ]);
+    let mut table = Tabular::new(headers);
+    for t in &doc.traces {
+        for r in &t.rows {
+            let mut row: Vec<Value> = vec![
+                t.path.as_str().into(),
+                t.rank.map_or(Value::Empty, Value::from),
+                r.name.as_str().into(),
+            ];
+            if group_column(doc.group_by).is_some() {
+                row.push(group_text(r).map_or(Value::Empty, Value::from));
+            }
+            row.extend([
+                Value::from(r.calls),
+                Value::float(us(r.device_self_ns), 3),
+                Value::float(us(r.device_total_ns), 3),
+                Value::float(us(r.host_self_ns), 3),
+                Value::float(us(r.host_total_ns), 3),
+                r.tc_eligible.to_string().into(),
+                Value::float(r.tc_self_pct, 2),
+                Value::float(r.tc_total_pct, 2),
+                r.has_call_stack.to_string().into(),
+            ]);
+            table.push(row);
+        }
+    }
+    table.to_csv()
+}

@@ -1,0 +1,896 @@
+//! Makes a large Kineto (PyTorch profiler) Chrome trace from a real one, for
+//! benchmarks and multi-rank tests.
+//!
+//! The source is repeated `k = 0, 1, 2, …` times. Copy `k` has its timestamps shifted
+//! by `k × period` (the span of the source events plus a small gap), the ids that
+//! link events (`External id`, `correlation`, flow `id`, `Python id`, …) moved up by
+//! `k × (max id + 1)` and `ProfilerStep#N` renamed to `N + k × steps`. Metadata
+//! (`ph: "M"`) events are kept once, `Record Window End` once at the very end, and the
+//! top-level keys around `traceEvents` are kept as they are.
+//!
+//! Everything the generator does not rewrite is copied byte for byte from the source
+//! (so the output has the source's layout: Kineto's pretty printing, or one compact
+//! event per line with [`LoadOptions::compact`]). `ts` / `dur` are converted to integer
+//! nanoseconds exactly from their decimal text and written back in the source's style
+//! (integer µs, or µs with a 3-digit fraction), never through `f64`.
+//!
+//! ```no_run
+//! use kinetoscope_synth::{load_source, write_file, LoadOptions, Target, WriteOptions};
+//! # fn main() -> anyhow::Result<()> {
+//! let src = load_source("rank0.json.gz".as_ref(), &LoadOptions::default())?;
+//! let opts = WriteOptions { target: Target::Bytes(1 << 30), ..WriteOptions::default() };
+//! let stats = write_file(&src, Some("rank0.json.gz".as_ref()), "big.json".as_ref(), &opts)?;
+//! # let _ = stats; Ok(()) }
+//! ```
+
+pub mod decimal;
+
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use anyhow::{bail, Context};
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use decimal::{parse_int, parse_micros, push_int, push_time, Factor, TimeStyle};
+
+/// `args` keys whose (positive integer) values link events to each other; they are
+/// moved up by `k × (max id + 1)` in copy `k`, like the flow-event `id`.
+pub const LINK_ARGS: &[&str] = &[
+    "External id",
+    "external id",
+    "correlation",
+    "Python id",
+    "Python parent id",
+    "Sequence number",
+];
+
+/// The default gap between two copies: 1 ms.
+pub const DEFAULT_GAP_NS: i64 = 1_000_000;
+
+/// How to read the source.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// Drop the whitespace outside strings and write one event per line, instead of
+    /// keeping the source's layout.
+    pub compact: bool,
+    /// Gap between the end of one copy and the start of the next, in ns (rounded up so
+    /// that the period is a whole number of µs).
+    pub gap_ns: i64,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            compact: false,
+            gap_ns: DEFAULT_GAP_NS,
+        }
+    }
+}
+
+/// How much to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Whole copies until at least this many bytes of (uncompressed) JSON are written.
+    Bytes(u64),
+    /// Exactly this many copies (at least one).
+    Copies(u64),
+}
+
+/// The rank an output file is written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RankInfo {
+    /// `distributedInfo.rank`.
+    pub rank: u64,
+    /// `distributedInfo.world_size`.
+    pub world_size: u64,
+}
+
+/// Options for one output.
+#[derive(Clone, Copy, Debug)]
+pub struct WriteOptions {
+    /// How much to write.
+    pub target: Target,
+    /// Set `distributedInfo` (added if the source has none).
+    pub rank: Option<RankInfo>,
+    /// Stretch every duration and every gap by this factor (a planted straggler).
+    pub slowdown: Factor,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            target: Target::Copies(1),
+            rank: None,
+            slowdown: Factor::ONE,
+        }
+    }
+}
+
+/// What one output holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteStats {
+    /// Copies of the source written.
+    pub copies: u64,
+    /// Events written (metadata included).
+    pub events: u64,
+    /// Bytes of JSON written (before compression).
+    pub json_bytes: u64,
+}
+
+/// What one output file holds.
+#[derive(Clone, Debug)]
+pub struct FileStats {
+    /// The file written.
+    pub path: PathBuf,
+    /// Its content.
+    pub stats: WriteStats,
+    /// Its size on disk (compressed size for `.gz`).
+    pub file_bytes: u64,
+}
+
+/// One piece of an event's template.
+#[derive(Clone, Copy, Debug)]
+enum Seg {
+    /// Bytes `lit[start..end]`, copied as they are.
+    Lit { start: usize, end: usize },
+    /// A `ts` value.
+    Ts { ns: i64, style: TimeStyle },
+    /// A `dur` value (with the event's `ts`, to stretch the end and the start alike).
+    Dur {
+        ts: Option<i64>,
+        ns: i64,
+        style: TimeStyle,
+    },
+    /// A linking id (positive).
+    Id(i64),
+    /// The name `ProfilerStep#N` (the whole JSON string).
+    Step(i64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Written in every copy.
+    Repeat,
+    /// Written in copy 0 only (metadata).
+    Once,
+    /// Written once after the last copy, shifted like it (`Record Window End`).
+    Last,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct EventTemplate {
+    segs: (usize, usize),
+    kind: Kind,
+}
+
+/// Where the source's `distributedInfo` is, and its entries.
+#[derive(Clone, Debug)]
+struct DistInfo {
+    in_trailer: bool,
+    range: (usize, usize),
+    /// `(key, raw value text)`; `None` when the value is not an object.
+    entries: Option<Vec<(String, String)>>,
+}
+
+/// A parsed source trace, ready to be written any number of times.
+pub struct Source {
+    lit: Vec<u8>,
+    segs: Vec<Seg>,
+    events: Vec<EventTemplate>,
+    /// Text before the `traceEvents` array (ends with `"traceEvents": `).
+    header: String,
+    /// Text after the `traceEvents` array.
+    trailer: String,
+    /// The source is a bare array (legacy autograd profiler).
+    bare: bool,
+    /// Where `"traceEvents"` starts in `header` (to insert `distributedInfo`).
+    events_key_at: Option<usize>,
+    dist: Option<DistInfo>,
+    compact: bool,
+    t0_ns: i64,
+    period_ns: i64,
+    id_offset: i64,
+    step_span: i64,
+}
+
+impl fmt::Debug for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Source")
+            .field("events", &self.events.len())
+            .field("repeated_events", &self.repeated_events())
+            .field("period_ns", &self.period_ns)
+            .field("id_offset", &self.id_offset)
+            .field("step_span", &self.step_span)
+            .finish()
+    }
+}
+
+/// A JSON object as its entries in source order, values left as raw text.
+struct RawObject<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> Deserialize<'de> for RawObject<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawObject<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut v = Vec::with_capacity(map.size_hint().unwrap_or(8));
+                while let Some((k, val)) = map.next_entry::<String, &'de RawValue>()? {
+                    v.push((k, val));
+                }
+                Ok(RawObject(v))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl<'a> RawObject<'a> {
+    fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+}
+
+/// Byte offset of `part` (a sub-slice of `base`) in `base`.
+fn offset_in(base: &str, part: &str) -> usize {
+    let off = (part.as_ptr() as usize).wrapping_sub(base.as_ptr() as usize);
+    assert!(
+        off + part.len() <= base.len(),
+        "raw value outside its buffer"
+    );
+    off
+}
+
+/// Appends `s` without the whitespace outside strings (`s` must start outside one).
+fn push_minified(out: &mut Vec<u8>, s: &[u8]) {
+    let mut in_str = false;
+    let mut esc = false;
+    for &c in s {
+        if in_str {
+            out.push(c);
+            if esc {
+                esc = false;
+            } else if c == b'\\' {
+                esc = true;
+            } else if c == b'"' {
+                in_str = false;
+            }
+        } else {
+            match c {
+                b' ' | b'\n' | b'\r' | b'\t' => {}
+                b'"' => {
+                    in_str = true;
+                    out.push(c);
+                }
+                _ => out.push(c),
+            }
+        }
+    }
+}
+
+fn json_str(raw: &RawValue) -> Option<String> {
+    serde_json::from_str::<String>(raw.get()).ok()
+}
+
+/// The `N` of a `ProfilerStep#N` name.
+fn step_number(name: &str) -> Option<i64> {
+    let digits = name.strip_prefix("ProfilerStep#")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.len() > 15 {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+impl Source {
+    /// Parses a source trace (the whole decompressed text).
+    pub fn parse(text: &str, opts: &LoadOptions) -> anyhow::Result<Source> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let first = text.trim_start().as_bytes().first().copied();
+        let (events_raw, header, trailer, bare, dist): (&RawValue, _, _, _, _) = match first {
+            Some(b'[') => {
+                let arr: &RawValue =
+                    serde_json::from_str(text).context("the source is not valid JSON")?;
+                (arr, String::new(), String::new(), true, None)
+            }
+            Some(b'{') => {
+                let top: RawObject =
+                    serde_json::from_str(text).context("the source is not valid JSON")?;
+                let events = top
+                    .get("traceEvents")
+                    .context("the source has no `traceEvents` array")?;
+                let start = offset_in(text, events.get());
+                let end = start + events.get().len();
+                let header = text[..start].to_string();
+                let trailer = text[end..].to_string();
+                let dist = top.get("distributedInfo").map(|raw| {
+                    let s = offset_in(text, raw.get());
+                    let (in_trailer, base) = if s >= end { (true, end) } else { (false, 0) };
+                    let entries = serde_json::from_str::<RawObject>(raw.get()).ok().map(|o| {
+                        o.0.into_iter()
+                            .map(|(k, v)| (k, v.get().to_string()))
+                            .collect()
+                    });
+                    DistInfo {
+                        in_trailer,
+                        range: (s - base, s - base + raw.get().len()),
+                        entries,
+                    }
+                });
+                (events, header, trailer, false, dist)
+            }
+            _ => bail!("the source is neither a JSON object nor a JSON array"),
+        };
+        if !events_raw.get().starts_with('[') {
+            bail!("`traceEvents` is not an array");
+        }
+        let events: Vec<&RawValue> = serde_json::from_str(events_raw.get())
+            .context("`traceEvents` is not an array of JSON values")?;
+
+        let events_key_at = header.rfind("\"traceEvents\"");
+        let mut src = Source {
+            lit: Vec::with_capacity(text.len()),
+            segs: Vec::with_capacity(events.len() * 4),
+            events: Vec::with_capacity(events.len()),
+            header,
+            trailer,
+            bare,
+            events_key_at,
+            dist,
+            compact: opts.compact,
+            t0_ns: 0,
+            period_ns: 0,
+            id_offset: 0,
+            step_span: 0,
+        };
+
+        let mut min_ts = i64::MAX;
+        let mut max_end = i64::MIN;
+        let mut max_id: i64 = 0;
+        let mut steps = (i64::MAX, i64::MIN);
+        let mut holes: Vec<(usize, usize, Seg)> = Vec::new();
+        for ev in events {
+            let s = ev.get();
+            let base = offset_in(text, s);
+            holes.clear();
+            let mut kind = Kind::Repeat;
+            if s.starts_with('{') {
+                let obj: RawObject = serde_json::from_str(s).context("bad event")?;
+                let ph = obj.get("ph").and_then(json_str);
+                let name_raw = obj.get("name");
+                let name = name_raw.and_then(json_str);
+                if ph.as_deref() == Some("M") {
+                    kind = Kind::Once;
+                } else {
+                    if name.as_deref() == Some("Record Window End") {
+                        kind = Kind::Last;
+                    }
+                    let hole = |raw: &RawValue, seg: Seg| {
+                        let at = offset_in(text, raw.get());
+                        (at, at + raw.get().len(), seg)
+                    };
+                    let mut ts_ns = None;
+                    if let Some(raw) = obj.get("ts") {
+                        if let Some((ns, style)) = parse_micros(raw.get()) {
+                            ts_ns = Some(ns);
+                            min_ts = min_ts.min(ns);
+                            max_end = max_end.max(ns);
+                            holes.push(hole(raw, Seg::Ts { ns, style }));
+                        }
+                    }
+                    if let Some(raw) = obj.get("dur") {
+                        if let Some((ns, style)) = parse_micros(raw.get()) {
+                            if let Some(t) = ts_ns {
+                                max_end = max_end.max(t.saturating_add(ns));
+                            }
+                            holes.push(hole(
+                                raw,
+                                Seg::Dur {
+                                    ts: ts_ns,
+                                    ns,
+                                    style,
+                                },
+                            ));
+                        }
+                    }
+                    if matches!(ph.as_deref(), Some("s" | "f" | "t")) {
+                        if let Some(raw) = obj.get("id") {
+                            if let Some(id) = parse_int(raw.get()).filter(|&i| i > 0) {
+                                max_id = max_id.max(id);
+                                holes.push(hole(raw, Seg::Id(id)));
+                            }
+                        }
+                    }
+                    if let (Some(raw), Some(n)) = (name_raw, name.as_deref().and_then(step_number))
+                    {
+                        steps = (steps.0.min(n), steps.1.max(n));
+                        holes.push(hole(raw, Seg::Step(n)));
+                    }
+                    if let Some(args) = obj.get("args").filter(|a| a.get().starts_with('{')) {
+                        let args: RawObject =
+                            serde_json::from_str(args.get()).context("bad event args")?;
+                        for (k, raw) in &args.0 {
+                            if !LINK_ARGS.contains(&k.as_str()) {
+                                continue;
+                            }
+                            if let Some(id) = parse_int(raw.get()).filter(|&i| i > 0) {
+                                max_id = max_id.max(id);
+                                holes.push(hole(raw, Seg::Id(id)));
+                            }
+                        }
+                    }
+                }
+            }
+            holes.sort_by_key(|h| h.0);
+            let seg_start = src.segs.len();
+            let mut cursor = base;
+            for &(start, end, seg) in &holes {
+                src.push_lit(&text.as_bytes()[cursor..start]);
+                src.segs.push(seg);
+                cursor = end;
+            }
+            src.push_lit(&text.as_bytes()[cursor..base + s.len()]);
+            src.events.push(EventTemplate {
+                segs: (seg_start, src.segs.len()),
+                kind,
+            });
+        }
+        if min_ts <= max_end {
+            src.t0_ns = min_ts.div_euclid(1000) * 1000;
+            let span = max_end - min_ts + opts.gap_ns.max(0);
+            src.period_ns = (span.max(1) + 999) / 1000 * 1000;
+        }
+        src.id_offset = max_id + 1;
+        if steps.0 <= steps.1 {
+            src.step_span = steps.1 - steps.0 + 1;
+        }
+        Ok(src)
+    }
+
+    fn push_lit(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        let start = self.lit.len();
+        if self.compact {
+            push_minified(&mut self.lit, bytes);
+        } else {
+            self.lit.extend_from_slice(bytes);
+        }
+        self.segs.push(Seg::Lit {
+            start,
+            end: self.lit.len(),
+        });
+    }
+
+    /// Events written in every copy.
+    pub fn repeated_events(&self) -> usize {
+        self.events
+            .iter()
+            .filter(|e| e.kind == Kind::Repeat)
+            .count()
+    }
+
+    /// All events of the source (metadata included).
+    pub fn events(&self) -> usize {
+        self.events.len()
+    }
+
+    /// The time shift between two copies, in ns.
+    pub fn period_ns(&self) -> i64 {
+        self.period_ns
+    }
+
+    /// What linking ids move up by between two copies (max id + 1).
+    pub fn id_offset(&self) -> i64 {
+        self.id_offset
+    }
+
+    /// What `ProfilerStep#N` numbers move up by between two copies.
+    pub fn step_span(&self) -> i64 {
+        self.step_span
+    }
+
+    /// The `distributedInfo` object to write for `rank`.
+    fn dist_text(&self, rank: RankInfo) -> String {
+        let mut entries: Vec<(String, String)> = self
+            .dist
+            .as_ref()
+            .and_then(|d| d.entries.clone())
+            .unwrap_or_else(|| vec![("backend".into(), "\"nccl\"".into())]);
+        for (key, value) in [("rank", rank.rank), ("world_size", rank.world_size)] {
+            match entries.iter_mut().find(|(k, _)| k == key) {
+                Some(e) => e.1 = value.to_string(),
+                None => entries.push((key.into(), value.to_string())),
+            }
+        }
+        let mut s = String::from("{");
+        for (i, (k, v)) in entries.iter().enumerate() {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            s.push_str(&serde_json::to_string(k).expect("string"));
+            s.push_str(": ");
+            s.push_str(v);
+        }
+        s.push('}');
+        s
+    }
+
+    /// The text before and after the event array for one output.
+    fn frame(&self, rank: Option<RankInfo>) -> (Vec<u8>, Vec<u8>) {
+        let mut header = self.header.clone();
+        let mut trailer = self.trailer.clone();
+        if let Some(rank) = rank {
+            let dist = self.dist_text(rank);
+            if self.bare {
+                header = format!("{{\n  \"distributedInfo\": {dist},\n  \"traceEvents\": ");
+                trailer = "\n}\n".into();
+            } else if let Some(d) = &self.dist {
+                let t = if d.in_trailer {
+                    &mut trailer
+                } else {
+                    &mut header
+                };
+                t.replace_range(d.range.0..d.range.1, &dist);
+            } else if let Some(at) = self.events_key_at {
+                header.insert_str(at, &format!("\"distributedInfo\": {dist},\n  "));
+            }
+        }
+        if self.compact {
+            let (mut h, mut t) = (Vec::new(), Vec::new());
+            push_minified(&mut h, header.as_bytes());
+            push_minified(&mut t, trailer.as_bytes());
+            t.push(b'\n');
+            (h, t)
+        } else {
+            (header.into_bytes(), trailer.into_bytes())
+        }
+    }
+
+    /// Writes one output to `w` (not flushed).
+    pub fn write_to<W: Write + ?Sized>(
+        &self,
+        w: &mut W,
+        opts: &WriteOptions,
+    ) -> io::Result<WriteStats> {
+        let (header, trailer) = self.frame(opts.rank);
+        let (first_sep, sep, close): (&[u8], &[u8], &[u8]) = if self.compact {
+            (b"\n", b",\n", b"\n]")
+        } else {
+            (b"\n  ", b",\n  ", b"\n  ]")
+        };
+        let mut stats = WriteStats::default();
+        w.write_all(&header)?;
+        w.write_all(b"[")?;
+        stats.json_bytes += header.len() as u64 + 1;
+        let mut scratch: Vec<u8> = Vec::with_capacity(1 << 16);
+        let repeats = self.repeated_events() > 0;
+        let mut k: i64 = 0;
+        let mut emit = |w: &mut W, ev: &EventTemplate, ctx: &Ctx, stats: &mut WriteStats| {
+            scratch.clear();
+            scratch.extend_from_slice(if stats.events == 0 { first_sep } else { sep });
+            self.render(ev, ctx, &mut scratch);
+            stats.events += 1;
+            stats.json_bytes += scratch.len() as u64;
+            w.write_all(&scratch)
+        };
+        loop {
+            let ctx = self.ctx(k, opts.slowdown);
+            for ev in &self.events {
+                if ev.kind == Kind::Last || (ev.kind == Kind::Once && k > 0) {
+                    continue;
+                }
+                emit(w, ev, &ctx, &mut stats)?;
+            }
+            k += 1;
+            let done = match opts.target {
+                Target::Copies(n) => k as u64 >= n.max(1),
+                Target::Bytes(b) => stats.json_bytes >= b,
+            };
+            if done || !repeats {
+                break;
+            }
+        }
+        stats.copies = k as u64;
+        let ctx = self.ctx(k - 1, opts.slowdown);
+        for ev in self.events.iter().filter(|e| e.kind == Kind::Last) {
+            emit(w, ev, &ctx, &mut stats)?;
+        }
+        w.write_all(close)?;
+        w.write_all(&trailer)?;
+        stats.json_bytes += (close.len() + trailer.len()) as u64;
+        Ok(stats)
+    }
+
+    fn ctx(&self, k: i64, slowdown: Factor) -> Ctx {
+        Ctx {
+            shift: k * self.period_ns,
+            id_add: k * self.id_offset,
+            step_add: k * self.step_span,
+            t0: self.t0_ns,
+            slowdown,
+        }
+    }
+
+    fn render(&self, ev: &EventTemplate, ctx: &Ctx, out: &mut Vec<u8>) {
+        for seg in &self.segs[ev.segs.0..ev.segs.1] {
+            match *seg {
+                Seg::Lit { start, end } => out.extend_from_slice(&self.lit[start..end]),
+                Seg::Ts { ns, style } => push_time(out, ctx.time(ns, style.unit_ns()), style),
+                Seg::Dur { ts, ns, style } => {
+                    let unit = style.unit_ns();
+                    let d = match ts {
+                        _ if ctx.slowdown.is_one() => ns,
+                        Some(t) => ctx.time(t.saturating_add(ns), unit) - ctx.time(t, unit),
+                        None => ctx.slowdown.scale(ns, unit),
+                    };
+                    push_time(out, d, style);
+                }
+                Seg::Id(id) => push_int(out, id + ctx.id_add),
+                Seg::Step(n) => {
+                    out.extend_from_slice(b"\"ProfilerStep#");
+                    push_int(out, n + ctx.step_add);
+                    out.push(b'"');
+                }
+            }
+        }
+    }
+}
+
+/// The shifts of one copy.
+struct Ctx {
+    shift: i64,
+    id_add: i64,
+    step_add: i64,
+    t0: i64,
+    slowdown: Factor,
+}
+
+impl Ctx {
+    /// Where source time `t` lands in this copy (rounded to `unit` when stretched).
+    fn time(&self, t: i64, unit: i64) -> i64 {
+        if self.slowdown.is_one() {
+            t + self.shift
+        } else {
+            self.t0 + self.slowdown.scale(t + self.shift - self.t0, unit)
+        }
+    }
+}
+
+/// Whether `bytes` start with the gzip magic (`1f 8b`).
+pub fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0x1f, 0x8b])
+}
+
+/// Whether an output path asks for gzip (ends in `.gz`).
+pub fn wants_gzip(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+}
+
+/// Reads a source trace (plain or gzip, detected by content) and parses it.
+pub fn load_source(path: &Path, opts: &LoadOptions) -> anyhow::Result<Source> {
+    let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = if is_gzip(&bytes) {
+        let mut out = Vec::with_capacity(bytes.len() * 8);
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_end(&mut out)
+            .with_context(|| format!("cannot decompress {}", path.display()))?;
+        out
+    } else {
+        bytes
+    };
+    let text = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    Source::parse(&text, opts).with_context(|| format!("cannot use {}", path.display()))
+}
+
+/// Fails if `out` is (or resolves to) the file `src`.
+pub fn ensure_not_source(src: &Path, out: &Path) -> anyhow::Result<()> {
+    let same = match (fs::canonicalize(src), fs::canonicalize(out)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    #[cfg(unix)]
+    let same = same || {
+        use std::os::unix::fs::MetadataExt;
+        match (fs::metadata(src), fs::metadata(out)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    };
+    if same {
+        bail!(
+            "refusing to overwrite the source {} (output {})",
+            src.display(),
+            out.display()
+        );
+    }
+    Ok(())
+}
+
+/// Writes one output file (gzip when `out` ends in `.gz`, fastest level) through a
+/// `.partial` file renamed into place. `src_path`, when given, is never overwritten.
+pub fn write_file(
+    src: &Source,
+    src_path: Option<&Path>,
+    out: &Path,
+    opts: &WriteOptions,
+) -> anyhow::Result<FileStats> {
+    if let Some(s) = src_path {
+        ensure_not_source(s, out)?;
+    }
+    let name = out
+        .file_name()
+        .with_context(|| format!("{} is not a file name", out.display()))?;
+    let mut partial_name = name.to_os_string();
+    partial_name.push(".partial");
+    let partial = out.with_file_name(partial_name);
+    let result = write_file_at(src, &partial, wants_gzip(out), opts).and_then(|stats| {
+        fs::rename(&partial, out)
+            .with_context(|| format!("cannot rename {} to {}", partial.display(), out.display()))?;
+        Ok(stats)
+    });
+    match result {
+        Ok(stats) => Ok(FileStats {
+            path: out.to_path_buf(),
+            stats,
+            file_bytes: fs::metadata(out)?.len(),
+        }),
+        Err(e) => {
+            let _ = fs::remove_file(&partial);
+            Err(e)
+        }
+    }
+}
+
+fn write_file_at(
+    src: &Source,
+    path: &Path,
+    gzip: bool,
+    opts: &WriteOptions,
+) -> anyhow::Result<WriteStats> {
+    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let ctx = || format!("cannot write {}", path.display());
+    let stats = if gzip {
+        let enc = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+        let mut w = BufWriter::with_capacity(1 << 20, enc);
+        let stats = src.write_to(&mut w, opts).with_context(ctx)?;
+        let enc = w
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(ctx)?;
+        enc.finish().with_context(ctx)?.flush().with_context(ctx)?;
+        stats
+    } else {
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let stats = src.write_to(&mut w, opts).with_context(ctx)?;
+        w.flush().with_context(ctx)?;
+        stats
+    };
+    Ok(stats)
+}
+
+/// The file name of rank `r` in rank mode.
+pub fn rank_file_name(rank: u64, gzip: bool) -> String {
+    format!("rank-{rank}.pt.trace.json{}", if gzip { ".gz" } else { "" })
+}
+
+/// Options of rank mode.
+#[derive(Clone, Copy, Debug)]
+pub struct RankOptions {
+    /// Number of rank files (the world size).
+    pub ranks: u64,
+    /// Write `.json.gz` files.
+    pub gzip: bool,
+    /// The planted straggler and its slowdown factor.
+    pub slow: Option<(u64, Factor)>,
+    /// How much to write per file.
+    pub target: Target,
+    /// Files written at the same time (at least 1).
+    pub jobs: usize,
+}
+
+/// Writes `rank-<r>.pt.trace.json[.gz]` for every rank into `dir` (created if needed).
+pub fn write_ranks(
+    src: &Source,
+    src_path: Option<&Path>,
+    dir: &Path,
+    opts: &RankOptions,
+) -> anyhow::Result<Vec<FileStats>> {
+    if opts.ranks == 0 {
+        bail!("--ranks must be at least 1");
+    }
+    if let Some((r, _)) = opts.slow {
+        if r >= opts.ranks {
+            bail!(
+                "slow rank {r} is not below the number of ranks {}",
+                opts.ranks
+            );
+        }
+    }
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let paths: Vec<PathBuf> = (0..opts.ranks)
+        .map(|r| dir.join(rank_file_name(r, opts.gzip)))
+        .collect();
+    if let Some(s) = src_path {
+        for p in &paths {
+            ensure_not_source(s, p)?;
+        }
+    }
+    let next = AtomicU64::new(0);
+    let results: Mutex<Vec<Option<anyhow::Result<FileStats>>>> =
+        Mutex::new((0..opts.ranks).map(|_| None).collect());
+    let jobs = opts.jobs.clamp(1, opts.ranks as usize);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                let r = next.fetch_add(1, Ordering::Relaxed);
+                if r >= opts.ranks {
+                    break;
+                }
+                let slowdown = match opts.slow {
+                    Some((s, f)) if s == r => f,
+                    _ => Factor::ONE,
+                };
+                let wopts = WriteOptions {
+                    target: opts.target,
+                    rank: Some(RankInfo {
+                        rank: r,
+                        world_size: opts.ranks,
+                    }),
+                    slowdown,
+                };
+                let res = write_file(src, src_path, &paths[r as usize], &wopts);
+                results.lock().expect("results lock")[r as usize] = Some(res);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("results lock")
+        .into_iter()
+        .map(|r| r.expect("every rank was written"))
+        .collect()
+}
+
+/// Parses a size such as `1GiB`, `512MiB`, `100K`, `2.5G` or `1000000` into bytes.
+/// `K`/`M`/`G`/`T` (also `KB`…) are powers of 1000, `KiB`/`MiB`/`GiB`/`TiB` powers of 1024.
+pub fn parse_size(text: &str) -> anyhow::Result<u64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1_000,
+        "m" | "mb" => 1_000_000,
+        "g" | "gb" => 1_000_000_000,
+        "t" | "tb" => 1_000_000_000_000,
+        "ki" | "kib" => 1 << 10,
+        "mi" | "mib" => 1 << 20,
+        "gi" | "gib" => 1 << 30,
+        "ti" | "tib" => 1 << 40,
+        u => bail!("unknown size unit {u:?} in {text:?} (use K, M, G, KiB, MiB, GiB)"),
+    };
+    let f = Factor::parse(num).with_context(|| format!("bad size {text:?}"))?;
+    let bytes = f.scale(i64::try_from(mult).unwrap_or(i64::MAX), 1);
+    if bytes <= 0 {
+        bail!("bad size {text:?}");
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,214 @@
+//! What a path on the command line turns out to be: a file, a folder of rank files, or a
+//! run folder of phase files (possibly one timestamped sub-folder down).
+
+use std::path::{Path, PathBuf};
+
+use kinetoscope_analysis::summary::summarize;
+use kinetoscope_trace::read::{map_traces, open_input, ArtifactKind, Input};
+use kinetoscope_trace::TraceError;
+
+use crate::common::{fixture, fixtures_dir, lenient};
+
+fn file_names(paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn a_file_is_a_file() {
+    let p = fixture("backward_thread.json");
+    assert_eq!(open_input(&p).unwrap(), Input::File(p.clone()));
+    assert_eq!(open_input(&p).unwrap().trace_files(), vec![p]);
+}
+
+#[test]
+fn rank_folder_of_two_traces() {
+    let dir = fixtures_dir().join("ranks");
+    let input = open_input(&dir).unwrap();
+    let Input::RankFolder { dir: d, traces } = &input else {
+        panic!("expected a rank folder, got {input:?}");
+    };
+    assert_eq!(d, &dir);
+    assert_eq!(
+        file_names(traces),
+        ["sampled_rank-0.json.gz", "sampled_rank-1.json.gz"]
+    );
+    assert_eq!(input.trace_files(), *traces);
+
+    // Read them in parallel; results come back in input order, ranks from
+    // `distributedInfo`.
+    let ranks = map_traces(traces, &lenient(2), |_, r| {
+        let s = summarize(&r.unwrap());
+        (s.rank, s.world_size)
+    });
+    assert_eq!(ranks, [(Some(0), Some(128)), (Some(1), Some(128))]);
+}
+
+fn touch(dir: &Path, name: &str, bytes: &[u8]) {
+    std::fs::write(dir.join(name), bytes).unwrap();
+}
+
+/// A run folder in the layout of a staged training script.
+fn make_run_folder(dir: &Path) {
+    let trace = std::fs::read(fixture("backward_thread.json")).unwrap();
+    let gz = std::fs::read(fixture("torch-2.15.0_py_export.json.gz")).unwrap();
+    touch(dir, "stage1-model_init_trace.json", &trace);
+    touch(
+        dir,
+        "stage3-training_microsteps_mem.pickle",
+        b"\x80\x04\x95",
+    );
+    touch(
+        dir,
+        "stage3-training_microsteps_memory_timeline.html",
+        b"<!DOCTYPE html>",
+    );
+    touch(dir, "stage2-train_trace.json.gz", &gz);
+    // Sorts before stage2 by name but after stage3 by number.
+    touch(dir, "stage10-eval_trace.json", &trace);
+    // Not an artifact.
+    touch(dir, "notes.txt", b"hello");
+}
+
+/// A phase as (stage, phase name, [(file name, kind)]).
+type PhaseView<'a> = (u32, &'a str, Vec<(String, ArtifactKind)>);
+
+fn assert_run_folder(input: &Input, dir: &Path, files_in: &Path) {
+    let Input::RunFolder { dir: d, phases } = input else {
+        panic!("expected a run folder, got {input:?}");
+    };
+    assert_eq!(d, dir);
+    let got: Vec<PhaseView> = phases
+        .iter()
+        .map(|p| {
+            (
+                p.stage,
+                p.phase.as_str(),
+                p.artifacts
+                    .iter()
+                    .map(|a| {
+                        assert_eq!(a.path.parent().unwrap(), files_in);
+                        (
+                            a.path.file_name().unwrap().to_string_lossy().into_owned(),
+                            a.kind,
+                        )
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    let art = |n: &str, k| (n.to_owned(), k);
+    assert_eq!(
+        got,
+        vec![
+            (
+                1,
+                "model_init",
+                vec![art("stage1-model_init_trace.json", ArtifactKind::Trace)]
+            ),
+            (
+                2,
+                "train",
+                vec![art("stage2-train_trace.json.gz", ArtifactKind::Trace)]
+            ),
+            (
+                3,
+                "training_microsteps",
+                vec![
+                    art(
+                        "stage3-training_microsteps_mem.pickle",
+                        ArtifactKind::MemorySnapshot
+                    ),
+                    art(
+                        "stage3-training_microsteps_memory_timeline.html",
+                        ArtifactKind::MemoryTimelineHtml
+                    ),
+                ]
+            ),
+            (
+                10,
+                "eval",
+                vec![art("stage10-eval_trace.json", ArtifactKind::Trace)]
+            ),
+        ]
+    );
+    assert_eq!(
+        file_names(&input.trace_files()),
+        [
+            "stage1-model_init_trace.json",
+            "stage2-train_trace.json.gz",
+            "stage10-eval_trace.json"
+        ]
+    );
+}
+
+#[test]
+fn run_folder_in_stage_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    make_run_folder(tmp.path());
+    let input = open_input(tmp.path()).unwrap();
+    assert_run_folder(&input, tmp.path(), tmp.path());
+    // The traces in it read.
+    for f in input.trace_files() {
+        kinetoscope_trace::read::read_trace(&f, &lenient(2)).unwrap();
+    }
+}
+
+#[test]
+fn run_folder_one_timestamped_level_down() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sub = tmp.path().join("2025-06-01_12-30-00");
+    std::fs::create_dir(&sub).unwrap();
+    make_run_folder(&sub);
+    let input = open_input(tmp.path()).unwrap();
+    assert_run_folder(&input, tmp.path(), &sub);
+}
+
+#[test]
+fn rank_folder_one_level_down() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sub = tmp.path().join("run_0");
+    std::fs::create_dir(&sub).unwrap();
+    for n in ["sampled_rank-0.json.gz", "sampled_rank-1.json.gz"] {
+        std::fs::copy(fixtures_dir().join("ranks").join(n), sub.join(n)).unwrap();
+    }
+    let input = open_input(tmp.path()).unwrap();
+    assert_eq!(
+        file_names(&input.trace_files()),
+        ["sampled_rank-0.json.gz", "sampled_rank-1.json.gz"]
+    );
+}
+
+#[test]
+fn folder_without_traces_is_empty_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    touch(tmp.path(), "README.md", b"nothing here");
+    match open_input(tmp.path()) {
+        Err(TraceError::EmptyInput { path, .. }) => assert_eq!(path, tmp.path()),
+        other => panic!("expected EmptyInput, got {other:?}"),
+    }
+}
+
+#[test]
+fn missing_path_is_an_io_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = open_input(&tmp.path().join("nope"));
+    assert!(matches!(r, Err(TraceError::Io { .. })), "{r:?}");
+}
+
+#[test]
+fn rank_folder_skips_memory_timelines_and_snapshots() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixture("torch-2.15.0_py_export.json.gz"),
+        tmp.path().join("w0.pt.trace.json.gz"),
+    )
+    .unwrap();
+    touch(tmp.path(), "mem.raw.json.gz", b"[]");
+    touch(tmp.path(), "snapshot.pickle", b"\x80\x04");
+    touch(tmp.path(), "run_memory_timeline.json", b"[]");
+    let input = open_input(tmp.path()).unwrap();
+    assert_eq!(file_names(&input.trace_files()), ["w0.pt.trace.json.gz"]);
+}
