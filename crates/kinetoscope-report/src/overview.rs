@@ -335,7 +335,10 @@ mod tests {
             "trace,step,total_us,kernel_us,memcpy_us,memset_us,communication_us,runtime_us,\
              dataloader_us,cpu_exec_us,other_us"
         );
-        assert_eq!(lines[1], "w0.pt.trace.json,ProfilerStep#1,5,3,0,0,0,1,0,0.5,0.5");
+        assert_eq!(
+            lines[1],
+            "w0.pt.trace.json,ProfilerStep#1,5,3,0,0,0,1,0,0.5,0.5"
+        );
         assert_eq!(lines[3], "w0.pt.trace.json,average,7.5,4.5,0,0,0,1,0,1,1");
         // Longest first, cut to one row; the average still covers both steps.
         let csv = to_csv(&doc(), StepOrder::Total, 1);

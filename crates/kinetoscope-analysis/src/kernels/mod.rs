@@ -17,6 +17,7 @@ use serde::Serialize;
 pub use sort::KernelSortKey;
 
 use crate::ops::eligibility::is_eligible_name;
+use crate::ops::idmap::IdMap;
 use crate::ops::launch::{launcher_of, runtime_launchers, NO_RUNTIME, ROOT, UNMATCHED};
 use crate::ops::names::NameFlags;
 use crate::ops::rank_of;
@@ -178,16 +179,17 @@ pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
 
     // Launching operator per correlation id (only when grouping by properties).
     let by_corr = if by_props {
-        let mut ext_to_name: FxHashMap<i64, u32> = FxHashMap::default();
+        let mut pairs: Vec<(i64, u32)> = Vec::new();
         for_each_node_event(trace, |i, _| {
             let ext = e.external_id[i];
             if ext != 0 {
-                ext_to_name.entry(ext).or_insert(e.name[i].0);
+                pairs.push((ext, e.name[i].0));
             }
         });
+        let ext_to_name = IdMap::build(|| pairs.iter().copied(), true);
         runtime_launchers(trace, &ext_to_name, |_, _| {})
     } else {
-        FxHashMap::default()
+        IdMap::build(std::iter::empty, false)
     };
 
     let kargs = &trace.args.kernel;

@@ -2,7 +2,7 @@
 //! call stack or the enclosing module. Keys are integer ids (interned strings, or ids of
 //! distinct shapes / module paths); text is made only once per distinct key.
 
-use kinetoscope_trace::{EventId, StrId, Trace};
+use kinetoscope_trace::{StrId, Trace};
 use rustc_hash::FxHashMap;
 
 use super::tree::{NodeKind, NodeTree, NONE};
@@ -82,14 +82,14 @@ impl Grouper {
 
     /// The second half of the row key of node `idx`.
     pub(crate) fn key(&mut self, trace: &Trace, tree: &NodeTree, idx: usize) -> u32 {
-        let event = EventId(tree.event[idx]);
+        let args = match tree.arg[idx] {
+            NONE => None,
+            a => Some(&trace.args.op[a as usize]),
+        };
         match self.group_by {
             OpGroupBy::Name => ABSENT,
             OpGroupBy::Shape => {
-                let dims = trace
-                    .args
-                    .op_of(event)
-                    .map_or(StrId(u32::MAX), |a| a.input_dims);
+                let dims = args.map_or(StrId(u32::MAX), |a| a.input_dims);
                 if let Some(&id) = self.shape_of_dims.get(&dims) {
                     return id;
                 }
@@ -106,7 +106,7 @@ impl Grouper {
                 self.shape_of_dims.insert(dims, id);
                 id
             }
-            OpGroupBy::Stack => match trace.args.op_of(event) {
+            OpGroupBy::Stack => match args {
                 Some(a) if !trace.strings.get(a.call_stack).is_empty() => a.call_stack.0,
                 _ => ABSENT,
             },
@@ -115,7 +115,7 @@ impl Grouper {
                 if m != NONE {
                     return self.path_of_module[m as usize];
                 }
-                match trace.args.op_of(event) {
+                match args {
                     Some(a) if !trace.strings.get(a.module_hierarchy).is_empty() => {
                         a.module_hierarchy.0 | HIERARCHY_TAG
                     }

@@ -1,10 +1,11 @@
 //! Who launched each GPU activity (`docs/metrics.md` A.3): a runtime (or driver) call hangs
 //! on the host node whose `External id` equals its own, or on its thread's root when that
 //! id is 0; a kernel, memcpy or memset hangs on the runtime call with the same CUPTI
-//! `correlation`. Both links are hash lookups on integer ids.
+//! `correlation`. Both links are lookups on integer ids ([`IdMap`]).
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace};
-use rustc_hash::FxHashMap;
+
+use super::idmap::IdMap;
 
 /// Launched by a runtime call with `External id` 0: outside any operator (the plugin's
 /// `CallTreeRoot`).
@@ -32,15 +33,15 @@ pub(crate) fn is_device_work(kind: CategoryKind) -> bool {
 }
 
 /// Correlation id → launcher (a node value from `ext_to_node`, [`ROOT`] or
-/// [`UNMATCHED`]), built from every runtime call. `on_runtime(event, launcher)` is called
-/// for each runtime call on the way.
+/// [`UNMATCHED`]), built from every runtime call (the last call of a repeated id wins).
+/// `on_runtime(event, launcher)` is called for each runtime call on the way.
 pub(crate) fn runtime_launchers(
     trace: &Trace,
-    ext_to_node: &FxHashMap<i64, u32>,
+    ext_to_node: &IdMap,
     mut on_runtime: impl FnMut(usize, u32),
-) -> FxHashMap<i64, u32> {
+) -> IdMap {
     let e = &trace.events;
-    let mut by_corr = FxHashMap::default();
+    let mut runtimes: Vec<(i64, u32)> = Vec::new();
     for i in 0..e.len() {
         if e.phase[i] != Phase::Complete || !is_runtime(trace.categories.kind(e.cat[i])) {
             continue;
@@ -49,21 +50,22 @@ pub(crate) fn runtime_launchers(
         let launcher = if ext == 0 {
             ROOT
         } else {
-            ext_to_node.get(&ext).copied().unwrap_or(UNMATCHED)
+            ext_to_node.get(ext).unwrap_or(UNMATCHED)
         };
         on_runtime(i, launcher);
         let corr = e.correlation[i];
         if corr != 0 {
-            by_corr.insert(corr, launcher);
+            runtimes.push((corr, launcher));
         }
     }
-    by_corr
+    IdMap::build(|| runtimes.iter().copied(), false)
 }
 
 /// The launcher of a device activity from the correlation map, or [`NO_RUNTIME`].
-pub(crate) fn launcher_of(by_corr: &FxHashMap<i64, u32>, correlation: i64) -> u32 {
+#[inline]
+pub(crate) fn launcher_of(by_corr: &IdMap, correlation: i64) -> u32 {
     if correlation == 0 {
         return NO_RUNTIME;
     }
-    by_corr.get(&correlation).copied().unwrap_or(NO_RUNTIME)
+    by_corr.get(correlation).unwrap_or(NO_RUNTIME)
 }

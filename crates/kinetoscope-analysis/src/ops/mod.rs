@@ -11,6 +11,7 @@
 
 pub mod eligibility;
 mod group;
+pub(crate) mod idmap;
 pub(crate) mod launch;
 pub(crate) mod names;
 mod sort;
@@ -18,7 +19,7 @@ mod stats;
 pub(crate) mod tree;
 
 use kinetoscope_trace::read::rank_from_file_name;
-use kinetoscope_trace::{EventId, Trace};
+use kinetoscope_trace::Trace;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -150,6 +151,7 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
     let stats = node_stats(trace, &tree);
     let mut grouper = Grouper::new(trace, &tree, group_by);
     let mut excluded = NameFlags::new(&trace.strings, is_excluded_op);
+    let empty = trace.strings.find("");
 
     let mut index: FxHashMap<(u32, u32), usize> = FxHashMap::default();
     let mut accs: Vec<Acc> = Vec::new();
@@ -181,11 +183,9 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
         a.tc_self += stats.tc_self[idx];
         a.tc_total += stats.tc_total[idx];
         a.eligible |= stats.eligible[idx];
-        if !a.has_call_stack {
-            a.has_call_stack = trace
-                .args
-                .op_of(EventId(ev as u32))
-                .is_some_and(|o| !trace.strings.get(o.call_stack).is_empty());
+        let arg = tree.arg[idx];
+        if arg != tree::NONE && Some(trace.args.op[arg as usize].call_stack) != empty {
+            a.has_call_stack = true;
         }
     }
 

@@ -3,9 +3,9 @@
 //! passes over the node tree, the runtime calls and the device activities.
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace};
-use rustc_hash::FxHashMap;
 
 use super::eligibility::is_eligible_name;
+use super::idmap::IdMap;
 use super::launch::{is_device_work, launcher_of, runtime_launchers, ROOT};
 use super::names::NameFlags;
 use super::tree::{NodeKind, NodeTree, NONE};
@@ -48,14 +48,16 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
         unmatched_runtimes: 0,
     };
 
-    let mut ext_to_node: FxHashMap<i64, u32> = FxHashMap::default();
-    ext_to_node.reserve(n);
-    for (idx, &ev) in tree.event.iter().enumerate() {
-        let ext = e.external_id[ev as usize];
-        if ext != 0 {
-            ext_to_node.entry(ext).or_insert(idx as u32);
-        }
-    }
+    let ext_to_node = IdMap::build(
+        || {
+            tree.event
+                .iter()
+                .enumerate()
+                .map(|(idx, &ev)| (e.external_id[ev as usize], idx as u32))
+                .filter(|&(ext, _)| ext != 0)
+        },
+        true,
+    );
 
     // Runtime calls: their time is not the node's own host time.
     let mut unmatched = 0u64;

@@ -14,6 +14,8 @@
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace};
 
+use super::names::NameFlags;
+
 /// "No node": a root's parent, or an absent link.
 pub(crate) const NONE: u32 = u32::MAX;
 
@@ -36,6 +38,8 @@ pub(crate) enum NodeKind {
 pub(crate) struct NodeTree {
     /// The event of each node.
     pub event: Vec<u32>,
+    /// The node's row in `trace.args.op`, or [`NONE`].
+    pub arg: Vec<u32>,
     /// The kind of each node.
     pub kind: Vec<NodeKind>,
     /// The parent node, or [`NONE`].
@@ -56,51 +60,41 @@ pub(crate) fn is_excluded_op(name: &str) -> bool {
         || (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__"))
 }
 
-/// The node kind of an event, or `None` when the event is not a node.
-/// `module_frame` says whether a `python_function` event carries a module id.
-pub(crate) fn node_kind(
-    trace: &Trace,
-    kind: CategoryKind,
-    name: u32,
-    module_frame: bool,
-) -> Option<NodeKind> {
-    match kind {
-        CategoryKind::CpuOp | CategoryKind::UserAnnotation => {
-            let text = trace.strings.get(kinetoscope_trace::StrId(name));
-            Some(if text.starts_with("ProfilerStep#") {
-                NodeKind::Step
-            } else if kind == CategoryKind::CpuOp {
-                NodeKind::Op
-            } else {
-                NodeKind::Annotation
-            })
-        }
-        CategoryKind::PythonFunction if module_frame => Some(NodeKind::Module),
-        _ => None,
-    }
-}
-
 /// Call `f(event, node kind)` for every node event, in file order.
 pub(crate) fn for_each_node_event(trace: &Trace, mut f: impl FnMut(usize, NodeKind)) {
     let e = &trace.events;
     let python = &trace.args.python;
     let mut py = 0usize;
+    let mut step = NameFlags::new(&trace.strings, |n: &str| n.starts_with("ProfilerStep#"));
     for i in 0..e.len() {
         if e.phase[i] != Phase::Complete {
             continue;
         }
-        let kind = trace.categories.kind(e.cat[i]);
-        let mut module_frame = false;
-        if kind == CategoryKind::PythonFunction {
-            while py < python.len() && (python[py].event.0 as usize) < i {
-                py += 1;
+        let kind = match trace.categories.kind(e.cat[i]) {
+            c @ (CategoryKind::CpuOp | CategoryKind::UserAnnotation) => {
+                if step.get(&trace.strings, e.name[i]) {
+                    NodeKind::Step
+                } else if c == CategoryKind::CpuOp {
+                    NodeKind::Op
+                } else {
+                    NodeKind::Annotation
+                }
             }
-            module_frame =
-                py < python.len() && python[py].event.0 as usize == i && python[py].module_id >= 0;
-        }
-        if let Some(k) = node_kind(trace, kind, e.name[i].0, module_frame) {
-            f(i, k);
-        }
+            CategoryKind::PythonFunction => {
+                while py < python.len() && (python[py].event.0 as usize) < i {
+                    py += 1;
+                }
+                let module = py < python.len()
+                    && python[py].event.0 as usize == i
+                    && python[py].module_id >= 0;
+                if !module {
+                    continue;
+                }
+                NodeKind::Module
+            }
+            _ => continue,
+        };
+        f(i, kind);
     }
 }
 
@@ -108,17 +102,29 @@ impl NodeTree {
     /// Build the forest of a trace.
     pub(crate) fn build(trace: &Trace) -> Self {
         let e = &trace.events;
-        // (track, start, -end, event, kind): sorting gives the pre-order of each track.
-        let mut order: Vec<(u32, i64, i64, u32, NodeKind)> = Vec::new();
+        // (track, start, -end, event, kind, op args row): sorting gives the pre-order of
+        // each track.
+        let op_args = &trace.args.op;
+        let mut cursor = 0usize;
+        let mut order: Vec<(u32, i64, i64, u32, NodeKind, u32)> = Vec::new();
         for_each_node_event(trace, |i, k| {
+            while cursor < op_args.len() && (op_args[cursor].event.0 as usize) < i {
+                cursor += 1;
+            }
+            let arg = if cursor < op_args.len() && op_args[cursor].event.0 as usize == i {
+                cursor as u32
+            } else {
+                NONE
+            };
             let ts = e.ts_ns[i];
-            order.push((e.track[i].0, ts, -(ts + e.dur_ns[i]), i as u32, k));
+            order.push((e.track[i].0, ts, -(ts + e.dur_ns[i]), i as u32, k, arg));
         });
-        order.sort_unstable_by_key(|&(t, s, ne, i, _)| (t, s, ne, i));
+        order.sort_unstable_by_key(|&(t, s, ne, i, _, _)| (t, s, ne, i));
 
         let n = order.len();
         let mut tree = NodeTree {
             event: Vec::with_capacity(n),
+            arg: Vec::with_capacity(n),
             kind: Vec::with_capacity(n),
             parent: vec![NONE; n],
             rep: Vec::with_capacity(n),
@@ -128,7 +134,7 @@ impl NodeTree {
         // Stack of (node, end).
         let mut stack: Vec<(u32, i64)> = Vec::new();
         let mut track = u32::MAX;
-        for (idx, &(t, start, neg_end, ev, kind)) in order.iter().enumerate() {
+        for (idx, &(t, start, neg_end, ev, kind, arg)) in order.iter().enumerate() {
             let end = -neg_end;
             if t != track {
                 track = t;
@@ -153,6 +159,7 @@ impl NodeTree {
             }
             stack.push((idx as u32, end));
             tree.event.push(ev);
+            tree.arg.push(arg);
             tree.kind.push(kind);
         }
 

@@ -34,10 +34,17 @@ pub(crate) struct StepPlan {
     pub source: StepSource,
 }
 
-/// A launch call and the GPU activities it launched.
+/// A launch call and the GPU activities it launched (`devices[from..to]` of [`Launches`]).
 struct Launch {
     start: i64,
     end: i64,
+    from: u32,
+    to: u32,
+}
+
+/// Launch calls in time order, with their GPU activities in one flat list.
+struct Launches {
+    list: Vec<Launch>,
     devices: Vec<EventId>,
 }
 
@@ -51,7 +58,10 @@ pub(crate) fn plan_steps(trace: &Trace, classes: &Classes) -> StepPlan {
             source,
         };
     }
-    let launches = launches(trace, classes);
+    let Launches {
+        list: launches,
+        devices,
+    } = launches(trace, classes);
     let e = &trace.events;
 
     // Two-way merge of time-ordered launches and steps: a launch lying completely inside
@@ -69,7 +79,7 @@ pub(crate) fn plan_steps(trace: &Trace, classes: &Classes) -> StepPlan {
         if l.start < hs {
             r += 1;
         } else if l.end <= he {
-            for &d in &l.devices {
+            for &d in &devices[l.from as usize..l.to as usize] {
                 lo = lo.min(e.ts_ns[d.index()]);
                 hi = hi.max(e.end_ns(d));
                 matched[d.index()] = true;
@@ -194,16 +204,17 @@ fn host_steps(trace: &Trace, classes: &Classes) -> (Vec<StepRange>, StepSource) 
 
 /// Launch calls in time order, each with the GPU activities that share its correlation
 /// id (kernels, memcpys, memsets).
-fn launches(trace: &Trace, classes: &Classes) -> Vec<Launch> {
+fn launches(trace: &Trace, classes: &Classes) -> Launches {
     let e = &trace.events;
     let index = trace.correlation_index();
-    let mut out: Vec<(usize, Launch)> = Vec::new();
+    let mut list: Vec<(usize, Launch)> = Vec::new();
+    let mut devices = Vec::new();
     for i in 0..e.len() {
         if classes.of(trace, i) != Class::Launch {
             continue;
         }
         let corr = e.correlation[i];
-        let mut devices = Vec::new();
+        let from = devices.len() as u32;
         if corr != 0 && index.launch.get(&corr) == Some(&EventId(i as u32)) {
             if let Some(gpu) = index.gpu.get(&corr) {
                 devices.extend(gpu.iter().copied().filter(|d| {
@@ -214,15 +225,19 @@ fn launches(trace: &Trace, classes: &Classes) -> Vec<Launch> {
                 }));
             }
         }
-        out.push((
+        list.push((
             i,
             Launch {
                 start: e.ts_ns[i],
                 end: e.ts_ns[i] + e.dur_ns[i],
-                devices,
+                from,
+                to: devices.len() as u32,
             },
         ));
     }
-    out.sort_by_key(|(i, l)| (l.start, *i));
-    out.into_iter().map(|(_, l)| l).collect()
+    list.sort_by_key(|(i, l)| (l.start, *i));
+    Launches {
+        list: list.into_iter().map(|(_, l)| l).collect(),
+        devices,
+    }
 }

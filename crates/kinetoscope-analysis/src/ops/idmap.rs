@@ -1,0 +1,104 @@
+//! A map from trace ids (`External id`, `correlation`) to `u32` values. Kineto draws both
+//! ids from counters, so they are usually dense: then the map is a plain vector indexed
+//! by `id - min` (one array access per lookup) when that takes at most 16 slots per id
+//! (64 bytes, about what a hash map entry costs); otherwise a hash map.
+
+use rustc_hash::FxHashMap;
+
+/// The value a dense slot holds when the id is absent.
+const ABSENT: u32 = u32::MAX;
+
+/// Id → value, built once from (id, value) pairs.
+pub(crate) enum IdMap {
+    /// Ids `min .. min + slots.len()`.
+    Dense {
+        /// Smallest id.
+        min: i64,
+        /// Value per id offset, [`ABSENT`] when none.
+        slots: Vec<u32>,
+    },
+    /// Any ids.
+    Sparse(FxHashMap<i64, u32>),
+}
+
+impl IdMap {
+    /// Build from `pairs` (called twice: once to size, once to fill). Values must not be
+    /// `u32::MAX`. With `first_wins` the first value of a repeated id is kept, else the
+    /// last.
+    pub(crate) fn build<I>(pairs: impl Fn() -> I, first_wins: bool) -> Self
+    where
+        I: Iterator<Item = (i64, u32)>,
+    {
+        let (mut min, mut max, mut n) = (i64::MAX, i64::MIN, 0usize);
+        for (id, _) in pairs() {
+            min = min.min(id);
+            max = max.max(id);
+            n += 1;
+        }
+        let span = if n == 0 {
+            0
+        } else {
+            (max as i128 - min as i128 + 1) as u128
+        };
+        if n > 0 && span <= (16 * n as u128 + 4096) {
+            let mut slots = vec![ABSENT; span as usize];
+            for (id, v) in pairs() {
+                let s = &mut slots[(id - min) as usize];
+                if !first_wins || *s == ABSENT {
+                    *s = v;
+                }
+            }
+            IdMap::Dense { min, slots }
+        } else {
+            let mut map = FxHashMap::default();
+            map.reserve(n);
+            for (id, v) in pairs() {
+                if first_wins {
+                    map.entry(id).or_insert(v);
+                } else {
+                    map.insert(id, v);
+                }
+            }
+            IdMap::Sparse(map)
+        }
+    }
+
+    /// The value of `id`, if any.
+    #[inline]
+    pub(crate) fn get(&self, id: i64) -> Option<u32> {
+        match self {
+            IdMap::Dense { min, slots } => {
+                let off = id.wrapping_sub(*min);
+                if off < 0 || off as usize >= slots.len() {
+                    return None;
+                }
+                let v = slots[off as usize];
+                (v != ABSENT).then_some(v)
+            }
+            IdMap::Sparse(map) => map.get(&id).copied(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IdMap;
+
+    #[test]
+    fn dense_and_sparse_agree() {
+        let dense = [(10i64, 1u32), (12, 2), (10, 3)];
+        let sparse = [(10i64, 1u32), (1 << 40, 2), (10, 3)];
+        for first_wins in [true, false] {
+            let d = IdMap::build(|| dense.iter().copied(), first_wins);
+            let s = IdMap::build(|| sparse.iter().copied(), first_wins);
+            assert!(matches!(d, IdMap::Dense { .. }) && matches!(s, IdMap::Sparse(_)));
+            let want = if first_wins { 1 } else { 3 };
+            assert_eq!((d.get(10), s.get(10)), (Some(want), Some(want)));
+            assert_eq!((d.get(11), d.get(9), d.get(13)), (None, None, None));
+            assert_eq!((d.get(12), s.get(1 << 40)), (Some(2), Some(2)));
+            assert_eq!(s.get(11), None);
+        }
+        let empty = IdMap::build(std::iter::empty, true);
+        assert_eq!(empty.get(0), None);
+    }
+}
