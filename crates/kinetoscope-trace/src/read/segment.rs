@@ -275,7 +275,11 @@ impl Segment {
         let event = EventId(self.events.len() as u32);
         let e = &mut self.events;
         e.ts_ns.push(ts);
-        e.dur_ns.push(if ev.ph == b'X' { ev.dur_ns.min(LIMIT) } else { 0 });
+        e.dur_ns.push(if ev.ph == b'X' {
+            ev.dur_ns.min(LIMIT)
+        } else {
+            0
+        });
         e.name.push(name);
         e.cat.push(cat);
         e.phase.push(match ev.ph {
