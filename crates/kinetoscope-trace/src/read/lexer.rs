@@ -80,22 +80,30 @@ impl<'a> Lexer<'a> {
         }
         let buf = self.buf;
         let start = self.pos + 1;
-        // Most strings in a trace are short keys: a plain loop beats a SIMD search there.
-        let limit = (start + 24).min(buf.len());
+        // Most strings in a trace are short keys and names: scanning eight bytes at a
+        // time beats setting up a SIMD search there.
+        let limit = (start + 64).min(buf.len());
         let mut i = start;
-        while i < limit {
-            match buf[i] {
-                b'"' => {
-                    self.pos = i + 1;
-                    return Ok(StrSpan {
-                        start,
-                        end: i,
-                        escaped: false,
-                    });
+        while i + 8 <= limit {
+            let word = u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
+            match first_quote_or_backslash(word) {
+                Some(k) => {
+                    i += k;
+                    break;
                 }
-                b'\\' => break,
-                _ => i += 1,
+                None => i += 8,
             }
+        }
+        while i < limit && buf[i] != b'"' && buf[i] != b'\\' {
+            i += 1;
+        }
+        if i < buf.len() && buf[i] == b'"' {
+            self.pos = i + 1;
+            return Ok(StrSpan {
+                start,
+                end: i,
+                escaped: false,
+            });
         }
         let mut escaped = false;
         loop {
@@ -191,6 +199,19 @@ impl<'a> Lexer<'a> {
         }
         Err(LexError::Eof)
     }
+}
+
+/// Index (0–7) of the first `"` or `\\` byte in a little-endian word, if any. Uses the
+/// classic "has zero byte" bit trick on the word XOR each target byte; the lowest flagged
+/// byte is always a true match.
+#[inline]
+fn first_quote_or_backslash(word: u64) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let q = word ^ (LO * b'"' as u64);
+    let b = word ^ (LO * b'\\' as u64);
+    let hits = (q.wrapping_sub(LO) & !q | b.wrapping_sub(LO) & !b) & HI;
+    (hits != 0).then(|| (hits.trailing_zeros() / 8) as usize)
 }
 
 /// Whether `s` is a valid JSON number or literal.
@@ -336,6 +357,41 @@ mod tests {
         let mut lx = Lexer::new(b"N/A,", 0);
         lx.skip_value(&mut bare).unwrap();
         assert!(bare);
+    }
+
+    #[test]
+    fn strings_of_every_length_and_escape_position() {
+        for len in 0..80 {
+            let body: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            let text = format!("\"{body}\",");
+            let mut lx = Lexer::new(text.as_bytes(), 0);
+            let s = lx.string().unwrap();
+            assert_eq!(
+                (s.start, s.end, s.escaped),
+                (1, 1 + len, false),
+                "len {len}"
+            );
+            for at in 0..len {
+                let mut esc = body.clone();
+                esc.insert_str(at, "\\\"");
+                let text = format!("\"{esc}\"");
+                let mut lx = Lexer::new(text.as_bytes(), 0);
+                let s = lx.string().unwrap();
+                assert_eq!(
+                    (s.end, s.escaped),
+                    (text.len() - 1, true),
+                    "len {len} at {at}"
+                );
+            }
+        }
+        assert_eq!(
+            first_quote_or_backslash(u64::from_le_bytes(*b"ab\"cd\\ef")),
+            Some(2)
+        );
+        assert_eq!(
+            first_quote_or_backslash(u64::from_le_bytes(*b"abcdefgh")),
+            None
+        );
     }
 
     #[test]

@@ -76,6 +76,8 @@ pub(crate) struct Segment {
     pub first_problem: Option<FirstProblem>,
     pub elements: u64,
     pub features: FormatFeatures,
+    /// The raw bytes of the last category seen, and its id.
+    last_cat: (Vec<u8>, CatId),
 }
 
 impl Segment {
@@ -93,6 +95,7 @@ impl Segment {
             first_problem: None,
             elements: 0,
             features: FormatFeatures::default(),
+            last_cat: (Vec::new(), CategoryTable::NONE),
         }
     }
 
@@ -208,9 +211,13 @@ impl Segment {
         }
         let name = self.opt_text(buf, ev.name);
         let cat = match ev.cat {
+            // Events come in runs of one category: check the last one first.
+            Some(s) if self.last_cat.0 == buf[s.start..s.end] => self.last_cat.1,
             Some(s) => {
                 let raw = decode_str(&buf[s.start..s.end], s.escaped);
-                self.cats.intern(&raw)
+                let id = self.cats.intern(&raw);
+                self.last_cat = (buf[s.start..s.end].to_vec(), id);
+                id
             }
             None if ev.ph == b'M' => CategoryTable::METADATA,
             None if matches!(self.strings.get(name), "[memory]" | "[OutOfMemory]") => {
