@@ -48,6 +48,13 @@ struct Cli {
     /// event, one thread) and `kinetoscope … -j 1` on it.
     #[arg(long)]
     compare_serde: bool,
+    /// Also time these subcommands (comma-separated, e.g. `overview,ops,kernels`) on the
+    /// plain file and print each one's time relative to the timed command's.
+    #[arg(long, value_delimiter = ',')]
+    compare_views: Vec<String>,
+    /// The largest view/command time ratio that passes (`--compare-views`).
+    #[arg(long, default_value_t = 1.5)]
+    max_view_ratio: f64,
     /// Generate the data files again even if they look right.
     #[arg(long)]
     regenerate: bool,
@@ -569,6 +576,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         ));
     }
 
+    let mut view_rows = Vec::new();
+    for view in &cli.compare_views {
+        let vb = Bench {
+            kinetoscope: &kinetoscope,
+            command: view.split_whitespace().map(String::from).collect(),
+            threads: cli.threads,
+            runs: cli.runs,
+        };
+        view_rows.push(vb.time(
+            format!("{view} {}", name(&plain)),
+            &plain,
+            plain_len,
+            cli.threads,
+        )?);
+    }
+
     // (4) the table.
     let mut out = io::stdout().lock();
     writeln!(
@@ -585,7 +608,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         "load average before: {load_before}, after: {}",
         load_average()
     )?;
-    let mut all: Vec<&Row> = rows.iter().collect();
+    let mut all: Vec<&Row> = rows.iter().chain(&view_rows).collect();
     if let Some((row, _)) = &serde_row {
         all.push(row);
     }
@@ -615,6 +638,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             "  {} gzip ≥ 500 MB/s of uncompressed JSON: {:.0} MB/s (best)",
             pass(g.mbps(g.best()) >= 500.0),
             g.mbps(g.best())
+        )?;
+    }
+    for (view, r) in cli.compare_views.iter().zip(&view_rows) {
+        let ratio = r.best() / plain_row.best();
+        writeln!(
+            out,
+            "  {} `{view}` ≤ {:.1} × `{}` (best times): {ratio:.2} ×",
+            pass(ratio <= cli.max_view_ratio),
+            cli.max_view_ratio,
+            bench.command.join(" ")
         )?;
     }
     for r in &rows {
