@@ -1,19 +1,30 @@
 //! Analyses over the kinetoscope trace model. Every analysis takes a
 //! [`kinetoscope_trace::Trace`] and returns plain serialisable structs; none prints.
 //!
+//! - [`comm`]: communication/computation overlap, exposed communication, collectives.
+//! - [`critical_path`]: the critical path of one step, by category and event.
+//! - [`gpu_time`]: GPU time as HTA defines it: temporal and idle breakdowns, kernel
+//!   classes, launch statistics, with an HTA-compatible mode.
 //! - [`kernels`]: the GPU kernel view (per kernel name, or name + operator + launch
 //!   properties).
 //! - [`memory`]: the memory view (curves, peaks, allocation events, per-operator statistics).
 //! - [`ops`]: the operator view (per operator, by name, input shape, call stack or module).
+//! - [`ranks`]: rank traces side by side: collectives matched, skew, waits, stragglers.
+//! - [`sequences`]: frequent kernel sequences in an operator or a step (fusion candidates).
 //! - [`overview`]: the Overview page: step-time breakdown and per-GPU metrics.
 //! - [`steps`]: training steps from `ProfilerStep#N` spans, with a documented fallback.
 //! - [`stats`]: distribution statistics (mean, median, p90, coefficient of variation).
 //! - [`summary`]: the per-trace summary behind `kinetoscope summary`.
 
+pub mod comm;
+pub mod critical_path;
+pub mod gpu_time;
 pub mod kernels;
 pub mod memory;
 pub mod ops;
 pub mod overview;
+pub mod ranks;
+pub mod sequences;
 pub mod stats;
 pub mod steps;
 pub mod summary;

@@ -2,13 +2,23 @@
 //! returns text: [`summary`] renders `kinetoscope summary` as a terminal report or as
 //! versioned JSON (documented in `docs/json.md`); [`memory`] renders `kinetoscope memory`;
 //! [`ops`] and [`kernels`] render `kinetoscope ops` and `kinetoscope kernels`.
-//! [`overview`] renders `kinetoscope overview`.
+//! [`overview`] renders `kinetoscope overview`. [`comm`] and [`ranks`] render
+//! `kinetoscope comm` and `kinetoscope ranks`; [`sequences`] `kinetoscope sequences`; [`critical_path`] `kinetoscope critical-path`. [`gpu_time`] renders `kinetoscope temporal`,
+//! `idle`, `launches` and `kernels --by-class`. [`report`] renders `kinetoscope report`
+//! (the advisor's summary and findings).
 
+pub mod comm;
+pub mod critical_path;
 pub mod format;
+pub mod gpu_time;
 pub mod kernels;
 pub mod memory;
+pub mod memory_snapshot;
 pub mod ops;
 pub mod overview;
+pub mod ranks;
+pub mod report;
+pub mod sequences;
 pub mod summary;
 pub mod tabular;
 

@@ -342,6 +342,9 @@ fn trace_section(v: &MemoryView, only: Option<MemoryTable>) -> String {
     for d in &v.devices {
         out.push('\n');
         out.push_str(&device_section(d, v.origin_ns, only));
+        if let (Some(p), None) = (&d.step_pattern, only) {
+            out.push_str(&format!("{} per step: {}\n", d.device, p.message));
+        }
     }
     out
 }

@@ -18,6 +18,7 @@
 pub mod error;
 pub mod model;
 pub mod read;
+pub mod snapshot;
 
 pub use error::{TraceError, TraceResult};
 pub use model::*;

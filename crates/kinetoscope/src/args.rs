@@ -8,7 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// what is in them.
 ///
 /// Examples:
-///   kinetoscope                               summary of the embedded sample trace
+///   kinetoscope                               report (summary + findings) of the embedded sample
+///   kinetoscope rank0.pt.trace.json.gz        the same as `kinetoscope report rank0.pt.trace.json.gz`
+///   kinetoscope report ./traces/ --fail-on warning   CI gate: exit 1 on a warning or worse
 ///   kinetoscope summary rank0.pt.trace.json.gz
 ///   kinetoscope summary ./traces/ --format json   one entry per rank file
 #[derive(Debug, Parser)]
@@ -19,17 +21,26 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     verbatim_doc_comment
 )]
 pub struct Cli {
-    /// What to do (default: `summary`).
+    /// What to do (default: `report`).
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// With no subcommand: the options of `summary`.
+    /// With no subcommand: the options of `report`.
     #[command(flatten)]
-    pub summary: SummaryArgs,
+    pub report: ReportArgs,
 }
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The advisor: a one-screen summary (steps, breakdown, GPU metrics, memory peak vs
+    /// device memory, FLOPs and MFU) followed by findings ranked by severity and
+    /// estimated recoverable time, each with impact, confidence, evidence and a fix.
+    /// What `kinetoscope PATH` runs.
+    ///
+    /// Exit codes: 0, or 1 with --fail-on when a finding reaches that severity, 2 on
+    /// errors. Thresholds: --config advisor.toml and --set section.key=value (see
+    /// crates/kinetoscope-advisor/src/config.rs).
+    Report(ReportArgs),
     /// Per trace: PyTorch era, devices, rank, span, events per category, steps, warnings.
     Summary(SummaryArgs),
     /// Memory (traces recorded with profile_memory=True): allocated and reserved curves
@@ -62,6 +73,49 @@ pub enum Command {
     /// Sort keys (--sort): total (default), calls, mean, max, min, blocks_per_sm,
     /// occupancy, name. CSV: one table for all traces, times in µs.
     Kernels(KernelsArgs),
+    /// Per rank (HTA definition, docs/metrics.md B.6): over the span from the first to the
+    /// last GPU activity, idle time, compute time (computation kernels) and non-compute
+    /// time (communication, memory, sync not overlapped by computation), in µs and %.
+    ///
+    /// --hta-compat applies HTA's step filter (drops the last step). CSV: one row per rank.
+    Temporal(GpuTimeArgs),
+    /// Idle time per rank and stream (HTA definition, B.7), split into host wait (launched
+    /// after the stream drained), kernel wait (gap below --kernel-wait-us) and other, with
+    /// interval statistics (count, mean, p50, p90, max) per class.
+    Idle(IdleArgs),
+    /// CUDA kernel launch statistics (HTA definition, B.12): per launch, CPU launch
+    /// duration, kernel duration and launch delay; short kernels (kernel shorter than its
+    /// launch), runtime and delay outliers (top --top of each); a per-step summary.
+    ///
+    /// CSV: one row per launch (every launch).
+    Launches(LaunchesArgs),
+    /// Communication per trace: communication/computation overlap % (kinetoscope
+    /// definition: kernels inside the kept steps; HTA 0.5.0's with --hta-compat),
+    /// exposed communication per step, and a collectives table (collective, process
+    /// group, algorithm, count, bytes, latency, algorithm and bus bandwidth).
+    ///
+    /// CSV: the collectives of every trace (µs, bytes, GB/s).
+    Comm(CommArgs),
+    /// A folder of ≥ 2 rank traces side by side: per-rank step times and breakdown,
+    /// collectives matched across ranks (by Seq, else by order within the process
+    /// group), start skew and waits, and the straggler ranking with its evidence. Clock
+    /// offsets: see --clock.
+    ///
+    /// CSV: the per-rank table (µs).
+    Ranks(RanksArgs),
+    /// The most frequent kernel sequences (fusion candidates) inside operators whose
+    /// name contains --op (HTA's definition: the operator's kernels in order), or
+    /// without --op inside each step (runs of consecutive kernels per stream), with
+    /// their count and total kernel time.
+    ///
+    /// CSV: one row per pattern, kernels joined with `|`.
+    Sequences(SequencesArgs),
+    /// The critical path of one step: walking back from the step's end through stream
+    /// order, host→device launch edges, synchronisations and waits between streams;
+    /// time on the path by category and the events with the most time on it.
+    ///
+    /// CSV: time per category.
+    CriticalPath(CriticalPathArgs),
 }
 
 /// Output formats.
@@ -115,6 +169,43 @@ pub struct ReadArgs {
     /// Worker threads (default: all cores).
     #[arg(long, short = 'j')]
     pub threads: Option<usize>,
+}
+
+/// `report` options.
+#[derive(Debug, Args, Clone)]
+pub struct ReportArgs {
+    /// A trace file (.json or .json.gz), a folder of rank files, or a run folder.
+    /// Default: the sample trace embedded in the binary.
+    pub path: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Exit with status 1 when a finding is at least this severe (for CI).
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    /// A TOML file of thresholds (sections named after the rules, e.g.
+    /// `[dataloader_stall] warning_pct = 10`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Override one threshold: `section.key=value` (repeatable), e.g.
+    /// `--set gating.min_steps_critical=3`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Peak TFLOP/s for MFU, instead of the dense datasheet peak of the detected GPU.
+    #[arg(long, value_name = "TFLOPS")]
+    pub peak_tflops: Option<f64>,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+/// Severities `--fail-on` accepts.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum FailOn {
+    /// A warning or a critical finding.
+    Warning,
+    /// A critical finding.
+    Critical,
 }
 
 /// `summary` options.
@@ -214,4 +305,131 @@ pub struct KernelsArgs {
     /// How launches are grouped into rows.
     #[arg(long, value_enum, default_value_t)]
     pub group_by: KernelsGroupBy,
+    /// Instead: time in computation, communication and memory kernels per rank (HTA
+    /// classes, docs/metrics.md B.4/B.8), their overlaps, and the top kernels of each.
+    #[arg(long)]
+    pub by_class: bool,
+    /// With --by-class: HTA 0.5.0's step filter and class rules (docs/hta-differences.md).
+    #[arg(long, requires = "by_class")]
+    pub hta_compat: bool,
+}
+
+/// Options of the GPU-time commands (`temporal`, `idle`, `launches`).
+#[derive(Debug, Args, Clone)]
+pub struct GpuTimeArgs {
+    /// Path, format, --top and reading options (--sort is ignored).
+    #[command(flatten)]
+    pub view: ViewArgs,
+    /// Reproduce HTA 0.5.0: drop host events from the start of each rank's last
+    /// ProfilerStep on and GPU work they did not launch; HTA's class rules
+    /// (docs/hta-differences.md).
+    #[arg(long)]
+    pub hta_compat: bool,
+}
+
+/// `idle` options.
+#[derive(Debug, Args, Clone)]
+pub struct IdleArgs {
+    /// Path, format, reading options and --hta-compat.
+    #[command(flatten)]
+    pub common: GpuTimeArgs,
+    /// A gap shorter than this (µs) after an in-time launch is kernel wait (HTA's
+    /// consecutive_kernel_delay).
+    #[arg(long, default_value_t = 30.0)]
+    pub kernel_wait_us: f64,
+}
+
+/// `launches` options.
+#[derive(Debug, Args, Clone)]
+pub struct LaunchesArgs {
+    /// Path, format, --top (rows per list), reading options and --hta-compat.
+    #[command(flatten)]
+    pub common: GpuTimeArgs,
+    /// A launch call longer than this (µs) is a runtime outlier.
+    #[arg(long, default_value_t = 50.0)]
+    pub runtime_cutoff_us: f64,
+    /// A launch delay longer than this (µs) is a delay outlier.
+    #[arg(long, default_value_t = 100.0)]
+    pub delay_cutoff_us: f64,
+}
+
+/// `comm` options.
+#[derive(Debug, Args, Clone)]
+pub struct CommArgs {
+    /// Path, format, --top (rows per table) and reading options (--sort is ignored).
+    #[command(flatten)]
+    pub view: ViewArgs,
+    /// Overlap as HTA 0.5.0 computes it: its load-time step filter, its kernel-class
+    /// regexes, over the whole trace (docs/hta-differences.md).
+    #[arg(long)]
+    pub hta_compat: bool,
+}
+
+/// Clock handling of `ranks`.
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum ClockArg {
+    /// Estimate each rank's offset from collective end times; apply it only where a
+    /// constant offset fits them.
+    #[default]
+    Auto,
+    /// Use the timestamps as recorded (one shared clock).
+    None,
+    /// Always subtract the offsets estimated from collective end times.
+    CollectiveEnd,
+}
+
+/// `ranks` options.
+#[derive(Debug, Args, Clone)]
+pub struct RanksArgs {
+    /// Folder, format, --top (rows of the step and collective tables) and reading
+    /// options (--sort is ignored).
+    #[command(flatten)]
+    pub view: ViewArgs,
+    /// How clock offsets between ranks are handled.
+    #[arg(long, value_enum, default_value_t)]
+    pub clock: ClockArg,
+}
+
+/// `sequences` options.
+#[derive(Debug, Args, Clone)]
+pub struct SequencesArgs {
+    /// A trace file (.json or .json.gz) or a folder of rank files.
+    pub path: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ViewFormat,
+    /// Operator name (substring) whose kernels form the patterns; default: whole steps.
+    #[arg(long)]
+    pub op: Option<String>,
+    /// Shortest pattern, in kernels.
+    #[arg(long, default_value_t = 3)]
+    pub min_len: usize,
+    /// Longest pattern in step mode, in kernels.
+    #[arg(long, default_value_t = 6)]
+    pub max_len: usize,
+    /// Patterns to show per trace.
+    #[arg(long, default_value_t = 5)]
+    pub top: usize,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+/// `critical-path` options.
+#[derive(Debug, Args, Clone)]
+pub struct CriticalPathArgs {
+    /// A trace file (.json or .json.gz) or a folder of rank files.
+    pub path: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ViewFormat,
+    /// The step number N of ProfilerStep#N (default: the last kept step).
+    #[arg(long)]
+    pub step: Option<i64>,
+    /// Events to list (0 = all).
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
 }

@@ -54,7 +54,7 @@ fn snapshot_settings() -> insta::Settings {
 }
 
 #[test]
-fn no_arguments_summarises_the_embedded_sample() {
+fn no_arguments_reports_on_the_embedded_sample() {
     let run = kinetoscope(&fixtures(), &[]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(run.stderr.is_empty(), "{}", run.stderr);
@@ -62,10 +62,14 @@ fn no_arguments_summarises_the_embedded_sample() {
 }
 
 #[test]
-fn summary_is_the_default_subcommand() {
-    let a = kinetoscope(&fixtures(), &["summary"]);
+fn report_is_the_default_subcommand() {
+    let a = kinetoscope(&fixtures(), &["report"]);
     let b = kinetoscope(&fixtures(), &[]);
     assert_eq!(a.code, Some(0));
+    assert_eq!(a.stdout, b.stdout);
+    let a = kinetoscope(&fixtures(), &["report", "inference_rank_1.json.gz"]);
+    let b = kinetoscope(&fixtures(), &["inference_rank_1.json.gz"]);
+    assert_eq!(a.code, Some(0), "{}", a.stderr);
     assert_eq!(a.stdout, b.stdout);
 }
 
@@ -77,6 +81,9 @@ fn help() {
     let run = kinetoscope(&fixtures(), &["summary", "--help"]);
     assert_eq!(run.code, Some(0));
     snapshot_settings().bind(|| insta::assert_snapshot!("summary_help", run.stdout));
+    let run = kinetoscope(&fixtures(), &["report", "--help"]);
+    assert_eq!(run.code, Some(0));
+    snapshot_settings().bind(|| insta::assert_snapshot!("report_help", run.stdout));
 }
 
 fn summary_json(file: &str) -> serde_json::Value {

@@ -12,6 +12,8 @@
 //! - [`events`]: pairing allocations with frees by device and address.
 //! - [`op_stats`]: per-operator statistics.
 //! - [`sort`]: sort keys and row limits for the tables.
+//! - [`step_pattern`]: per-step verdict (stable, gradual increase = leak, sudden spike).
+//! - [`snapshot`]: the separate view of a CUDA caching-allocator snapshot (pickle).
 //!
 //! Definitions follow the TensorBoard plugin's Memory view (`docs/metrics.md` A.12 of the
 //! shared specs); where that plugin has a quirk kinetoscope does the sound thing instead,
@@ -20,7 +22,9 @@
 pub mod curve;
 pub mod events;
 pub mod op_stats;
+pub mod snapshot;
 pub mod sort;
+pub mod step_pattern;
 pub mod trace_source;
 
 use std::collections::BTreeMap;
@@ -277,12 +281,17 @@ pub struct DeviceMemory {
     pub operators: Vec<OpMemoryStats>,
     /// Operator rows before `--top`.
     pub operators_total: usize,
+    /// Per-step pattern (stable / gradual increase / sudden spike), with 3+
+    /// `ProfilerStep#N` steps ([`step_pattern`]).
+    pub step_pattern: Option<step_pattern::StepPattern>,
 }
 
 /// The memory view of a Kineto trace.
 pub fn analyze_trace(trace: &Trace, opts: &MemoryOptions) -> MemoryView {
     let input = trace_source::from_trace(trace);
-    analyze(&trace.path.display().to_string(), &input, opts)
+    let mut view = analyze(&trace.path.display().to_string(), &input, opts);
+    step_pattern::attach(&mut view, trace, &input);
+    view
 }
 
 /// The memory view of any source's records.
@@ -353,6 +362,7 @@ fn device_memory(
         allocations: events::pair(records, &input.ops),
         operators_total: operators.len(),
         operators,
+        step_pattern: None,
     }
 }
 

@@ -11,10 +11,10 @@
 //!   to the last one's end.
 
 mod breakdown;
-mod classify;
+pub(crate) mod classify;
 mod gpu_metrics;
-mod intervals;
-mod step_ranges;
+pub(crate) mod intervals;
+pub(crate) mod step_ranges;
 pub mod tensor_cores;
 
 use kinetoscope_trace::read::rank_from_file_name;

@@ -69,7 +69,9 @@ impl ContentKind {
         match self {
             Self::Gzip => "gzip data",
             Self::Json => "JSON",
-            Self::Pickle => "a Python pickle (a CUDA memory snapshot? use `kinetoscope memory` once it reads snapshots)",
+            Self::Pickle => {
+                "a Python pickle (a CUDA memory snapshot? use `kinetoscope memory FILE`)"
+            }
             Self::Marshal => "a Python marshal file (a cProfile/pstats profile)",
             Self::Html => "an HTML page (a memory-timeline picture?)",
             Self::Empty => "an empty file",

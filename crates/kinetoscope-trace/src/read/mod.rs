@@ -9,10 +9,12 @@ mod header;
 mod inputs;
 mod kineto;
 pub mod lexer;
+pub mod pickle;
 mod segment;
 
 pub use detect::ContentKind;
 pub use inputs::*;
+pub use pickle::{is_snapshot_file, read_snapshot, snapshot_from_bytes};
 
 use std::fs::File;
 use std::io::{BufReader, Read};

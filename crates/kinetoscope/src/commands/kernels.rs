@@ -14,6 +14,9 @@ use super::common::{map_input, read_options, write_stdout};
 use crate::args::{KernelsArgs, KernelsGroupBy, ViewFormat};
 
 pub fn run(args: KernelsArgs) -> anyhow::Result<ExitCode> {
+    if args.by_class {
+        return super::gpu_time::by_class(&args.view, args.hta_compat);
+    }
     let view = &args.view;
     let sort = match view.sort.as_deref() {
         None => KernelSortKey::default(),

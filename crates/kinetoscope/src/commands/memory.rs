@@ -1,9 +1,8 @@
 //! `kinetoscope memory`: the memory view of each trace in a file or rank folder.
 //!
 //! The trace path lives here: read each trace, build its memory view on the worker
-//! thread that read it ([`analyze_trace`]), sort and cut the tables, render. A memory
-//! snapshot reader can add its own input path next to [`view_traces`] and share the
-//! rendering.
+//! thread that read it ([`analyze_trace`]), sort and cut the tables, render. A file
+//! whose content is a pickle (a CUDA memory snapshot) goes to `memory_snapshot` instead.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -17,6 +16,9 @@ use super::common::{map_input, read_options, write_stdout};
 use crate::args::{MemoryArgs, MemoryTableArg, ViewFormat};
 
 pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
+    if args.view.path.is_file() && kinetoscope_trace::read::is_snapshot_file(&args.view.path) {
+        return super::memory_snapshot::run(&args);
+    }
     let sort_key = args
         .view
         .sort

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Record small PyTorch profiler traces with known, planted problems.
+
+Each scenario runs a real (tiny) training loop under ``torch.profiler`` and writes one
+gzipped Kineto trace per rank into ``corpus/traces/<scenario>/``. The advisor's corpus
+tests (``crates/kinetoscope-advisor/tests/corpus.rs``) check that the planted problem is
+found and ranked first or second, and that the clean run raises no warning.
+
+Usage::
+
+    python corpus/record.py                 # every scenario, on CPU
+    python corpus/record.py --device cuda   # on a GPU, when one is available
+    python corpus/record.py dataloader leak # some scenarios
+
+See corpus/README.md.
+"""
+
+import argparse
+import gzip
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import torch
+import torch.nn as nn
+from torch.profiler import ProfilerActivity, profile, schedule
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "traces")
+
+STEPS = 6  # active (recorded) steps
+SCHEDULE = dict(wait=1, warmup=1, active=STEPS, repeat=1)
+
+
+def make_model(device, layers=4, width=256):
+    mods = []
+    for _ in range(layers):
+        mods += [nn.Linear(width, width), nn.ReLU()]
+    mods.append(nn.Linear(width, 10))
+    return nn.Sequential(*mods).to(device)
+
+
+def activities(device):
+    acts = [ProfilerActivity.CPU]
+    if device.startswith("cuda"):
+        acts.append(ProfilerActivity.CUDA)
+    return acts
+
+
+ATTEMPTS = 5  # recordings per scenario; the one with the steadiest steps is kept
+QUIET_CV = 0.05  # stop retrying once the step-time coefficient of variation is below this
+
+
+def save(prof, scenario, name, cv):
+    """Keep this recording if its steps are steadier than the one already kept.
+
+    On a shared machine other processes make some steps slow; the planted problems are
+    not about step-time variation, so the steadiest of a few attempts is kept.
+    """
+    folder = os.path.join(OUT, scenario)
+    os.makedirs(folder, exist_ok=True)
+    dst = os.path.join(folder, name + ".json.gz")
+    best = BEST_CV.get(dst)
+    if best is not None and best <= cv:
+        print(f"  attempt with step CV {cv:.3f} not kept (best {best:.3f})")
+        return
+    BEST_CV[dst] = cv
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(raw)
+        with open(raw, "rb") as src, gzip.open(dst, "wb", compresslevel=9) as out:
+            shutil.copyfileobj(src, out)
+    print(f"wrote {dst} ({os.path.getsize(dst) // 1024} KiB, step CV {cv:.3f})")
+
+
+BEST_CV = {}
+
+
+def step_cv(times):
+    mean = sum(times) / len(times)
+    var = sum((t - mean) ** 2 for t in times) / len(times)
+    return (var ** 0.5) / mean if mean > 0 else 0.0
+
+
+def train_loop(scenario, device, *, loader=None, leak=False, item_sync=False,
+               foreach=True, with_stack=False, extra_delay_s=0.0, dist=None,
+               fused=None, profile_memory=True, name="trace", layers=4, width=256, batch=512):
+    torch.manual_seed(0)
+    model = make_model(device, layers, width)
+    if fused is None:
+        fused = foreach  # the fused implementation unless the scenario plants the for-loop
+    if fused:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=foreach)
+    loss_fn = nn.CrossEntropyLoss()
+    kept = []
+    running = []
+    total = SCHEDULE["wait"] + SCHEDULE["warmup"] + STEPS
+    it = iter(loader) if loader is not None else None
+    with profile(
+        activities=activities(device),
+        schedule=schedule(**SCHEDULE),
+        record_shapes=True,
+        profile_memory=profile_memory,
+        with_stack=with_stack,
+    ) as prof:
+        times = []
+        for step in range(total):
+            t0 = time.perf_counter()
+            if it is not None:
+                x, y = next(it)
+                x, y = x.to(device), y.to(device)
+            else:
+                x = torch.randn(batch, width, device=device)
+                y = torch.randint(0, 10, (batch,), device=device)
+            out = model(x)
+            loss = loss_fn(out, y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if dist is not None:
+                if extra_delay_s:
+                    # The straggler: slow host work before the collective.
+                    time.sleep(extra_delay_s)
+                for p in model.parameters():
+                    dist.all_reduce(p.grad)
+            opt.step()
+            if leak:
+                # Planted leak: keep every step's activations alive, graph included.
+                kept.append(out)
+                kept.append(model[0](x).repeat(4, 1))  # 4 MiB per step
+            if item_sync:
+                # Planted sync: per-sample Python metrics pull scalars to the host.
+                correct = 0
+                for i in range(32):
+                    correct += int(out[i].argmax().item() == y[i].item())
+                running.append(loss.item())
+            times.append(time.perf_counter() - t0)  # prof.step() itself excluded
+            prof.step()
+    cv = step_cv(times[-STEPS:])
+    save(prof, scenario, name, cv)
+    return cv
+
+
+class SlowDataset(torch.utils.data.Dataset):
+    """A dataset whose __getitem__ does slow Python work (decoding, augmentation)."""
+
+    def __init__(self, width, n=100_000, delay_s=0.0001):
+        self.width, self.n, self.delay_s = width, n, delay_s
+        self.items = [torch.randn(width) for _ in range(64)]
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < self.delay_s:
+            pass
+        return self.items[i % 64], i % 10
+
+
+def scenario_clean(device):
+    return train_loop("clean", device)
+
+
+def scenario_dataloader(device):
+    ds = SlowDataset(256)
+    loader = torch.utils.data.DataLoader(ds, batch_size=256, num_workers=0)
+    return train_loop("dataloader", device, loader=loader, batch=256, profile_memory=False)
+
+
+def scenario_leak(device):
+    return train_loop("leak", device, leak=True)
+
+
+def scenario_item_sync(device):
+    return train_loop("item_sync", device, item_sync=True, with_stack=True, profile_memory=False)
+
+
+def scenario_unfused_optimizer(device):
+    # Many small parameter tensors and the for-loop AdamW: the optimizer step is made of
+    # per-parameter element-wise ops.
+    return train_loop("unfused_optimizer", device, foreach=False, layers=12, width=32, batch=64,
+               profile_memory=False)
+
+
+def _straggler_worker(rank, world, device, port):
+    import torch.distributed as dist
+
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.set_num_threads(1)
+    return train_loop("straggler", device, dist=dist, extra_delay_s=0.03 if rank == 1 else 0.0,
+               name=f"rank{rank}", profile_memory=False)
+    dist.destroy_process_group()
+
+
+def scenario_straggler(device):
+    import torch.multiprocessing as mp
+
+    mp.spawn(_straggler_worker, args=(2, "cpu", 29517), nprocs=2, join=True)
+
+
+SCENARIOS = {
+    "clean": scenario_clean,
+    "dataloader": scenario_dataloader,
+    "leak": scenario_leak,
+    "item_sync": scenario_item_sync,
+    "unfused_optimizer": scenario_unfused_optimizer,
+    "straggler": scenario_straggler,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("scenarios", nargs="*", default=list(SCENARIOS))
+    ap.add_argument("--device", default="cpu")
+    args = ap.parse_args()
+    if args.device == "cpu":
+        torch.set_num_threads(1)
+    for s in args.scenarios:
+        if s not in SCENARIOS:
+            sys.exit(f"unknown scenario {s!r}; known: {', '.join(SCENARIOS)}")
+        shutil.rmtree(os.path.join(OUT, s), ignore_errors=True)
+        attempts = 1 if s == "straggler" else ATTEMPTS
+        for _ in range(attempts):
+            cv = SCENARIOS[s](args.device)
+            if cv is not None and cv < QUIET_CV:
+                break
+
+
+if __name__ == "__main__":
+    main()

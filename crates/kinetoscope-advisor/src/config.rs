@@ -1,0 +1,381 @@
+//! Advisor thresholds. Every default names its source (docs/advisor-rules.md); a TOML
+//! file (`--config advisor.toml`) and `--set section.key=value` flags override them.
+//!
+//! ```toml
+//! [dataloader_stall]
+//! warning_pct = 10.0
+//!
+//! [gating]
+//! min_steps_critical = 5
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+/// All thresholds.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Confidence gating (TraceML: ≥ 2 steps for warnings, ≥ 20 for critical).
+    pub gating: Gating,
+    /// `DataloaderStall`.
+    pub dataloader_stall: ShareThresholds,
+    /// `LowGpuUtilization`.
+    pub low_gpu_utilization: Utilization,
+    /// `StepTimeVariance`.
+    pub step_time_variance: Variance,
+    /// `SlowOptimizerStep` and `UnfusedOptimizer`.
+    pub optimizer: Optimizer,
+    /// `HostDeviceSync`.
+    pub host_device_sync: Sync,
+    /// `MemoryPressure` and `MemoryUnderused`.
+    pub memory_pressure: MemoryPressure,
+    /// `MemoryLeak`.
+    pub memory_leak: MemoryLeak,
+    /// `ReservedOverhang`.
+    pub reserved_overhang: ReservedOverhang,
+    /// `ExcessiveTransfers`.
+    pub transfers: Transfers,
+    /// `LaunchBound`.
+    pub launch_bound: LaunchBound,
+    /// `WarmupInProfile`.
+    pub warmup: Warmup,
+    /// `StragglerRank`.
+    pub straggler: Straggler,
+    /// `ExposedCommunication`.
+    pub exposed_communication: ExposedCommunication,
+    /// Peak FLOP/s override, TFLOP/s (`--peak-tflops`); else the table for the detected GPU.
+    pub peak_tflops: Option<f64>,
+}
+
+/// Confidence gating.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Gating {
+    /// Steps needed for a warning (TraceML: 2).
+    pub min_steps_warning: usize,
+    /// Steps needed for a critical finding (TraceML: 20); fewer downgrade it to a warning.
+    pub min_steps_critical: usize,
+}
+
+impl Default for Gating {
+    fn default() -> Self {
+        Self {
+            min_steps_warning: 2,
+            min_steps_critical: 20,
+        }
+    }
+}
+
+/// A share-of-step threshold pair, percent.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ShareThresholds {
+    /// Warning at or above this share of step time (tb_plugin: 5 %).
+    pub warning_pct: f64,
+    /// Critical at or above (TraceML `INPUT_BOUND`: 20 %).
+    pub critical_pct: f64,
+}
+
+impl Default for ShareThresholds {
+    fn default() -> Self {
+        Self {
+            warning_pct: 5.0,
+            critical_pct: 20.0,
+        }
+    }
+}
+
+/// GPU utilization thresholds, percent.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Utilization {
+    /// Warning below (TraceLens Agent: computation > 80 % is efficient).
+    pub warning_below_pct: f64,
+    /// Critical below (TraceML: < 30 % is low).
+    pub critical_below_pct: f64,
+}
+
+impl Default for Utilization {
+    fn default() -> Self {
+        Self {
+            warning_below_pct: 80.0,
+            critical_below_pct: 30.0,
+        }
+    }
+}
+
+/// Step-time variation.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Variance {
+    /// Warning when the coefficient of variation exceeds this, percent (TensorBoard-era
+    /// checklist, docs/users.md: 10 %).
+    pub warning_cv_pct: f64,
+    /// Steps needed to compute it.
+    pub min_steps: usize,
+}
+
+impl Default for Variance {
+    fn default() -> Self {
+        Self {
+            warning_cv_pct: 10.0,
+            min_steps: 3,
+        }
+    }
+}
+
+/// Optimizer thresholds.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Optimizer {
+    /// `SlowOptimizerStep` warning share of step time, percent (TensorBoard-era
+    /// checklist: 15 %).
+    pub slow_step_pct: f64,
+    /// `UnfusedOptimizer` warning when the for-loop optimizer takes at least this share
+    /// of step time, percent (advisor-rules 3.11 proposal: 10 %).
+    pub unfused_warning_pct: f64,
+}
+
+impl Default for Optimizer {
+    fn default() -> Self {
+        Self {
+            slow_step_pct: 15.0,
+            unfused_warning_pct: 10.0,
+        }
+    }
+}
+
+/// Host–device synchronisation.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Sync {
+    /// Warning from this many sync calls per step (proposal: each one drains the GPU
+    /// queue when the code runs on a GPU).
+    pub min_per_step: f64,
+    /// Or when the calls take at least this share of step time, percent (proposal).
+    pub min_share_pct: f64,
+}
+
+impl Default for Sync {
+    fn default() -> Self {
+        Self {
+            min_per_step: 10.0,
+            min_share_pct: 1.0,
+        }
+    }
+}
+
+/// Device memory use.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryPressure {
+    /// Warning above, percent of device memory (tb_plugin: 90 %).
+    pub warning_pct: f64,
+    /// Critical above (issue 5: 95 %; TraceML uses 97 %).
+    pub critical_pct: f64,
+    /// Info "underused" below (issue 5: 50 %).
+    pub underused_pct: f64,
+}
+
+impl Default for MemoryPressure {
+    fn default() -> Self {
+        Self {
+            warning_pct: 90.0,
+            critical_pct: 95.0,
+            underused_pct: 50.0,
+        }
+    }
+}
+
+/// Memory growth across steps.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryLeak {
+    /// Minimum steps with memory records.
+    pub min_steps: usize,
+    /// Share of step-to-step changes of the per-step minimum that must be rises
+    /// (proposal; TraceML requires recent > mid ≥ baseline).
+    pub rising_fraction: f64,
+    /// Minimum growth per step, MiB (proposal; TraceML scores on a 100 MiB scale and
+    /// confirms at 1 GiB over ≥ 50 steps, which short profiles never reach).
+    pub min_mib_per_step: f64,
+}
+
+impl Default for MemoryLeak {
+    fn default() -> Self {
+        Self {
+            min_steps: 3,
+            rising_fraction: 0.8,
+            min_mib_per_step: 1.0,
+        }
+    }
+}
+
+/// Reserved vs allocated.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReservedOverhang {
+    /// Reserved / allocated ratio (TraceML `GPU_MEMORY_RESERVED_OVERHANG`: 2.0).
+    pub ratio: f64,
+    /// And reserved at least this share of device memory, percent (TraceML: 30 %).
+    pub min_reserved_pct: f64,
+}
+
+impl Default for ReservedOverhang {
+    fn default() -> Self {
+        Self {
+            ratio: 2.0,
+            min_reserved_pct: 30.0,
+        }
+    }
+}
+
+/// Memory copies.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Transfers {
+    /// A direction whose time exceeds this share of step time, percent (TraceLens: 5 %).
+    pub max_share_pct: f64,
+    /// Or that has more transfers than this per step (TraceLens: 10).
+    pub max_per_step: f64,
+}
+
+impl Default for Transfers {
+    fn default() -> Self {
+        Self {
+            max_share_pct: 5.0,
+            max_per_step: 10.0,
+        }
+    }
+}
+
+/// Launch-bound steps.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LaunchBound {
+    /// A kernel shorter than this is short, µs (TraceLens `short_kernel_threshold_us`: 10).
+    pub short_kernel_us: f64,
+    /// Flag when at least this share of kernels is short, percent (proposal).
+    pub short_share_pct: f64,
+}
+
+impl Default for LaunchBound {
+    fn default() -> Self {
+        Self {
+            short_kernel_us: 10.0,
+            short_share_pct: 50.0,
+        }
+    }
+}
+
+/// Warm-up inside the profiled steps.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Warmup {
+    /// The first step is flagged when it is at least this many times the median of the
+    /// others (proposal; advisor-rules 3.16 names the pattern, not a ratio).
+    pub first_step_ratio: f64,
+}
+
+impl Default for Warmup {
+    fn default() -> Self {
+        Self {
+            first_step_ratio: 1.5,
+        }
+    }
+}
+
+/// Stragglers across ranks.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Straggler {
+    /// Warning score, percent of step time (TraceML: 10 %).
+    pub warning_pct: f64,
+    /// Critical score (TraceML: 20 %).
+    pub critical_pct: f64,
+}
+
+impl Default for Straggler {
+    fn default() -> Self {
+        Self {
+            warning_pct: 10.0,
+            critical_pct: 20.0,
+        }
+    }
+}
+
+/// Exposed communication.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExposedCommunication {
+    /// Warning at or above this share of step time, percent (TraceLens: 5 % of GPU time).
+    pub warning_pct: f64,
+    /// Ignore steps with less communication than this, µs (TraceLens: 100 µs).
+    pub min_comm_us: f64,
+}
+
+impl Default for ExposedCommunication {
+    fn default() -> Self {
+        Self {
+            warning_pct: 5.0,
+            min_comm_us: 100.0,
+        }
+    }
+}
+
+impl Config {
+    /// Parse a TOML document, then apply `key=value` overrides (`section.key=value`,
+    /// values in TOML syntax).
+    pub fn from_toml(text: &str, overrides: &[String]) -> Result<Self, String> {
+        let mut table: toml::Table = text.parse().map_err(|e| format!("{e}"))?;
+        for o in overrides {
+            let (key, value) = o
+                .split_once('=')
+                .ok_or_else(|| format!("--set {o:?}: expected section.key=value"))?;
+            let value: toml::Value = format!("v = {}", value.trim())
+                .parse::<toml::Table>()
+                .map_err(|e| format!("--set {o:?}: {e}"))?
+                .remove("v")
+                .unwrap_or(toml::Value::Boolean(false));
+            let mut cursor = &mut table;
+            let parts: Vec<&str> = key.trim().split('.').collect();
+            for (i, part) in parts.iter().enumerate() {
+                if i + 1 == parts.len() {
+                    cursor.insert((*part).to_owned(), value.clone());
+                } else {
+                    let next = cursor
+                        .entry((*part).to_owned())
+                        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                    cursor = next
+                        .as_table_mut()
+                        .ok_or_else(|| format!("--set {o:?}: {part} is not a section"))?;
+                }
+            }
+        }
+        Config::deserialize(toml::Value::Table(table)).map_err(|e| format!("{e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_overrides() {
+        let c = Config::from_toml("", &[]).unwrap();
+        assert_eq!(c, Config::default());
+        let c = Config::from_toml(
+            "[dataloader_stall]\nwarning_pct = 12.5\n",
+            &[
+                "gating.min_steps_critical=3".into(),
+                "peak_tflops = 100".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(c.dataloader_stall.warning_pct, 12.5);
+        assert_eq!(c.dataloader_stall.critical_pct, 20.0);
+        assert_eq!(c.gating.min_steps_critical, 3);
+        assert_eq!(c.peak_tflops, Some(100.0));
+        assert!(Config::from_toml("[nope]\nx = 1\n", &[]).is_err());
+    }
+}

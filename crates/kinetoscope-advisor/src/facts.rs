@@ -1,0 +1,360 @@
+//! Facts every rule reuses, computed once per trace: the overview (steps stretched to
+//! their GPU work, breakdown, GPU metrics), step windows, and helpers that assign events
+//! to steps and walk host call stacks.
+
+use kinetoscope_analysis::overview::{overview, TraceOverview};
+use kinetoscope_trace::{CategoryKind, EventId, Phase, Trace};
+
+/// One step window, `[start_ns, end_ns)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepWindow {
+    /// `ProfilerStep#N` or `(whole trace)`.
+    pub name: String,
+    /// Start, epoch ns.
+    pub start_ns: i64,
+    /// End, epoch ns.
+    pub end_ns: i64,
+}
+
+impl StepWindow {
+    /// Duration, ns.
+    pub fn dur_ns(&self) -> i64 {
+        self.end_ns - self.start_ns
+    }
+}
+
+/// Rows per track id, sorted.
+type PerTrack<T> = rustc_hash::FxHashMap<u32, Vec<T>>;
+
+/// The facts of one trace.
+pub struct Facts<'a> {
+    /// The trace.
+    pub trace: &'a Trace,
+    /// The overview of the trace.
+    pub overview: TraceOverview,
+    /// Kept steps, in time order.
+    pub steps: Vec<StepWindow>,
+    /// Whether the trace has GPU kernels, copies or sets.
+    pub has_gpu: bool,
+    /// Whether steps come from `ProfilerStep#` markers.
+    pub has_step_markers: bool,
+    /// Runtime launches per track, sorted by start: (start, end, GPU time launched).
+    launches: std::sync::OnceLock<PerTrack<(i64, i64, i64)>>,
+    /// User-code Python frames per track, sorted by start: (start, end, event).
+    user_frames: std::sync::OnceLock<PerTrack<(i64, i64, usize)>>,
+}
+
+impl<'a> Facts<'a> {
+    /// Compute the facts of `trace`.
+    pub fn new(trace: &'a Trace) -> Self {
+        let overview = overview(trace);
+        let steps = overview
+            .steps
+            .iter()
+            .map(|s| StepWindow {
+                name: s.name.clone(),
+                start_ns: s.start_ns,
+                end_ns: s.start_ns + s.dur_ns,
+            })
+            .collect();
+        let e = &trace.events;
+        let has_gpu = (0..e.len()).any(|i| {
+            matches!(
+                trace.categories.kind(e.cat[i]),
+                CategoryKind::Kernel | CategoryKind::GpuMemcpy | CategoryKind::GpuMemset
+            )
+        });
+        let has_step_markers =
+            overview.step_source == kinetoscope_analysis::steps::StepSource::ProfilerStep;
+        Self {
+            trace,
+            overview,
+            steps,
+            has_gpu,
+            has_step_markers,
+            launches: std::sync::OnceLock::new(),
+            user_frames: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// GPU time (kernels, copies, sets) launched by runtime calls made during a host
+    /// event on its thread, ns: the device time of an operator including its children.
+    pub fn launched_device_ns(&self, event: usize) -> i64 {
+        let t = self.trace;
+        let e = &t.events;
+        let map = self.launches.get_or_init(|| {
+            let idx = t.correlation_index();
+            let mut m: rustc_hash::FxHashMap<u32, Vec<(i64, i64, i64)>> = Default::default();
+            for i in 0..e.len() {
+                if !matches!(
+                    t.categories.kind(e.cat[i]),
+                    CategoryKind::CudaRuntime | CategoryKind::CudaDriver
+                ) || e.correlation[i] == 0
+                {
+                    continue;
+                }
+                let gpu: i64 = idx
+                    .gpu
+                    .get(&e.correlation[i])
+                    .map(|v| v.iter().map(|g| e.dur_ns[g.index()]).sum())
+                    .unwrap_or(0);
+                if gpu > 0 {
+                    m.entry(e.track[i].0).or_default().push((
+                        e.ts_ns[i],
+                        e.ts_ns[i] + e.dur_ns[i],
+                        gpu,
+                    ));
+                }
+            }
+            for v in m.values_mut() {
+                v.sort_unstable();
+            }
+            m
+        });
+        let Some(v) = map.get(&e.track[event].0) else {
+            return 0;
+        };
+        let (start, end) = (e.ts_ns[event], e.ts_ns[event] + e.dur_ns[event]);
+        let lo = v.partition_point(|l| l.0 < start);
+        v[lo..]
+            .iter()
+            .take_while(|l| l.0 < end)
+            .filter(|l| l.1 <= end)
+            .map(|l| l.2)
+            .sum()
+    }
+
+    /// Time attributed to an operator: its launched GPU time on a GPU trace, else its
+    /// host duration.
+    pub fn op_time_ns(&self, event: usize) -> i64 {
+        if self.has_gpu {
+            self.launched_device_ns(event)
+        } else {
+            self.trace.events.dur_ns[event]
+        }
+    }
+
+    /// Number of steps.
+    pub fn n_steps(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Mean step duration, ns (0 without steps).
+    pub fn mean_step_ns(&self) -> f64 {
+        if self.steps.is_empty() {
+            return 0.0;
+        }
+        self.steps.iter().map(|s| s.dur_ns() as f64).sum::<f64>() / self.steps.len() as f64
+    }
+
+    /// The step whose window contains `ts_ns`.
+    pub fn step_of(&self, ts_ns: i64) -> Option<usize> {
+        let i = self.steps.partition_point(|s| s.start_ns <= ts_ns);
+        let i = i.checked_sub(1)?;
+        (ts_ns < self.steps[i].end_ns).then_some(i)
+    }
+
+    /// Complete events whose category is one of `kinds` and whose name passes `pred`,
+    /// in file order.
+    pub fn events(&self, kinds: &[CategoryKind], mut pred: impl FnMut(&str) -> bool) -> Vec<usize> {
+        let t = self.trace;
+        let e = &t.events;
+        let mut cache: Vec<Option<bool>> = vec![None; t.strings.len()];
+        let mut out = Vec::new();
+        for i in 0..e.len() {
+            if e.phase[i] != Phase::Complete || !kinds.contains(&t.categories.kind(e.cat[i])) {
+                continue;
+            }
+            let n = e.name[i].0 as usize;
+            let ok = match cache.get(n).copied().flatten() {
+                Some(v) => v,
+                None => {
+                    let v = pred(t.strings.get(e.name[i]));
+                    if n < cache.len() {
+                        cache[n] = Some(v);
+                    }
+                    v
+                }
+            };
+            if ok {
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    /// Σ duration per step of `events` (by start time), ns; events outside every step
+    /// are ignored.
+    pub fn per_step_ns(&self, events: &[usize]) -> Vec<i64> {
+        let e = &self.trace.events;
+        let mut v = vec![0i64; self.steps.len()];
+        for &i in events {
+            if let Some(s) = self.step_of(e.ts_ns[i]) {
+                v[s] += e.dur_ns[i];
+            }
+        }
+        v
+    }
+
+    /// Number of `events` per step.
+    pub fn per_step_count(&self, events: &[usize]) -> Vec<u64> {
+        let e = &self.trace.events;
+        let mut v = vec![0u64; self.steps.len()];
+        for &i in events {
+            if let Some(s) = self.step_of(e.ts_ns[i]) {
+                v[s] += 1;
+            }
+        }
+        v
+    }
+
+    /// Keep only the events not nested inside another event of the same list (so that
+    /// sums do not double-count).
+    pub fn outermost(&self, events: &[usize]) -> Vec<usize> {
+        let set: rustc_hash::FxHashSet<usize> = events.iter().copied().collect();
+        events
+            .iter()
+            .copied()
+            .filter(|&i| !self.ancestors(i).any(|a| set.contains(&a)))
+            .collect()
+    }
+
+    /// The host ancestors of an event, innermost first.
+    pub fn ancestors(&self, event: usize) -> impl Iterator<Item = usize> + '_ {
+        let nesting = self.trace.nesting();
+        let mut cur = event;
+        std::iter::from_fn(move || {
+            let p = nesting.parent_of(EventId(cur as u32))?;
+            cur = p.index();
+            Some(cur)
+        })
+    }
+
+    /// Name of an event.
+    pub fn name(&self, event: usize) -> &str {
+        self.trace.name(EventId(event as u32))
+    }
+
+    /// Whether an event is nested in an event whose name passes `pred`.
+    pub fn inside(&self, event: usize, mut pred: impl FnMut(&str) -> bool) -> bool {
+        self.ancestors(event).any(|a| pred(self.name(a)))
+    }
+
+    /// The code that caused an event: the innermost Python frame outside torch (with
+    /// `with_stack`), else the `Call stack` arg's first user frame, else the innermost
+    /// enclosing operator or annotation that is not itself `skip`ped.
+    pub fn caller(&self, event: usize, skip: impl Fn(&str) -> bool) -> String {
+        let t = self.trace;
+        let mut fallback: Option<String> = None;
+        for a in self.ancestors(event) {
+            let kind = t.categories.kind(t.events.cat[a]);
+            let name = self.name(a);
+            if kind == CategoryKind::PythonFunction {
+                if is_user_frame(name) {
+                    return name.to_owned();
+                }
+                continue;
+            }
+            if fallback.is_none()
+                && matches!(kind, CategoryKind::CpuOp | CategoryKind::UserAnnotation)
+                && !skip(name)
+                && !name.starts_with("ProfilerStep#")
+            {
+                fallback = Some(name.to_owned());
+            }
+        }
+        if let Some(frame) = self.enclosing_user_frame(event) {
+            return self.name(frame).to_owned();
+        }
+        if let Some(args) = t.args.op_of(EventId(event as u32)) {
+            let stack = t.strings.get(args.call_stack);
+            if let Some(frame) = stack.split(';').map(str::trim).find(|f| is_user_frame(f)) {
+                return frame.to_owned();
+            }
+        }
+        fallback.unwrap_or_else(|| "(top level)".to_owned())
+    }
+}
+
+impl Facts<'_> {
+    /// The innermost user-code Python frame on the event's thread whose span contains
+    /// the event (time containment; the profiler's own spans can break the nesting).
+    pub fn enclosing_user_frame(&self, event: usize) -> Option<usize> {
+        let t = self.trace;
+        let e = &t.events;
+        let map = self.user_frames.get_or_init(|| {
+            let mut m: rustc_hash::FxHashMap<u32, Vec<(i64, i64, usize)>> = Default::default();
+            for i in self.events(&[CategoryKind::PythonFunction], is_user_frame) {
+                m.entry(e.track[i].0)
+                    .or_default()
+                    .push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i], i));
+            }
+            for v in m.values_mut() {
+                v.sort_unstable();
+            }
+            m
+        });
+        let v = map.get(&e.track[event].0)?;
+        let (start, end) = (e.ts_ns[event], e.ts_ns[event] + e.dur_ns[event]);
+        let hi = v.partition_point(|f| f.0 <= start);
+        v[..hi].iter().rev().find(|f| f.1 >= end).map(|f| f.2)
+    }
+}
+
+/// Whether a Python frame name (`path/file.py(123): function`) is user code rather
+/// than PyTorch, the standard library or the profiler.
+pub fn is_user_frame(name: &str) -> bool {
+    let Some((file, _)) = name.split_once(".py(") else {
+        return false;
+    };
+    !(file.contains("torch/")
+        || file.contains("/lib/python")
+        || file.contains("site-packages")
+        || file.contains("<built-in")
+        || name.starts_with("<built-in"))
+}
+
+/// Mean of values.
+pub fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+/// Median of values (0 when empty).
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// Milliseconds from nanoseconds.
+pub fn ms(ns: f64) -> f64 {
+    ns / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_frames() {
+        assert!(is_user_frame("corpus/record.py(97): train_loop"));
+        assert!(!is_user_frame(
+            "/usr/lib/python3.11/site-packages/torch/nn/modules/module.py(1): _call_impl"
+        ));
+        assert!(!is_user_frame("<built-in method item of Tensor object>"));
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+}

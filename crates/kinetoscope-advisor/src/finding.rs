@@ -1,0 +1,93 @@
+//! Findings: what a rule reports, with its impact, confidence, evidence and fix.
+
+use serde::Serialize;
+
+/// How bad a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Worth knowing; no threshold crossed.
+    Info,
+    /// A threshold from the docs was crossed.
+    Warning,
+    /// The critical threshold was crossed, with enough steps to trust it.
+    Critical,
+}
+
+impl Severity {
+    /// Lower-case name (`info`, `warning`, `critical`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Info => "info",
+            Self::Warning => "warning",
+            Self::Critical => "critical",
+        }
+    }
+}
+
+impl std::str::FromStr for Severity {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "info" => Ok(Self::Info),
+            "warning" | "warn" => Ok(Self::Warning),
+            "critical" => Ok(Self::Critical),
+            _ => Err(format!(
+                "unknown severity {s:?}: use info, warning or critical"
+            )),
+        }
+    }
+}
+
+/// How many steps or ranks support a finding.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Confidence {
+    /// Steps in which the problem was seen.
+    pub steps: usize,
+    /// Steps analysed.
+    pub of_steps: usize,
+    /// Ranks in which the problem was seen (1 for a single trace).
+    pub ranks: usize,
+    /// Ranks analysed.
+    pub of_ranks: usize,
+}
+
+/// A finding of one rule on one trace (or on a set of rank traces).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    /// Stable rule code (`IN001`); never reused.
+    pub id: &'static str,
+    /// Rule name, after the problem (`DataloaderStall`).
+    pub rule: &'static str,
+    /// One-line title with the key number.
+    pub title: String,
+    /// Severity after confidence gating.
+    pub severity: Severity,
+    /// Estimated recoverable time per step, ms (an upper bound: the affected time).
+    pub impact_ms_per_step: f64,
+    /// `impact_ms_per_step` as a percentage of the mean step time.
+    pub impact_pct: f64,
+    /// Steps and ranks that support the finding.
+    pub confidence: Confidence,
+    /// Evidence lines: operators, kernels, stacks, steps or ranks, with numbers.
+    pub evidence: Vec<String>,
+    /// What to change.
+    pub fix: String,
+    /// Which threshold fired, and where it comes from.
+    pub details: String,
+    /// The trace (or folder) the finding is about.
+    pub trace: String,
+    /// The rank of that trace, when known.
+    pub rank: Option<i64>,
+}
+
+/// Order findings: severity (critical first), then impact (largest first), then id.
+pub fn rank_findings(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then(b.impact_ms_per_step.total_cmp(&a.impact_ms_per_step))
+            .then(a.id.cmp(b.id))
+    });
+}

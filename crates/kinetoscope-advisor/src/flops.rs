@@ -1,0 +1,562 @@
+//! FLOPs from recorded shapes, achieved TFLOP/s per op class, and MFU against the dense
+//! peak of the detected GPU (docs/advisor-rules.md §4).
+//!
+//! Only leaf operators are counted (`aten::mm`, `aten::addmm`, `aten::bmm`,
+//! `aten::baddbmm`, `aten::_scaled_mm`, not the `aten::linear` / `aten::matmul` above
+//! them); convolutions are counted at `aten::convolution` / `aten::convolution_backward`
+//! (their backend children are not), SDPA at the `aten::_scaled_dot_product_*` kernels'
+//! operators (forward 4·B·H·Sq·Skv·D, backward 2.5× forward, ½ when causal). Softmax,
+//! bias adds and element-wise work are ignored. Trace FLOPs include activation
+//! recompute, so the MFU shown is strictly a hardware FLOPs utilisation when
+//! checkpointing is on.
+
+use kinetoscope_trace::{parse_dims, CategoryKind, EventId, Trace};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::facts::Facts;
+
+/// The precision an operator ran in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    /// FP64.
+    Fp64,
+    /// FP32 on CUDA cores.
+    Fp32,
+    /// FP32 inputs on TF32 tensor cores (seen in the kernel name).
+    Tf32,
+    /// BF16 or FP16 on tensor cores.
+    Bf16,
+    /// FP8.
+    Fp8,
+}
+
+impl Precision {
+    /// From an `Input type` entry (`float`, `c10::BFloat16`, `c10::Half`, ...).
+    pub fn from_dtype(t: &str) -> Option<Self> {
+        let t = t.trim().trim_matches('"');
+        Some(match t {
+            "float" => Self::Fp32,
+            "double" => Self::Fp64,
+            "c10::BFloat16" | "c10::Half" | "BFloat16" | "Half" => Self::Bf16,
+            _ if t.contains("Float8") => Self::Fp8,
+            _ => return None,
+        })
+    }
+}
+
+/// Operator classes whose FLOPs are counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpClass {
+    /// Matrix multiplications.
+    Gemm,
+    /// Convolutions (forward and backward).
+    Conv,
+    /// Scaled dot-product attention (forward and backward).
+    Attention,
+}
+
+/// FLOPs of one operator call from its name, `Input Dims` and `Concrete Inputs` (JSON
+/// texts as recorded). `None` when the operator is not counted or its shapes do not
+/// fit the formula.
+pub fn op_flops(name: &str, dims: &[Vec<i64>], concrete: &[String]) -> Option<(OpClass, f64)> {
+    let f = |v: &[i64]| v.iter().map(|&x| x as f64).product::<f64>();
+    let d = |i: usize| dims.get(i).map(Vec::as_slice).unwrap_or(&[]);
+    let causal_at = |i: usize| concrete.get(i).is_some_and(|c| c.trim() == "True");
+    match name {
+        "aten::mm" | "aten::_scaled_mm" => gemm(d(0), d(1), 2).map(|v| (OpClass::Gemm, v)),
+        "aten::addmm" => gemm(d(1), d(2), 2).map(|v| (OpClass::Gemm, v)),
+        "aten::bmm" => gemm(d(0), d(1), 3).map(|v| (OpClass::Gemm, v)),
+        "aten::baddbmm" => gemm(d(1), d(2), 3).map(|v| (OpClass::Gemm, v)),
+        "aten::convolution" | "aten::convolution_backward" => {
+            let backward = name.ends_with("_backward");
+            // convolution(input, weight, bias, stride, padding, dilation, transposed,
+            // output_padding, groups); backward(grad_out, input, weight, ...).
+            let (x, w) = if backward { (d(1), d(2)) } else { (d(0), d(1)) };
+            if x.len() < 3 || w.len() != x.len() {
+                return None;
+            }
+            let fwd = if backward {
+                2.0 * f(d(0)) * f(&w[1..])
+            } else {
+                let transposed = concrete.get(6).is_some_and(|c| c.trim() == "True");
+                if transposed {
+                    2.0 * f(x) * f(&w[1..])
+                } else {
+                    let out = conv_out(x, w, concrete)?;
+                    2.0 * f(&out) * f(&w[1..])
+                }
+            };
+            Some((OpClass::Conv, if backward { 2.0 * fwd } else { fwd }))
+        }
+        "aten::_scaled_dot_product_flash_attention"
+        | "aten::_scaled_dot_product_flash_attention_for_cpu"
+        | "aten::_scaled_dot_product_efficient_attention"
+        | "aten::_scaled_dot_product_cudnn_attention" => {
+            // is_causal: flash / flash_for_cpu (q, k, v, dropout_p, is_causal, ...);
+            // efficient / cudnn (q, k, v, attn_bias, compute_log_sumexp, dropout_p,
+            // is_causal, ...).
+            let causal = if name.contains("efficient") || name.contains("cudnn") {
+                causal_at(6)
+            } else {
+                causal_at(4)
+            };
+            sdpa(d(0), d(1), causal).map(|v| (OpClass::Attention, v))
+        }
+        "aten::_scaled_dot_product_flash_attention_backward"
+        | "aten::_scaled_dot_product_flash_attention_for_cpu_backward"
+        | "aten::_scaled_dot_product_efficient_attention_backward"
+        | "aten::_scaled_dot_product_cudnn_attention_backward" => {
+            let causal = if name.contains("for_cpu") {
+                causal_at(7)
+            } else {
+                causal_at(11)
+            };
+            sdpa(d(1), d(2), causal).map(|v| (OpClass::Attention, 2.5 * v))
+        }
+        _ => None,
+    }
+}
+
+/// 2·[B]·M·N·K for `a` [..., M, K] × `b` [..., K, N] of rank `rank`.
+fn gemm(a: &[i64], b: &[i64], rank: usize) -> Option<f64> {
+    if a.len() != rank || b.len() != rank {
+        return None;
+    }
+    let (m, k) = (a[rank - 2] as f64, a[rank - 1] as f64);
+    let (k2, n) = (b[rank - 2] as f64, b[rank - 1] as f64);
+    if k != k2 {
+        return None;
+    }
+    let batch = if rank == 3 { a[0] as f64 } else { 1.0 };
+    Some(2.0 * batch * m * n * k)
+}
+
+/// 4·B·Hq·Sq·Skv·D for q [B, Hq, Sq, D], k [B, Hkv, Skv, D]; × ½ when causal.
+fn sdpa(q: &[i64], k: &[i64], causal: bool) -> Option<f64> {
+    if q.len() != 4 || k.len() != 4 {
+        return None;
+    }
+    let v = 4.0 * (q[0] * q[1] * q[2]) as f64 * k[2] as f64 * q[3] as f64;
+    Some(if causal && q[2] == k[2] { v / 2.0 } else { v })
+}
+
+/// Output shape of a convolution from `Concrete Inputs` (stride, padding, dilation at 3,
+/// 4, 5; groups at 8). `None` when they were not recorded.
+fn conv_out(x: &[i64], w: &[i64], concrete: &[String]) -> Option<Vec<i64>> {
+    let spatial = x.len() - 2;
+    let list = |i: usize| -> Option<Vec<i64>> {
+        let text = concrete.get(i)?;
+        let v: Vec<i64> = serde_json::from_str(text.trim()).ok()?;
+        Some(if v.len() == 1 { vec![v[0]; spatial] } else { v })
+    };
+    let (stride, pad, dil) = (list(3)?, list(4)?, list(5)?);
+    if stride.len() != spatial || pad.len() != spatial || dil.len() != spatial {
+        return None;
+    }
+    let mut out = vec![x[0], w[0]];
+    for i in 0..spatial {
+        let o = (x[2 + i] + 2 * pad[i] - dil[i] * (w[2 + i] - 1) - 1) / stride[i] + 1;
+        if o <= 0 {
+            return None;
+        }
+        out.push(o);
+    }
+    Some(out)
+}
+
+/// Dense peak TFLOP/s of one GPU (docs/advisor-rules.md §4.3; datasheet, no sparsity).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuPeak {
+    /// The table row used.
+    pub model: &'static str,
+    /// FP64 (tensor/matrix core where available).
+    pub fp64: f64,
+    /// FP32 on CUDA cores.
+    pub fp32: f64,
+    /// TF32 tensor cores.
+    pub tf32: f64,
+    /// BF16/FP16 tensor cores.
+    pub bf16: f64,
+    /// FP8 tensor cores (0 when absent).
+    pub fp8: f64,
+}
+
+impl GpuPeak {
+    /// Peak TFLOP/s for a precision.
+    pub fn for_precision(&self, p: Precision) -> f64 {
+        match p {
+            Precision::Fp64 => self.fp64,
+            Precision::Fp32 => self.fp32,
+            Precision::Tf32 => self.tf32,
+            Precision::Bf16 => self.bf16,
+            Precision::Fp8 => self.fp8,
+        }
+    }
+}
+
+/// Rows of the peak table, most specific pattern first.
+const PEAKS: &[(&[&str], GpuPeak)] = &[
+    (
+        &["h100", "pcie"],
+        row("H100 PCIe", 51.0, 51.0, 378.0, 756.0, 1513.0),
+    ),
+    (
+        &["h100", "nvl"],
+        row("H100 NVL", 60.0, 60.0, 418.0, 835.0, 1671.0),
+    ),
+    (
+        &["h100"],
+        row("H100 SXM5", 67.0, 67.0, 494.7, 989.4, 1978.9),
+    ),
+    (
+        &["h200", "nvl"],
+        row("H200 NVL", 60.0, 60.0, 418.0, 835.0, 1671.0),
+    ),
+    (&["h200"], row("H200 SXM", 67.0, 67.0, 494.7, 989.4, 1978.9)),
+    (&["gb200"], row("GB200", 45.0, 0.0, 1250.0, 2500.0, 5000.0)),
+    (&["b200"], row("B200", 37.0, 0.0, 1100.0, 2250.0, 4500.0)),
+    (
+        &["a100", "pcie"],
+        row("A100 PCIe", 19.5, 19.5, 156.0, 312.0, 0.0),
+    ),
+    (&["a100"], row("A100 SXM4", 19.5, 19.5, 156.0, 312.0, 0.0)),
+    (&["mi355"], row("MI355X", 78.6, 157.3, 0.0, 2517.0, 5033.0)),
+    (
+        &["mi325"],
+        row("MI325X", 163.4, 163.4, 653.7, 1307.4, 2614.9),
+    ),
+    (
+        &["mi300x"],
+        row("MI300X", 163.4, 163.4, 653.7, 1307.4, 2614.9),
+    ),
+];
+
+const fn row(model: &'static str, fp64: f64, fp32: f64, tf32: f64, bf16: f64, fp8: f64) -> GpuPeak {
+    GpuPeak {
+        model,
+        fp64,
+        fp32,
+        tf32,
+        bf16,
+        fp8,
+    }
+}
+
+/// The peak-table row for a `deviceProperties` name (`NVIDIA H100 80GB HBM3`).
+pub fn gpu_peak(device_name: &str) -> Option<GpuPeak> {
+    let l = device_name.to_ascii_lowercase();
+    PEAKS
+        .iter()
+        .find(|(pats, _)| pats.iter().all(|p| l.contains(p)))
+        .map(|(_, p)| p.clone())
+}
+
+/// FLOPs and achieved rate of one op class, per step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassFlops {
+    /// The class.
+    pub class: OpClass,
+    /// Calls counted inside steps.
+    pub calls: u64,
+    /// FLOPs per step (mean over steps).
+    pub flops_per_step: f64,
+    /// Time those calls took per step, ms (GPU kernel time when the trace has GPU
+    /// work, else host time).
+    pub time_ms_per_step: f64,
+    /// Achieved TFLOP/s over that time.
+    pub achieved_tflops: Option<f64>,
+}
+
+/// FLOPs, throughput and MFU of one trace.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlopsSummary {
+    /// Per class, in [`OpClass`] order (classes with no counted call are absent).
+    pub classes: Vec<ClassFlops>,
+    /// Σ counted FLOPs per step.
+    pub flops_per_step: f64,
+    /// Counted FLOPs per second of step time, TFLOP/s.
+    pub tflops_per_s: Option<f64>,
+    /// FLOPs per step by precision.
+    pub by_precision: Vec<(Precision, f64)>,
+    /// The peak-table row matched from `deviceProperties`.
+    pub gpu: Option<GpuPeak>,
+    /// The `--peak-tflops` override, when given.
+    pub peak_override_tflops: Option<f64>,
+    /// Model FLOPs utilisation (0–1): Σ over precisions of FLOPs / peak, over step time.
+    pub mfu: Option<f64>,
+    /// Why MFU is missing, or what it assumes.
+    pub note: Option<String>,
+    /// Calls of counted operators whose shapes were missing or did not fit.
+    pub unshaped_calls: u64,
+}
+
+/// Count FLOPs in the steps of a trace and estimate MFU.
+pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
+    let t: &Trace = facts.trace;
+    let e = &t.events;
+    // Tensor-core/TF32 use per External id.
+    let mut device: FxHashMap<i64, (i64, bool)> = FxHashMap::default();
+    if facts.has_gpu {
+        for i in 0..e.len() {
+            if t.categories.kind(e.cat[i]) == CategoryKind::Kernel && e.external_id[i] != 0 {
+                let name = t.strings.get(e.name[i]);
+                let d = device.entry(e.external_id[i]).or_default();
+                d.0 += e.dur_ns[i];
+                d.1 |= name.contains("tf32")
+                    || kinetoscope_analysis::overview::tensor_cores::uses_tensor_cores(name);
+            }
+        }
+    }
+    let n_steps = facts.n_steps().max(1) as f64;
+    let mut classes: FxHashMap<OpClass, (u64, f64, i64)> = FxHashMap::default();
+    let mut by_prec: FxHashMap<Precision, f64> = FxHashMap::default();
+    let mut unshaped = 0u64;
+    let candidates = facts.events(&[CategoryKind::CpuOp], |n| {
+        op_flops(n, &[vec![1, 1], vec![1, 1], vec![1, 1]], &[]).is_some()
+            || n.starts_with("aten::convolution")
+            || n.starts_with("aten::_scaled_dot_product_")
+    });
+    for i in candidates {
+        if facts.step_of(e.ts_ns[i]).is_none() {
+            continue;
+        }
+        let name = facts.name(i);
+        // Same-name nesting (a merged wrapper) counts once.
+        if facts
+            .ancestors(i)
+            .next()
+            .is_some_and(|p| facts.name(p) == name)
+        {
+            continue;
+        }
+        let Some(args) = t.args.op_of(EventId(i as u32)) else {
+            unshaped += 1;
+            continue;
+        };
+        let dims = parse_dims(t.strings.get(args.input_dims)).unwrap_or_default();
+        let concrete: Vec<String> =
+            serde_json::from_str(t.strings.get(args.concrete_inputs)).unwrap_or_default();
+        let Some((class, fl)) = op_flops(name, &dims, &concrete) else {
+            unshaped += 1;
+            continue;
+        };
+        let types: Vec<String> =
+            serde_json::from_str(t.strings.get(args.input_types)).unwrap_or_default();
+        let dtype_idx = match name {
+            "aten::addmm" | "aten::baddbmm" => 1,
+            "aten::convolution_backward" => 1,
+            _ if name.ends_with("_backward") && class == OpClass::Attention => 1,
+            _ => 0,
+        };
+        let mut prec = types
+            .get(dtype_idx)
+            .and_then(|s| Precision::from_dtype(s))
+            .unwrap_or(Precision::Fp32);
+        let tc = facts.has_gpu && device.get(&e.external_id[i]).is_some_and(|d| d.1);
+        // GPU time launched during the call (by correlation), else host time.
+        let time = facts.op_time_ns(i);
+        if prec == Precision::Fp32 && tc {
+            prec = Precision::Tf32;
+        }
+        let c = classes.entry(class).or_default();
+        c.0 += 1;
+        c.1 += fl;
+        c.2 += time;
+        *by_prec.entry(prec).or_default() += fl;
+    }
+    let mut class_rows: Vec<ClassFlops> = classes
+        .into_iter()
+        .map(|(class, (calls, fl, time))| ClassFlops {
+            class,
+            calls,
+            flops_per_step: fl / n_steps,
+            time_ms_per_step: time as f64 / 1e6 / n_steps,
+            achieved_tflops: (time > 0).then(|| fl / (time as f64 / 1e9) / 1e12),
+        })
+        .collect();
+    class_rows.sort_by_key(|c| c.class);
+    let mut by_precision: Vec<(Precision, f64)> =
+        by_prec.into_iter().map(|(p, f)| (p, f / n_steps)).collect();
+    by_precision.sort_by_key(|p| p.0);
+    let flops_per_step: f64 = by_precision.iter().map(|p| p.1).sum();
+    let step_s = facts.mean_step_ns() / 1e9;
+    let tflops_per_s =
+        (step_s > 0.0 && flops_per_step > 0.0).then(|| flops_per_step / step_s / 1e12);
+    let gpu = facts
+        .overview
+        .devices
+        .iter()
+        .find_map(|d| gpu_peak(&d.name));
+    let (mfu, note) = match (peak_override, &gpu) {
+        _ if flops_per_step == 0.0 => (
+            None,
+            Some("no countable GEMM, convolution or attention operators with shapes (record_shapes=True)".to_owned()),
+        ),
+        _ if step_s <= 0.0 => (None, Some("no steps".to_owned())),
+        (Some(peak), _) if peak > 0.0 => (
+            Some(flops_per_step / step_s / (peak * 1e12)),
+            Some(format!("against --peak-tflops {peak}")),
+        ),
+        (_, Some(g)) => {
+            let mut secs = 0.0;
+            let mut missing = Vec::new();
+            for (p, f) in &by_precision {
+                let peak = g.for_precision(*p);
+                if peak > 0.0 {
+                    secs += f / (peak * 1e12);
+                } else {
+                    missing.push(format!("{p:?}"));
+                }
+            }
+            if missing.is_empty() {
+                (
+                    Some(secs / step_s),
+                    Some(format!("dense datasheet peak of {} per precision", g.model)),
+                )
+            } else {
+                (None, Some(format!("no {} peak for {} in the table", missing.join(", "), g.model)))
+            }
+        }
+        _ if facts.has_gpu => (
+            None,
+            Some("GPU not in the peak table: pass --peak-tflops".to_owned()),
+        ),
+        _ => (
+            None,
+            Some("no GPU in the trace: pass --peak-tflops to compare with a CPU peak".to_owned()),
+        ),
+    };
+    FlopsSummary {
+        classes: class_rows,
+        flops_per_step,
+        tflops_per_s,
+        by_precision,
+        gpu,
+        peak_override_tflops: peak_override,
+        mfu,
+        note,
+        unshaped_calls: unshaped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| (*x).to_owned()).collect()
+    }
+
+    #[test]
+    fn gemm_flops_by_hand() {
+        // [64, 256] x [256, 128]: 2·64·128·256 = 4,194,304.
+        let (c, f) = op_flops("aten::mm", &[vec![64, 256], vec![256, 128]], &[]).unwrap();
+        assert_eq!(c, OpClass::Gemm);
+        assert_eq!(f, 4_194_304.0);
+        // addmm(bias [10], [64, 256], [256, 10]): 2·64·10·256 = 327,680.
+        let (_, f) = op_flops(
+            "aten::addmm",
+            &[vec![10], vec![64, 256], vec![256, 10]],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(f, 327_680.0);
+        // bmm [8, 32, 16] x [8, 16, 64]: 2·8·32·64·16 = 524,288.
+        let (_, f) = op_flops("aten::bmm", &[vec![8, 32, 16], vec![8, 16, 64]], &[]).unwrap();
+        assert_eq!(f, 524_288.0);
+        // Mismatched inner dimension: not counted.
+        assert!(op_flops("aten::mm", &[vec![4, 3], vec![5, 6]], &[]).is_none());
+        // Wrappers are not counted (their leaf children are).
+        assert!(op_flops("aten::linear", &[vec![4, 3], vec![5, 3]], &[]).is_none());
+    }
+
+    #[test]
+    fn conv_flops_by_hand() {
+        // x [2, 3, 32, 32], w [16, 3, 3, 3], stride 1, padding 1: out [2, 16, 32, 32].
+        // 2 · (2·16·32·32) · (3·3·3) = 2 · 32768 · 27 = 1,769,472.
+        let c = s(&[
+            "", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1",
+        ]);
+        let (cl, f) = op_flops(
+            "aten::convolution",
+            &[vec![2, 3, 32, 32], vec![16, 3, 3, 3], vec![16]],
+            &c,
+        )
+        .unwrap();
+        assert_eq!(cl, OpClass::Conv);
+        assert_eq!(f, 1_769_472.0);
+        // Stride 2, padding 0: out spatial (32 - 3)/2 + 1 = 15 → 2·(2·16·15·15)·27 = 388,800.
+        let c = s(&[
+            "", "", "", "[2, 2]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1",
+        ]);
+        let (_, f) = op_flops(
+            "aten::convolution",
+            &[vec![2, 3, 32, 32], vec![16, 3, 3, 3]],
+            &c,
+        )
+        .unwrap();
+        assert_eq!(f, 388_800.0);
+        // Backward: grad_out [2, 16, 32, 32] → 2 × forward = 3,538,944.
+        let (_, f) = op_flops(
+            "aten::convolution_backward",
+            &[vec![2, 16, 32, 32], vec![2, 3, 32, 32], vec![16, 3, 3, 3]],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(f, 3_538_944.0);
+        // Without Concrete Inputs the output shape is unknown.
+        assert!(op_flops(
+            "aten::convolution",
+            &[vec![2, 3, 32, 32], vec![16, 3, 3, 3]],
+            &[]
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn sdpa_flops_by_hand() {
+        // q, k [2, 8, 128, 64]: 4·2·8·128·128·64 = 67,108,864.
+        let q = vec![2, 8, 128, 64];
+        let (c, f) = op_flops(
+            "aten::_scaled_dot_product_flash_attention",
+            &[q.clone(), q.clone(), q.clone()],
+            &s(&["", "", "", "0.", "False"]),
+        )
+        .unwrap();
+        assert_eq!(c, OpClass::Attention);
+        assert_eq!(f, 67_108_864.0);
+        // Causal: half.
+        let (_, f) = op_flops(
+            "aten::_scaled_dot_product_flash_attention",
+            &[q.clone(), q.clone(), q.clone()],
+            &s(&["", "", "", "0.", "True"]),
+        )
+        .unwrap();
+        assert_eq!(f, 33_554_432.0);
+        // Backward: 2.5 × forward = 167,772,160.
+        let (_, f) = op_flops(
+            "aten::_scaled_dot_product_flash_attention_backward",
+            &[q.clone(), q.clone(), q.clone(), q.clone()],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(f, 167_772_160.0);
+    }
+
+    #[test]
+    fn peak_table() {
+        assert_eq!(gpu_peak("NVIDIA H100 80GB HBM3").unwrap().bf16, 989.4);
+        assert_eq!(gpu_peak("NVIDIA H100 PCIe").unwrap().bf16, 756.0);
+        assert_eq!(gpu_peak("NVIDIA A100-SXM4-80GB").unwrap().tf32, 156.0);
+        assert_eq!(gpu_peak("NVIDIA H200").unwrap().model, "H200 SXM");
+        assert!(gpu_peak("Tesla V100-SXM2-16GB").is_none());
+        assert_eq!(
+            Precision::from_dtype("c10::BFloat16"),
+            Some(Precision::Bf16)
+        );
+        assert_eq!(Precision::from_dtype("float"), Some(Precision::Fp32));
+    }
+}

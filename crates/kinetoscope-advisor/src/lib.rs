@@ -1,0 +1,79 @@
+//! kinetoscope's performance advisor: rules over the analyses of
+//! [`kinetoscope_analysis`] that turn a PyTorch profiler trace into findings ranked by
+//! severity and estimated recoverable time.
+//!
+//! - [`advise_trace`] runs every per-trace rule ([`rules::all`]) and returns a
+//!   [`TraceReport`]: a one-screen [`summary::Summary`], FLOPs and MFU
+//!   ([`flops::FlopsSummary`]) and the [`Finding`]s.
+//! - [`advise_ranks`] runs the rules across the rank traces of one job
+//!   (`StragglerRank`).
+//! - [`Config`] holds every threshold, each with its source; TOML overrides it.
+//!
+//! ```no_run
+//! use kinetoscope_advisor::{advise_trace, Config};
+//! use kinetoscope_trace::read::{read_trace, ReadOptions};
+//!
+//! let trace = read_trace("rank0.pt.trace.json.gz".as_ref(), &ReadOptions::default()).unwrap();
+//! let report = advise_trace(&trace, &Config::default());
+//! for f in &report.findings {
+//!     println!("{} {} {:.2} ms/step", f.id, f.title, f.impact_ms_per_step);
+//! }
+//! ```
+
+pub mod config;
+pub mod facts;
+pub mod finding;
+pub mod flops;
+pub mod rules;
+pub mod summary;
+
+use serde::Serialize;
+
+pub use config::Config;
+pub use finding::{rank_findings, Confidence, Finding, Severity};
+
+/// The advisor's result for one trace.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceReport {
+    /// The file.
+    pub path: String,
+    /// Rank, when known.
+    pub rank: Option<i64>,
+    /// The one-screen summary.
+    pub summary: summary::Summary,
+    /// FLOPs, achieved TFLOP/s and MFU.
+    pub flops: flops::FlopsSummary,
+    /// Findings, ranked (critical first, then by impact).
+    pub findings: Vec<Finding>,
+}
+
+/// Run every per-trace rule on `trace`.
+pub fn advise_trace(trace: &kinetoscope_trace::Trace, config: &Config) -> TraceReport {
+    let facts = facts::Facts::new(trace);
+    let mut findings: Vec<Finding> = rules::all()
+        .iter()
+        .flat_map(|r| r.check(&facts, config))
+        .collect();
+    rank_findings(&mut findings);
+    TraceReport {
+        path: trace.path.display().to_string(),
+        rank: facts.overview.rank,
+        summary: summary::summarize(&facts),
+        flops: flops::estimate(&facts, config.peak_tflops),
+        findings,
+    }
+}
+
+/// Run the cross-rank rules over the reports of one job's rank traces; `ranks` is the
+/// cross-rank comparison of the same traces (`kinetoscope_analysis::ranks`), when
+/// computed; `input` names the folder in the findings.
+pub fn advise_ranks(
+    reports: &[TraceReport],
+    ranks: Option<&kinetoscope_analysis::ranks::RanksReport>,
+    config: &Config,
+    input: &str,
+) -> Vec<Finding> {
+    let mut f = rules::distributed::straggler_rank::check(reports, ranks, config, input);
+    rank_findings(&mut f);
+    f
+}

@@ -1,0 +1,2 @@
+//! Communication rules, over `kinetoscope_analysis::comm`.
+pub mod exposed_communication;

@@ -1,0 +1,2 @@
+//! Rules across the rank traces of one job.
+pub mod straggler_rank;

@@ -1,0 +1,182 @@
+//! GP003 `Fp32GemmWithoutTensorCores`.
+//!
+//! ## What it finds
+//! Matrix multiplications and convolutions with `float` (FP32) inputs whose kernels ran
+//! on CUDA cores (no `tf32`, `hmma`, `xmma`, … in the kernel name) on a GPU with tensor
+//! cores (compute capability ≥ 7.0).
+//!
+//! ## Why it matters
+//! FP32 on CUDA cores runs at a fraction of the tensor-core rate: A100 19.5 TFLOP/s FP32
+//! vs 156 TF32 vs 312 BF16 (8–16× headroom on GEMM time).
+//!
+//! ## Evidence
+//! The operators, their GPU time per step, and example kernels.
+//!
+//! ## Fix
+//! `torch.set_float32_matmul_precision("high")` (TF32), or bf16 autocast
+//! (`torch.autocast("cuda", dtype=torch.bfloat16)`).
+//!
+//! ## Thresholds and sources
+//! torch-tb-profiler: compute capability ≥ 7.0 and tensor-core-eligible time > 0 with
+//! no tensor-core use; peaks from advisor-rules.md §4.3. Warning when the time is ≥ 1 %
+//! of the step (proposal), else info. advisor-rules.md 3.9.
+
+use std::collections::BTreeMap;
+
+use kinetoscope_analysis::overview::tensor_cores::uses_tensor_cores;
+use kinetoscope_trace::{CategoryKind, EventId};
+
+use crate::config::Config;
+use crate::facts::{ms, Facts};
+use crate::finding::{Finding, Severity};
+use crate::flops::gpu_peak;
+use crate::rules::{finish, Draft, Rule, RuleMeta};
+
+/// See the module documentation.
+pub struct Fp32GemmWithoutTensorCores;
+
+static META: RuleMeta = RuleMeta {
+    code: "GP003",
+    name: "Fp32GemmWithoutTensorCores",
+    family: "gpu",
+    since: "0.1.0",
+    summary: "FP32 GEMMs/convolutions on CUDA cores instead of tensor cores",
+};
+
+const GEMMS: [&str; 6] = [
+    "aten::mm",
+    "aten::addmm",
+    "aten::bmm",
+    "aten::baddbmm",
+    "aten::convolution",
+    "aten::convolution_backward",
+];
+
+impl Rule for Fp32GemmWithoutTensorCores {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, facts: &Facts, config: &Config) -> Vec<Finding> {
+        let t = facts.trace;
+        let Some(dev) = t.meta.devices.iter().find(|d| d.compute_major >= 7) else {
+            return Vec::new();
+        };
+        if !facts.has_gpu || facts.n_steps() == 0 {
+            return Vec::new();
+        }
+        let e = &t.events;
+        // Kernel names per External id.
+        let mut kernels: rustc_hash::FxHashMap<i64, Vec<usize>> = Default::default();
+        for i in facts.events(&[CategoryKind::Kernel], |_| true) {
+            if e.external_id[i] != 0 {
+                kernels.entry(e.external_id[i]).or_default().push(i);
+            }
+        }
+        let mut by_op: BTreeMap<&str, (u64, i64, String)> = BTreeMap::new();
+        let mut seen = vec![false; facts.n_steps()];
+        for i in facts.events(&[CategoryKind::CpuOp], |n| GEMMS.contains(&n)) {
+            let Some(s) = facts.step_of(e.ts_ns[i]) else {
+                continue;
+            };
+            let Some(args) = t.args.op_of(EventId(i as u32)) else {
+                continue;
+            };
+            let types: Vec<String> =
+                serde_json::from_str(t.strings.get(args.input_types)).unwrap_or_default();
+            if !types.iter().any(|x| x == "float") {
+                continue;
+            }
+            let Some(ks) = kernels.get(&e.external_id[i]) else {
+                continue;
+            };
+            let names: Vec<&str> = ks.iter().map(|&k| t.strings.get(e.name[k])).collect();
+            if names
+                .iter()
+                .any(|n| uses_tensor_cores(n) || n.contains("tf32"))
+            {
+                continue;
+            }
+            let time: i64 = ks.iter().map(|&k| e.dur_ns[k]).sum();
+            seen[s] = true;
+            let entry = by_op.entry(facts.name(i)).or_insert((0, 0, String::new()));
+            entry.0 += 1;
+            entry.1 += time;
+            if entry.2.is_empty() {
+                entry.2 = names.first().map(|n| shorten(n)).unwrap_or_default();
+            }
+        }
+        if by_op.is_empty() {
+            return Vec::new();
+        }
+        let n = facts.n_steps() as f64;
+        let total: i64 = by_op.values().map(|v| v.1).sum();
+        let per_step = total as f64 / n;
+        let peak = gpu_peak(&dev.name);
+        let speedup = peak
+            .as_ref()
+            .filter(|p| p.fp32 > 0.0 && p.tf32 > 0.0)
+            .map(|p| p.tf32 / p.fp32)
+            .unwrap_or(8.0);
+        let impact = per_step * (1.0 - 1.0 / speedup);
+        let share = 100.0 * per_step / facts.mean_step_ns().max(1.0);
+        let mut rows: Vec<(&str, (u64, i64, String))> = by_op.into_iter().collect();
+        rows.sort_by_key(|r| std::cmp::Reverse(r.1 .1));
+        let mut evidence = vec![format!(
+            "{} (compute capability {}.{}): {:.3} ms per step of FP32 GEMM/conv kernels on CUDA \
+             cores ({share:.1} % of the step)",
+            dev.name,
+            dev.compute_major,
+            dev.compute_minor,
+            ms(per_step)
+        )];
+        for (op, (c, time, k)) in rows.iter().take(4) {
+            evidence.push(format!(
+                "{op}: {:.1} calls, {:.3} ms per step, e.g. kernel {k}",
+                *c as f64 / n,
+                ms(*time as f64 / n)
+            ));
+        }
+        vec![finish(
+            &META,
+            facts,
+            config,
+            Draft {
+                title: format!("FP32 GEMMs run without tensor cores ({share:.1} % of step)"),
+                severity: if share >= 1.0 {
+                    Severity::Warning
+                } else {
+                    Severity::Info
+                },
+                impact_ns: impact,
+                steps_seen: seen.iter().filter(|s| **s).count(),
+                evidence,
+                fix: "Enable TF32 with torch.set_float32_matmul_precision(\"high\") \
+                      (and torch.backends.cudnn.allow_tf32 = True), or train in bf16 with \
+                      torch.autocast(\"cuda\", dtype=torch.bfloat16)."
+                    .to_owned(),
+                details: format!(
+                    "FP32 inputs, no tensor-core kernel, compute capability ≥ 7.0 \
+                     (torch-tb-profiler; advisor-rules.md 3.9). Impact: GEMM time × (1 − \
+                     FP32/TF32 peak) = × {:.3}{}.",
+                    1.0 - 1.0 / speedup,
+                    if peak.is_some() {
+                        ""
+                    } else {
+                        " (GPU not in the peak table: 8× assumed)"
+                    }
+                ),
+            },
+        )]
+    }
+}
+
+/// A kernel name cut to 80 characters.
+fn shorten(name: &str) -> String {
+    if name.chars().count() > 80 {
+        let s: String = name.chars().take(77).collect();
+        format!("{s}...")
+    } else {
+        name.to_owned()
+    }
+}

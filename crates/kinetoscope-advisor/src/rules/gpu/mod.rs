@@ -1,0 +1,5 @@
+//! GPU efficiency rules.
+pub mod attention_without_flash;
+pub mod fp32_gemm;
+pub mod launch_bound;
+pub mod low_gpu_utilization;

@@ -1,0 +1,2 @@
+//! Input pipeline rules.
+pub mod dataloader_stall;

@@ -1,0 +1,89 @@
+//! Optimizer rules.
+pub mod slow_optimizer_step;
+pub mod unfused_optimizer;
+
+use crate::facts::Facts;
+use kinetoscope_trace::CategoryKind;
+
+/// `Optimizer.step#<Name>.step` spans (outermost), with their per-step time.
+pub(crate) fn optimizer_steps(facts: &Facts) -> (Vec<usize>, Vec<i64>) {
+    let ev = facts.events(&[CategoryKind::UserAnnotation, CategoryKind::CpuOp], |n| {
+        n.starts_with("Optimizer.step#")
+    });
+    let ev = facts.outermost(&ev);
+    let per = facts.per_step_ns(&ev);
+    (ev, per)
+}
+
+/// How `torch.optim` ran the update.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Implementation {
+    /// `aten::_fused_*` ops (`fused=True`).
+    Fused,
+    /// `aten::_foreach_*` ops (`foreach=True`).
+    Foreach,
+    /// Per-parameter element-wise ops (the for-loop implementation).
+    ForLoop,
+    /// No operators seen inside the step.
+    Unknown,
+}
+
+/// Per-parameter element-wise ops the for-loop implementations issue.
+pub(crate) const PER_PARAM_OPS: [&str; 12] = [
+    "aten::add_",
+    "aten::mul_",
+    "aten::addcdiv_",
+    "aten::addcmul_",
+    "aten::lerp_",
+    "aten::sqrt",
+    "aten::div_",
+    "aten::div",
+    "aten::mul",
+    "aten::add",
+    "aten::sub",
+    "aten::maximum",
+];
+
+/// The implementation, the number of per-parameter element-wise ops per step, and the
+/// estimated number of parameter tensors (updates per step of the op that runs once
+/// per parameter: `addcdiv_`, else `lerp_`, else `add_`).
+pub(crate) fn implementation(facts: &Facts, steps: &[usize]) -> (Implementation, f64, f64) {
+    if steps.is_empty() {
+        return (Implementation::Unknown, 0.0, 0.0);
+    }
+    let set: rustc_hash::FxHashSet<usize> = steps.iter().copied().collect();
+    let ops = facts.events(&[CategoryKind::CpuOp], |_| true);
+    let (mut fused, mut foreach, mut per_param) = (0u64, 0u64, 0u64);
+    let mut by_name: rustc_hash::FxHashMap<&str, u64> = Default::default();
+    for i in ops {
+        if !facts.ancestors(i).any(|a| set.contains(&a)) {
+            continue;
+        }
+        let n = facts.name(i);
+        if n.starts_with("aten::_fused_") {
+            fused += 1;
+        } else if n.starts_with("aten::_foreach_") {
+            foreach += 1;
+        } else if PER_PARAM_OPS.contains(&n) {
+            // Only direct children of the optimizer span or of a python frame.
+            per_param += 1;
+            *by_name.entry(n).or_default() += 1;
+        }
+    }
+    let n = steps.len() as f64;
+    let params = ["aten::addcdiv_", "aten::lerp_", "aten::add_"]
+        .iter()
+        .find_map(|k| by_name.get(k).copied())
+        .unwrap_or(0) as f64
+        / n;
+    let imp = if fused > 0 {
+        Implementation::Fused
+    } else if foreach > 0 {
+        Implementation::Foreach
+    } else if per_param > 0 {
+        Implementation::ForLoop
+    } else {
+        Implementation::Unknown
+    };
+    (imp, per_param as f64 / n, params)
+}

@@ -1,0 +1,2 @@
+//! Rules about how the trace was recorded.
+pub mod profiler_overhead;

@@ -1,0 +1,3 @@
+//! Step-level rules.
+pub mod step_time_variance;
+pub mod warmup_in_profile;

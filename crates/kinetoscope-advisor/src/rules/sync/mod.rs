@@ -1,0 +1,2 @@
+//! Host–device synchronisation rules.
+pub mod host_device_sync;

@@ -1,0 +1,3 @@
+//! Host–device copy rules.
+pub mod excessive_transfers;
+pub mod pageable_memcpy;

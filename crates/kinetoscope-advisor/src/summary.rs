@@ -1,0 +1,183 @@
+//! The one-screen summary above the findings: steps, breakdown, host-side phases, GPU
+//! metrics, memory peaks against device memory, and communication time (used across
+//! ranks).
+
+use kinetoscope_analysis::overview::{GpuMetrics, Parts};
+use kinetoscope_analysis::stats::DurationStats;
+use kinetoscope_analysis::steps::StepSource;
+use kinetoscope_trace::{CategoryKind, Phase};
+use serde::Serialize;
+
+use crate::facts::Facts;
+use crate::rules::input::dataloader_stall::is_dataloader;
+
+/// Host-side phases per step, ms (mean over steps).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Phases {
+    /// DataLoader fetches.
+    pub dataloader_ms: f64,
+    /// Host time of the forward pass: top-level work of the step before its first
+    /// backward span.
+    pub forward_ms: f64,
+    /// Backward: autograd `evaluate_function` spans (any thread).
+    pub backward_ms: f64,
+    /// `Optimizer.step#…` and `Optimizer.zero_grad#…`.
+    pub optimizer_ms: f64,
+}
+
+/// Peak memory of one device.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MemoryPeak {
+    /// `CPU`, `GPU0`, ...
+    pub device: String,
+    /// Peak `Total Allocated`, bytes.
+    pub peak_allocated_bytes: i64,
+    /// Peak `Total Reserved`, bytes (0 when not recorded).
+    pub peak_reserved_bytes: i64,
+    /// Device memory from `deviceProperties`, bytes.
+    pub capacity_bytes: Option<u64>,
+    /// `100 · max(peak reserved, peak allocated) / capacity`.
+    pub peak_pct_of_capacity: Option<f64>,
+}
+
+/// The summary of one trace.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Where the steps came from.
+    pub step_source: StepSource,
+    /// Steps analysed (the overview's kept steps).
+    pub steps: usize,
+    /// Step-time statistics (ns).
+    pub step_stats: Option<DurationStats>,
+    /// Mean step breakdown, ms (parts add up to the mean step).
+    pub breakdown_ms: Option<Parts<f64>>,
+    /// Mean step breakdown, % of the mean step.
+    pub breakdown_pct: Option<Parts<f64>>,
+    /// Host-side phases.
+    pub phases: Phases,
+    /// Per-GPU metrics.
+    pub gpus: Vec<GpuMetrics>,
+    /// Memory peaks per device.
+    pub memory: Vec<MemoryPeak>,
+    /// Host time in collectives per step, ms (outermost communication spans).
+    pub communication_ms: f64,
+    /// Warnings from reading and from the overview.
+    pub warnings: Vec<String>,
+}
+
+/// Whether a host span is a collective.
+pub fn is_collective(name: &str) -> bool {
+    name.starts_with("gloo:")
+        || name.starts_with("nccl:")
+        || name.starts_with("c10d::")
+        || name == "record_param_comms"
+        || name.starts_with("ProcessGroup")
+}
+
+/// Build the summary.
+pub fn summarize(facts: &Facts) -> Summary {
+    let n = facts.n_steps().max(1) as f64;
+    let durs: Vec<i64> = facts.steps.iter().map(|s| s.dur_ns()).collect();
+    let sum_ms = |ev: &[usize]| facts.per_step_ns(ev).iter().sum::<i64>() as f64 / n / 1e6;
+    let host = [CategoryKind::UserAnnotation, CategoryKind::CpuOp];
+    let dl = facts.outermost(&facts.events(&host, is_dataloader));
+    let opt = facts.outermost(&facts.events(&host, |n| {
+        n.starts_with("Optimizer.step#") || n.starts_with("Optimizer.zero_grad#")
+    }));
+    let bwd = facts.outermost(&facts.events(&host, |n| {
+        n.starts_with("autograd::engine::evaluate_function")
+    }));
+    // Forward: direct children of the step span that start before its first backward
+    // span and are neither data loading nor optimizer work.
+    let e = &facts.trace.events;
+    let mut first_bwd = vec![i64::MAX; facts.n_steps()];
+    for &b in &bwd {
+        if let Some(s) = facts.step_of(e.ts_ns[b]) {
+            first_bwd[s] = first_bwd[s].min(e.ts_ns[b]);
+        }
+    }
+    let mut fwd_ns = 0i64;
+    for i in facts.events(&host, |n| !n.starts_with("ProfilerStep#")) {
+        if e.phase[i] != Phase::Complete {
+            continue;
+        }
+        let Some(s) = facts.step_of(e.ts_ns[i]) else {
+            continue;
+        };
+        if e.ts_ns[i] >= first_bwd[s] {
+            continue;
+        }
+        // The nearest enclosing operator or annotation (Python frames skipped).
+        let t = facts.trace;
+        let Some(parent) = facts.ancestors(i).find(|&a| {
+            matches!(
+                t.categories.kind(t.events.cat[a]),
+                CategoryKind::CpuOp | CategoryKind::UserAnnotation
+            )
+        }) else {
+            continue;
+        };
+        if !facts.name(parent).starts_with("ProfilerStep#") {
+            continue;
+        }
+        let name = facts.name(i);
+        if is_dataloader(name) || name.starts_with("Optimizer.") || is_collective(name) {
+            continue;
+        }
+        fwd_ns += e.dur_ns[i].min(first_bwd[s] - e.ts_ns[i]);
+    }
+    let comm = facts.outermost(&facts.events(&host, is_collective));
+    let mut memory = Vec::new();
+    for (dev, steps) in crate::rules::memory::per_step_memory(facts) {
+        let peak_a = steps
+            .iter()
+            .flatten()
+            .map(|s| s.max_allocated)
+            .max()
+            .unwrap_or(0);
+        let peak_r = steps
+            .iter()
+            .flatten()
+            .map(|s| s.max_reserved)
+            .max()
+            .unwrap_or(0)
+            .max(0);
+        let cap = (dev.0 == 1)
+            .then(|| {
+                facts
+                    .trace
+                    .meta
+                    .devices
+                    .iter()
+                    .find(|d| d.id == dev.1)
+                    .map(|d| d.total_memory_bytes)
+            })
+            .flatten()
+            .filter(|c| *c > 0);
+        memory.push(MemoryPeak {
+            device: crate::rules::memory::device_name(dev),
+            peak_allocated_bytes: peak_a,
+            peak_reserved_bytes: peak_r,
+            capacity_bytes: cap,
+            peak_pct_of_capacity: cap.map(|c| 100.0 * peak_a.max(peak_r) as f64 / c as f64),
+        });
+    }
+    let avg = facts.overview.average.as_ref();
+    Summary {
+        step_source: facts.overview.step_source,
+        steps: facts.n_steps(),
+        step_stats: DurationStats::of(&durs),
+        breakdown_ms: avg.map(|a| a.breakdown_us.map(|v| v / 1e3)),
+        breakdown_pct: avg.map(|a| a.percent),
+        phases: Phases {
+            dataloader_ms: sum_ms(&dl),
+            forward_ms: fwd_ns as f64 / n / 1e6,
+            backward_ms: sum_ms(&bwd),
+            optimizer_ms: sum_ms(&opt),
+        },
+        gpus: facts.overview.gpus.clone(),
+        memory,
+        communication_ms: sum_ms(&comm),
+        warnings: facts.overview.warnings.clone(),
+    }
+}

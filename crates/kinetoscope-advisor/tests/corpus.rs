@@ -1,0 +1,202 @@
+//! The advisor on traces with known, planted problems (corpus/record.py; see
+//! corpus/README.md): each planted problem is found and ranked first or second, the
+//! clean run raises no warning, and every finding's impact is consistent with the
+//! overview numbers.
+
+use std::path::{Path, PathBuf};
+
+use kinetoscope_advisor::{advise_ranks, advise_trace, Config, Severity, TraceReport};
+use kinetoscope_trace::read::{read_trace, ReadOptions};
+
+fn corpus(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpus/traces")
+        .join(rel)
+}
+
+fn report(rel: &str, config: &Config) -> TraceReport {
+    let trace = read_trace(&corpus(rel), &ReadOptions::default()).expect("corpus trace reads");
+    advise_trace(&trace, config)
+}
+
+/// Position (0-based) of the first finding with `id`, with the list for messages.
+fn position(r: &TraceReport, id: &str) -> Option<usize> {
+    r.findings.iter().position(|f| f.id == id)
+}
+
+fn ids(r: &TraceReport) -> Vec<(&str, Severity, f64)> {
+    r.findings
+        .iter()
+        .map(|f| (f.id, f.severity, f.impact_ms_per_step))
+        .collect()
+}
+
+fn assert_planted(rel: &str, id: &str) -> TraceReport {
+    let r = report(rel, &Config::default());
+    let pos = position(&r, id).unwrap_or_else(|| panic!("{id} not found in {rel}: {:?}", ids(&r)));
+    assert!(pos <= 1, "{id} ranked {} in {rel}: {:?}", pos + 1, ids(&r));
+    assert!(
+        r.findings[pos].severity >= Severity::Warning,
+        "{:?}",
+        r.findings[pos]
+    );
+    assert_consistent(&r);
+    r
+}
+
+/// Impacts within the step; percentages within 0–100 and matching ms / step; the
+/// breakdown adds up to the step; host phases fit in the step.
+fn assert_consistent(r: &TraceReport) {
+    let step_ms = r.summary.step_stats.as_ref().expect("steps").mean_ns / 1e6;
+    for f in &r.findings {
+        assert!(f.impact_ms_per_step >= 0.0, "{f:?}");
+        assert!(
+            f.impact_ms_per_step <= step_ms * 1.0001,
+            "{} > step {step_ms}",
+            f.id
+        );
+        assert!((0.0..=100.0).contains(&f.impact_pct), "{f:?}");
+        let pct = 100.0 * f.impact_ms_per_step / step_ms;
+        assert!(
+            (pct - f.impact_pct).abs() < 0.01,
+            "{}: {pct} vs {}",
+            f.id,
+            f.impact_pct
+        );
+        assert!(!f.evidence.is_empty() && !f.fix.is_empty() && !f.details.is_empty());
+        assert!(f.confidence.steps <= f.confidence.of_steps, "{f:?}");
+    }
+    let pct: f64 = r
+        .summary
+        .breakdown_pct
+        .as_ref()
+        .expect("breakdown")
+        .to_array()
+        .iter()
+        .sum();
+    assert!((pct - 100.0).abs() < 0.01, "breakdown sums to {pct}");
+    let p = &r.summary.phases;
+    let phases = p.dataloader_ms + p.forward_ms + p.backward_ms + p.optimizer_ms;
+    assert!(
+        phases <= step_ms * 1.0001,
+        "phases {phases} > step {step_ms}"
+    );
+}
+
+#[test]
+fn dataloader_stall_is_found_first() {
+    let r = assert_planted("dataloader/trace.json.gz", "IN001");
+    let f = &r.findings[0];
+    assert_eq!(f.id, "IN001");
+    assert!(f.impact_pct > 50.0, "{f:?}");
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.contains("_SingleProcessDataLoaderIter")));
+}
+
+#[test]
+fn memory_leak_is_found() {
+    let r = assert_planted("leak/trace.json.gz", "ME001");
+    let f = &r.findings[position(&r, "ME001").unwrap()];
+    // The loop keeps 2 MiB of activations (512 × 4 × 256 floats) plus the output per step.
+    assert!(f.title.contains("CPU"), "{f:?}");
+    assert!(
+        f.evidence.iter().any(|e| e.contains("aten::repeat")),
+        "{:?}",
+        f.evidence
+    );
+}
+
+#[test]
+fn item_sync_is_found_with_its_caller() {
+    let r = assert_planted("item_sync/trace.json.gz", "SY001");
+    let f = &r.findings[position(&r, "SY001").unwrap()];
+    // 32 × 2 per-sample reads + 1 loss read per step.
+    assert!(f.title.starts_with("65 "), "{}", f.title);
+    assert!(
+        f.evidence.iter().any(|e| e.contains("record.py")),
+        "{:?}",
+        f.evidence
+    );
+}
+
+#[test]
+fn unfused_optimizer_is_found_first() {
+    let r = assert_planted("unfused_optimizer/trace.json.gz", "OP001");
+    assert_eq!(r.findings[0].id, "OP001");
+}
+
+#[test]
+fn clean_run_has_no_warning() {
+    let r = report("clean/trace.json.gz", &Config::default());
+    assert!(
+        r.findings.iter().all(|f| f.severity == Severity::Info),
+        "{:?}",
+        ids(&r)
+    );
+    assert_consistent(&r);
+    // The clean run uses the fused optimizer and keeps nothing across steps.
+    assert!(position(&r, "OP001").is_none() && position(&r, "ME001").is_none());
+}
+
+#[test]
+fn straggler_rank_is_found() {
+    let reports: Vec<TraceReport> = ["straggler/rank0.json.gz", "straggler/rank1.json.gz"]
+        .iter()
+        .map(|p| report(p, &Config::default()))
+        .collect();
+    for r in &reports {
+        assert_consistent(r);
+        assert!(position(r, "DI001").is_none());
+    }
+    let f = advise_ranks(&reports, None, &Config::default(), "straggler");
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].id, "DI001");
+    assert_eq!(f[0].rank, Some(1), "rank 1 sleeps 30 ms per step: {f:?}");
+    assert!(f[0].severity >= Severity::Warning);
+    let step = reports[0].summary.step_stats.as_ref().unwrap().mean_ns / 1e6;
+    // The planted delay is 30 ms per step; the wait cannot exceed the step.
+    assert!(
+        f[0].impact_ms_per_step > 15.0 && f[0].impact_ms_per_step <= step,
+        "{f:?}"
+    );
+    assert_eq!(f[0].confidence.ranks, 2);
+}
+
+#[test]
+fn thresholds_come_from_config() {
+    let mut c = Config::from_toml("[dataloader_stall]\nwarning_pct = 99.0\n", &[]).unwrap();
+    assert!(position(&report("dataloader/trace.json.gz", &c), "IN001").is_none());
+    c.dataloader_stall.warning_pct = 5.0;
+    c.gating.min_steps_critical = 2;
+    let r = report("dataloader/trace.json.gz", &c);
+    assert_eq!(r.findings[0].severity, Severity::Critical);
+    // With the default gating (TraceML: 20 steps for critical) six steps give a warning.
+    let r = report("dataloader/trace.json.gz", &Config::default());
+    assert_eq!(r.findings[0].severity, Severity::Warning);
+    assert!(r.findings[0].details.contains("torch-tb-profiler"));
+}
+
+#[test]
+fn flops_and_mfu_with_peak_override() {
+    let r = report("clean/trace.json.gz", &Config::default());
+    // 4 × Linear(256, 256) + Linear(256, 10) on a 512 batch: forward 2·512·(4·256·256 + 256·10)
+    // = 271,319,040 FLOPs; backward adds the weight and input gradients of every layer
+    // except the first layer's input gradient: 2 × forward − 2·512·256·256.
+    let fwd = 2.0 * 512.0 * (4.0 * 256.0 * 256.0 + 256.0 * 10.0);
+    let expected = fwd + 2.0 * fwd - 2.0 * 512.0 * 256.0 * 256.0;
+    let got = r.flops.flops_per_step;
+    assert!(
+        (got - expected).abs() / expected < 1e-9,
+        "{got} vs {expected}"
+    );
+    assert!(r.flops.mfu.is_none(), "no GPU, no override");
+    let c = Config {
+        peak_tflops: Some(1.0),
+        ..Config::default()
+    };
+    let r = report("clean/trace.json.gz", &c);
+    let mfu = r.flops.mfu.expect("override gives MFU");
+    assert!((mfu - r.flops.tflops_per_s.unwrap()).abs() < 1e-12);
+}

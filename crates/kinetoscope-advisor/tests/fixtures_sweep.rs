@@ -1,0 +1,81 @@
+//! The advisor over every reader fixture (GPU traces from several PyTorch versions, a
+//! ROCm trace, rank files): no panic, and every finding's impact fits in the step; plus
+//! the GPU rules on a real GPU training trace with known properties.
+
+use std::path::{Path, PathBuf};
+
+use kinetoscope_advisor::{advise_trace, Config, Severity, TraceReport};
+use kinetoscope_trace::read::{read_trace, ReadOptions};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../kinetoscope-trace/tests/fixtures")
+}
+
+fn report(path: &Path) -> TraceReport {
+    let trace = read_trace(path, &ReadOptions::default()).expect("fixture reads");
+    advise_trace(&trace, &Config::default())
+}
+
+#[test]
+fn every_fixture_gives_consistent_findings() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .chain(std::fs::read_dir(fixtures().join("ranks")).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".json.gz"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{files:?}");
+    for f in files {
+        let r = report(&f);
+        let Some(stats) = r.summary.step_stats.as_ref() else {
+            assert!(r.findings.is_empty(), "{}", f.display());
+            continue;
+        };
+        let step_ms = stats.mean_ns / 1e6;
+        for x in &r.findings {
+            assert!(
+                x.impact_ms_per_step >= 0.0 && x.impact_ms_per_step <= step_ms * 1.0001,
+                "{}: {} {} > {step_ms}",
+                f.display(),
+                x.id,
+                x.impact_ms_per_step
+            );
+            assert!(
+                (0.0..=100.0).contains(&x.impact_pct),
+                "{}: {x:?}",
+                f.display()
+            );
+        }
+        if let Some(m) = r.flops.mfu {
+            assert!((0.0..=1.0).contains(&m), "{}: MFU {m}", f.display());
+        }
+    }
+}
+
+/// The TensorBoard plugin's ResNet-50 sample (1 GPU, PyTorch 1.8, DataLoader with
+/// pageable copies, the for-loop SGD): its known problems are all reported.
+#[test]
+fn gpu_rules_on_the_tensorboard_resnet_sample() {
+    let r = report(&fixtures().join("worker0.1623143089861.pt.trace.json.gz"));
+    let find = |id: &str| {
+        r.findings
+            .iter()
+            .find(|f| f.id == id)
+            .unwrap_or_else(|| panic!("{id} missing: {:?}", r.findings))
+    };
+    let util = find("GP001");
+    assert_eq!(util.severity, Severity::Warning);
+    let gpu = &r.summary.gpus[0];
+    let step_ms = r.summary.step_stats.as_ref().unwrap().mean_ns / 1e6;
+    // Impact = idle share of the mean step.
+    let idle = (1.0 - gpu.utilization.unwrap()) * step_ms;
+    assert!((util.impact_ms_per_step - idle).abs() < 1e-6);
+    assert!(find("IN001").impact_pct > 5.0);
+    assert!(find("TR001").evidence[0].contains("Pageable"));
+    assert!(find("GP002").title.contains("kernels per step"));
+    assert!(find("OP001").severity >= Severity::Info);
+    // FP32 ResNet on a GPU without a peak-table row: GEMM FLOPs counted, no MFU.
+    assert!(r.flops.flops_per_step > 0.0);
+    assert!(r.flops.mfu.is_none());
+}

@@ -1,0 +1,183 @@
+//! What a kernel is to the communication analyses, and what its name and collective
+//! arguments say: the collective, the NCCL algorithm and protocol, element sizes and the
+//! nccl-tests bus-bandwidth factors (docs/advisor-rules.md §3.12).
+
+/// The class of a GPU activity under HTA 0.5.0's anchored, case-sensitive regexes
+/// (docs/metrics.md B.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HtaClass {
+    /// `^nccl.*Kernel`.
+    Communication,
+    /// `(^Memcpy)|(^Memset)|(^dma)`.
+    Memory,
+    /// Not matching `(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)`.
+    Computation,
+    /// Anything else (sync events, ...).
+    Other,
+}
+
+impl HtaClass {
+    /// Classify a GPU activity by name, as HTA 0.5.0's `get_kernel_type` does.
+    pub fn of(name: &str) -> Self {
+        let nccl_kernel = name.starts_with("nccl") && name[4..].contains("Kernel");
+        if nccl_kernel {
+            return Self::Communication;
+        }
+        if name.starts_with("Memcpy") || name.starts_with("Memset") || name.starts_with("dma") {
+            return Self::Memory;
+        }
+        if name.contains("Memcpy") || name.starts_with("Memset") || name.contains("Sync") {
+            return Self::Other;
+        }
+        Self::Computation
+    }
+}
+
+/// A communication kernel by kinetoscope's rule: the name contains `nccl` (NCCL and
+/// every spelling of its kernels: `ncclKernel_*`, `ncclDevKernel_*`), or starts with
+/// `rccl` or `hccl` (ROCm, Ascend).
+pub fn is_comm_kernel(name: &str) -> bool {
+    crate::overview::classify::is_communication_kernel(name)
+        || name.starts_with("rccl")
+        || name.starts_with("hccl")
+}
+
+/// What an NCCL kernel name says: `ncclKernel_AllReduce_RING_LL_Sum_float(...)` →
+/// (`AllReduce`, `RING_LL`); `ncclDevKernel_SendRecv(...)` → (`SendRecv`, none).
+pub fn parse_nccl_kernel(name: &str) -> (String, Option<String>) {
+    let base = name.split('(').next().unwrap_or(name);
+    let rest = [
+        "ncclDevKernel_",
+        "ncclKernel_",
+        "rcclKernel_",
+        "ncclDevFunc_",
+    ]
+    .iter()
+    .find_map(|p| base.strip_prefix(p));
+    let Some(rest) = rest else {
+        return (base.to_owned(), None);
+    };
+    let mut parts = rest.split('_');
+    let op = parts.next().unwrap_or("").to_owned();
+    let tokens: Vec<&str> = parts.collect();
+    const ALGOS: [&str; 6] = ["RING", "TREE", "COLLNET", "NVLS", "PAT", "NVLSTREE"];
+    const PROTOS: [&str; 3] = ["LL", "LL128", "SIMPLE"];
+    let mut algo = Vec::new();
+    for t in &tokens {
+        if ALGOS.contains(t) || PROTOS.contains(t) || *t == "DIRECT" || *t == "CHAIN" {
+            algo.push(*t);
+        } else if !algo.is_empty() {
+            break;
+        }
+    }
+    let algo = (!algo.is_empty()).then(|| algo.join("_"));
+    (op, algo)
+}
+
+/// A collective name folded for comparisons: lower case, without `_` and a leading or
+/// trailing `base`/`tensor`/`coalesced` word (`_allgather_base` → `allgather`,
+/// `AllReduce` → `allreduce`, `all_to_all` → `alltoall`).
+pub fn fold_collective(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .filter(|c| *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect();
+    for suffix in ["coalesced", "tensor", "base", "single"] {
+        if let Some(t) = s.strip_suffix(suffix) {
+            if !t.is_empty() {
+                s = t.to_owned();
+            }
+        }
+    }
+    s
+}
+
+/// The nccl-tests bus-bandwidth factor of a collective over `n` ranks: all-reduce
+/// 2(n−1)/n; all-gather, reduce-scatter and all-to-all (n−1)/n; broadcast, reduce and
+/// point-to-point 1. `None` for unknown collectives or `n < 1`.
+pub fn busbw_factor(collective: &str, n: i64) -> Option<f64> {
+    if n < 1 {
+        return None;
+    }
+    let n = n as f64;
+    let c = fold_collective(collective);
+    Some(match c.as_str() {
+        "allreduce" => 2.0 * (n - 1.0) / n,
+        "allgather" | "reducescatter" | "alltoall" | "alltoallv" => (n - 1.0) / n,
+        "broadcast" | "reduce" | "send" | "recv" | "sendrecv" => 1.0,
+        _ => return None,
+    })
+}
+
+/// Bytes per element of a `record_param_comms` `dtype` (`Float`, `BFloat16`, ...); `None`
+/// when unknown.
+pub fn dtype_size(dtype: &str) -> Option<u64> {
+    let d = dtype.trim().to_ascii_lowercase();
+    let d = d.strip_prefix("c10::").unwrap_or(&d);
+    Some(match d {
+        "float" | "float32" | "int" | "int32" | "uint32" => 4,
+        "double" | "float64" | "long" | "int64" | "uint64" | "complexfloat" => 8,
+        "half" | "float16" | "bfloat16" | "short" | "int16" | "uint16" | "complexhalf" => 2,
+        "byte" | "char" | "bool" | "int8" | "uint8" => 1,
+        "complexdouble" => 16,
+        _ if d.starts_with("float8") => 1,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hta_classes() {
+        assert_eq!(
+            HtaClass::of("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(x)"),
+            HtaClass::Communication
+        );
+        // 0.5.0 misses the modern spelling unless "Kernel" follows: it does here.
+        assert_eq!(
+            HtaClass::of("ncclDevKernel_AllGather_RING_LL(x)"),
+            HtaClass::Communication
+        );
+        assert_eq!(
+            HtaClass::of("Memcpy HtoD (Pinned -> Device)"),
+            HtaClass::Memory
+        );
+        assert_eq!(HtaClass::of("Memset (Device)"), HtaClass::Memory);
+        assert_eq!(HtaClass::of("Stream Sync"), HtaClass::Other);
+        assert_eq!(HtaClass::of("Stream Wait Event"), HtaClass::Computation);
+        assert_eq!(
+            HtaClass::of("void at::native::foo<float>()"),
+            HtaClass::Computation
+        );
+        assert_eq!(HtaClass::of("fooMemcpyKernel"), HtaClass::Other);
+    }
+
+    #[test]
+    fn nccl_names() {
+        assert_eq!(
+            parse_nccl_kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*)"),
+            ("AllReduce".into(), Some("RING_LL".into()))
+        );
+        assert_eq!(
+            parse_nccl_kernel("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"),
+            ("SendRecv".into(), None)
+        );
+        assert_eq!(
+            parse_nccl_kernel("ncclDevKernel_AllGather_RING_LL(x)"),
+            ("AllGather".into(), Some("RING_LL".into()))
+        );
+        assert_eq!(fold_collective("_allgather_base"), "allgather");
+        assert_eq!(fold_collective("all_to_all"), "alltoall");
+        assert_eq!(fold_collective("reduce_scatter_tensor"), "reducescatter");
+        assert_eq!(busbw_factor("allreduce", 4), Some(1.5));
+        assert_eq!(busbw_factor("AllGather", 4), Some(0.75));
+        assert_eq!(busbw_factor("barrier", 4), None);
+        assert_eq!(dtype_size("Float"), Some(4));
+        assert_eq!(dtype_size("BFloat16"), Some(2));
+        assert_eq!(dtype_size("c10::Half"), Some(2));
+        assert_eq!(dtype_size("weird"), None);
+    }
+}

@@ -1,0 +1,452 @@
+//! Kernel classes (docs/metrics.md B.4) and the per-class kernel breakdown (B.8, B.9):
+//! per rank, time in computation, communication and memory kernels, the time where
+//! classes overlap, and the top kernels of each class.
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use kinetoscope_trace::{StrId, Trace};
+
+use super::{merge_sorted, select, Compat, GpuRows, Window};
+use crate::ops::rank_of;
+
+/// A kernel class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelClass {
+    /// Computation (neither communication, memory nor sync).
+    Computation,
+    /// Collective communication (NCCL, RCCL, HCCL).
+    Communication,
+    /// Memory copies and sets.
+    Memory,
+    /// Everything else (sync events, launch calls seen on a stream).
+    Other,
+}
+
+impl KernelClass {
+    /// The three classes HTA's breakdown reports, in its order (bits 1, 2, 4).
+    pub const REPORTED: [KernelClass; 3] = [Self::Computation, Self::Communication, Self::Memory];
+
+    /// HTA's upper-case label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Computation => "COMPUTATION",
+            Self::Communication => "COMMUNICATION",
+            Self::Memory => "MEMORY",
+            Self::Other => "OTHER",
+        }
+    }
+
+    fn from_u8(v: u8) -> Self {
+        match v {
+            0 => Self::Computation,
+            1 => Self::Communication,
+            2 => Self::Memory,
+            _ => Self::Other,
+        }
+    }
+}
+
+/// Which name rules classify kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassRules {
+    /// HTA 0.5.0 (`HolisticTraceAnalysis`), used by `--hta-compat`.
+    Hta050,
+    /// HTA 0.6 (`traceinsight`): also `ncclDevKernel_*`, RCCL, HCCL, DMA; `Stream Wait
+    /// Event` is not computation. kinetoscope's default.
+    Hta06,
+}
+
+impl ClassRules {
+    /// The rules a mode uses.
+    pub fn of(compat: Compat) -> Self {
+        match compat {
+            Compat::Kinetoscope => Self::Hta06,
+            Compat::Hta => Self::Hta050,
+        }
+    }
+}
+
+/// `re.match(r"^nccl.*Kernel", name)`.
+fn nccl_kernel(name: &str) -> bool {
+    name.strip_prefix("nccl")
+        .is_some_and(|rest| rest.contains("Kernel"))
+}
+
+/// Classify a kernel (or memcpy / memset / sync) name with HTA's anchored, case-sensitive
+/// regexes (B.4): the first of communication, memory, computation that matches.
+pub fn classify(name: &str, rules: ClassRules) -> KernelClass {
+    match rules {
+        ClassRules::Hta050 => {
+            if nccl_kernel(name) {
+                KernelClass::Communication
+            } else if ["Memcpy", "Memset", "dma"]
+                .iter()
+                .any(|p| name.starts_with(p))
+            {
+                KernelClass::Memory
+            } else if !(name.contains("Memcpy")
+                || name.starts_with("Memset")
+                || name.contains("Sync"))
+            {
+                KernelClass::Computation
+            } else {
+                KernelClass::Other
+            }
+        }
+        ClassRules::Hta06 => {
+            if ["nccl", "hip", "hccl"].iter().any(|p| name.starts_with(p))
+                || name.contains("ncclKernel")
+            {
+                KernelClass::Communication
+            } else if ["Memcpy", "hipMemcpy", "Memset", "hipMemset", "dma"]
+                .iter()
+                .any(|p| name.starts_with(p))
+            {
+                KernelClass::Memory
+            } else if ["Memcpy", "Memset", "dma", "Sync"]
+                .iter()
+                .any(|p| name.contains(p))
+                || [
+                    "nccl",
+                    "Stream Wait Event",
+                    "runFunction",
+                    "hip",
+                    "job_exe",
+                    "packet",
+                    "pe_exe",
+                    "cpum_exe_subgraph",
+                    "hccl",
+                    "collective_subgraph_execution",
+                ]
+                .iter()
+                .any(|p| name.starts_with(p))
+                || name
+                    .strip_prefix("cuda")
+                    .is_some_and(|r| r.contains("LaunchKernel"))
+            {
+                KernelClass::Other
+            } else {
+                KernelClass::Computation
+            }
+        }
+    }
+}
+
+/// Class per interned name, computed once per name.
+pub(crate) struct ClassCache {
+    rules: ClassRules,
+    by_name: Vec<u8>,
+}
+
+impl ClassCache {
+    pub(crate) fn new(trace: &Trace, rules: ClassRules) -> Self {
+        Self {
+            rules,
+            by_name: vec![u8::MAX; trace.strings.len()],
+        }
+    }
+
+    pub(crate) fn get(&mut self, trace: &Trace, name: StrId) -> KernelClass {
+        let slot = &mut self.by_name[name.0 as usize];
+        if *slot == u8::MAX {
+            *slot = classify(trace.strings.get(name), self.rules) as u8;
+        }
+        KernelClass::from_u8(*slot)
+    }
+}
+
+/// Duration statistics of one kernel name (HTA's per-kernel table, unfolded). Times ns.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KernelStat {
+    /// Kernel name (`others` for the folded rest).
+    pub name: String,
+    /// Number of rows.
+    pub count: u64,
+    /// Σ duration.
+    pub sum_ns: i64,
+    /// Longest.
+    pub max_ns: i64,
+    /// Shortest.
+    pub min_ns: i64,
+    /// Mean.
+    pub mean_ns: f64,
+    /// Sample standard deviation (ddof 1; 0 for a single row).
+    pub std_ns: f64,
+}
+
+/// One class of one rank.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassTotal {
+    /// The class.
+    pub class: KernelClass,
+    /// Rows of this class.
+    pub count: u64,
+    /// Distinct kernel names.
+    pub names: u64,
+    /// Σ duration, ns.
+    pub sum_ns: i64,
+    /// Length of the union of its rows (overlaps across streams counted once), ns.
+    pub busy_ns: i64,
+    /// Top kernels by Σ duration, then one `others` row for the rest (if any).
+    pub top: Vec<KernelStat>,
+}
+
+/// Time covered by exactly one combination of classes (HTA's kernel-type table, B.8).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassOverlap {
+    /// `COMPUTATION`, `COMPUTATION overlapping COMMUNICATION`, ...
+    pub label: String,
+    /// Length, ns.
+    pub ns: i64,
+}
+
+/// The per-class kernel breakdown of one rank.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassBreakdown {
+    /// The file.
+    pub path: String,
+    /// Rank, when known.
+    pub rank: Option<i64>,
+    /// What was looked at.
+    pub window: Window,
+    /// Name rules used.
+    pub rules: ClassRules,
+    /// Computation, communication, memory, other (only classes present).
+    pub classes: Vec<ClassTotal>,
+    /// Elementary segments by class combination, largest first (zero-length dropped;
+    /// `other` ignored, as in HTA).
+    pub overlaps: Vec<ClassOverlap>,
+    /// `100 · |U(comp) ∩ U(comm)| / |U(comm)|` (B.9); null without communication.
+    pub comm_comp_overlap_pct: Option<f64>,
+}
+
+#[derive(Clone, Copy)]
+struct Acc {
+    class: KernelClass,
+    count: u64,
+    sum: i64,
+    min: i64,
+    max: i64,
+    mean: f64,
+    m2: f64,
+}
+
+/// The label of a class mask (bits 1, 2, 4 = computation, communication, memory).
+fn mask_label(mask: usize) -> String {
+    KernelClass::REPORTED
+        .iter()
+        .enumerate()
+        .filter(|(b, _)| mask & (1 << b) != 0)
+        .map(|(_, c)| c.label())
+        .collect::<Vec<_>>()
+        .join(" overlapping ")
+}
+
+/// The breakdown from already selected rows; `top` kernels kept per class (0 = all).
+pub fn breakdown_of(
+    trace: &Trace,
+    rows: &GpuRows,
+    rules: ClassRules,
+    top: usize,
+) -> ClassBreakdown {
+    let e = &trace.events;
+    let mut cache = ClassCache::new(trace, rules);
+    let mut accs: FxHashMap<StrId, Acc> = FxHashMap::default();
+    let mut spans: [Vec<(i64, i64)>; 3] = Default::default();
+    for &id in &rows.rows {
+        let i = id as usize;
+        let (ts, end) = rows.clock.span(trace, i);
+        let dur = end - ts;
+        let class = cache.get(trace, e.name[i]);
+        let a = accs.entry(e.name[i]).or_insert(Acc {
+            class,
+            count: 0,
+            sum: 0,
+            min: i64::MAX,
+            max: i64::MIN,
+            mean: 0.0,
+            m2: 0.0,
+        });
+        a.count += 1;
+        a.sum += dur;
+        a.min = a.min.min(dur);
+        a.max = a.max.max(dur);
+        let d = dur as f64 - a.mean;
+        a.mean += d / a.count as f64;
+        a.m2 += d * (dur as f64 - a.mean);
+        if class != KernelClass::Other {
+            spans[class as usize].push((ts, end));
+        }
+    }
+    // Rows are in start order, so each class's spans are too.
+    let merged: Vec<Vec<(i64, i64)>> = spans.into_iter().map(merge_sorted).collect();
+
+    let mut by_class: [Vec<(StrId, Acc)>; 4] = Default::default();
+    for (name, a) in accs {
+        by_class[a.class as usize].push((name, a));
+    }
+    let mut classes = Vec::new();
+    for (ci, mut list) in by_class.into_iter().enumerate() {
+        if list.is_empty() {
+            continue;
+        }
+        let class = KernelClass::from_u8(ci as u8);
+        list.sort_unstable_by(|a, b| {
+            b.1.sum
+                .cmp(&a.1.sum)
+                .then_with(|| trace.strings.get(a.0).cmp(trace.strings.get(b.0)))
+        });
+        let stat = |name: String, a: &Acc| KernelStat {
+            name,
+            count: a.count,
+            sum_ns: a.sum,
+            max_ns: a.max,
+            min_ns: a.min,
+            mean_ns: a.mean,
+            std_ns: if a.count > 1 {
+                (a.m2 / (a.count - 1) as f64).sqrt()
+            } else {
+                0.0
+            },
+        };
+        let keep = if top == 0 {
+            list.len()
+        } else {
+            top.min(list.len())
+        };
+        let mut top_rows: Vec<KernelStat> = list[..keep]
+            .iter()
+            .map(|(n, a)| stat(trace.strings.get(*n).to_owned(), a))
+            .collect();
+        if keep < list.len() {
+            let rest = &list[keep..];
+            let count: u64 = rest.iter().map(|(_, a)| a.count).sum();
+            let sum: i64 = rest.iter().map(|(_, a)| a.sum).sum();
+            // Exact pooled statistics of the folded rows.
+            let mean = sum as f64 / count as f64;
+            let m2: f64 = rest
+                .iter()
+                .map(|(_, a)| a.m2 + a.count as f64 * (a.mean - mean).powi(2))
+                .sum();
+            top_rows.push(stat(
+                "others".to_owned(),
+                &Acc {
+                    class,
+                    count,
+                    sum,
+                    min: rest.iter().map(|(_, a)| a.min).min().unwrap_or(0),
+                    max: rest.iter().map(|(_, a)| a.max).max().unwrap_or(0),
+                    mean,
+                    m2,
+                },
+            ));
+        }
+        classes.push(ClassTotal {
+            class,
+            count: list.iter().map(|(_, a)| a.count).sum(),
+            names: list.len() as u64,
+            sum_ns: list.iter().map(|(_, a)| a.sum).sum(),
+            busy_ns: merged
+                .get(ci)
+                .map_or(0, |m| m.iter().map(|&(s, e)| e - s).sum()),
+            top: top_rows,
+        });
+    }
+
+    // Sweep over the class boundaries: each elementary segment goes to its mask.
+    let mut bounds: Vec<(i64, i8, u8)> = Vec::new();
+    for (b, m) in merged.iter().enumerate() {
+        for &(s, e) in m {
+            bounds.push((s, 1, b as u8));
+            bounds.push((e, -1, b as u8));
+        }
+    }
+    bounds.sort_unstable();
+    let mut by_mask = [0i64; 8];
+    let mut mask = 0usize;
+    let mut prev = i64::MIN;
+    for (t, delta, bit) in bounds {
+        if mask != 0 && t > prev {
+            by_mask[mask] += t - prev;
+        }
+        if delta > 0 {
+            mask |= 1 << bit;
+        } else {
+            mask &= !(1 << bit);
+        }
+        prev = t;
+    }
+    let mut overlaps: Vec<ClassOverlap> = (1..8)
+        .filter(|&m| by_mask[m] > 0)
+        .map(|m| ClassOverlap {
+            label: mask_label(m),
+            ns: by_mask[m],
+        })
+        .collect();
+    overlaps.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.label.cmp(&b.label)));
+    let comm = by_mask[2] + by_mask[3] + by_mask[6] + by_mask[7];
+    let comp_comm = by_mask[3] + by_mask[7];
+    let comm_comp_overlap_pct =
+        (comm > 0).then(|| (10000.0 * comp_comm as f64 / comm as f64).round() / 100.0);
+
+    ClassBreakdown {
+        path: trace.path.display().to_string(),
+        rank: rank_of(trace),
+        window: rows.window.clone(),
+        rules,
+        classes,
+        overlaps,
+        comm_comp_overlap_pct,
+    }
+}
+
+/// The per-class kernel breakdown of a trace (`filter`: apply HTA's step filter, see
+/// [`super::PerRank`]); `top` kernels per class (0 = all).
+pub fn class_breakdown(trace: &Trace, compat: Compat, filter: bool, top: usize) -> ClassBreakdown {
+    let rows = select(trace, compat, filter);
+    breakdown_of(trace, &rows, ClassRules::of(compat), top)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules() {
+        use KernelClass::*;
+        let n =
+            "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)";
+        for r in [ClassRules::Hta050, ClassRules::Hta06] {
+            assert_eq!(classify(n, r), Communication);
+            assert_eq!(classify("Memcpy HtoD (Pinned -> Device)", r), Memory);
+            assert_eq!(classify("Memset (Device)", r), Memory);
+            assert_eq!(classify("ampere_sgemm_128x128_tn", r), Computation);
+            assert_eq!(classify("Stream Sync", r), Other);
+        }
+        // 0.5.0 misses kernels without "Kernel" after "nccl"; 0.6 does not.
+        assert_eq!(
+            classify("ncclDevKernel_AllReduce", ClassRules::Hta050),
+            Communication
+        );
+        assert_eq!(classify("nccl_something", ClassRules::Hta050), Computation);
+        assert_eq!(classify("nccl_something", ClassRules::Hta06), Communication);
+        assert_eq!(
+            classify("Stream Wait Event", ClassRules::Hta050),
+            Computation
+        );
+        assert_eq!(classify("Stream Wait Event", ClassRules::Hta06), Other);
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(mask_label(1), "COMPUTATION");
+        assert_eq!(mask_label(3), "COMPUTATION overlapping COMMUNICATION");
+        assert_eq!(
+            mask_label(7),
+            "COMPUTATION overlapping COMMUNICATION overlapping MEMORY"
+        );
+    }
+}

@@ -1,0 +1,618 @@
+//! The memory view of a CUDA caching-allocator snapshot (`kinetoscope memory
+//! SNAPSHOT.pickle`), per device:
+//!
+//! - the allocator state at snapshot time ([`state`]): reserved, allocated, active,
+//!   inactive and free bytes, fragmentation (1 − largest free block / free bytes), and
+//!   the largest segments;
+//! - the active-memory timeline replayed from `device_traces` ([`replay`]) with its peak;
+//! - the top allocation sites by Python stack ([`stacks`]): bytes and count live at the
+//!   peak (or at snapshot time when no history was recorded);
+//! - each OOM in the trace with the state just before it and what was live;
+//! - leak suspects: allocations made inside the trace and never freed, grouped by stack,
+//!   that keep accumulating across the trace.
+
+pub mod replay;
+pub mod stacks;
+pub mod state;
+
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+
+use kinetoscope_trace::snapshot::{
+    Action, AllocatorSettings, Snapshot, SnapshotLayout, TraceEntry,
+};
+use serde::Serialize;
+
+pub use replay::{LiveAlloc, Replay};
+pub use stacks::Sites;
+pub use state::{AllocatorState, SegmentRow};
+
+use super::{Device, DeviceFilter};
+
+/// OOM entries reported in detail per device (each costs a replay of the trace up to it).
+pub const MAX_OOM_REPORTS: usize = 16;
+
+/// Options of the snapshot view.
+#[derive(Clone, Debug)]
+pub struct SnapshotOptions {
+    /// Rows kept per table (0 = all).
+    pub top: usize,
+    /// Most timeline points per device (at least 10).
+    pub points: usize,
+    /// Keep only matching devices.
+    pub device: Option<DeviceFilter>,
+}
+
+impl Default for SnapshotOptions {
+    fn default() -> Self {
+        Self {
+            top: 20,
+            points: super::DEFAULT_POINTS,
+            device: None,
+        }
+    }
+}
+
+/// The memory view of one snapshot.
+#[derive(Clone, Debug, Serialize)]
+pub struct SnapshotView {
+    /// The file.
+    pub path: String,
+    /// Always `cuda_snapshot` (tells snapshot documents from trace documents).
+    pub source: &'static str,
+    /// Bytes of the (decompressed) pickle.
+    pub file_bytes: u64,
+    /// Whether it was gzip-compressed.
+    pub gzip: bool,
+    /// Pickle protocol.
+    pub protocol: u8,
+    /// `dict` (2.0+) or `bare_list` (1.13).
+    pub layout: SnapshotLayout,
+    /// PyTorch versions whose snapshots have this file's keys (a guess from features).
+    pub pytorch_versions: String,
+    /// `allocator_settings` as written (PyTorch 2.3+).
+    pub allocator_settings: Option<AllocatorSettings>,
+    /// `external_annotations` entries.
+    pub external_annotations: u64,
+    /// Top-level keys not interpreted.
+    pub other_keys: Vec<String>,
+    /// Per device, by ordinal (after `--device`).
+    pub devices: Vec<SnapshotDevice>,
+    /// Notes on what could not be computed and why.
+    pub notes: Vec<String>,
+}
+
+/// Everything the view shows for one device.
+#[derive(Clone, Debug, Serialize)]
+pub struct SnapshotDevice {
+    /// `GPU0`, ...
+    pub device: String,
+    /// CUDA ordinal.
+    pub device_id: i64,
+    /// The allocator state when the snapshot was taken.
+    pub state: AllocatorState,
+    /// Largest segments first (after `--top`).
+    pub segments: Vec<SegmentRow>,
+    /// Segment rows before `--top`.
+    pub segments_total: usize,
+    /// What the recorded history shows; `None` when none was recorded.
+    pub history: Option<HistorySummary>,
+    /// Allocation sites live at the peak (or at snapshot time).
+    pub top_sites: TopSites,
+    /// Active and reserved bytes over the trace, down-sampled (each bucket keeps its
+    /// minimum and maximum, so the peak is never lost).
+    pub timeline: Vec<TimelinePoint>,
+    /// The first [`MAX_OOM_REPORTS`] `oom` entries of the trace.
+    pub ooms: Vec<OomReport>,
+    /// `oom` entries in the trace.
+    pub ooms_total: u64,
+    /// Allocations never freed, grouped by stack, growing ones first (after `--top`).
+    pub leak_suspects: Vec<LeakSuspect>,
+    /// Never-freed groups before `--top`.
+    pub leak_groups_total: usize,
+}
+
+/// Summary of a device's recorded trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct HistorySummary {
+    /// Trace entries.
+    pub entries: u64,
+    /// Entries per action.
+    pub actions: BTreeMap<String, u64>,
+    /// First `time_us` (epoch µs), when recorded (2.2+).
+    pub first_time_us: Option<i64>,
+    /// Last `time_us`.
+    pub last_time_us: Option<i64>,
+    /// Active bytes before the first entry (allocations older than the history).
+    pub start_active_bytes: u64,
+    /// Active bytes after the last entry.
+    pub end_active_bytes: u64,
+    /// Highest active bytes.
+    pub peak_active_bytes: u64,
+    /// Entry index where the peak is first reached.
+    pub peak_index: u64,
+    /// Its `time_us`.
+    pub peak_time_us: Option<i64>,
+    /// Reserved bytes before the first entry (final reserved with segment events undone).
+    pub start_reserved_bytes: u64,
+    /// Highest reserved bytes.
+    pub peak_reserved_bytes: u64,
+    /// cudaMalloc / cudaFree calls (`segment_alloc`/`segment_map`,
+    /// `segment_free`/`segment_unmap`) after the first quarter of the trace: each is a
+    /// device synchronisation in steady state (advisor rule 3.8).
+    pub late_segment_events: u64,
+}
+
+/// One allocation site.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Site {
+    /// Frames, innermost first, `file.py:line:name`.
+    pub frames: Vec<String>,
+    /// Live bytes.
+    pub bytes: u64,
+    /// Live allocations.
+    pub count: u64,
+}
+
+/// Allocation sites at one moment.
+#[derive(Clone, Debug, Serialize)]
+pub struct TopSites {
+    /// `peak` (of the replayed trace) or `snapshot` (the final state).
+    pub at: &'static str,
+    /// Entry index (for `peak`).
+    pub index: Option<u64>,
+    /// Live bytes in total.
+    pub bytes: u64,
+    /// Sites by bytes (after `--top`).
+    pub sites: Vec<Site>,
+    /// Sites before `--top`.
+    pub sites_total: usize,
+}
+
+/// One timeline point.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TimelinePoint {
+    /// Entry index.
+    pub index: u64,
+    /// Its `time_us`, when recorded.
+    pub time_us: Option<i64>,
+    /// Active bytes after the entry.
+    pub active_bytes: u64,
+    /// Reserved bytes after the entry.
+    pub reserved_bytes: u64,
+}
+
+/// An allocation that failed, and the allocator state just before it.
+#[derive(Clone, Debug, Serialize)]
+pub struct OomReport {
+    /// Entry index.
+    pub index: u64,
+    /// `time_us`, when recorded.
+    pub time_us: Option<i64>,
+    /// Bytes asked for.
+    pub requested_bytes: u64,
+    /// Bytes CUDA reported free on the device.
+    pub device_free_bytes: Option<u64>,
+    /// Stream.
+    pub stream: u64,
+    /// The failing allocation's stack.
+    pub frames: Vec<String>,
+    /// Active bytes just before.
+    pub active_bytes: u64,
+    /// Reserved bytes just before.
+    pub reserved_bytes: u64,
+    /// Reserved − active: cached but not usable for this request.
+    pub reserved_unused_bytes: u64,
+    /// What was live, by site (after `--top`).
+    pub top_sites: Vec<Site>,
+    /// A one-line reading of the numbers.
+    pub verdict: String,
+}
+
+/// Allocations of one stack made inside the trace and never freed.
+#[derive(Clone, Debug, Serialize)]
+pub struct LeakSuspect {
+    /// Frames, innermost first.
+    pub frames: Vec<String>,
+    /// Allocations never freed.
+    pub count: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Allocations never freed per quarter of the trace (by entry index).
+    pub per_quarter: [u64; 4],
+    /// First and last entry index.
+    pub first_index: u64,
+    /// Last entry index.
+    pub last_index: u64,
+    /// Bytes per second between the first and last, when times are recorded.
+    pub growth_bytes_per_s: Option<f64>,
+    /// Accumulating across the trace: ≥ 3 allocations, in ≥ 2 quarters, spread over
+    /// ≥ 25 % of it. Others are long-lived (parameters, optimizer state, caches).
+    pub growing: bool,
+}
+
+/// The snapshot view.
+pub fn analyze_snapshot(snap: &Snapshot, opts: &SnapshotOptions) -> SnapshotView {
+    let mut view = SnapshotView {
+        path: snap.path.display().to_string(),
+        source: "cuda_snapshot",
+        file_bytes: snap.file_bytes,
+        gzip: snap.gzip,
+        protocol: snap.protocol,
+        layout: snap.layout,
+        pytorch_versions: pytorch_versions(snap),
+        allocator_settings: snap.allocator_settings.clone(),
+        external_annotations: snap.external_annotations.len() as u64,
+        other_keys: snap.other_keys.clone(),
+        devices: Vec::new(),
+        notes: Vec::new(),
+    };
+    let traced = snap
+        .device_traces
+        .as_ref()
+        .is_some_and(|t| t.iter().any(|d| !d.is_empty()));
+    if !traced {
+        view.notes.push(
+            "no allocation history (record with torch.cuda.memory._record_memory_history()): \
+             no timeline, peak or leak suspects; sites are those live at snapshot time"
+                .to_owned(),
+        );
+    }
+    let mut sites = Sites::default();
+    for d in snap.devices() {
+        if opts.device.is_some_and(|f| !f.matches(Device::cuda(d))) {
+            continue;
+        }
+        view.devices.push(device_view(snap, d, opts, &mut sites));
+    }
+    if view.devices.is_empty() {
+        view.notes.push(if snap.segments.is_empty() && !traced {
+            "the snapshot is empty: no segments and no history".to_owned()
+        } else {
+            "no device matches --device".to_owned()
+        });
+    }
+    view
+}
+
+fn device_view(
+    snap: &Snapshot,
+    d: i64,
+    opts: &SnapshotOptions,
+    sites: &mut Sites,
+) -> SnapshotDevice {
+    let segs: Vec<_> = snap.segments.iter().filter(|s| s.device == d).collect();
+    let state = state::allocator_state(segs.iter().copied());
+    let mut rows: Vec<SegmentRow> = segs.iter().map(|s| state::segment_row(s)).collect();
+    rows.sort_by(|a, b| {
+        b.total_size
+            .cmp(&a.total_size)
+            .then(b.allocated_bytes.cmp(&a.allocated_bytes))
+    });
+    let segments_total = rows.len();
+    cut(&mut rows, opts.top);
+    let empty = Vec::new();
+    let entries: &[TraceEntry] = snap
+        .device_traces
+        .as_ref()
+        .and_then(|t| t.get(d as usize))
+        .unwrap_or(&empty);
+    let mut dev = SnapshotDevice {
+        device: Device::cuda(d).to_string(),
+        device_id: d,
+        state,
+        segments: rows,
+        segments_total,
+        history: None,
+        top_sites: TopSites {
+            at: "snapshot",
+            index: None,
+            bytes: 0,
+            sites: Vec::new(),
+            sites_total: 0,
+        },
+        timeline: Vec::new(),
+        ooms: Vec::new(),
+        ooms_total: 0,
+        leak_suspects: Vec::new(),
+        leak_groups_total: 0,
+    };
+    if entries.is_empty() {
+        let live = segs
+            .iter()
+            .flat_map(|s| &s.blocks)
+            .filter(|b| b.state == kinetoscope_trace::snapshot::BlockState::ActiveAllocated);
+        let live: Vec<LiveAlloc> = live
+            .map(|b| LiveAlloc {
+                size: b.size,
+                stack: b.stack,
+                index: None,
+            })
+            .collect();
+        dev.top_sites = top_sites(snap, sites, &live, "snapshot", None, opts.top);
+        return dev;
+    }
+    let r = replay::replay(snap, d, entries);
+    let peak = r.peak().unwrap_or(0);
+    let time = |i: usize| entries.get(i).and_then(|e| e.time_us);
+    let mut actions: BTreeMap<String, u64> = BTreeMap::new();
+    for e in entries {
+        *actions.entry(e.action.to_string()).or_default() += 1;
+    }
+    let quarter = entries.len() / 4;
+    dev.history = Some(HistorySummary {
+        entries: entries.len() as u64,
+        actions,
+        first_time_us: entries.iter().find_map(|e| e.time_us),
+        last_time_us: entries.iter().rev().find_map(|e| e.time_us),
+        start_active_bytes: r.start_active,
+        end_active_bytes: r.active.last().copied().unwrap_or(r.start_active),
+        peak_active_bytes: r.active[peak],
+        peak_index: peak as u64,
+        peak_time_us: time(peak),
+        start_reserved_bytes: r.start_reserved,
+        peak_reserved_bytes: r
+            .reserved
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0)
+            .max(r.start_reserved),
+        late_segment_events: entries
+            .iter()
+            .skip(quarter.max(1))
+            .filter(|e| {
+                matches!(
+                    e.action,
+                    Action::SegmentAlloc
+                        | Action::SegmentFree
+                        | Action::SegmentMap
+                        | Action::SegmentUnmap
+                )
+            })
+            .count() as u64,
+    });
+    let live = replay::live_after(&r, entries, Some(peak));
+    dev.top_sites = top_sites(snap, sites, &live, "peak", Some(peak as u64), opts.top);
+    dev.timeline = timeline(&r, entries, opts.points.max(10));
+    for (i, e) in entries.iter().enumerate() {
+        if e.action != Action::Oom {
+            continue;
+        }
+        dev.ooms_total += 1;
+        if dev.ooms.len() >= MAX_OOM_REPORTS {
+            continue;
+        }
+        let before = i.checked_sub(1);
+        let live = replay::live_after(&r, entries, before);
+        let active = r.active_before(i);
+        let reserved = r.reserved_before(i);
+        let unused = reserved.saturating_sub(active);
+        let mut verdict = if unused >= e.size {
+            format!(
+                "{} reserved but unused ≥ the {} asked for: no free block was large enough \
+                 (fragmentation); try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+                bytes_text(unused),
+                bytes_text(e.size)
+            )
+        } else {
+            format!(
+                "the request needed {} more than the allocator had cached: lower the peak \
+                 (smaller batch, activation checkpointing) or free what is live below",
+                bytes_text(e.size - unused)
+            )
+        };
+        if let Some(free) = e.device_free {
+            if free >= e.size {
+                verdict.push_str(&format!(
+                    "; CUDA reported {} free, more than asked: a per-process memory \
+                     fraction cap, or device memory fragmented by other allocators",
+                    bytes_text(free)
+                ));
+            }
+        }
+        let sid = sites.site(snap, e.stack);
+        dev.ooms.push(OomReport {
+            index: i as u64,
+            time_us: e.time_us,
+            requested_bytes: e.size,
+            device_free_bytes: e.device_free,
+            stream: e.stream,
+            frames: sites.display(sid),
+            active_bytes: active,
+            reserved_bytes: reserved,
+            reserved_unused_bytes: unused,
+            top_sites: top_sites(snap, sites, &live, "oom", None, opts.top).sites,
+            verdict,
+        });
+    }
+    let mut leaks = leak_suspects(snap, sites, &r, entries);
+    dev.leak_groups_total = leaks.len();
+    cut(&mut leaks, opts.top);
+    dev.leak_suspects = leaks;
+    dev
+}
+
+fn bytes_text(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn cut<T>(v: &mut Vec<T>, top: usize) {
+    if top > 0 {
+        v.truncate(top);
+    }
+}
+
+fn top_sites(
+    snap: &Snapshot,
+    sites: &mut Sites,
+    live: &[LiveAlloc],
+    at: &'static str,
+    index: Option<u64>,
+    top: usize,
+) -> TopSites {
+    let mut by: HashMap<u32, (u64, u64)> = HashMap::new();
+    for a in live {
+        let s = sites.site(snap, a.stack);
+        let e = by.entry(s).or_default();
+        e.0 += a.size;
+        e.1 += 1;
+    }
+    let mut rows: Vec<Site> = by
+        .into_iter()
+        .map(|(s, (bytes, count))| Site {
+            frames: sites.display(s),
+            bytes,
+            count,
+        })
+        .collect();
+    rows.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.frames.cmp(&b.frames)));
+    let total = rows.len();
+    cut(&mut rows, top);
+    TopSites {
+        at,
+        index,
+        bytes: live.iter().map(|a| a.size).sum(),
+        sites: rows,
+        sites_total: total,
+    }
+}
+
+fn timeline(r: &Replay, entries: &[TraceEntry], points: usize) -> Vec<TimelinePoint> {
+    let n = r.active.len();
+    let point = |i: usize| TimelinePoint {
+        index: i as u64,
+        time_us: entries[i].time_us,
+        active_bytes: r.active[i],
+        reserved_bytes: r.reserved[i],
+    };
+    if n <= points {
+        return (0..n).map(point).collect();
+    }
+    let buckets = points / 2;
+    let mut out = Vec::with_capacity(points);
+    for b in 0..buckets {
+        let lo = b * n / buckets;
+        let hi = ((b + 1) * n / buckets).max(lo + 1);
+        let (mut min_i, mut max_i) = (lo, lo);
+        for i in lo..hi {
+            if r.active[i] < r.active[min_i] {
+                min_i = i;
+            }
+            if r.active[i] > r.active[max_i] {
+                max_i = i;
+            }
+        }
+        let (a, b2) = (min_i.min(max_i), min_i.max(max_i));
+        out.push(point(a));
+        if b2 != a {
+            out.push(point(b2));
+        }
+    }
+    out
+}
+
+fn leak_suspects(
+    snap: &Snapshot,
+    sites: &mut Sites,
+    r: &Replay,
+    entries: &[TraceEntry],
+) -> Vec<LeakSuspect> {
+    let n = entries.len().max(1);
+    struct G {
+        count: u64,
+        bytes: u64,
+        q: [u64; 4],
+        first: usize,
+        last: usize,
+    }
+    let mut groups: HashMap<u32, G> = HashMap::new();
+    for (_, a) in &r.never_freed {
+        let Some(i) = a.index else { continue };
+        let s = sites.site(snap, a.stack);
+        let g = groups.entry(s).or_insert(G {
+            count: 0,
+            bytes: 0,
+            q: [0; 4],
+            first: i,
+            last: i,
+        });
+        g.count += 1;
+        g.bytes += a.size;
+        g.q[(i * 4 / n).min(3)] += 1;
+        g.first = g.first.min(i);
+        g.last = g.last.max(i);
+    }
+    let mut out: Vec<LeakSuspect> = groups
+        .into_iter()
+        .map(|(s, g)| {
+            let quarters = g.q.iter().filter(|c| **c > 0).count();
+            let growing = g.count >= 3 && quarters >= 2 && (g.last - g.first) * 4 >= n;
+            let growth = match (entries[g.first].time_us, entries[g.last].time_us) {
+                (Some(a), Some(b)) if b > a => Some(g.bytes as f64 / ((b - a) as f64 / 1e6)),
+                _ => None,
+            };
+            LeakSuspect {
+                frames: sites.display(s),
+                count: g.count,
+                bytes: g.bytes,
+                per_quarter: g.q,
+                first_index: g.first as u64,
+                last_index: g.last as u64,
+                growth_bytes_per_s: growth,
+                growing,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.growing
+            .cmp(&a.growing)
+            .then(b.bytes.cmp(&a.bytes))
+            .then_with(|| a.frames.cmp(&b.frames))
+    });
+    out
+}
+
+/// Which PyTorch releases write a snapshot with this file's features (`formats.md` §2).
+fn pytorch_versions(snap: &Snapshot) -> String {
+    let entries = || snap.device_traces.iter().flatten().flatten();
+    if snap.layout == SnapshotLayout::BareList {
+        return "1.13".to_owned();
+    }
+    if snap.other_keys.iter().any(|k| k.starts_with("host_"))
+        || entries().any(|e| e.user_metadata.is_some() || e.action == Action::Annotate)
+    {
+        return "2.10+".to_owned();
+    }
+    if entries().any(|e| e.compile_context.is_some()) {
+        return "2.7+".to_owned();
+    }
+    if !snap.external_annotations.is_empty() {
+        return "2.5+".to_owned();
+    }
+    if snap.allocator_settings.is_some() {
+        return "2.3+".to_owned();
+    }
+    if entries().any(|e| e.time_us.is_some()) {
+        return "2.2+".to_owned();
+    }
+    if snap
+        .segments
+        .iter()
+        .any(|s| s.segment_pool_id.is_some() || s.is_expandable.is_some())
+    {
+        return "2.1+".to_owned();
+    }
+    "2.0+".to_owned()
+}

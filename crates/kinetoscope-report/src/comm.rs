@@ -1,0 +1,212 @@
+//! `kinetoscope comm`: per trace, the overlap line, the exposed communication per step
+//! and the collectives table; CSV writes the collectives table of every trace; JSON every
+//! field of [`TraceComm`] (`docs/json.md`).
+
+use kinetoscope_analysis::comm::{OverlapDefinition, TraceComm};
+use serde::Serialize;
+
+use crate::format::bytes;
+use crate::summary::{InputLayout, ReadFailure};
+use crate::tabular::{Tabular, Value};
+use crate::SCHEMA_VERSION;
+
+/// Everything `kinetoscope comm` shows for one input path.
+#[derive(Clone, Debug, Serialize)]
+pub struct CommDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// The path given.
+    pub input: String,
+    /// Its layout.
+    #[serde(flatten)]
+    pub layout: InputLayout,
+    /// One report per trace read, in file order.
+    pub traces: Vec<TraceComm>,
+    /// Traces that could not be read.
+    pub errors: Vec<ReadFailure>,
+}
+
+impl CommDocument {
+    /// An empty document for `input`.
+    pub fn new(input: String, layout: InputLayout) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            input,
+            layout,
+            traces: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+}
+
+/// Render as pretty JSON.
+pub fn to_json(doc: &CommDocument) -> String {
+    serde_json::to_string_pretty(doc).expect("comm serialises")
+}
+
+fn opt_f(v: Option<f64>, decimals: usize) -> Value {
+    v.map_or(Value::Empty, |v| Value::float(v, decimals))
+}
+
+fn collectives_table(tr: &TraceComm, with_trace: bool, top: usize) -> Tabular {
+    let mut headers: Vec<&str> = Vec::new();
+    if with_trace {
+        headers.extend(["trace", "rank"]);
+    }
+    headers.extend([
+        "collective",
+        "process_group",
+        "algorithm",
+        "dtype",
+        "group_size",
+        "count",
+        "bytes",
+        "latency_us",
+        "mean_latency_us",
+        "algbw_gbps",
+        "busbw_gbps",
+    ]);
+    let mut t = Tabular::new(headers);
+    let n = if top == 0 { usize::MAX } else { top };
+    for c in tr.collectives.iter().take(n) {
+        let mut row: Vec<Value> = Vec::new();
+        if with_trace {
+            row.push(tr.path.clone().into());
+            row.push(tr.rank.map_or(Value::Empty, Value::Int));
+        }
+        let pg = match (c.process_group.as_str(), c.process_group_desc.as_str()) {
+            ("", _) => String::new(),
+            (p, "") => p.to_owned(),
+            (p, d) => format!("{p} ({d})"),
+        };
+        let algo = match (&c.algorithm, c.on_gpu) {
+            (Some(a), _) => a.clone(),
+            (None, false) => "(host)".into(),
+            (None, true) => String::new(),
+        };
+        row.extend([
+            c.collective.clone().into(),
+            pg.into(),
+            algo.into(),
+            c.dtype.clone().into(),
+            if c.group_size >= 0 {
+                Value::Int(c.group_size)
+            } else {
+                Value::Empty
+            },
+            c.count.into(),
+            match c.bytes {
+                Some(b) if with_trace => Value::Int(b as i64),
+                Some(b) => Value::Text(bytes(b)),
+                None => Value::Empty,
+            },
+            Value::float(c.latency_us, 1),
+            Value::float(c.mean_latency_us, 1),
+            opt_f(c.algbw_gbps, 2),
+            opt_f(c.busbw_gbps, 2),
+        ]);
+        t.push(row);
+    }
+    t
+}
+
+/// The collectives of every trace as one CSV table (µs, bytes, GB/s).
+pub fn to_csv(doc: &CommDocument, top: usize) -> String {
+    let mut all: Option<Tabular> = None;
+    for tr in &doc.traces {
+        let t = collectives_table(tr, true, top);
+        match &mut all {
+            None => all = Some(t),
+            Some(a) => a.rows.extend(t.rows),
+        }
+    }
+    all.unwrap_or_else(collectives_table_empty).to_csv()
+}
+
+fn collectives_table_empty() -> Tabular {
+    let empty = TraceComm {
+        path: String::new(),
+        rank: None,
+        world_size: None,
+        overlap: kinetoscope_analysis::comm::Overlap {
+            definition: OverlapDefinition::Kinetoscope,
+            window_ns: None,
+            computation_us: 0.0,
+            communication_us: 0.0,
+            overlap_us: 0.0,
+            exposed_communication_us: 0.0,
+            overlap_pct: None,
+            filtered_gpu_events: None,
+        },
+        steps: Vec::new(),
+        collectives: Vec::new(),
+        warnings: Vec::new(),
+        hta_pending: None,
+    };
+    collectives_table(&empty, true, 0)
+}
+
+/// Render as a terminal report.
+pub fn to_table(doc: &CommDocument, top: usize) -> String {
+    let mut out = String::new();
+    for tr in &doc.traces {
+        let rank = tr.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
+        out.push_str(&format!("{}{rank}\n", tr.path));
+        let o = &tr.overlap;
+        let def = match o.definition {
+            OverlapDefinition::Kinetoscope => {
+                "kinetoscope definition: kernels inside the kept steps"
+            }
+            OverlapDefinition::Hta => "HTA 0.5.0 definition: after HTA's load-time filter",
+        };
+        match o.overlap_pct {
+            Some(p) => out.push_str(&format!(
+                "  communication/computation overlap: {p:.2}% ({def})\n  communication {:.1} µs, \
+                 overlapped {:.1} µs, exposed {:.1} µs; computation {:.1} µs\n",
+                o.communication_us, o.overlap_us, o.exposed_communication_us, o.computation_us
+            )),
+            None => out.push_str(&format!("  no communication kernels ({def})\n")),
+        }
+        if let Some(f) = o.filtered_gpu_events {
+            out.push_str(&format!("  GPU activities dropped by HTA's filter: {f}\n"));
+        }
+        if !tr.steps.is_empty() {
+            let mut t = Tabular::new([
+                "step",
+                "dur_us",
+                "communication_us",
+                "overlapped_us",
+                "exposed_us",
+                "exposed_%_of_step",
+            ])
+            .titled("Exposed communication per step");
+            let n = if top == 0 { usize::MAX } else { top };
+            for s in tr.steps.iter().take(n) {
+                t.push(vec![
+                    s.name.clone().into(),
+                    Value::float(s.dur_us, 1),
+                    Value::float(s.communication_us, 1),
+                    Value::float(s.overlapped_us, 1),
+                    Value::float(s.exposed_us, 1),
+                    Value::float(s.exposed_pct_of_step, 2),
+                ]);
+            }
+            out.push_str(&t.to_terminal());
+        }
+        if !tr.collectives.is_empty() {
+            out.push_str(
+                &collectives_table(tr, false, top)
+                    .titled("Collectives (latency = kernel time; busbw with nccl-tests factors)")
+                    .to_terminal(),
+            );
+        }
+        for w in &tr.warnings {
+            out.push_str(&format!("  warning: {w}\n"));
+        }
+        out.push('\n');
+    }
+    for e in &doc.errors {
+        out.push_str(&format!("error: {}: {}\n", e.path, e.error));
+    }
+    out
+}

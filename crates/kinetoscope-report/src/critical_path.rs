@@ -1,0 +1,106 @@
+//! `kinetoscope critical-path`: per trace, the time on the critical path of one step by
+//! category and the events with the most time on it. CSV writes the category table of
+//! every trace; JSON every field of [`CriticalPath`] (`docs/json.md`).
+
+use kinetoscope_analysis::critical_path::CriticalPath;
+use serde::Serialize;
+
+use crate::summary::{InputLayout, ReadFailure};
+use crate::tabular::{Tabular, Value};
+use crate::SCHEMA_VERSION;
+
+/// Everything `kinetoscope critical-path` shows for one input path.
+#[derive(Clone, Debug, Serialize)]
+pub struct CriticalPathDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// The path given.
+    pub input: String,
+    /// Its layout.
+    #[serde(flatten)]
+    pub layout: InputLayout,
+    /// One result per trace read, in file order.
+    pub traces: Vec<CriticalPath>,
+    /// Traces that could not be read.
+    pub errors: Vec<ReadFailure>,
+}
+
+impl CriticalPathDocument {
+    /// An empty document for `input`.
+    pub fn new(input: String, layout: InputLayout) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            input,
+            layout,
+            traces: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+}
+
+/// Render as pretty JSON.
+pub fn to_json(doc: &CriticalPathDocument) -> String {
+    serde_json::to_string_pretty(doc).expect("critical path serialises")
+}
+
+/// The categories of every trace as CSV (µs).
+pub fn to_csv(doc: &CriticalPathDocument) -> String {
+    let mut t = Tabular::new(["trace", "step", "category", "time_us", "pct"]);
+    for tr in &doc.traces {
+        for c in &tr.categories {
+            t.push(vec![
+                tr.path.clone().into(),
+                tr.step.clone().unwrap_or_default().into(),
+                c.category.label().into(),
+                Value::float(c.time_us, 3),
+                Value::float(c.pct, 2),
+            ]);
+        }
+    }
+    t.to_csv()
+}
+
+/// Render as a terminal report.
+pub fn to_table(doc: &CriticalPathDocument) -> String {
+    let mut out = String::new();
+    for tr in &doc.traces {
+        out.push_str(&format!(
+            "{}\n  critical path of {}: {:.1} µs in {} pieces\n",
+            tr.path,
+            tr.step.as_deref().unwrap_or("(no step)"),
+            tr.length_us,
+            tr.pieces
+        ));
+        if !tr.categories.is_empty() {
+            let mut t =
+                Tabular::new(["category", "time_us", "%"]).titled("Time on the critical path");
+            for c in &tr.categories {
+                t.push(vec![
+                    c.category.label().into(),
+                    Value::float(c.time_us, 1),
+                    Value::float(c.pct, 1),
+                ]);
+            }
+            out.push_str(&t.to_terminal());
+            let mut t = Tabular::new(["event", "category", "time_us", "pieces"])
+                .titled("Events with the most time on the critical path");
+            for ev in &tr.top_events {
+                t.push(vec![
+                    crate::sequences::short_name(&ev.name).into(),
+                    ev.category.label().into(),
+                    Value::float(ev.time_us, 1),
+                    ev.pieces.into(),
+                ]);
+            }
+            out.push_str(&t.to_terminal());
+        }
+        for w in &tr.warnings {
+            out.push_str(&format!("  warning: {w}\n"));
+        }
+        out.push('\n');
+    }
+    for e in &doc.errors {
+        out.push_str(&format!("error: {}: {}\n", e.path, e.error));
+    }
+    out
+}

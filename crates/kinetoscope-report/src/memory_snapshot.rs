@@ -1,0 +1,359 @@
+//! `kinetoscope memory SNAPSHOT.pickle`: a terminal report and a versioned JSON document
+//! for a CUDA caching-allocator snapshot (`docs/json.md`, "memory snapshot").
+//!
+//! Terminal, per device: the allocator state (reserved, allocated, active, inactive,
+//! free, fragmentation), the recorded history (peak, a sparkline of active memory), the
+//! top allocation sites at the peak, each OOM with what was live, leak suspects, the
+//! largest segments, and the allocator settings.
+
+use kinetoscope_analysis::memory::snapshot::{Site, SnapshotDevice, SnapshotView, TimelinePoint};
+use serde::Serialize;
+
+use crate::format::{bytes, count};
+use crate::tabular::{Tabular, Value};
+use crate::SCHEMA_VERSION;
+
+/// Everything `kinetoscope memory` shows for a snapshot.
+#[derive(Clone, Debug, Serialize)]
+pub struct SnapshotDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// Always `memory_snapshot`.
+    pub kind: &'static str,
+    /// The path given.
+    pub input: String,
+    /// The view.
+    pub snapshot: SnapshotView,
+}
+
+impl SnapshotDocument {
+    /// A document for `input`.
+    pub fn new(input: String, snapshot: SnapshotView) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            kind: "memory_snapshot",
+            input,
+            snapshot,
+        }
+    }
+}
+
+/// Render as pretty JSON.
+pub fn to_json(doc: &SnapshotDocument) -> String {
+    serde_json::to_string_pretty(doc).expect("snapshot view serialises")
+}
+
+fn pct(f: f64) -> String {
+    format!("{:.1} %", f * 100.0)
+}
+
+fn frames_cell(frames: &[String], depth: usize) -> String {
+    let mut out: Vec<&str> = frames.iter().take(depth).map(String::as_str).collect();
+    let more = frames.len().saturating_sub(depth);
+    let tail;
+    if more > 0 {
+        tail = format!("… {more} more");
+        out.push(&tail);
+    }
+    out.join("\n")
+}
+
+fn sparkline(points: &[TimelinePoint], width: usize) -> String {
+    const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let Some(last) = points.last() else {
+        return String::new();
+    };
+    let n = last.index.max(1) as usize;
+    let mut cols: Vec<Option<u64>> = vec![None; width];
+    for p in points {
+        let c = (p.index as usize * (width - 1) / n).min(width - 1);
+        cols[c] = Some(cols[c].map_or(p.active_bytes, |v| v.max(p.active_bytes)));
+    }
+    let max = points
+        .iter()
+        .map(|p| p.active_bytes)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let mut prev = 0;
+    cols.into_iter()
+        .map(|c| {
+            let v = c.unwrap_or(prev);
+            prev = v;
+            LEVELS[(v as u128 * 7 / max as u128) as usize]
+        })
+        .collect()
+}
+
+fn sites_table(title: String, sites: &[Site]) -> String {
+    let mut t = Tabular::new(["bytes", "count", "stack (innermost first)"]).titled(title);
+    for s in sites {
+        t.push(vec![
+            Value::Text(bytes(s.bytes)),
+            s.count.into(),
+            frames_cell(&s.frames, 4).into(),
+        ]);
+    }
+    t.to_terminal()
+}
+
+fn device_section(d: &SnapshotDevice, out: &mut String) {
+    let s = &d.state;
+    out.push_str(&format!("\n== {} ==\n", d.device));
+    let mut t = Tabular::new(["allocator state at snapshot", "value"]);
+    let mut row = |k: &str, v: String| t.push(vec![k.into(), v.into()]);
+    row(
+        "segments",
+        format!(
+            "{} ({} large, {} small{})",
+            count(s.segments),
+            count(s.large_segments),
+            count(s.small_segments),
+            if s.expandable_segments > 0 {
+                format!(", {} expandable", s.expandable_segments)
+            } else {
+                String::new()
+            }
+        ),
+    );
+    row("reserved", bytes(s.reserved_bytes));
+    row(
+        "allocated",
+        format!(
+            "{} in {} blocks (requested {}, rounding waste {})",
+            bytes(s.allocated_bytes),
+            count(s.blocks_active_allocated),
+            bytes(s.requested_bytes),
+            bytes(s.rounding_waste_bytes)
+        ),
+    );
+    row(
+        "pending free",
+        format!(
+            "{} in {} blocks",
+            bytes(s.pending_free_bytes),
+            count(s.blocks_active_pending_free)
+        ),
+    );
+    row("active", bytes(s.active_bytes));
+    row(
+        "inactive (cached)",
+        format!(
+            "{} in {} blocks",
+            bytes(s.inactive_bytes),
+            count(s.blocks_inactive)
+        ),
+    );
+    row("free (reserved − active)", bytes(s.free_bytes));
+    row("reserved − allocated", bytes(s.reserved_unallocated_bytes));
+    row("largest free block", bytes(s.largest_free_block_bytes));
+    row(
+        "fragmentation",
+        s.fragmentation
+            .map_or("- (nothing cached free)".to_owned(), |f| {
+                format!("{} (1 − largest free block / free)", pct(f))
+            }),
+    );
+    out.push_str(&t.to_terminal());
+
+    if let Some(h) = &d.history {
+        let mut t = Tabular::new(["recorded history", "value"]);
+        let mut row = |k: &str, v: String| t.push(vec![k.into(), v.into()]);
+        row("entries", count(h.entries));
+        row(
+            "actions",
+            h.actions
+                .iter()
+                .map(|(k, v)| format!("{k} {}", count(*v)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        if let (Some(a), Some(b)) = (h.first_time_us, h.last_time_us) {
+            row("span", format!("{:.3} s", (b - a) as f64 / 1e6));
+        }
+        row("active at start", bytes(h.start_active_bytes));
+        row(
+            "peak active",
+            format!(
+                "{} at entry {}{}",
+                bytes(h.peak_active_bytes),
+                count(h.peak_index),
+                h.peak_time_us
+                    .zip(h.first_time_us)
+                    .map(|(p, f)| format!(" (+{:.3} s)", (p - f) as f64 / 1e6))
+                    .unwrap_or_default()
+            ),
+        );
+        row("active at end", bytes(h.end_active_bytes));
+        row("peak reserved", bytes(h.peak_reserved_bytes));
+        row(
+            "cudaMalloc/cudaFree after warm-up",
+            format!(
+                "{}{}",
+                count(h.late_segment_events),
+                if h.late_segment_events > 0 {
+                    " (each synchronises; see expandable_segments, static shapes)"
+                } else {
+                    ""
+                }
+            ),
+        );
+        out.push_str(&t.to_terminal());
+        out.push_str(&format!(
+            "active memory by entry  {}\n",
+            sparkline(&d.timeline, 60)
+        ));
+    }
+
+    let ts = &d.top_sites;
+    let at = match ts.index {
+        Some(i) => format!("live at the peak (entry {})", count(i)),
+        None => "live at snapshot time".to_owned(),
+    };
+    out.push_str(&sites_table(
+        format!(
+            "top allocation sites, {at}: {} in {} sites{}",
+            bytes(ts.bytes),
+            count(ts.sites_total as u64),
+            if ts.sites.len() < ts.sites_total {
+                format!(" (first {})", ts.sites.len())
+            } else {
+                String::new()
+            }
+        ),
+        &ts.sites,
+    ));
+
+    for o in &d.ooms {
+        out.push_str(&format!(
+            "OOM at entry {}: asked for {} on stream {}; active {}, reserved {}, \
+             reserved but unused {}{}\n  {}\n  at {}\n",
+            count(o.index),
+            bytes(o.requested_bytes),
+            o.stream,
+            bytes(o.active_bytes),
+            bytes(o.reserved_bytes),
+            bytes(o.reserved_unused_bytes),
+            o.device_free_bytes
+                .map(|f| format!(", CUDA free {}", bytes(f)))
+                .unwrap_or_default(),
+            o.verdict,
+            o.frames.first().map_or("-", String::as_str),
+        ));
+        out.push_str(&sites_table("live at the OOM".to_owned(), &o.top_sites));
+    }
+
+    if d.ooms_total > d.ooms.len() as u64 {
+        out.push_str(&format!(
+            "… {} more OOM entries not shown\n",
+            count(d.ooms_total - d.ooms.len() as u64)
+        ));
+    }
+
+    if d.history.is_some() {
+        let growing: Vec<_> = d.leak_suspects.iter().filter(|l| l.growing).collect();
+        if growing.is_empty() {
+            out.push_str(&format!(
+                "leak suspects: none ({} stacks hold allocations never freed, none growing)\n",
+                d.leak_groups_total
+            ));
+        } else {
+            let mut t = Tabular::new([
+                "never freed",
+                "count",
+                "per quarter",
+                "growth",
+                "stack (innermost first)",
+            ])
+            .titled("leak suspects: allocations never freed, accumulating across the trace");
+            for l in growing {
+                t.push(vec![
+                    Value::Text(bytes(l.bytes)),
+                    l.count.into(),
+                    l.per_quarter
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join("/")
+                        .into(),
+                    l.growth_bytes_per_s
+                        .map_or(String::new(), |g| format!("{}/s", bytes(g as u64)))
+                        .into(),
+                    frames_cell(&l.frames, 4).into(),
+                ]);
+            }
+            out.push_str(&t.to_terminal());
+        }
+    }
+
+    let mut t = Tabular::new([
+        "segment",
+        "type",
+        "stream",
+        "size",
+        "allocated",
+        "inactive",
+        "largest free",
+        "blocks",
+    ])
+    .titled(format!(
+        "segments, largest first ({} of {})",
+        d.segments.len(),
+        d.segments_total
+    ));
+    for r in &d.segments {
+        t.push(vec![
+            r.address.clone().into(),
+            format!(
+                "{}{}",
+                r.segment_type,
+                if r.is_expandable { " (expandable)" } else { "" }
+            )
+            .into(),
+            r.stream.into(),
+            Value::Text(bytes(r.total_size)),
+            Value::Text(bytes(r.allocated_bytes)),
+            Value::Text(bytes(r.inactive_bytes)),
+            Value::Text(bytes(r.largest_free_block_bytes)),
+            r.blocks.into(),
+        ]);
+    }
+    out.push_str(&t.to_terminal());
+}
+
+/// Render for the terminal.
+pub fn to_table(doc: &SnapshotDocument) -> String {
+    let v = &doc.snapshot;
+    let mut out = format!(
+        "{}: CUDA memory snapshot, pickle protocol {}, {} layout, PyTorch {} ({})\n",
+        v.path,
+        v.protocol,
+        match v.layout {
+            kinetoscope_trace::snapshot::SnapshotLayout::Dict => "dict",
+            kinetoscope_trace::snapshot::SnapshotLayout::BareList => "bare-list (1.13)",
+        },
+        v.pytorch_versions,
+        bytes(v.file_bytes),
+    );
+    for d in &v.devices {
+        device_section(d, &mut out);
+    }
+    if let Some(settings) = &v.allocator_settings {
+        let mut t = Tabular::new(["allocator setting", "value"]);
+        for (k, val) in settings {
+            t.push(vec![k.clone().into(), val.to_string().into()]);
+        }
+        out.push('\n');
+        out.push_str(&t.to_terminal());
+    }
+    if !v.other_keys.is_empty() {
+        out.push_str(&format!(
+            "other keys (not read): {}\n",
+            v.other_keys.join(", ")
+        ));
+    }
+    for n in &v.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
+}

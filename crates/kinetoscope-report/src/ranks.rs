@@ -1,0 +1,189 @@
+//! `kinetoscope ranks`: per-rank step times and breakdown side by side, the step table
+//! across ranks, the collectives with the largest start skew, and the straggler ranking
+//! with its evidence. CSV writes the per-rank table; JSON every field of
+//! [`RanksReport`] (`docs/json.md`).
+
+use kinetoscope_analysis::overview::Parts;
+use kinetoscope_analysis::ranks::RanksReport;
+use serde::Serialize;
+
+use crate::summary::ReadFailure;
+use crate::tabular::{Tabular, Value};
+use crate::SCHEMA_VERSION;
+
+/// Everything `kinetoscope ranks` shows for one folder.
+#[derive(Clone, Debug, Serialize)]
+pub struct RanksDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// The folder given.
+    pub input: String,
+    /// The comparison.
+    pub report: RanksReport,
+    /// Rank files that could not be read (left out of the comparison).
+    pub errors: Vec<ReadFailure>,
+}
+
+impl RanksDocument {
+    /// A document for `input`.
+    pub fn new(input: String, report: RanksReport, errors: Vec<ReadFailure>) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            input,
+            report,
+            errors,
+        }
+    }
+}
+
+/// Render as pretty JSON.
+pub fn to_json(doc: &RanksDocument) -> String {
+    serde_json::to_string_pretty(doc).expect("ranks serialises")
+}
+
+fn rank_table(r: &RanksReport) -> Tabular {
+    let mut headers: Vec<String> = ["rank", "steps", "mean_step_us", "max_step_us"]
+        .map(String::from)
+        .to_vec();
+    headers.extend(Parts::<f64>::KEYS.iter().map(|k| format!("{k}_us")));
+    headers.extend(
+        [
+            "clock_offset_us",
+            "collectives",
+            "matched",
+            "total_wait_us",
+            "arrived_last",
+            "arrived_last_pct",
+            "comm_kernel_us",
+        ]
+        .map(String::from),
+    );
+    let mut t = Tabular::new(headers);
+    for row in &r.ranks {
+        let mut v: Vec<Value> = vec![
+            Value::Int(row.rank),
+            row.steps.into(),
+            Value::float(row.mean_step_us, 1),
+            Value::float(row.max_step_us, 1),
+        ];
+        v.extend(row.mean_parts_us.to_array().map(|x| Value::float(x, 1)));
+        v.extend([
+            if row.clock_offset_applied {
+                Value::float(row.clock_offset_us, 1)
+            } else {
+                Value::Empty
+            },
+            row.collectives.into(),
+            row.matched.into(),
+            Value::float(row.total_wait_us, 1),
+            row.arrived_last.into(),
+            Value::float(row.arrived_last_pct, 1),
+            Value::float(row.comm_kernel_us, 1),
+        ]);
+        t.push(v);
+    }
+    t
+}
+
+/// The per-rank table as CSV (µs).
+pub fn to_csv(doc: &RanksDocument) -> String {
+    rank_table(&doc.report).to_csv()
+}
+
+/// Render as a terminal report; `top` cuts the step and collective tables (0 = all).
+pub fn to_table(doc: &RanksDocument, top: usize) -> String {
+    let r = &doc.report;
+    let n = if top == 0 { usize::MAX } else { top };
+    let mut out = format!("{}: {} ranks\n", doc.input, r.ranks.len());
+    out.push_str(&format!("clocks: {}\n", r.clock.note));
+    let full = rank_table(r);
+    let split = 4 + Parts::<f64>::KEYS.len();
+    let mut steps_t =
+        Tabular::new(full.headers[..split].to_vec()).titled("Per rank: steps (means per step, µs)");
+    let mut head = vec![full.headers[0].clone()];
+    head.extend(full.headers[split..].iter().cloned());
+    let mut comm_t = Tabular::new(head).titled("Per rank: collectives (µs)");
+    for row in &full.rows {
+        steps_t.push(row[..split].to_vec());
+        let mut v = vec![row[0].clone()];
+        v.extend(row[split..].iter().cloned());
+        comm_t.push(v);
+    }
+    out.push_str(&steps_t.to_terminal());
+    out.push_str(&comm_t.to_terminal());
+
+    let mut t = Tabular::new([
+        "step",
+        "ranks",
+        "min_us",
+        "median_us",
+        "max_us",
+        "slowest_rank",
+    ])
+    .titled("Steps across ranks");
+    for s in r.steps.iter().take(n) {
+        t.push(vec![
+            s.name.clone().into(),
+            s.dur_us.iter().filter(|d| d.is_some()).count().into(),
+            Value::float(s.min_us, 1),
+            Value::float(s.median_us, 1),
+            Value::float(s.max_us, 1),
+            Value::Int(s.slowest_rank),
+        ]);
+    }
+    out.push_str(&t.to_terminal());
+
+    let sk = &r.skew;
+    out.push_str(&format!(
+        "collectives matched across ranks: {} (unmatched {}); start skew mean {:.1} µs, \
+         median {:.1} µs, max {:.1} µs\n",
+        sk.matched, sk.unmatched, sk.mean_skew_us, sk.median_skew_us, sk.max_skew_us
+    ));
+    if !r.collectives.is_empty() {
+        let mut t = Tabular::new([
+            "collective",
+            "process_group",
+            "index",
+            "ranks",
+            "start_skew_us",
+            "last_rank",
+            "max_wait_us",
+        ])
+        .titled("Collectives with the largest start skew");
+        for c in r.collectives.iter().take(n) {
+            let max_wait = c.wait_us.iter().flatten().copied().fold(0.0, f64::max);
+            t.push(vec![
+                c.collective.clone().into(),
+                c.process_group.clone().into(),
+                Value::Text(if c.by_seq {
+                    format!("seq {}", c.index)
+                } else {
+                    format!("#{}", c.index)
+                }),
+                c.ranks.into(),
+                Value::float(c.start_skew_us, 1),
+                Value::Int(c.last_rank),
+                Value::float(max_wait, 1),
+            ]);
+        }
+        out.push_str(&t.to_terminal());
+    }
+    if r.stragglers.is_empty() {
+        out.push_str("stragglers: none found\n");
+    } else {
+        out.push_str("Stragglers (the ranks the others wait for, most wait caused first):\n");
+        for (i, s) in r.stragglers.iter().enumerate() {
+            out.push_str(&format!("  {}. rank {}\n", i + 1, s.rank));
+            for e in &s.evidence {
+                out.push_str(&format!("     - {e}\n"));
+            }
+        }
+    }
+    for w in &r.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    for e in &doc.errors {
+        out.push_str(&format!("error: {}: {}\n", e.path, e.error));
+    }
+    out
+}

@@ -1,0 +1,277 @@
+//! `kinetoscope report`: the advisor's one-screen summary and ranked findings, as a
+//! terminal report or a versioned JSON document (`docs/json.md`).
+//!
+//! Terminal: per trace, steps and step time, breakdown, host-side phases, GPU metrics,
+//! memory peaks against device memory and FLOPs/MFU, then the findings in rank order
+//! (severity, then estimated recoverable time), each with impact, confidence, evidence,
+//! fix and the threshold's source. Cross-rank findings (stragglers) follow the traces.
+
+use std::fmt::Write;
+
+use kinetoscope_advisor::{Finding, Severity, TraceReport};
+use serde::Serialize;
+
+use crate::format::{bytes, duration};
+use crate::summary::{InputLayout, ReadFailure};
+use crate::SCHEMA_VERSION;
+
+/// Everything `kinetoscope report` shows for one input path.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReportDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// The path given.
+    pub input: String,
+    /// Its layout.
+    #[serde(flatten)]
+    pub layout: InputLayout,
+    /// One report per trace read, in file order.
+    pub traces: Vec<TraceReport>,
+    /// Findings across the rank traces of the input (stragglers).
+    pub cross_rank_findings: Vec<Finding>,
+    /// Every finding of the document (per trace and cross-rank), ranked.
+    pub findings: Vec<Finding>,
+    /// Traces that could not be read.
+    pub errors: Vec<ReadFailure>,
+}
+
+impl ReportDocument {
+    /// An empty document for `input`.
+    pub fn new(input: String, layout: InputLayout) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            input,
+            layout,
+            traces: Vec::new(),
+            cross_rank_findings: Vec::new(),
+            findings: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// Fill `findings` from the traces and the cross-rank findings, ranked.
+    pub fn collect_findings(&mut self) {
+        let mut all: Vec<Finding> = self
+            .traces
+            .iter()
+            .flat_map(|t| t.findings.iter().cloned())
+            .chain(self.cross_rank_findings.iter().cloned())
+            .collect();
+        kinetoscope_advisor::rank_findings(&mut all);
+        self.findings = all;
+    }
+
+    /// The most severe finding's severity.
+    pub fn worst(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+}
+
+/// JSON text of the document.
+pub fn to_json(doc: &ReportDocument) -> String {
+    serde_json::to_string_pretty(doc).unwrap_or_default()
+}
+
+/// The terminal report.
+pub fn to_table(doc: &ReportDocument) -> String {
+    let mut out = String::new();
+    for t in &doc.traces {
+        trace_section(&mut out, t);
+    }
+    if !doc.cross_rank_findings.is_empty() {
+        let _ = writeln!(out, "Across ranks ({})", doc.input);
+        for (i, f) in doc.cross_rank_findings.iter().enumerate() {
+            finding(&mut out, i + 1, f);
+        }
+        out.push('\n');
+    }
+    for e in &doc.errors {
+        let _ = writeln!(out, "error: {}: {}", e.path, e.error);
+    }
+    if doc.traces.len() > 1 || !doc.cross_rank_findings.is_empty() {
+        let count = |s: Severity| doc.findings.iter().filter(|f| f.severity == s).count();
+        let _ = writeln!(
+            out,
+            "{} traces, {} findings: {} critical, {} warning, {} info",
+            doc.traces.len(),
+            doc.findings.len(),
+            count(Severity::Critical),
+            count(Severity::Warning),
+            count(Severity::Info)
+        );
+    }
+    out
+}
+
+fn trace_section(out: &mut String, t: &TraceReport) {
+    let s = &t.summary;
+    let rank = t.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
+    let _ = writeln!(out, "kinetoscope report: {}{rank}", t.path);
+    match &s.step_stats {
+        Some(st) => {
+            let _ = writeln!(
+                out,
+                "  steps       {} × {} mean (median {}, min {}, max {}, CV {:.1} %){}",
+                st.count,
+                duration(st.mean_ns),
+                duration(st.median_ns),
+                duration(st.min_ns as f64),
+                duration(st.max_ns as f64),
+                100.0 * st.cv,
+                if matches!(
+                    s.step_source,
+                    kinetoscope_analysis::steps::StepSource::WholeTrace
+                ) {
+                    "  [no ProfilerStep#: whole trace as one step]"
+                } else {
+                    ""
+                }
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  steps       none");
+        }
+    }
+    if let (Some(ms), Some(pct)) = (&s.breakdown_ms, &s.breakdown_pct) {
+        let names = kinetoscope_analysis::overview::Parts::<f64>::NAMES;
+        let parts: Vec<String> = ms
+            .to_array()
+            .iter()
+            .zip(pct.to_array())
+            .zip(names)
+            .filter(|((v, _), _)| **v > 0.0)
+            .map(|((v, p), n)| format!("{n} {} ({p:.1} %)", duration(v * 1e6)))
+            .collect();
+        let _ = writeln!(out, "  breakdown   {}", parts.join(" · "));
+    }
+    let p = &s.phases;
+    let _ = writeln!(
+        out,
+        "  phases      DataLoader {} · forward {} · backward {} · optimizer {}{}  (host, per step)",
+        duration(p.dataloader_ms * 1e6),
+        duration(p.forward_ms * 1e6),
+        duration(p.backward_ms * 1e6),
+        duration(p.optimizer_ms * 1e6),
+        if s.communication_ms > 0.0 {
+            format!(" · collectives {}", duration(s.communication_ms * 1e6))
+        } else {
+            String::new()
+        }
+    );
+    if s.gpus.is_empty() {
+        let _ = writeln!(out, "  GPU         none in the trace (CPU-only profile)");
+    }
+    for g in &s.gpus {
+        let pct = |v: Option<f64>| {
+            v.map(|x| format!("{:.1} %", 100.0 * x))
+                .unwrap_or("n/a".into())
+        };
+        let _ = writeln!(
+            out,
+            "  GPU{}        {}: utilization {} · est. SM efficiency {} · est. occupancy {} · tensor cores {}",
+            g.id,
+            g.name.as_deref().unwrap_or("unknown"),
+            pct(g.utilization),
+            pct(g.sm_efficiency),
+            pct(g.achieved_occupancy),
+            pct(g.tensor_core_ratio)
+        );
+    }
+    for m in &s.memory {
+        let cap = match (m.capacity_bytes, m.peak_pct_of_capacity) {
+            (Some(c), Some(p)) => format!(" of {} ({p:.1} %)", bytes(c)),
+            _ => String::new(),
+        };
+        let reserved = if m.peak_reserved_bytes > 0 {
+            format!(", reserved {}", bytes(m.peak_reserved_bytes as u64))
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  memory      {}: peak allocated {}{reserved}{cap}",
+            m.device,
+            bytes(m.peak_allocated_bytes.max(0) as u64)
+        );
+    }
+    let f = &t.flops;
+    if f.flops_per_step > 0.0 {
+        let classes: Vec<String> = f
+            .classes
+            .iter()
+            .map(|c| {
+                format!(
+                    "{:?} {:.3} GFLOP{}",
+                    c.class,
+                    c.flops_per_step / 1e9,
+                    c.achieved_tflops
+                        .map(|a| format!(" @ {a:.3} TFLOP/s"))
+                        .unwrap_or_default()
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  FLOPs       {:.3} GFLOP per step ({}), {:.3} TFLOP/s over step time",
+            f.flops_per_step / 1e9,
+            classes.join(", "),
+            f.tflops_per_s.unwrap_or(0.0)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  MFU         {}{}",
+        f.mfu
+            .map(|m| format!("{:.1} %", 100.0 * m))
+            .unwrap_or("n/a".into()),
+        f.note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default()
+    );
+    for w in &s.warnings {
+        let _ = writeln!(out, "  warning: {w}");
+    }
+    out.push('\n');
+    if t.findings.is_empty() {
+        let _ = writeln!(out, "No findings: no rule's threshold was crossed.\n");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Findings ({}), by severity then estimated recoverable time:",
+        t.findings.len()
+    );
+    for (i, f) in t.findings.iter().enumerate() {
+        finding(out, i + 1, f);
+    }
+    out.push('\n');
+}
+
+fn finding(out: &mut String, n: usize, f: &Finding) {
+    let _ = writeln!(
+        out,
+        "{n:>2}. [{}] {} {}: {}",
+        f.severity.as_str(),
+        f.id,
+        f.rule,
+        f.title
+    );
+    let c = &f.confidence;
+    let ranks = if c.of_ranks > 1 {
+        format!(", {}/{} ranks", c.ranks, c.of_ranks)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "    impact      {:.3} ms per step ({:.1} % of step) · confidence {}/{} steps{ranks}",
+        f.impact_ms_per_step, f.impact_pct, c.steps, c.of_steps
+    );
+    for (i, e) in f.evidence.iter().enumerate() {
+        let label = if i == 0 { "evidence" } else { "" };
+        let _ = writeln!(out, "    {label:<11} {e}");
+    }
+    let _ = writeln!(out, "    fix         {}", f.fix);
+    let _ = writeln!(out, "    threshold   {}", f.details);
+}

@@ -1,0 +1,637 @@
+//! A pickle virtual machine for the data-only subset of protocols 2–5.
+//!
+//! It builds values, never objects: no opcode that imports a name, calls a callable or
+//! sets attributes is executed; each is refused with [`PickleError::Refused`]. Containers
+//! live in a flat arena ([`Pickle::objects`]) addressed by index, so memo references
+//! share containers the way Python's unpickler does (a list memoized empty and filled
+//! later is seen filled through every reference), cycles cost nothing, and no recursion
+//! or recursive drop ever happens however deep the nesting.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::limits::{MAX_MARKS, MAX_MEMO, MAX_OBJECTS, MAX_STACK};
+
+/// One value on the pickle stack or inside a container.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    /// `None`.
+    None,
+    /// `True` / `False`.
+    Bool(bool),
+    /// An integer that fits 128 bits.
+    Int(i128),
+    /// An integer wider than 128 bits (kept only as a marker).
+    BigInt,
+    /// A float.
+    Float(f64),
+    /// A text string.
+    Str(Rc<str>),
+    /// A bytes object.
+    Bytes(Rc<[u8]>),
+    /// A container: an index into [`Pickle::objects`].
+    Obj(u32),
+}
+
+/// A container in the arena.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Obj {
+    /// A list.
+    List(Vec<Val>),
+    /// A tuple.
+    Tuple(Vec<Val>),
+    /// A dict as its items in insertion order (a repeated key: the last one wins).
+    Dict(Vec<(Val, Val)>),
+    /// A set or frozenset.
+    Set(Vec<Val>),
+}
+
+impl Obj {
+    /// `list`, `tuple`, `dict` or `set`: for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Obj::List(_) => "list",
+            Obj::Tuple(_) => "tuple",
+            Obj::Dict(_) => "dict",
+            Obj::Set(_) => "set",
+        }
+    }
+}
+
+/// A decoded pickle: the root value and the containers it refers to.
+#[derive(Clone, Debug, Default)]
+pub struct Pickle {
+    /// The protocol from the `PROTO` opcode (0 when there was none).
+    pub protocol: u8,
+    /// The value `STOP` returned.
+    pub root: Option<Val>,
+    /// Every container, by index.
+    pub objects: Vec<Obj>,
+    /// Byte offset of the opcode that created each container (same index).
+    pub offsets: Vec<u64>,
+}
+
+impl Pickle {
+    /// The container behind `v`, if it is one.
+    pub fn obj(&self, v: &Val) -> Option<&Obj> {
+        match v {
+            Val::Obj(i) => self.objects.get(*i as usize),
+            _ => None,
+        }
+    }
+
+    /// Byte offset where the container behind `v` was created.
+    pub fn offset_of(&self, v: &Val) -> Option<u64> {
+        match v {
+            Val::Obj(i) => self.offsets.get(*i as usize).copied(),
+            _ => None,
+        }
+    }
+
+    /// A short type name for error messages.
+    pub fn type_name(&self, v: &Val) -> &'static str {
+        match v {
+            Val::None => "None",
+            Val::Bool(_) => "bool",
+            Val::Int(_) | Val::BigInt => "int",
+            Val::Float(_) => "float",
+            Val::Str(_) => "str",
+            Val::Bytes(_) => "bytes",
+            Val::Obj(_) => self.obj(v).map_or("object", Obj::type_name),
+        }
+    }
+}
+
+/// Why a pickle could not be decoded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PickleError {
+    /// An opcode that would import or call Python code (a pickle is a program).
+    #[error("byte {offset}: refused opcode {name} (0x{op:02x}): it would import or call Python code; a memory snapshot holds only dicts, lists, tuples, strings and numbers")]
+    Refused {
+        /// Its name (`GLOBAL`, `REDUCE`, ...).
+        name: &'static str,
+        /// The opcode byte.
+        op: u8,
+        /// Its byte offset.
+        offset: u64,
+    },
+    /// A valid opcode outside the supported subset (protocol 0/1 text opcodes,
+    /// out-of-band buffers).
+    #[error("byte {offset}: unsupported pickle opcode {name} (0x{op:02x})")]
+    Unsupported {
+        /// Its name, or `unknown`.
+        name: &'static str,
+        /// The opcode byte.
+        op: u8,
+        /// Its byte offset.
+        offset: u64,
+    },
+    /// A structural error: stack underflow, a missing mark, a bad memo key, a truncated
+    /// argument, a limit exceeded.
+    #[error("byte {offset}: {message}")]
+    Invalid {
+        /// Byte offset of the opcode.
+        offset: u64,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+impl PickleError {
+    /// Byte offset of the opcode at fault.
+    pub fn offset(&self) -> u64 {
+        match self {
+            Self::Refused { offset, .. }
+            | Self::Unsupported { offset, .. }
+            | Self::Invalid { offset, .. } => *offset,
+        }
+    }
+}
+
+/// The opcodes refused because they import or call code, with their names.
+pub const REFUSED_OPCODES: &[(u8, &str)] = &[
+    (b'c', "GLOBAL"),
+    (0x93, "STACK_GLOBAL"),
+    (b'R', "REDUCE"),
+    (b'b', "BUILD"),
+    (b'i', "INST"),
+    (b'o', "OBJ"),
+    (0x81, "NEWOBJ"),
+    (0x92, "NEWOBJ_EX"),
+    (0x82, "EXT1"),
+    (0x83, "EXT2"),
+    (0x84, "EXT4"),
+    (b'P', "PERSID"),
+    (b'Q', "BINPERSID"),
+];
+
+/// Names of valid opcodes this reader does not support (text protocol 0/1 forms and
+/// protocol 5 out-of-band buffers).
+const UNSUPPORTED_OPCODES: &[(u8, &str)] = &[
+    (b'I', "INT"),
+    (b'L', "LONG"),
+    (b'F', "FLOAT"),
+    (b'S', "STRING"),
+    (b'V', "UNICODE"),
+    (b'p', "PUT"),
+    (b'g', "GET"),
+    (0x97, "NEXT_BUFFER"),
+    (0x98, "READONLY_BUFFER"),
+];
+
+struct Vm<'a> {
+    data: &'a [u8],
+    pos: usize,
+    op_at: usize,
+    stack: Vec<Val>,
+    marks: Vec<usize>,
+    memo: HashMap<u32, Val>,
+    out: Pickle,
+}
+
+/// Decode a pickle held in memory. Trailing bytes after `STOP` are ignored, as Python
+/// does.
+pub fn unpickle(data: &[u8]) -> Result<Pickle, PickleError> {
+    let mut vm = Vm {
+        data,
+        pos: 0,
+        op_at: 0,
+        stack: Vec::new(),
+        marks: Vec::new(),
+        memo: HashMap::new(),
+        out: Pickle::default(),
+    };
+    vm.run()?;
+    Ok(vm.out)
+}
+
+impl<'a> Vm<'a> {
+    fn err(&self, message: impl Into<String>) -> PickleError {
+        PickleError::Invalid {
+            offset: self.op_at as u64,
+            message: message.into(),
+        }
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], PickleError> {
+        let left = self.data.len() - self.pos;
+        if n > left {
+            return Err(self.err(format!(
+                "truncated: the opcode needs {n} more bytes, {left} left"
+            )));
+        }
+        let s = &self.data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    fn u8(&mut self) -> Result<u8, PickleError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u16(&mut self) -> Result<u16, PickleError> {
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+
+    fn u32(&mut self) -> Result<u32, PickleError> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u64(&mut self) -> Result<u64, PickleError> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    fn len_u64(&mut self) -> Result<usize, PickleError> {
+        let n = self.u64()?;
+        usize::try_from(n).map_err(|_| self.err(format!("length {n} is too large")))
+    }
+
+    fn push(&mut self, v: Val) -> Result<(), PickleError> {
+        if self.stack.len() >= MAX_STACK {
+            return Err(self.err(format!(
+                "stack deeper than {MAX_STACK} values (limit against hostile input)"
+            )));
+        }
+        self.stack.push(v);
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Result<Val, PickleError> {
+        let floor = self.marks.last().copied().unwrap_or(0);
+        if self.stack.len() <= floor {
+            return Err(self.err("stack underflow"));
+        }
+        Ok(self.stack.pop().expect("checked"))
+    }
+
+    fn top(&self) -> Result<&Val, PickleError> {
+        self.stack.last().ok_or_else(|| self.err("stack underflow"))
+    }
+
+    fn pop_mark(&mut self) -> Result<Vec<Val>, PickleError> {
+        let m = self
+            .marks
+            .pop()
+            .ok_or_else(|| self.err("no MARK to pop to"))?;
+        Ok(self.stack.split_off(m))
+    }
+
+    fn new_obj(&mut self, o: Obj) -> Result<Val, PickleError> {
+        if self.out.objects.len() >= MAX_OBJECTS {
+            return Err(self.err(format!(
+                "more than {MAX_OBJECTS} containers (limit against hostile input)"
+            )));
+        }
+        self.out.objects.push(o);
+        self.out.offsets.push(self.op_at as u64);
+        Ok(Val::Obj((self.out.objects.len() - 1) as u32))
+    }
+
+    fn container_mut(&mut self, target: &Val) -> Result<&mut Obj, PickleError> {
+        let what = self.out.type_name(target);
+        match target {
+            Val::Obj(i) => Ok(&mut self.out.objects[*i as usize]),
+            _ => Err(self.err(format!("cannot add items to a {what}"))),
+        }
+    }
+
+    fn extend_list(&mut self, target: Val, items: Vec<Val>) -> Result<(), PickleError> {
+        let op_at = self.op_at;
+        match self.container_mut(&target)? {
+            Obj::List(l) | Obj::Set(l) => {
+                l.extend(items);
+                Ok(())
+            }
+            o => Err(PickleError::Invalid {
+                offset: op_at as u64,
+                message: format!("cannot append to a {}", o.type_name()),
+            }),
+        }
+    }
+
+    fn extend_dict(&mut self, target: Val, items: Vec<Val>) -> Result<(), PickleError> {
+        if !items.len().is_multiple_of(2) {
+            return Err(self.err("odd number of items for a dict"));
+        }
+        let op_at = self.op_at;
+        match self.container_mut(&target)? {
+            Obj::Dict(d) => {
+                let mut it = items.into_iter();
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    d.push((k, v));
+                }
+                Ok(())
+            }
+            o => Err(PickleError::Invalid {
+                offset: op_at as u64,
+                message: format!("cannot set items of a {}", o.type_name()),
+            }),
+        }
+    }
+
+    fn memo_put(&mut self, key: u32) -> Result<(), PickleError> {
+        if self.memo.len() >= MAX_MEMO && !self.memo.contains_key(&key) {
+            return Err(self.err(format!(
+                "more than {MAX_MEMO} memo entries (limit against hostile input)"
+            )));
+        }
+        let v = self.top()?.clone();
+        self.memo.insert(key, v);
+        Ok(())
+    }
+
+    fn memo_get(&mut self, key: u32) -> Result<(), PickleError> {
+        let v = self
+            .memo
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| self.err(format!("memo key {key} was never stored")))?;
+        self.push(v)
+    }
+
+    fn string(&mut self, n: usize) -> Result<(), PickleError> {
+        let b = self.take(n)?;
+        let s: Rc<str> = match std::str::from_utf8(b) {
+            Ok(s) => s.into(),
+            // Python writes surrogates as invalid UTF-8 ("surrogatepass"); keep the text.
+            Err(_) => String::from_utf8_lossy(b).as_ref().into(),
+        };
+        self.push(Val::Str(s))
+    }
+
+    fn bytes(&mut self, n: usize) -> Result<(), PickleError> {
+        let b = self.take(n)?;
+        self.push(Val::Bytes(b.into()))
+    }
+
+    fn long(&mut self, n: usize) -> Result<(), PickleError> {
+        let b = self.take(n)?;
+        if n == 0 {
+            return self.push(Val::Int(0));
+        }
+        if n > 16 {
+            return self.push(Val::BigInt);
+        }
+        // Little-endian two's complement, sign-extended to 128 bits.
+        let fill = if b[n - 1] & 0x80 != 0 { 0xff } else { 0 };
+        let mut a = [fill; 16];
+        a[..n].copy_from_slice(b);
+        self.push(Val::Int(i128::from_le_bytes(a)))
+    }
+
+    fn tuple_of(&mut self, n: usize) -> Result<(), PickleError> {
+        let floor = self.marks.last().copied().unwrap_or(0);
+        if self.stack.len() < floor + n {
+            return Err(self.err("stack underflow"));
+        }
+        let items = self.stack.split_off(self.stack.len() - n);
+        let t = self.new_obj(Obj::Tuple(items))?;
+        self.push(t)
+    }
+
+    fn run(&mut self) -> Result<(), PickleError> {
+        loop {
+            self.op_at = self.pos;
+            if self.pos >= self.data.len() {
+                return Err(self.err("truncated: no STOP opcode"));
+            }
+            let op = self.u8()?;
+            match op {
+                0x80 => {
+                    let p = self.u8()?;
+                    if p > 5 {
+                        return Err(self.err(format!("unsupported pickle protocol {p}")));
+                    }
+                    self.out.protocol = p;
+                }
+                0x95 => {
+                    // FRAME: an 8-byte length; frames only help buffered readers.
+                    self.u64()?;
+                }
+                b'.' => {
+                    let root = self.pop()?;
+                    self.out.root = Some(root);
+                    return Ok(());
+                }
+                b'(' => {
+                    if self.marks.len() >= MAX_MARKS {
+                        return Err(self.err(format!(
+                            "more than {MAX_MARKS} nested MARKs (limit against hostile input)"
+                        )));
+                    }
+                    self.marks.push(self.stack.len());
+                }
+                b'0' => {
+                    self.pop()?;
+                }
+                b'1' => {
+                    self.pop_mark()?;
+                }
+                b'2' => {
+                    let v = self.top()?.clone();
+                    self.push(v)?;
+                }
+                b'N' => self.push(Val::None)?,
+                0x88 => self.push(Val::Bool(true))?,
+                0x89 => self.push(Val::Bool(false))?,
+                b'J' => {
+                    let v = self.u32()? as i32;
+                    self.push(Val::Int(v as i128))?;
+                }
+                b'K' => {
+                    let v = self.u8()?;
+                    self.push(Val::Int(v as i128))?;
+                }
+                b'M' => {
+                    let v = self.u16()?;
+                    self.push(Val::Int(v as i128))?;
+                }
+                0x8a => {
+                    let n = self.u8()? as usize;
+                    self.long(n)?;
+                }
+                0x8b => {
+                    let n = self.u32()? as i32;
+                    if n < 0 {
+                        return Err(self.err("LONG4 with a negative length"));
+                    }
+                    self.long(n as usize)?;
+                }
+                b'G' => {
+                    let b = self.take(8)?;
+                    let mut a = [0u8; 8];
+                    a.copy_from_slice(b);
+                    self.push(Val::Float(f64::from_be_bytes(a)))?;
+                }
+                0x8c => {
+                    let n = self.u8()? as usize;
+                    self.string(n)?;
+                }
+                b'X' => {
+                    let n = self.u32()? as usize;
+                    self.string(n)?;
+                }
+                0x8d => {
+                    let n = self.len_u64()?;
+                    self.string(n)?;
+                }
+                b'U' => {
+                    let n = self.u8()? as usize;
+                    self.string(n)?;
+                }
+                b'T' => {
+                    let n = self.u32()? as i32;
+                    if n < 0 {
+                        return Err(self.err("BINSTRING with a negative length"));
+                    }
+                    self.string(n as usize)?;
+                }
+                b'C' => {
+                    let n = self.u8()? as usize;
+                    self.bytes(n)?;
+                }
+                b'B' => {
+                    let n = self.u32()? as usize;
+                    self.bytes(n)?;
+                }
+                0x8e | 0x96 => {
+                    let n = self.len_u64()?;
+                    self.bytes(n)?;
+                }
+                b'}' => {
+                    let d = self.new_obj(Obj::Dict(Vec::new()))?;
+                    self.push(d)?;
+                }
+                b'd' => {
+                    let items = self.pop_mark()?;
+                    let d = self.new_obj(Obj::Dict(Vec::new()))?;
+                    self.extend_dict(d.clone(), items)?;
+                    self.push(d)?;
+                }
+                b's' => {
+                    let v = self.pop()?;
+                    let k = self.pop()?;
+                    let d = self.top()?.clone();
+                    self.extend_dict(d, vec![k, v])?;
+                }
+                b'u' => {
+                    let items = self.pop_mark()?;
+                    let d = self.top()?.clone();
+                    self.extend_dict(d, items)?;
+                }
+                b']' => {
+                    let l = self.new_obj(Obj::List(Vec::new()))?;
+                    self.push(l)?;
+                }
+                b'l' => {
+                    let items = self.pop_mark()?;
+                    let l = self.new_obj(Obj::List(items))?;
+                    self.push(l)?;
+                }
+                b'a' => {
+                    let v = self.pop()?;
+                    let l = self.top()?.clone();
+                    self.extend_list(l, vec![v])?;
+                }
+                b'e' => {
+                    let items = self.pop_mark()?;
+                    let l = self.top()?.clone();
+                    self.extend_list(l, items)?;
+                }
+                0x8f => {
+                    let s = self.new_obj(Obj::Set(Vec::new()))?;
+                    self.push(s)?;
+                }
+                0x90 => {
+                    let items = self.pop_mark()?;
+                    let s = self.top()?.clone();
+                    self.extend_list(s, items)?;
+                }
+                0x91 => {
+                    let items = self.pop_mark()?;
+                    let s = self.new_obj(Obj::Set(items))?;
+                    self.push(s)?;
+                }
+                b')' => {
+                    let t = self.new_obj(Obj::Tuple(Vec::new()))?;
+                    self.push(t)?;
+                }
+                b't' => {
+                    let items = self.pop_mark()?;
+                    let t = self.new_obj(Obj::Tuple(items))?;
+                    self.push(t)?;
+                }
+                0x85 => self.tuple_of(1)?,
+                0x86 => self.tuple_of(2)?,
+                0x87 => self.tuple_of(3)?,
+                b'q' => {
+                    let k = self.u8()? as u32;
+                    self.memo_put(k)?;
+                }
+                b'r' => {
+                    let k = self.u32()?;
+                    self.memo_put(k)?;
+                }
+                0x94 => {
+                    let k =
+                        u32::try_from(self.memo.len()).map_err(|_| self.err("memo overflow"))?;
+                    self.memo_put(k)?;
+                }
+                b'h' => {
+                    let k = self.u8()? as u32;
+                    self.memo_get(k)?;
+                }
+                b'j' => {
+                    let k = self.u32()?;
+                    self.memo_get(k)?;
+                }
+                _ => {
+                    let offset = self.op_at as u64;
+                    if let Some((_, name)) = REFUSED_OPCODES.iter().find(|(o, _)| *o == op) {
+                        return Err(PickleError::Refused { name, op, offset });
+                    }
+                    let name = UNSUPPORTED_OPCODES
+                        .iter()
+                        .find(|(o, _)| *o == op)
+                        .map_or("unknown", |(_, n)| n);
+                    return Err(PickleError::Unsupported { name, op, offset });
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_memoized_containers() {
+        // PROTO 4, EMPTY_LIST, MEMOIZE, EMPTY_LIST, BINGET 0, APPEND (outer = [inner])
+        // then append 7 to inner via BINGET; the outer list must see it.
+        let p = [
+            0x80, 4, b']', 0x94, b']', b'h', 0, b'a', b'h', 0, b'K', 7, b'a', b'0', b'.',
+        ];
+        let r = unpickle(&p).unwrap();
+        let root = r.root.clone().unwrap();
+        let Some(Obj::List(outer)) = r.obj(&root) else {
+            panic!("not a list")
+        };
+        assert_eq!(outer.len(), 1);
+        // the appends went to the memoized first list
+        assert_eq!(r.obj(&outer[0]), Some(&Obj::List(vec![Val::Int(7)])));
+    }
+
+    #[test]
+    fn long1_sign() {
+        let p = [0x80, 2, 0x8a, 2, 0xff, 0x7f, b'.'];
+        assert_eq!(unpickle(&p).unwrap().root, Some(Val::Int(0x7fff)));
+        let p = [0x80, 2, 0x8a, 1, 0xff, b'.'];
+        assert_eq!(unpickle(&p).unwrap().root, Some(Val::Int(-1)));
+    }
+}

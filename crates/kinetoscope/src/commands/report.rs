@@ -1,0 +1,107 @@
+//! `kinetoscope report` (also what `kinetoscope PATH` and a bare `kinetoscope` run): the
+//! advisor's summary and ranked findings for a file, rank folder or run folder. Each
+//! trace is reduced to its report on the thread that read it; cross-rank rules run on
+//! the reports afterwards.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use kinetoscope_advisor::{advise_ranks, advise_trace, Config, Severity};
+use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
+use kinetoscope_report::report::{to_json, to_table, ReportDocument};
+use kinetoscope_report::summary::{InputLayout, ReadFailure};
+use kinetoscope_trace::read::{read_trace_bytes, Input};
+
+use super::common::{map_input, read_options, write_stdout};
+use crate::args::{FailOn, Format, ReportArgs};
+
+/// The sample trace shipped in the binary (see `assets/SOURCE.md`).
+const SAMPLE: &[u8] = include_bytes!("../../assets/sample_nccl_rank0.json.gz");
+/// The name the sample is shown under.
+const SAMPLE_NAME: &str = "(embedded sample) nccl_rank0.json.gz";
+
+pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let config = load_config(&args)?;
+    let opts = read_options(&args.read);
+    let mut doc = match &args.path {
+        None => {
+            let mut doc = ReportDocument::new(SAMPLE_NAME.into(), InputLayout::File);
+            let trace = read_trace_bytes(Path::new(SAMPLE_NAME), SAMPLE, &opts)?;
+            doc.traces.push(advise_trace(&trace, &config));
+            doc
+        }
+        Some(path) => {
+            let (input, results) = map_input(path, &opts, |t| {
+                (advise_trace(t, &config), RankSummary::from_trace(t))
+            })?;
+            let layout = match input {
+                Input::File(_) => InputLayout::File,
+                Input::RankFolder { .. } => InputLayout::RankFolder,
+                Input::RunFolder { phases, .. } => InputLayout::RunFolder { phases },
+            };
+            let mut doc = ReportDocument::new(path.display().to_string(), layout);
+            let mut summaries = Vec::new();
+            for r in results {
+                match r.result {
+                    Ok((t, s)) => {
+                        doc.traces.push(t);
+                        summaries.push(s);
+                    }
+                    Err(error) => doc.errors.push(ReadFailure {
+                        path: r.path.display().to_string(),
+                        error,
+                    }),
+                }
+            }
+            if matches!(doc.layout, InputLayout::RankFolder) && summaries.len() >= 2 {
+                let ranks = compare_ranks(summaries, RanksOptions::default());
+                doc.cross_rank_findings =
+                    advise_ranks(&doc.traces, Some(&ranks), &config, &doc.input);
+            }
+            doc
+        }
+    };
+    if let (Some(failure), true) = (doc.errors.first(), doc.traces.is_empty()) {
+        anyhow::bail!("{}", failure.error);
+    }
+    doc.collect_findings();
+    let text = match args.format {
+        Format::Table => to_table(&doc),
+        Format::Json => to_json(&doc) + "\n",
+    };
+    write_stdout(&text)?;
+    if !doc.errors.is_empty() {
+        return Ok(ExitCode::from(2));
+    }
+    let gate = args.fail_on.map(|f| match f {
+        FailOn::Warning => Severity::Warning,
+        FailOn::Critical => Severity::Critical,
+    });
+    if let (Some(gate), Some(worst)) = (gate, doc.worst()) {
+        if worst >= gate {
+            return Ok(ExitCode::from(1));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Thresholds: defaults, then `--config`, then `--set`, then `--peak-tflops`.
+fn load_config(args: &ReportArgs) -> anyhow::Result<Config> {
+    let text = match &args.config {
+        Some(p) => std::fs::read_to_string(p)
+            .with_context(|| format!("cannot read --config {}", p.display()))?,
+        None => String::new(),
+    };
+    let mut config = Config::from_toml(&text, &args.set)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| match &args.config {
+            Some(p) => format!("invalid thresholds in {} or --set", p.display()),
+            None => "invalid --set".to_owned(),
+        })?;
+    if let Some(p) = args.peak_tflops {
+        anyhow::ensure!(p > 0.0, "--peak-tflops must be positive");
+        config.peak_tflops = Some(p);
+    }
+    Ok(config)
+}
