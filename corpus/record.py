@@ -130,7 +130,7 @@ def train_loop(scenario, device, *, loader=None, leak=False, item_sync=False,
             if leak:
                 # Planted leak: keep every step's activations alive, graph included.
                 kept.append(out)
-                kept.append(model[0](x).repeat(4, 1))  # 4 MiB per step
+                kept.append(model[0](x).repeat(4, 1))  # 2 MiB per step
             if item_sync:
                 # Planted sync: per-sample Python metrics pull scalars to the host.
                 correct = 0

@@ -43,6 +43,8 @@ pub struct Config {
     pub straggler: Straggler,
     /// `ExposedCommunication`.
     pub exposed_communication: ExposedCommunication,
+    /// `HostBoundGaps`.
+    pub host_bound_gaps: HostBoundGaps,
     /// Peak FLOP/s override, TFLOP/s (`--peak-tflops`); else the table for the detected GPU.
     pub peak_tflops: Option<f64>,
 }
@@ -301,6 +303,21 @@ impl Default for Straggler {
             warning_pct: 10.0,
             critical_pct: 20.0,
         }
+    }
+}
+
+/// GPU gaps caused by the host.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostBoundGaps {
+    /// Warning at or above this share of step time, percent (TraceLens Agent: idle
+    /// > 15 %).
+    pub warning_pct: f64,
+}
+
+impl Default for HostBoundGaps {
+    fn default() -> Self {
+        Self { warning_pct: 15.0 }
     }
 }
 

@@ -42,6 +42,8 @@ pub struct Facts<'a> {
     launches: std::sync::OnceLock<PerTrack<(i64, i64, i64)>>,
     /// User-code Python frames per track, sorted by start: (start, end, event).
     user_frames: std::sync::OnceLock<PerTrack<(i64, i64, usize)>>,
+    /// Operators and annotations per track, sorted by (start, longest first).
+    host_spans: std::sync::OnceLock<PerTrack<(i64, i64, usize)>>,
 }
 
 impl<'a> Facts<'a> {
@@ -74,6 +76,7 @@ impl<'a> Facts<'a> {
             has_step_markers,
             launches: std::sync::OnceLock::new(),
             user_frames: std::sync::OnceLock::new(),
+            host_spans: std::sync::OnceLock::new(),
         }
     }
 
@@ -277,6 +280,41 @@ impl<'a> Facts<'a> {
 }
 
 impl Facts<'_> {
+    /// The innermost operator or annotation (not a step span) on host track `track`
+    /// whose span contains `ts_ns`: the last span starting at or before `ts_ns`, then up
+    /// its ancestors until one contains it.
+    pub fn host_op_at(&self, track: u32, ts_ns: i64) -> Option<usize> {
+        let t = self.trace;
+        let e = &t.events;
+        let map = self.host_spans.get_or_init(|| {
+            let mut m: PerTrack<(i64, i64, usize)> = Default::default();
+            for i in self.events(&[CategoryKind::CpuOp, CategoryKind::UserAnnotation], |_| {
+                true
+            }) {
+                m.entry(e.track[i].0)
+                    .or_default()
+                    .push((e.ts_ns[i], -e.dur_ns[i], i));
+            }
+            for v in m.values_mut() {
+                v.sort_unstable();
+            }
+            m
+        });
+        let v = map.get(&track)?;
+        let j = v.partition_point(|s| s.0 <= ts_ns).checked_sub(1)?;
+        let contains = |i: usize| e.ts_ns[i] <= ts_ns && ts_ns < e.ts_ns[i] + e.dur_ns[i];
+        let is_op = |i: usize| {
+            matches!(
+                t.categories.kind(e.cat[i]),
+                CategoryKind::CpuOp | CategoryKind::UserAnnotation
+            ) && !self.name(i).starts_with("ProfilerStep#")
+        };
+        let first = v[j].2;
+        std::iter::once(first)
+            .chain(self.ancestors(first))
+            .find(|&i| contains(i) && is_op(i))
+    }
+
     /// The innermost user-code Python frame on the event's thread whose span contains
     /// the event (time containment; the profiler's own spans can break the nesting).
     pub fn enclosing_user_frame(&self, event: usize) -> Option<usize> {

@@ -72,6 +72,15 @@ fn gpu_rules_on_the_tensorboard_resnet_sample() {
     let idle = (1.0 - gpu.utilization.unwrap()) * step_ms;
     assert!((util.impact_ms_per_step - idle).abs() < 1e-6);
     assert!(find("IN001").impact_pct > 5.0);
+    // Host-wait gaps are part of the idle time, and the DataLoader is what the host was
+    // doing during most of them.
+    let gaps = find("GP005");
+    assert!(gaps.impact_ms_per_step <= util.impact_ms_per_step + 1e-9);
+    assert!(
+        gaps.evidence[2].contains("enumerate(DataLoader)"),
+        "{:?}",
+        gaps.evidence
+    );
     assert!(find("TR001").evidence[0].contains("Pageable"));
     assert!(find("GP002").title.contains("kernels per step"));
     assert!(find("OP001").severity >= Severity::Info);

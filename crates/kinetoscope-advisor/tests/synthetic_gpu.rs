@@ -124,3 +124,51 @@ fn memory_and_allocator_rules() {
     assert_eq!(r.findings[0].id, "ME002");
     assert_eq!(r.findings[0].severity, Severity::Critical);
 }
+
+#[test]
+fn data_parallel_on_two_gpus() {
+    let mut text = trace_json();
+    let dev =
+        r#""computeMajor":9,"computeMinor":0,"numSms":132,"maxThreadsPerMultiProcessor":2048}"#;
+    text = text.replacen(
+        dev,
+        &format!(
+            r#"{dev},{{"id":1,"name":"NVIDIA H100 80GB HBM3","totalGlobalMem":{},"computeMajor":9,"computeMinor":0,"numSms":132,"maxThreadsPerMultiProcessor":2048}}"#,
+            80 * GIB
+        ),
+        1,
+    );
+    let spans: Vec<String> = (0..4u64)
+        .map(|n| {
+            format!(
+                r#"{{"ph":"X","cat":"cpu_op","name":"DataParallel.forward","pid":100,"tid":100,"ts":{},"dur":80}}"#,
+                1_000_000 + n * 10_000 + 90
+            )
+        })
+        .collect();
+    text = text.replacen(
+        "\"traceEvents\":[",
+        &format!("\"traceEvents\":[{},", spans.join(",")),
+        1,
+    );
+    let text: &'static str = Box::leak(text.into_boxed_str());
+    let trace = read_trace_bytes(
+        Path::new("dp.json"),
+        text.as_bytes(),
+        &ReadOptions::default(),
+    )
+    .unwrap();
+    let r = advise_trace(&trace, &Config::default());
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.id == "DI002")
+        .unwrap_or_else(|| panic!("{:?}", r.findings));
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(f.confidence.steps, 4);
+    // One GPU: no finding.
+    assert!(report(&Config::default())
+        .findings
+        .iter()
+        .all(|f| f.id != "DI002"));
+}

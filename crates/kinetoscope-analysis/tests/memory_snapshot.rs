@@ -107,6 +107,12 @@ fn check_history(v: &SnapshotView, timed: bool) {
         "the activation was freed before the OOM"
     );
     assert!(o.verdict.contains("54.5 MiB more"), "{}", o.verdict);
+    assert!(o.state_is_at_oom, "the OOM is the last entry");
+    assert!(
+        o.verdict.contains("largest free block 8.0 MiB"),
+        "{}",
+        o.verdict
+    );
 
     assert_eq!(d.leak_groups_total, 2, "leaks and parameters");
     let l = &d.leak_suspects[0];

@@ -1,6 +1,7 @@
 //! Renderers for kinetoscope results. Each takes analysis results (never a file) and
 //! returns text: [`summary`] renders `kinetoscope summary` as a terminal report or as
-//! versioned JSON (documented in `docs/json.md`); [`memory`] renders `kinetoscope memory`;
+//! versioned JSON (documented in `docs/json.md`); [`memory`] renders `kinetoscope memory`
+//! for traces and [`memory_snapshot`] for CUDA memory snapshots;
 //! [`ops`] and [`kernels`] render `kinetoscope ops` and `kinetoscope kernels`.
 //! [`overview`] renders `kinetoscope overview`. [`comm`] and [`ranks`] render
 //! `kinetoscope comm` and `kinetoscope ranks`; [`sequences`] `kinetoscope sequences`; [`critical_path`] `kinetoscope critical-path`. [`gpu_time`] renders `kinetoscope temporal`,

@@ -438,6 +438,29 @@ fn memo_abuse_is_refused() {
 }
 
 #[test]
+fn a_huge_dict_referenced_many_times_is_refused() {
+    // One dict with 200,000 items, then 100,000 trace entries that are all that dict:
+    // each key lookup would scan 200,000 items. The decoder charges a dict's size on
+    // every visit, so this is refused in linear time instead of 10^11 steps.
+    let mut p = vec![0x80, 4, b'}'];
+    p.extend_from_slice(b"\x8c\x08segments]s\x8c\x0ddevice_traces](]}q\x01(");
+    for i in 0..200_000u32 {
+        p.push(b'J');
+        p.extend_from_slice(&i.to_le_bytes());
+        p.extend_from_slice(b"N");
+    }
+    p.extend_from_slice(b"\x8c\x06action\x8c\x05allocu0("); // D done and popped
+    for _ in 0..100_000 {
+        p.extend_from_slice(b"h\x01");
+    }
+    p.extend_from_slice(b"ees."); // fill the entry list, put it in device_traces
+    let t = Instant::now();
+    let e = snapshot_from_bytes(Path::new("bigdict"), &p).unwrap_err();
+    assert!(e.to_string().contains("refused as hostile"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+}
+
+#[test]
 fn every_truncation_of_every_fixture_fails_cleanly() {
     for (name, bytes) in fixtures() {
         for n in 0..bytes.len() {

@@ -46,6 +46,11 @@ pub enum Command {
     /// Memory (traces recorded with profile_memory=True): allocated and reserved curves
     /// per device, peaks with time and operator, allocation events, per-operator
     /// statistics.
+    ///
+    /// Given a CUDA memory snapshot (`torch.cuda.memory._dump_snapshot`, a pickle,
+    /// detected by content): allocator state and fragmentation, the active-memory
+    /// timeline and its peak, top allocation sites by stack, the state at each OOM,
+    /// leak suspects, allocator settings (--format table or json).
     Memory(MemoryArgs),
     /// Step-time breakdown per step and on average (Kernel, Memcpy, Memset,
     /// Communication, Runtime, DataLoader, CPU Exec, Other; steps stretched to the end of

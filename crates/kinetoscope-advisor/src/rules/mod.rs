@@ -9,12 +9,12 @@
 //! | `sync` | SY001 `HostDeviceSync` |
 //! | `optimizer` | OP001 `UnfusedOptimizer`, OP002 `SlowOptimizerStep` |
 //! | `memory` | ME001 `MemoryLeak`, ME002 `MemoryPressure`, ME003 `MemoryUnderused`, ME004 `ReservedOverhang`, ME005 `AllocatorChurn`, ME006 `MemorySpike` |
-//! | `gpu` | GP001 `LowGpuUtilization`, GP002 `LaunchBound`, GP003 `Fp32GemmWithoutTensorCores`, GP004 `AttentionWithoutFlash` |
+//! | `gpu` | GP001 `LowGpuUtilization`, GP002 `LaunchBound`, GP003 `Fp32GemmWithoutTensorCores`, GP004 `AttentionWithoutFlash`, GP005 `HostBoundGaps` |
 //! | `transfer` | TR001 `PageableMemcpy`, TR002 `ExcessiveTransfers` |
 //! | `steps` | ST001 `StepTimeVariance`, ST002 `WarmupInProfile` |
 //! | `comm` | CM001 `ExposedCommunication` |
 //! | `profiler` | PF001 `ProfilerOverhead` |
-//! | `distributed` | DI001 `StragglerRank` (across rank traces) |
+//! | `distributed` | DI001 `StragglerRank` (across rank traces), DI002 `DataParallelInsteadOfDdp` |
 
 pub mod comm;
 pub mod distributed;
@@ -71,6 +71,7 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &memory::memory_spike::MemorySpike,
         &gpu::low_gpu_utilization::LowGpuUtilization,
         &gpu::launch_bound::LaunchBound,
+        &gpu::host_bound_gaps::HostBoundGaps,
         &gpu::fp32_gemm::Fp32GemmWithoutTensorCores,
         &gpu::attention_without_flash::AttentionWithoutFlash,
         &transfer::pageable_memcpy::PageableMemcpy,
@@ -79,6 +80,7 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &steps::step_time_variance::StepTimeVariance,
         &steps::warmup_in_profile::WarmupInProfile,
         &profiler::profiler_overhead::ProfilerOverhead,
+        &distributed::data_parallel::DataParallelInsteadOfDdp,
     ]
 }
 

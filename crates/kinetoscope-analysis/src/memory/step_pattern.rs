@@ -168,7 +168,7 @@ fn verdict(steps: Vec<StepMemory>) -> StepPattern {
     let leak = growth > 0
         && slope > 0.0
         && 2 * rises >= n - 1
-        && 5 * falls <= n - 1
+        && 5 * falls < n
         && growth as f64 >= (MIN_GROWTH_SHARE * max_peak as f64).max(MIN_GROWTH_BYTES as f64);
     let (verdict, message) = if leak {
         (

@@ -1,5 +1,6 @@
 //! GPU efficiency rules.
 pub mod attention_without_flash;
 pub mod fp32_gemm;
+pub mod host_bound_gaps;
 pub mod launch_bound;
 pub mod low_gpu_utilization;

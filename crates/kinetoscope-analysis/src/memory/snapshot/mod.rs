@@ -205,6 +205,10 @@ pub struct OomReport {
     pub reserved_unused_bytes: u64,
     /// What was live, by site (after `--top`).
     pub top_sites: Vec<Site>,
+    /// Whether nothing but `oom`/`snapshot` entries follow it, so the snapshot's
+    /// `segments` (the `state` above) are the allocator state at this OOM, as when the
+    /// snapshot is dumped by an OOM observer.
+    pub state_is_at_oom: bool,
     /// A one-line reading of the numbers.
     pub verdict: String,
 }
@@ -411,6 +415,19 @@ fn device_view(
                 ));
             }
         }
+        let state_is_at_oom = entries[i + 1..]
+            .iter()
+            .all(|x| matches!(x.action, Action::Oom | Action::Snapshot));
+        if state_is_at_oom {
+            verdict.push_str(&format!(
+                "; the snapshot is the state at this OOM: largest free block {}{}",
+                bytes_text(dev.state.largest_free_block_bytes),
+                dev.state
+                    .fragmentation
+                    .map(|f| format!(", fragmentation {:.1} %", f * 100.0))
+                    .unwrap_or_default()
+            ));
+        }
         let sid = sites.site(snap, e.stack);
         dev.ooms.push(OomReport {
             index: i as u64,
@@ -423,6 +440,7 @@ fn device_view(
             reserved_bytes: reserved,
             reserved_unused_bytes: unused,
             top_sites: top_sites(snap, sites, &live, "oom", None, opts.top).sites,
+            state_is_at_oom,
             verdict,
         });
     }

@@ -3,9 +3,9 @@
 //! The decoder walks a fixed schema, never the value graph at large, so it cannot
 //! recurse without bound or loop on a cyclic pickle. Shared frame lists (the allocator
 //! shares one Python list between every event with the same traceback) are decoded
-//! once per list and interned by content. A budget on decoded elements stops a memo
-//! "billion laughs" (one large list referenced many times) from costing more than the
-//! input's size.
+//! once per list and interned by content. A budget of 4 units per input byte (one per
+//! decoded element, one per dict item scanned) stops a memo "billion laughs" (one large
+//! list or dict referenced many times) from costing more than linear time.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -56,21 +56,29 @@ impl<'p> Decoder<'p> {
     }
 
     fn spend(&mut self, near: &Val, path: &str) -> R<()> {
-        if self.budget == 0 {
+        self.spend_n(near, path, 1)
+    }
+
+    fn spend_n(&mut self, near: &Val, path: &str, n: u64) -> R<()> {
+        if self.budget < n {
             return Err(self.fail(
                 near,
                 path,
-                "more decoded elements than the file has bytes (shared references \
+                "decoding would cost more than 4 units per input byte (shared references \
                  multiplying the data: refused as hostile)",
             ));
         }
-        self.budget -= 1;
+        self.budget -= n;
         Ok(())
     }
 
-    fn dict(&self, v: &'p Val, path: &str) -> R<Items<'p>> {
+    /// A dict's items; each visit spends one unit per item, since key lookups scan them.
+    fn dict(&mut self, v: &'p Val, path: &str) -> R<Items<'p>> {
         match self.p.obj(v) {
-            Some(Obj::Dict(d)) => Ok(d),
+            Some(Obj::Dict(d)) => {
+                self.spend_n(v, path, d.len() as u64)?;
+                Ok(d)
+            }
             _ => Err(self.fail(
                 v,
                 path,
@@ -92,7 +100,8 @@ impl<'p> Decoder<'p> {
 
     fn int(&self, v: &Val, path: &str) -> R<i128> {
         match v {
-            Val::Int(i) => Ok(*i),
+            Val::Int(i) => Ok(*i as i128),
+            Val::UInt(u) => Ok(*u as i128),
             Val::Bool(b) => Ok(*b as i128),
             _ => Err(self.fail(
                 v,
@@ -349,7 +358,7 @@ impl<'p> Decoder<'p> {
             frames.push(Frame {
                 filename: text("filename"),
                 line: match get(d, "line") {
-                    Some(Val::Int(l)) => i64::try_from(*l).unwrap_or(0),
+                    Some(Val::Int(l)) => *l,
                     _ => 0,
                 },
                 name: text("name"),
@@ -428,7 +437,7 @@ impl<'p> Decoder<'p> {
                 _ => String::new(),
             };
             let int = |k: &str| match get(d, k) {
-                Some(Val::Int(i)) => i64::try_from(*i).ok(),
+                Some(Val::Int(i)) => Some(*i),
                 _ => None,
             };
             out.push(ExternalAnnotation {
@@ -496,10 +505,8 @@ fn json_scalar(v: &Val) -> serde_json::Value {
     match v {
         Val::None => J::Null,
         Val::Bool(b) => J::Bool(*b),
-        Val::Int(i) => i64::try_from(*i)
-            .map(J::from)
-            .or_else(|_| u64::try_from(*i).map(J::from))
-            .unwrap_or_else(|_| J::String(i.to_string())),
+        Val::Int(i) => J::from(*i),
+        Val::UInt(u) => J::from(*u),
         Val::BigInt => J::String("<big int>".to_owned()),
         Val::Float(f) => serde_json::Number::from_f64(*f).map_or(J::Null, J::Number),
         Val::Str(s) => J::String(s.to_string()),

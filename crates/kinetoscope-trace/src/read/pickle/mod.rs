@@ -9,9 +9,9 @@
 //! Hostile input is refused in bounded memory and time (see [`limits`]): every length is
 //! checked against the bytes left before anything is allocated; containers live in a flat
 //! arena so nesting depth costs no recursion; the stack, open marks, containers and memo
-//! entries are capped; decoding into the typed model spends a budget of one element per
-//! input byte, so shared references cannot multiply the work. Work is linear in the
-//! input size.
+//! entries are capped; decoding into the typed model spends a budget of 4 units per input
+//! byte (one per element, one per dict item scanned), so shared references cannot
+//! multiply the work. Work is linear in the input size.
 
 mod decode;
 mod vm;
@@ -94,7 +94,10 @@ pub fn read_snapshot(path: &Path) -> TraceResult<Snapshot> {
             format!("larger than {} GiB: refused", limits::MAX_INPUT_BYTES >> 30),
         ));
     }
-    let mut s = snapshot_from_bytes(path, &data)?;
+    let p = parse(path, &data)?;
+    let file_bytes = data.len() as u64;
+    drop(data); // the values own their strings: the raw bytes are no longer needed
+    let mut s = decode_snapshot(path, &p, file_bytes)?;
     s.gzip = gzip;
     Ok(s)
 }
@@ -110,6 +113,11 @@ fn malformed(path: &Path, offset: u64, message: String) -> TraceError {
 
 /// Decode a snapshot held in memory; `path` names it in errors.
 pub fn snapshot_from_bytes(path: &Path, data: &[u8]) -> TraceResult<Snapshot> {
+    let p = parse(path, data)?;
+    decode_snapshot(path, &p, data.len() as u64)
+}
+
+fn parse(path: &Path, data: &[u8]) -> TraceResult<Pickle> {
     let kind = ContentKind::sniff(&data[..data.len().min(64)]);
     if kind != ContentKind::Pickle {
         return Err(malformed(
@@ -121,7 +129,7 @@ pub fn snapshot_from_bytes(path: &Path, data: &[u8]) -> TraceResult<Snapshot> {
             ),
         ));
     }
-    let p = unpickle(data).map_err(|e| {
+    unpickle(data).map_err(|e| {
         let offset = e.offset();
         let full = e.to_string();
         let message = full
@@ -129,15 +137,18 @@ pub fn snapshot_from_bytes(path: &Path, data: &[u8]) -> TraceResult<Snapshot> {
             .unwrap_or(&full)
             .to_owned();
         malformed(path, offset, message)
-    })?;
+    })
+}
+
+fn decode_snapshot(path: &Path, p: &Pickle, file_bytes: u64) -> TraceResult<Snapshot> {
     let root = p.root.as_ref().expect("unpickle returns a root");
-    let mut dec = decode::Decoder::new(&p, data.len() as u64 + 4096);
+    let mut dec = decode::Decoder::new(p, 4 * file_bytes + 4096);
     let d = dec
         .root(root)
         .map_err(|e| malformed(path, e.offset, e.message))?;
     Ok(Snapshot {
         path: path.to_owned(),
-        file_bytes: data.len() as u64,
+        file_bytes,
         gzip: false,
         protocol: p.protocol,
         layout: d.layout,

@@ -19,9 +19,11 @@ pub enum Val {
     None,
     /// `True` / `False`.
     Bool(bool),
-    /// An integer that fits 128 bits.
-    Int(i128),
-    /// An integer wider than 128 bits (kept only as a marker).
+    /// An integer that fits 64 signed bits.
+    Int(i64),
+    /// An integer in [2^63, 2^64) (an address or pointer above `i64::MAX`).
+    UInt(u64),
+    /// An integer outside both (kept only as a marker).
     BigInt,
     /// A float.
     Float(f64),
@@ -93,7 +95,7 @@ impl Pickle {
         match v {
             Val::None => "None",
             Val::Bool(_) => "bool",
-            Val::Int(_) | Val::BigInt => "int",
+            Val::Int(_) | Val::UInt(_) | Val::BigInt => "int",
             Val::Float(_) => "float",
             Val::Str(_) => "str",
             Val::Bytes(_) => "bytes",
@@ -374,14 +376,20 @@ impl<'a> Vm<'a> {
         if n == 0 {
             return self.push(Val::Int(0));
         }
-        if n > 16 {
-            return self.push(Val::BigInt);
+        // Little-endian two's complement.
+        let negative = b[n - 1] & 0x80 != 0;
+        if n <= 8 {
+            let mut a = [if negative { 0xff } else { 0 }; 8];
+            a[..n].copy_from_slice(b);
+            return self.push(Val::Int(i64::from_le_bytes(a)));
         }
-        // Little-endian two's complement, sign-extended to 128 bits.
-        let fill = if b[n - 1] & 0x80 != 0 { 0xff } else { 0 };
-        let mut a = [fill; 16];
-        a[..n].copy_from_slice(b);
-        self.push(Val::Int(i128::from_le_bytes(a)))
+        // Wider: a non-negative value whose extra bytes are zero fits u64.
+        if !negative && b[8..].iter().all(|x| *x == 0) {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[..8]);
+            return self.push(Val::UInt(u64::from_le_bytes(a)));
+        }
+        self.push(Val::BigInt)
     }
 
     fn tuple_of(&mut self, n: usize) -> Result<(), PickleError> {
@@ -441,15 +449,15 @@ impl<'a> Vm<'a> {
                 0x89 => self.push(Val::Bool(false))?,
                 b'J' => {
                     let v = self.u32()? as i32;
-                    self.push(Val::Int(v as i128))?;
+                    self.push(Val::Int(v as i64))?;
                 }
                 b'K' => {
                     let v = self.u8()?;
-                    self.push(Val::Int(v as i128))?;
+                    self.push(Val::Int(v as i64))?;
                 }
                 b'M' => {
                     let v = self.u16()?;
-                    self.push(Val::Int(v as i128))?;
+                    self.push(Val::Int(v as i64))?;
                 }
                 0x8a => {
                     let n = self.u8()? as usize;
@@ -633,5 +641,13 @@ mod tests {
         assert_eq!(unpickle(&p).unwrap().root, Some(Val::Int(0x7fff)));
         let p = [0x80, 2, 0x8a, 1, 0xff, b'.'];
         assert_eq!(unpickle(&p).unwrap().root, Some(Val::Int(-1)));
+        // 2^64 - 1 is written in 9 bytes (a zero sign byte).
+        let p = [
+            0x80, 2, 0x8a, 9, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, b'.',
+        ];
+        assert_eq!(unpickle(&p).unwrap().root, Some(Val::UInt(u64::MAX)));
+        let p = [0x80, 2, 0x8a, 9, 0, 0, 0, 0, 0, 0, 0, 0, 1, b'.'];
+        assert_eq!(unpickle(&p).unwrap().root, Some(Val::BigInt));
+        assert_eq!(std::mem::size_of::<Val>(), 24);
     }
 }
