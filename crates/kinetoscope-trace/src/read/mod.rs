@@ -11,10 +11,15 @@ mod kineto;
 pub mod lexer;
 pub mod pickle;
 mod segment;
+pub mod timeline;
 
 pub use detect::ContentKind;
 pub use inputs::*;
 pub use pickle::{is_snapshot_file, read_snapshot, snapshot_from_bytes};
+pub use timeline::{
+    is_memory_timeline_file, read_memory_timeline, MemoryTimeline, TimelineFormat,
+    TIMELINE_CATEGORIES,
+};
 
 use std::fs::File;
 use std::io::{BufReader, Read};

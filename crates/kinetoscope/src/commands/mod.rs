@@ -12,6 +12,7 @@ mod ops;
 mod overview;
 mod ranks;
 mod report;
+mod sample;
 mod sequences;
 mod summary;
 

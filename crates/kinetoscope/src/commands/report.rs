@@ -3,7 +3,6 @@
 //! trace is reduced to its report on the thread that read it; cross-rank rules run on
 //! the reports afterwards.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -11,15 +10,11 @@ use kinetoscope_advisor::{advise_ranks, advise_trace, Config, Severity};
 use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
 use kinetoscope_report::report::{to_json, to_table, ReportDocument};
 use kinetoscope_report::summary::{InputLayout, ReadFailure};
-use kinetoscope_trace::read::{read_trace_bytes, Input};
+use kinetoscope_trace::read::Input;
 
 use super::common::{map_input, read_options, write_stdout};
+use super::sample::{read_sample, SAMPLE_NAME};
 use crate::args::{FailOn, Format, ReportArgs};
-
-/// The sample trace shipped in the binary (see `assets/SOURCE.md`).
-const SAMPLE: &[u8] = include_bytes!("../../assets/sample_nccl_rank0.json.gz");
-/// The name the sample is shown under.
-const SAMPLE_NAME: &str = "(embedded sample) nccl_rank0.json.gz";
 
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(&args)?;
@@ -27,7 +22,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let mut doc = match &args.path {
         None => {
             let mut doc = ReportDocument::new(SAMPLE_NAME.into(), InputLayout::File);
-            let trace = read_trace_bytes(Path::new(SAMPLE_NAME), SAMPLE, &opts)?;
+            let trace = read_sample(&opts)?;
             doc.traces.push(advise_trace(&trace, &config));
             doc
         }

@@ -5,22 +5,18 @@ use std::process::ExitCode;
 
 use kinetoscope_analysis::summary::summarize;
 use kinetoscope_report::summary::{to_json, to_table, InputLayout, ReadFailure, SummaryDocument};
-use kinetoscope_trace::read::{read_trace_bytes, Input, ReadOptions};
+use kinetoscope_trace::read::{Input, ReadOptions};
 
 use super::common::{map_input, read_options, write_stdout};
+use super::sample::{read_sample, SAMPLE_NAME};
 use crate::args::{Format, SummaryArgs};
-
-/// The sample trace shipped in the binary (see `assets/SOURCE.md`).
-const SAMPLE: &[u8] = include_bytes!("../../assets/sample_nccl_rank0.json.gz");
-/// The name the sample is shown under.
-const SAMPLE_NAME: &str = "(embedded sample) nccl_rank0.json.gz";
 
 pub fn run(args: SummaryArgs) -> anyhow::Result<ExitCode> {
     let opts = read_options(&args.read);
     let doc = match &args.path {
         None => {
             let mut doc = SummaryDocument::new(SAMPLE_NAME.into(), InputLayout::File);
-            let trace = read_trace_bytes(Path::new(SAMPLE_NAME), SAMPLE, &opts)?;
+            let trace = read_sample(&opts)?;
             doc.traces.push(summarize(&trace));
             doc
         }
