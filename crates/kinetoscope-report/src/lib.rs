@@ -1,12 +1,14 @@
 //! Renderers for kinetoscope results. Each takes analysis results (never a file) and
 //! returns text: [`summary`] renders `kinetoscope summary` as a terminal report or as
 //! versioned JSON (documented in `docs/json.md`); [`memory`] renders `kinetoscope memory`
-//! for traces and [`memory_snapshot`] for CUDA memory snapshots;
+//! for traces, [`memory_snapshot`] for CUDA memory snapshots, [`memory_timeline`] for
+//! profiler memory timelines and [`memory_html`] the self-contained HTML chart;
 //! [`ops`] and [`kernels`] render `kinetoscope ops` and `kinetoscope kernels`.
 //! [`overview`] renders `kinetoscope overview`. [`comm`] and [`ranks`] render
 //! `kinetoscope comm` and `kinetoscope ranks`; [`sequences`] `kinetoscope sequences`; [`critical_path`] `kinetoscope critical-path`. [`gpu_time`] renders `kinetoscope temporal`,
 //! `idle`, `launches` and `kernels --by-class`. [`report`] renders `kinetoscope report`
-//! (the advisor's summary and findings).
+//! (the advisor's summary and findings). [`run_folder`] shows each phase's memory
+//! artifacts side by side.
 
 pub mod comm;
 pub mod critical_path;
@@ -14,11 +16,14 @@ pub mod format;
 pub mod gpu_time;
 pub mod kernels;
 pub mod memory;
+pub mod memory_html;
 pub mod memory_snapshot;
+pub mod memory_timeline;
 pub mod ops;
 pub mod overview;
 pub mod ranks;
 pub mod report;
+pub mod run_folder;
 pub mod sequences;
 pub mod summary;
 pub mod tabular;

@@ -44,6 +44,9 @@ pub struct MemoryDocument {
     pub traces: Vec<MemoryView>,
     /// Traces that could not be read.
     pub errors: Vec<ReadFailure>,
+    /// Run folders: each phase's trace peak, snapshot and timeline side by side.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<crate::run_folder::PhaseMemory>,
 }
 
 impl MemoryDocument {
@@ -57,6 +60,7 @@ impl MemoryDocument {
             top: 0,
             traces: Vec::new(),
             errors: Vec::new(),
+            phases: Vec::new(),
         }
     }
 
@@ -345,6 +349,26 @@ fn trace_section(v: &MemoryView, only: Option<MemoryTable>) -> String {
         if let (Some(p), None) = (&d.step_pattern, only) {
             out.push_str(&format!("{} per step: {}\n", d.device, p.message));
         }
+        if let (Some(c), None) = (&d.categories, only) {
+            out.push('\n');
+            out.push_str(&crate::memory_timeline::inferred_section(
+                &d.device,
+                c,
+                v.origin_ns,
+            ));
+        }
+        if let (Some(c), Some(MemoryTable::Curve)) = (&d.categories, only) {
+            out.push('\n');
+            out.push_str(&crate::memory_timeline::series_table(
+                &c.series,
+                v.origin_ns,
+                &format!("{} bytes per inferred category over time", d.device),
+            ));
+        }
+    }
+    if let (Some(c), None) = (&v.timeline_comparison, only) {
+        out.push('\n');
+        out.push_str(&crate::memory_timeline::comparison_section(c, v.origin_ns));
     }
     out
 }
@@ -352,6 +376,10 @@ fn trace_section(v: &MemoryView, only: Option<MemoryTable>) -> String {
 /// Render as a terminal report; `only` shows just one table per device.
 pub fn to_table(doc: &MemoryDocument, only: Option<MemoryTable>) -> String {
     let mut out = String::new();
+    if !doc.phases.is_empty() && only.is_none() {
+        out.push_str(&crate::run_folder::phases_section(&doc.input, &doc.phases));
+        out.push('\n');
+    }
     for (i, v) in doc.traces.iter().enumerate() {
         if i > 0 {
             out.push('\n');

@@ -46,6 +46,9 @@ pub struct SummaryDocument {
     pub traces: Vec<TraceSummary>,
     /// Traces that could not be read.
     pub errors: Vec<ReadFailure>,
+    /// Run folders: what each phase's snapshot and memory timeline say about memory.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<crate::run_folder::PhaseMemory>,
 }
 
 impl SummaryDocument {
@@ -57,6 +60,7 @@ impl SummaryDocument {
             layout,
             traces: Vec::new(),
             errors: Vec::new(),
+            memory: Vec::new(),
         }
     }
 }
@@ -79,10 +83,16 @@ pub fn to_table(doc: &SummaryDocument) -> String {
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
-                let note = if a.kind.is_readable() {
-                    ""
-                } else {
-                    "  (not read yet by this version)"
+                let memory = doc
+                    .memory
+                    .iter()
+                    .flat_map(|p| &p.artifacts)
+                    .find(|m| std::path::Path::new(&m.path) == a.path)
+                    .map(|m| format!("  ({})", m.line()));
+                let note = match memory {
+                    Some(m) => m,
+                    None if a.kind.is_readable() => String::new(),
+                    None => "  (not read yet by this version)".to_owned(),
                 };
                 out.push_str(&format!(
                     "    {:<22} {name}{note}\n",

@@ -258,6 +258,15 @@ pub struct MemoryArgs {
     /// kept, so the peak is never lost).
     #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(10..))]
     pub points: u32,
+    /// PyTorch's memory timeline of the same run (`export_memory_timeline` .json or
+    /// .raw.json.gz), to print its categories next to kinetoscope's inferred ones. By
+    /// default a timeline file in the trace's folder is used.
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<std::path::PathBuf>,
+    /// Also write a self-contained HTML chart (stacked areas by category, the peak
+    /// marked, hover details, zoom) to this file; never an input file.
+    #[arg(long, value_name = "OUT")]
+    pub html: Option<std::path::PathBuf>,
 }
 
 fn parse_device_filter(s: &str) -> Result<kinetoscope_analysis::memory::DeviceFilter, String> {

@@ -13,18 +13,24 @@
 //! - [`op_stats`]: per-operator statistics.
 //! - [`sort`]: sort keys and row limits for the tables.
 //! - [`step_pattern`]: per-step verdict (stable, gradual increase = leak, sudden spike).
+//! - [`categories`]: categories (parameter, gradient, activation, ...) inferred from
+//!   allocation lifetimes relative to forward / backward / optimizer phases.
+//! - [`timeline`]: bytes per category over time; the view of a profiler memory
+//!   timeline file (`export_memory_timeline`).
 //! - [`snapshot`]: the separate view of a CUDA caching-allocator snapshot (pickle).
 //!
 //! Definitions follow the TensorBoard plugin's Memory view (`docs/metrics.md` A.12 of the
 //! shared specs); where that plugin has a quirk kinetoscope does the sound thing instead,
 //! listed in `docs/tb-plugin-differences.md`.
 
+pub mod categories;
 pub mod curve;
 pub mod events;
 pub mod op_stats;
 pub mod snapshot;
 pub mod sort;
 pub mod step_pattern;
+pub mod timeline;
 pub mod trace_source;
 
 use std::collections::BTreeMap;
@@ -252,6 +258,10 @@ pub struct MemoryView {
     pub devices: Vec<DeviceMemory>,
     /// Notes on what could not be computed and why.
     pub notes: Vec<String>,
+    /// PyTorch's memory-timeline categories next to the inferred ones, when a
+    /// timeline of the same run was found or given (`--timeline`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline_comparison: Option<timeline::CategoryComparison>,
 }
 
 /// Everything the view shows for one device.
@@ -284,6 +294,10 @@ pub struct DeviceMemory {
     /// Per-step pattern (stable / gradual increase / sudden spike), with 3+
     /// `ProfilerStep#N` steps ([`step_pattern`]).
     pub step_pattern: Option<step_pattern::StepPattern>,
+    /// Bytes per category over time, inferred from allocation lifetimes
+    /// ([`categories`]); `None` when the records have no addresses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub categories: Option<categories::InferredCategories>,
 }
 
 /// The memory view of a Kineto trace.
@@ -308,6 +322,7 @@ pub fn analyze(path: &str, input: &MemoryInput, opts: &MemoryOptions) -> MemoryV
         out_of_memory_events: input.out_of_memory.values().sum(),
         devices: Vec::new(),
         notes: Vec::new(),
+        timeline_comparison: None,
     };
     if recs.is_empty() {
         view.notes.push(NO_MEMORY_EVENTS.to_owned());
@@ -363,6 +378,10 @@ fn device_memory(
         operators_total: operators.len(),
         operators,
         step_pattern: None,
+        categories: records
+            .iter()
+            .any(|r| r.addr.is_some())
+            .then(|| categories::infer(records, &input.ops, points)),
     }
 }
 

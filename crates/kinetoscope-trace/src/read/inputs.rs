@@ -30,7 +30,10 @@ pub enum ArtifactKind {
 impl ArtifactKind {
     /// Whether this version of kinetoscope reads this kind.
     pub fn is_readable(self) -> bool {
-        matches!(self, Self::Trace)
+        matches!(
+            self,
+            Self::Trace | Self::MemorySnapshot | Self::MemoryTimeline
+        )
     }
 
     /// Classify a file by name; `None` for files kinetoscope ignores.

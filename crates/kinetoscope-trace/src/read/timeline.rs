@@ -142,7 +142,9 @@ pub fn timeline_from_bytes(path: &Path, text: &[u8]) -> TraceResult<MemoryTimeli
         return Err(not_timeline(path, "the top level is not an array"));
     };
     let coalesced = outer.len() == 2
-        && outer[0].as_array().is_some_and(|t| t.iter().all(Value::is_number))
+        && outer[0]
+            .as_array()
+            .is_some_and(|t| t.iter().all(Value::is_number))
         && outer[1]
             .as_array()
             .is_some_and(|s| s.iter().all(Value::is_array));
@@ -163,11 +165,7 @@ fn coalesced_from(path: &Path, outer: &[Value]) -> TraceResult<MemoryTimeline> {
     if times.len() != sizes.len() {
         return Err(not_timeline(
             path,
-            format!(
-                "{} times but {} rows of sizes",
-                times.len(),
-                sizes.len()
-            ),
+            format!("{} times but {} rows of sizes", times.len(), sizes.len()),
         ));
     }
     let mut tl = MemoryTimeline {
@@ -211,13 +209,19 @@ fn raw_from(path: &Path, rows: &[Value]) -> TraceResult<MemoryTimeline> {
     let mut events: Vec<(i64, i64, i64, usize)> = Vec::with_capacity(rows.len());
     let mut preexisting = 0;
     for (k, row) in rows.iter().enumerate() {
-        let r = row
-            .as_array()
-            .filter(|r| r.len() >= 4)
-            .ok_or_else(|| not_timeline(path, format!("row #{k} is not [t, action, bytes, category]")))?;
+        let r = row.as_array().filter(|r| r.len() >= 4).ok_or_else(|| {
+            not_timeline(
+                path,
+                format!("row #{k} is not [t, action, bytes, category]"),
+            )
+        })?;
         let vals: Option<Vec<i64>> = r[..4].iter().map(int).collect();
         let v = vals.ok_or_else(|| not_timeline(path, format!("row #{k} has a non-number")))?;
-        let cat = if (0..8).contains(&v[3]) { v[3] as usize } else { 7 };
+        let cat = if (0..8).contains(&v[3]) {
+            v[3] as usize
+        } else {
+            7
+        };
         if v[0] < 0 {
             preexisting += 1;
         }
@@ -234,7 +238,13 @@ fn raw_from(path: &Path, rows: &[Value]) -> TraceResult<MemoryTimeline> {
     };
     let mut live = [0i64; 8];
     let mut order: Vec<usize> = (0..events.len()).collect();
-    let t_of = |e: &(i64, i64, i64, usize)| if e.0 < 0 { first_real.unwrap_or(0) } else { e.0 };
+    let t_of = |e: &(i64, i64, i64, usize)| {
+        if e.0 < 0 {
+            first_real.unwrap_or(0)
+        } else {
+            e.0
+        }
+    };
     order.sort_by_key(|&i| (t_of(&events[i]), i));
     for i in order {
         let e = &events[i];
@@ -280,7 +290,8 @@ mod tests {
 
     #[test]
     fn reads_coalesced() {
-        let text = br#"[[10, 10, 12], [[0,1,2,3,4,5,6,7,8],[0,1,2,3,4,5,6,7,9],[0,0,0,0,0,0,0,0,1]]]"#;
+        let text =
+            br#"[[10, 10, 12], [[0,1,2,3,4,5,6,7,8],[0,1,2,3,4,5,6,7,9],[0,0,0,0,0,0,0,0,1]]]"#;
         let tl = timeline_from_bytes(Path::new("x"), text).unwrap();
         assert_eq!(tl.format, TimelineFormat::Coalesced);
         assert_eq!(tl.times_ns, vec![10_000, 12_000]);

@@ -30,6 +30,15 @@ pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
         device: args.device,
     };
     let view = analyze_snapshot(&snap, &opts);
+    if let Some(out) = &args.html {
+        let charts = super::memory_html::snapshot_charts(&view);
+        let html = kinetoscope_report::memory_html::render(
+            "kinetoscope memory",
+            &path.display().to_string(),
+            &charts,
+        );
+        super::memory_html::write(out, std::slice::from_ref(path), &html)?;
+    }
     let doc = SnapshotDocument::new(path.display().to_string(), view);
     let text = match args.view.format {
         ViewFormat::Json => to_json(&doc) + "\n",

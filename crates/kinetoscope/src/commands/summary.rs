@@ -38,12 +38,18 @@ pub fn run(args: SummaryArgs) -> anyhow::Result<ExitCode> {
 
 fn summarize_path(path: &Path, opts: &ReadOptions) -> anyhow::Result<SummaryDocument> {
     let (input, results) = map_input(path, opts, summarize)?;
+    let mut memory = Vec::new();
     let layout = match input {
         Input::File(_) => InputLayout::File,
         Input::RankFolder { .. } => InputLayout::RankFolder,
-        Input::RunFolder { phases, .. } => InputLayout::RunFolder { phases },
+        Input::RunFolder { phases, .. } => {
+            // Snapshots and memory timelines; traces are summarised below.
+            memory = super::run_folder::phase_memory(&phases, &Default::default());
+            InputLayout::RunFolder { phases }
+        }
     };
     let mut doc = SummaryDocument::new(path.display().to_string(), layout);
+    doc.memory = memory;
     for r in results {
         match r.result {
             Ok(s) => doc.traces.push(s),
