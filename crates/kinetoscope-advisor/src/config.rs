@@ -45,6 +45,14 @@ pub struct Config {
     pub exposed_communication: ExposedCommunication,
     /// `HostBoundGaps`.
     pub host_bound_gaps: HostBoundGaps,
+    /// `ConvLayoutTransposes`.
+    pub conv_layout: ConvLayout,
+    /// `GemmDimsNotAligned`.
+    pub gemm_alignment: GemmAlignment,
+    /// `LowOccupancy`.
+    pub low_occupancy: LowOccupancy,
+    /// `RankMemoryImbalance`.
+    pub rank_memory: RankMemory,
     /// Peak FLOP/s override, TFLOP/s (`--peak-tflops`); else the table for the detected GPU.
     pub peak_tflops: Option<f64>,
 }
@@ -336,6 +344,109 @@ impl Default for ExposedCommunication {
         Self {
             warning_pct: 5.0,
             min_comm_us: 100.0,
+        }
+    }
+}
+
+/// Layout transposes around convolutions.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConvLayout {
+    /// Flag when layout-transpose kernels take more than this share of the convolutions'
+    /// kernel time, percent (TraceLens conv analyser: `nchwToNhwc…` > 10 %).
+    pub max_transpose_share_pct: f64,
+    /// Warning (else info) when the transposes take at least this share of step time,
+    /// percent (proposal).
+    pub warning_step_share_pct: f64,
+}
+
+impl Default for ConvLayout {
+    fn default() -> Self {
+        Self {
+            max_transpose_share_pct: 10.0,
+            warning_step_share_pct: 1.0,
+        }
+    }
+}
+
+/// GEMM dimensions that are not multiples of the tensor-core granule.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GemmAlignment {
+    /// FP16/BF16 GEMM dimensions should be multiples of this (advisor-rules 3.9, after
+    /// NVIDIA's matmul performance guide: 8; unverified per dtype).
+    pub multiple_16bit: i64,
+    /// FP8 GEMM dimensions should be multiples of this (advisor-rules 3.9: 16).
+    pub multiple_8bit: i64,
+    /// Warning (else info) when the misaligned GEMMs take at least this share of step
+    /// time, percent (proposal, as `Fp32GemmWithoutTensorCores`).
+    pub warning_step_share_pct: f64,
+    /// Share of the misaligned GEMMs' time counted as recoverable by padding, percent
+    /// (proposal: no tool measures it; the gain depends on the cuBLAS version and GPU).
+    pub recoverable_pct: f64,
+}
+
+impl Default for GemmAlignment {
+    fn default() -> Self {
+        Self {
+            multiple_16bit: 8,
+            multiple_8bit: 16,
+            warning_step_share_pct: 1.0,
+            recoverable_pct: 25.0,
+        }
+    }
+}
+
+/// Low achieved occupancy of the dominant kernels.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LowOccupancy {
+    /// A kernel is flagged when its time-weighted `est. achieved occupancy %` is below
+    /// this, percent (proposal: advisor-rules 3.16 names the signal without a threshold;
+    /// torch-tb-profiler shows the number without judging it).
+    pub warning_below_pct: f64,
+    /// The dominant kernels: by name, longest total first, until they cover this share
+    /// of kernel time, percent (proposal).
+    pub dominant_share_pct: f64,
+    /// Warning (else info) when the flagged kernels take at least this share of step
+    /// time, percent (proposal).
+    pub warning_step_share_pct: f64,
+    /// No finding when the flagged kernels take less than this share of step time,
+    /// percent (proposal).
+    pub min_step_share_pct: f64,
+}
+
+impl Default for LowOccupancy {
+    fn default() -> Self {
+        Self {
+            warning_below_pct: 25.0,
+            dominant_share_pct: 80.0,
+            warning_step_share_pct: 5.0,
+            min_step_share_pct: 1.0,
+        }
+    }
+}
+
+/// Peak GPU memory across ranks.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RankMemory {
+    /// Warning skew, (largest − smallest peak) / largest, percent (TraceML: 20 %).
+    pub warning_skew_pct: f64,
+    /// Critical skew (TraceML: 30 %).
+    pub critical_skew_pct: f64,
+    /// Only when the fullest rank's peak reaches this share of device memory, percent
+    /// (TraceML gates on memory pressure; the level is `MemoryPressure`'s warning,
+    /// torch-tb-profiler: 90 %).
+    pub min_pressure_pct: f64,
+}
+
+impl Default for RankMemory {
+    fn default() -> Self {
+        Self {
+            warning_skew_pct: 20.0,
+            critical_skew_pct: 30.0,
+            min_pressure_pct: 90.0,
         }
     }
 }

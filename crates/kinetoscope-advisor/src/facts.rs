@@ -233,6 +233,19 @@ impl<'a> Facts<'a> {
         })
     }
 
+    /// The host runtime or driver call that launched a GPU event (by CUPTI correlation).
+    pub fn launcher_of(&self, gpu_event: usize) -> Option<usize> {
+        let c = self.trace.events.correlation[gpu_event];
+        if c == 0 {
+            return None;
+        }
+        self.trace
+            .correlation_index()
+            .launch
+            .get(&c)
+            .map(|id| id.index())
+    }
+
     /// Name of an event.
     pub fn name(&self, event: usize) -> &str {
         self.trace.name(EventId(event as u32))

@@ -82,12 +82,54 @@ pub struct Finding {
     pub rank: Option<i64>,
 }
 
-/// Order findings: severity (critical first), then impact (largest first), then id.
+/// Order findings by estimated recoverable time (`impact_ms_per_step`, largest first),
+/// then severity (critical first), then id. Findings whose impact is unknown carry 0
+/// (memory findings, whose cost is the risk of running out of memory), so they follow
+/// every finding with a time impact, worst severity first, info last.
 pub fn rank_findings(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
-            .then(b.impact_ms_per_step.total_cmp(&a.impact_ms_per_step))
+        b.impact_ms_per_step
+            .total_cmp(&a.impact_ms_per_step)
+            .then(b.severity.cmp(&a.severity))
             .then(a.id.cmp(b.id))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(id: &'static str, severity: Severity, impact: f64) -> Finding {
+        Finding {
+            id,
+            rule: id,
+            title: String::new(),
+            severity,
+            impact_ms_per_step: impact,
+            impact_pct: 0.0,
+            confidence: Confidence::default(),
+            evidence: Vec::new(),
+            fix: String::new(),
+            details: String::new(),
+            trace: String::new(),
+            rank: None,
+        }
+    }
+
+    #[test]
+    fn ranked_by_impact_then_severity() {
+        let mut v = vec![
+            f("A", Severity::Info, 0.0),
+            f("B", Severity::Critical, 1.0),
+            f("C", Severity::Info, 5.0),
+            f("D", Severity::Warning, 0.0),
+            f("E", Severity::Warning, 5.0),
+            f("F", Severity::Critical, 0.0),
+            f("G", Severity::Warning, 1.0),
+        ];
+        rank_findings(&mut v);
+        let ids: Vec<&str> = v.iter().map(|x| x.id).collect();
+        // Impact first; equal impact by severity; unknown-impact info findings last.
+        assert_eq!(ids, ["E", "C", "B", "G", "F", "D", "A"]);
+    }
 }

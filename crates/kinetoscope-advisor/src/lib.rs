@@ -1,12 +1,12 @@
 //! kinetoscope's performance advisor: rules over the analyses of
 //! [`kinetoscope_analysis`] that turn a PyTorch profiler trace into findings ranked by
-//! severity and estimated recoverable time.
+//! estimated recoverable time per step (severity breaks ties).
 //!
 //! - [`advise_trace`] runs every per-trace rule ([`rules::all`]) and returns a
 //!   [`TraceReport`]: a one-screen [`summary::Summary`], FLOPs and MFU
 //!   ([`flops::FlopsSummary`]) and the [`Finding`]s.
 //! - [`advise_ranks`] runs the rules across the rank traces of one job
-//!   (`StragglerRank`).
+//!   (`StragglerRank`, `RankMemoryImbalance`).
 //! - [`Config`] holds every threshold, each with its source; TOML overrides it.
 //!
 //! ```no_run
@@ -43,7 +43,7 @@ pub struct TraceReport {
     pub summary: summary::Summary,
     /// FLOPs, achieved TFLOP/s and MFU.
     pub flops: flops::FlopsSummary,
-    /// Findings, ranked (critical first, then by impact).
+    /// Findings, ranked (largest impact first, then by severity; see [`rank_findings`]).
     pub findings: Vec<Finding>,
 }
 
@@ -74,6 +74,9 @@ pub fn advise_ranks(
     input: &str,
 ) -> Vec<Finding> {
     let mut f = rules::distributed::straggler_rank::check(reports, ranks, config, input);
+    f.extend(rules::distributed::rank_memory_imbalance::check(
+        reports, config, input,
+    ));
     rank_findings(&mut f);
     f
 }

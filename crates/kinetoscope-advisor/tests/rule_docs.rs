@@ -108,8 +108,9 @@ fn rules_page_is_up_to_date() {
          `UPDATE_RULES_DOC=1 cargo test -p kinetoscope-advisor --test rule_docs`.\n\n\
          `kinetoscope report` runs every rule; thresholds are in \
          `crates/kinetoscope-advisor/src/config.rs` (override with `--config FILE` or \
-         `--set section.key=value`). Findings are ranked by severity, then by estimated \
-         recoverable time per step.\n\n| code | rule |\n|---|---|\n",
+         `--set section.key=value`). Findings are ranked by estimated recoverable \
+         time per step, then by severity; findings whose impact is unknown (0 ms) follow, \
+         info last.\n\n| code | rule |\n|---|---|\n",
     );
     for (code, s) in &rules {
         let name = s.lines().next().unwrap().trim_start_matches("## ");

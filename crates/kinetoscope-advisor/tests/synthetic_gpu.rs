@@ -121,8 +121,16 @@ fn memory_and_allocator_rules() {
     let mut c = Config::default();
     c.gating.min_steps_critical = 4;
     let r = report(&c);
-    assert_eq!(r.findings[0].id, "ME002");
-    assert_eq!(r.findings[0].severity, Severity::Critical);
+    let p = r.findings.iter().position(|f| f.id == "ME002").unwrap();
+    assert_eq!(r.findings[p].severity, Severity::Critical);
+    // Ranked by recoverable time: memory pressure has no time impact (its cost is the
+    // risk of running out of memory), so it follows the findings with one, and leads
+    // the other unknown-impact findings by severity.
+    assert_eq!(r.findings[0].id, "GP001");
+    assert!(r.findings[..p].iter().all(|f| f.impact_ms_per_step > 0.0));
+    assert!(r.findings[p + 1..]
+        .iter()
+        .all(|f| f.impact_ms_per_step == 0.0));
 }
 
 #[test]

@@ -555,7 +555,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             bench.threads,
         )?);
     }
+    let mut view_rows = Vec::new();
+    for view in &cli.compare_views {
+        let vb = Bench {
+            kinetoscope: &kinetoscope,
+            command: view.split_whitespace().map(String::from).collect(),
+            threads: cli.threads,
+            runs: cli.runs,
+        };
+        view_rows.push(vb.time(
+            format!("{view} {}", name(&plain)),
+            &plain,
+            plain_len,
+            cli.threads,
+        )?);
+    }
     let mut serde_row = None;
+    // Last: the in-process baseline grows this process, and a child spawned afterwards
+    // could report that in its peak RSS.
     if cli.compare_serde {
         rows.push(bench.time(format!("{} -j 1", name(&plain)), &plain, plain_len, Some(1))?);
         let _ = writeln!(
@@ -574,22 +591,6 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             },
             events,
         ));
-    }
-
-    let mut view_rows = Vec::new();
-    for view in &cli.compare_views {
-        let vb = Bench {
-            kinetoscope: &kinetoscope,
-            command: view.split_whitespace().map(String::from).collect(),
-            threads: cli.threads,
-            runs: cli.runs,
-        };
-        view_rows.push(vb.time(
-            format!("{view} {}", name(&plain)),
-            &plain,
-            plain_len,
-            cli.threads,
-        )?);
     }
 
     // (4) the table.

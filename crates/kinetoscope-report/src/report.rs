@@ -3,7 +3,7 @@
 //!
 //! Terminal: per trace, steps and step time, breakdown, host-side phases, GPU metrics,
 //! memory peaks against device memory and FLOPs/MFU, then the findings in rank order
-//! (severity, then estimated recoverable time), each with impact, confidence, evidence,
+//! (estimated recoverable time, then severity), each with impact, confidence, evidence,
 //! fix and the threshold's source. Cross-rank findings (stragglers) follow the traces.
 
 use std::fmt::Write;
@@ -239,7 +239,7 @@ fn trace_section(out: &mut String, t: &TraceReport) {
     }
     let _ = writeln!(
         out,
-        "Findings ({}), by severity then estimated recoverable time:",
+        "Findings ({}), by estimated recoverable time then severity:",
         t.findings.len()
     );
     for (i, f) in t.findings.iter().enumerate() {

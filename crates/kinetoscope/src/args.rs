@@ -33,8 +33,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The advisor: a one-screen summary (steps, breakdown, GPU metrics, memory peak vs
-    /// device memory, FLOPs and MFU) followed by findings ranked by severity and
-    /// estimated recoverable time, each with impact, confidence, evidence and a fix.
+    /// device memory, FLOPs and MFU) followed by findings ranked by estimated
+    /// recoverable time and severity, each with impact, confidence, evidence and a fix.
     /// What `kinetoscope PATH` runs.
     ///
     /// Exit codes: 0, or 1 with --fail-on when a finding reaches that severity, 2 on

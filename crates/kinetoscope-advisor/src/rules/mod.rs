@@ -9,12 +9,12 @@
 //! | `sync` | SY001 `HostDeviceSync` |
 //! | `optimizer` | OP001 `UnfusedOptimizer`, OP002 `SlowOptimizerStep` |
 //! | `memory` | ME001 `MemoryLeak`, ME002 `MemoryPressure`, ME003 `MemoryUnderused`, ME004 `ReservedOverhang`, ME005 `AllocatorChurn`, ME006 `MemorySpike` |
-//! | `gpu` | GP001 `LowGpuUtilization`, GP002 `LaunchBound`, GP003 `Fp32GemmWithoutTensorCores`, GP004 `AttentionWithoutFlash`, GP005 `HostBoundGaps` |
+//! | `gpu` | GP001 `LowGpuUtilization`, GP002 `LaunchBound`, GP003 `Fp32GemmWithoutTensorCores`, GP004 `AttentionWithoutFlash`, GP005 `HostBoundGaps`, GP006 `ConvLayoutTransposes`, GP007 `GemmDimsNotAligned`, GP008 `LowOccupancy` |
 //! | `transfer` | TR001 `PageableMemcpy`, TR002 `ExcessiveTransfers` |
 //! | `steps` | ST001 `StepTimeVariance`, ST002 `WarmupInProfile` |
 //! | `comm` | CM001 `ExposedCommunication` |
 //! | `profiler` | PF001 `ProfilerOverhead` |
-//! | `distributed` | DI001 `StragglerRank` (across rank traces), DI002 `DataParallelInsteadOfDdp` |
+//! | `distributed` | DI001 `StragglerRank` (across rank traces), DI002 `DataParallelInsteadOfDdp`, DI003 `NonNcclBackend`, DI004 `RankMemoryImbalance` (across rank traces) |
 
 pub mod comm;
 pub mod distributed;
@@ -74,6 +74,9 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &gpu::host_bound_gaps::HostBoundGaps,
         &gpu::fp32_gemm::Fp32GemmWithoutTensorCores,
         &gpu::attention_without_flash::AttentionWithoutFlash,
+        &gpu::conv_layout::ConvLayoutTransposes,
+        &gpu::gemm_alignment::GemmDimsNotAligned,
+        &gpu::low_occupancy::LowOccupancy,
         &transfer::pageable_memcpy::PageableMemcpy,
         &transfer::excessive_transfers::ExcessiveTransfers,
         &comm::exposed_communication::ExposedCommunication,
@@ -81,6 +84,7 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &steps::warmup_in_profile::WarmupInProfile,
         &profiler::profiler_overhead::ProfilerOverhead,
         &distributed::data_parallel::DataParallelInsteadOfDdp,
+        &distributed::non_nccl_backend::NonNcclBackend,
     ]
 }
 
@@ -88,6 +92,7 @@ pub fn all() -> Vec<&'static dyn Rule> {
 pub fn catalogue() -> Vec<&'static RuleMeta> {
     let mut v: Vec<&'static RuleMeta> = all().iter().map(|r| r.meta()).collect();
     v.push(&distributed::straggler_rank::META);
+    v.push(&distributed::rank_memory_imbalance::META);
     v
 }
 

@@ -193,9 +193,22 @@ pub struct TraceOverview {
 /// Compute the overview of one trace.
 pub fn overview(trace: &Trace) -> TraceOverview {
     let classes = classify::Classes::new(trace);
-    let plan = step_ranges::plan_steps(trace, &classes);
-    let sets = breakdown::role_sets(trace, &classes);
-    let parts = breakdown::breakdown(&sets, &plan.steps);
+    // Independent passes run on two threads: reading used both cores, and these passes
+    // are most of what `overview` adds to it.
+    let (plan, sets) = std::thread::scope(|s| {
+        let sets = s.spawn(|| breakdown::role_sets(trace, &classes));
+        let plan = step_ranges::plan_steps(trace, &classes);
+        (plan, sets.join().expect("role sets"))
+    });
+    let window = match (plan.steps.first(), plan.steps.last()) {
+        (Some(a), Some(b)) => Some((a.start, b.end)),
+        _ => None,
+    };
+    let (parts, gpus) = std::thread::scope(|s| {
+        let gpus = s.spawn(|| gpu_metrics::gpu_metrics(trace, &classes, window));
+        let parts = breakdown::breakdown(&sets, &plan.steps);
+        (parts, gpus.join().expect("gpu metrics"))
+    });
     let steps: Vec<StepBreakdown> = plan
         .steps
         .iter()
@@ -211,11 +224,6 @@ pub fn overview(trace: &Trace) -> TraceOverview {
             breakdown_us: p.map(|v| v as f64 / 1e3),
         })
         .collect();
-    let window = match (plan.steps.first(), plan.steps.last()) {
-        (Some(a), Some(b)) => Some((a.start, b.end)),
-        _ => None,
-    };
-    let gpus = gpu_metrics::gpu_metrics(trace, &classes, window);
 
     let file_name = trace
         .path

@@ -172,7 +172,7 @@ impl Rule for Fp32GemmWithoutTensorCores {
 }
 
 /// A kernel name cut to 80 characters.
-fn shorten(name: &str) -> String {
+pub(crate) fn shorten(name: &str) -> String {
     if name.chars().count() > 80 {
         let s: String = name.chars().take(77).collect();
         format!("{s}...")

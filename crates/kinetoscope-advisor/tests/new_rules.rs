@@ -1,0 +1,420 @@
+//! GP006 `ConvLayoutTransposes`, GP007 `GemmDimsNotAligned`, GP008 `LowOccupancy` and
+//! DI003 `NonNcclBackend` on small inline traces whose numbers are known by
+//! construction: four 10 ms steps on an H100.
+
+mod common;
+
+use common::{TraceBuilder, H100};
+use kinetoscope_advisor::{advise_ranks, Config, Finding, Severity, TraceReport};
+
+const STEP_US: u64 = 10_000;
+
+fn steps(b: &mut TraceBuilder, mut each: impl FnMut(&mut TraceBuilder, u64)) {
+    for n in 0..4u64 {
+        let t = 1_000_000 + n * STEP_US;
+        b.step(n, t, STEP_US);
+        each(b, t);
+    }
+}
+
+fn find<'a>(r: &'a TraceReport, id: &str) -> Option<&'a Finding> {
+    r.findings.iter().find(|f| f.id == id)
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-6
+}
+
+/// Per step: a conv2d → cudnn_convolution launching nchwToNhwc (`pre` µs), the
+/// convolution (2000 µs) and nhwcToNchw (`post` µs); plus a transpose kernel under a
+/// non-convolution operator (1000 µs) that must not count.
+fn conv_trace(pre: u64, post: u64) -> TraceBuilder {
+    let mut b = TraceBuilder::new();
+    steps(&mut b, |b, t| {
+        b.op("aten::conv2d", t + 100, 500, "");
+        let ext = b.op("aten::cudnn_convolution", t + 110, 400, "");
+        let mut k = t + 1000;
+        if pre > 0 {
+            b.kernel(
+                ext,
+                t + 120,
+                "void nchwToNhwcKernel<float, float, float, true, false>",
+                k,
+                pre,
+                "",
+            );
+            k += pre;
+        }
+        b.kernel(
+            ext,
+            t + 130,
+            "sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc",
+            k,
+            2000,
+            "",
+        );
+        k += 2000;
+        if post > 0 {
+            b.kernel(
+                ext,
+                t + 140,
+                "void nhwcToNchwKernel<float, float, float, true, false>",
+                k,
+                post,
+                "",
+            );
+            k += post;
+        }
+        let tr = b.op("aten::copy_", t + 600, 100, "");
+        b.kernel(
+            tr,
+            t + 610,
+            "void at::native::transpose_kernel<float>",
+            k + 100,
+            1000,
+            "",
+        );
+    });
+    b
+}
+
+#[test]
+fn gp006_conv_layout_transposes() {
+    let r = conv_trace(300, 300).report(&[H100], &Config::default());
+    let f = find(&r, "GP006").unwrap_or_else(|| panic!("{:?}", r.findings));
+    // 600 of 2600 µs of convolution kernels are transposes: 23 % > 10 %; 6 % of the step.
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(close(f.impact_ms_per_step, 0.6), "{}", f.impact_ms_per_step);
+    assert!(f.title.contains("23 %"), "{}", f.title);
+    assert_eq!(f.confidence.steps, 4);
+    assert!(f.evidence[0].contains("2.600 ms"), "{:?}", f.evidence);
+    assert!(f.evidence.iter().any(|e| e.contains("nchwToNhwcKernel")));
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.contains("aten::cudnn_convolution")));
+    // The transpose under aten::copy_ is not a convolution's.
+    assert!(f.evidence.iter().all(|e| !e.contains("transpose_kernel")));
+    assert!(f.fix.contains("channels_last"));
+    // Channels-last: no transposes, no finding; 100 of 2100 µs (4.8 %) is under 10 %.
+    let r = conv_trace(0, 0).report(&[H100], &Config::default());
+    assert!(find(&r, "GP006").is_none());
+    let r = conv_trace(100, 0).report(&[H100], &Config::default());
+    assert!(find(&r, "GP006").is_none());
+    // The threshold comes from the config.
+    let c = Config::from_toml("", &["conv_layout.max_transpose_share_pct=30".into()]).unwrap();
+    assert!(find(&conv_trace(300, 300).report(&[H100], &c), "GP006").is_none());
+}
+
+/// Per step: a BF16 linear (vocabulary 50257) over its addmm, 2 ms of kernel; an
+/// aligned BF16 mm, 1 ms; a misaligned FP32 mm, 1 ms (GP003's business, not GP007's).
+fn gemm_trace() -> TraceBuilder {
+    let mut b = TraceBuilder::new();
+    let bf16 = r#""c10::BFloat16""#;
+    steps(&mut b, |b, t| {
+        b.op(
+            "aten::linear",
+            t + 100,
+            300,
+            &format!(r#""Input Dims":[[8,512,1000],[50257,1000],[50257]],"Input type":[{bf16},{bf16},{bf16}]"#),
+        );
+        let ext = b.op(
+            "aten::addmm",
+            t + 110,
+            200,
+            &format!(r#""Input Dims":[[50257],[4096,1000],[1000,50257]],"Input type":[{bf16},{bf16},{bf16}]"#),
+        );
+        b.kernel(
+            ext,
+            t + 120,
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+            t + 1000,
+            2000,
+            "",
+        );
+        let ext = b.op(
+            "aten::mm",
+            t + 500,
+            100,
+            &format!(r#""Input Dims":[[64,4096],[4096,4096]],"Input type":[{bf16},{bf16}]"#),
+        );
+        b.kernel(
+            ext,
+            t + 510,
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+            t + 3100,
+            1000,
+            "",
+        );
+        let ext = b.op(
+            "aten::mm",
+            t + 700,
+            100,
+            r#""Input Dims":[[63,4095],[4095,17]],"Input type":["float","float"]"#,
+        );
+        b.kernel(ext, t + 710, "ampere_sgemm_128x64_nn", t + 4200, 1000, "");
+    });
+    b
+}
+
+#[test]
+fn gp007_gemm_dims_not_aligned() {
+    let r = gemm_trace().report(&[H100], &Config::default());
+    let f = find(&r, "GP007").unwrap_or_else(|| panic!("{:?}", r.findings));
+    // Only the linear (counted once, over its addmm): 2 ms of 10 ms per step.
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.title.contains("20.0 %"), "{}", f.title);
+    assert!(f.evidence[0].contains("2.000 ms") && f.evidence[0].contains("1 GEMM shape"));
+    assert!(
+        f.evidence[1].contains("aten::linear BF16 M=4096 N=50257 K=1000")
+            && f.evidence[1].contains("N=50257 not a multiple of 8")
+            && !f.evidence[1].contains("K=1000 not"),
+        "{:?}",
+        f.evidence
+    );
+    // Impact: 25 % of the misaligned time (proposal), configurable.
+    assert!(close(f.impact_ms_per_step, 0.5), "{}", f.impact_ms_per_step);
+    let c = Config::from_toml("[gemm_alignment]\nrecoverable_pct = 50.0\n", &[]).unwrap();
+    let f2 = gemm_trace().report(&[H100], &c);
+    assert!(close(find(&f2, "GP007").unwrap().impact_ms_per_step, 1.0));
+    // With a multiple of 1 nothing is misaligned.
+    let c = Config::from_toml("", &["gemm_alignment.multiple_16bit=1".into()]).unwrap();
+    assert!(find(&gemm_trace().report(&[H100], &c), "GP007").is_none());
+}
+
+/// Per step: a tensor-core GEMM (4 ms, occupancy 10 %, `gemm_bpsm` blocks per SM: judged
+/// on blocks per SM only), an elementwise kernel (3 ms, occupancy `occ` %, 0.5 blocks per
+/// SM), a reduction (0.3 ms, occupancy 5 %, outside the dominant 80 %) and an NCCL
+/// kernel (5 ms, 3 %, not judged).
+fn occupancy_trace_with(occ: u32, gemm_bpsm: f64) -> TraceBuilder {
+    let mut b = TraceBuilder::new();
+    steps(&mut b, |b, t| {
+        let ext = b.op("aten::mm", t + 100, 50, "");
+        b.kernel(
+            ext,
+            t + 110,
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+            t + 500,
+            4000,
+            &format!(r#""blocks per SM":{gemm_bpsm},"est. achieved occupancy %":10"#),
+        );
+        let ext = b.op("aten::add", t + 200, 50, "");
+        b.kernel(
+            ext,
+            t + 210,
+            "void at::native::vectorized_elementwise_kernel<4, AddFunctor>",
+            t + 4600,
+            3000,
+            &format!(
+                r#""grid":[66,1,1],"block":[128,1,1],"registers per thread":32,"shared memory":0,"blocks per SM":0.5,"est. achieved occupancy %":{occ}"#
+            ),
+        );
+        let ext = b.op("aten::sum", t + 300, 50, "");
+        b.kernel(
+            ext,
+            t + 310,
+            "void at::native::reduce_kernel<512, 1>",
+            t + 7700,
+            300,
+            r#""est. achieved occupancy %":5"#,
+        );
+        let ext = b.op("nccl:all_reduce", t + 400, 50, "");
+        b.kernel(
+            ext,
+            t + 410,
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+            t + 500,
+            5000,
+            r#""est. achieved occupancy %":3"#,
+        );
+    });
+    b
+}
+
+fn occupancy_trace(occ: u32) -> TraceBuilder {
+    occupancy_trace_with(occ, 1.0)
+}
+
+#[test]
+fn gp008_low_occupancy() {
+    let r = occupancy_trace(12).report(&[H100], &Config::default());
+    let f = find(&r, "GP008").unwrap_or_else(|| panic!("{:?}", r.findings));
+    // Only the elementwise kernel: 3 ms of 10 ms per step at 12 %.
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.title.contains("12 %") && f.title.contains("30.0 %"),
+        "{}",
+        f.title
+    );
+    assert!(
+        f.evidence[0].starts_with("1 of the 2 kernel(s)"),
+        "{:?}",
+        f.evidence
+    );
+    assert!(
+        f.evidence[1].contains("vectorized_elementwise_kernel")
+            && f.evidence[1].contains("0.50 blocks per SM (grid smaller than the SM count)")
+            && f.evidence[1].contains("block 128×1×1, 32 registers/thread"),
+        "{:?}",
+        f.evidence
+    );
+    assert!(f
+        .evidence
+        .iter()
+        .all(|e| !e.contains("reduce_kernel") && !e.contains("nccl")));
+    assert!(f.fix.contains("split-K"));
+    // Impact: 3 ms × (1 − 12 / 25).
+    assert!(
+        close(f.impact_ms_per_step, 3.0 * (1.0 - 12.0 / 25.0)),
+        "{}",
+        f.impact_ms_per_step
+    );
+    // At 50 % occupancy, or with a 10 % threshold, nothing is flagged.
+    assert!(find(
+        &occupancy_trace(50).report(&[H100], &Config::default()),
+        "GP008"
+    )
+    .is_none());
+    let c = Config::from_toml("[low_occupancy]\nwarning_below_pct = 10.0\n", &[]).unwrap();
+    assert!(find(&occupancy_trace(12).report(&[H100], &c), "GP008").is_none());
+    // A tensor-core GEMM on half the SMs is flagged for its grid, not its occupancy:
+    // impact 4 ms × (1 − 0.5) + 3 ms × (1 − 12 / 25); occupancy (10·4 + 12·3) / 7.
+    let r = occupancy_trace_with(12, 0.5).report(&[H100], &Config::default());
+    let f = find(&r, "GP008").unwrap();
+    assert!(
+        f.evidence[0].starts_with("2 of the 2 kernel(s)"),
+        "{:?}",
+        f.evidence
+    );
+    assert!(
+        f.evidence[1].contains("sm90_xmma_gemm") && f.evidence[1].contains("0.50 blocks per SM")
+    );
+    assert!(
+        f.title.contains("11 %") && f.title.contains("70.0 %"),
+        "{}",
+        f.title
+    );
+    assert!(
+        close(f.impact_ms_per_step, 2.0 + 3.0 * (1.0 - 12.0 / 25.0)),
+        "{}",
+        f.impact_ms_per_step
+    );
+}
+
+fn gloo_trace(backend: &str, world: i64) -> TraceBuilder {
+    let mut b = TraceBuilder::new();
+    b.top.push(format!(
+        r#""distributedInfo":{{"backend":"{backend}","rank":0,"world_size":{world}}}"#
+    ));
+    steps(&mut b, |b, t| {
+        let ext = b.op("aten::mm", t + 100, 50, "");
+        b.kernel(ext, t + 110, "ampere_sgemm_128x64_nn", t + 200, 5000, "");
+        b.op("gloo:all_reduce", t + 6000, 1000, "");
+    });
+    b
+}
+
+#[test]
+fn di003_non_nccl_backend() {
+    let r = gloo_trace("gloo", 2).report(&[H100], &Config::default());
+    let f = find(&r, "DI003").unwrap_or_else(|| panic!("{:?}", r.findings));
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.title.contains("gloo"));
+    assert!(close(f.impact_ms_per_step, 1.0), "{}", f.impact_ms_per_step);
+    assert!(f.evidence[0].contains("world size 2") && f.evidence[1].contains("gloo:*"));
+    assert!(f.fix.contains("backend=\"nccl\""));
+    assert!(find(
+        &gloo_trace("nccl", 2).report(&[H100], &Config::default()),
+        "DI003"
+    )
+    .is_none());
+    assert!(find(
+        &gloo_trace("gloo", 1).report(&[H100], &Config::default()),
+        "DI003"
+    )
+    .is_none());
+    // No GPU in deviceProperties: gloo is the right backend.
+    assert!(find(
+        &gloo_trace("gloo", 2).report(&[], &Config::default()),
+        "DI003"
+    )
+    .is_none());
+}
+
+/// The new ranking on a real mix: largest recoverable time first, whatever the
+/// severity.
+#[test]
+fn findings_are_ranked_by_recoverable_time() {
+    let r = occupancy_trace(12).report(&[H100], &Config::default());
+    assert!(r.findings.len() >= 2, "{:?}", r.findings);
+    for w in r.findings.windows(2) {
+        assert!(
+            w[0].impact_ms_per_step > w[1].impact_ms_per_step
+                || (w[0].impact_ms_per_step == w[1].impact_ms_per_step
+                    && w[0].severity >= w[1].severity),
+            "{:?}",
+            r.findings
+                .iter()
+                .map(|f| (f.id, f.severity, f.impact_ms_per_step))
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+/// One rank's trace: a 5 ms GEMM per step and a `[memory]` record at `gib` GiB
+/// allocated on an 80 GiB H100.
+fn rank_report(rank: i64, gib: u64) -> TraceReport {
+    let mut b = TraceBuilder::new();
+    b.top.push(format!(
+        r#""distributedInfo":{{"backend":"nccl","rank":{rank},"world_size":2}}"#
+    ));
+    steps(&mut b, |b, t| {
+        let ext = b.op("aten::mm", t + 100, 50, "");
+        b.kernel(
+            ext,
+            t + 110,
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+            t + 200,
+            5000,
+            "",
+        );
+        b.memory(t + 120, gib << 30, gib << 30);
+    });
+    b.report(&[H100], &Config::default())
+}
+
+#[test]
+fn di004_rank_memory_imbalance() {
+    let reports = [rank_report(0, 76), rank_report(1, 50)];
+    let f = advise_ranks(&reports, None, &Config::default(), "job");
+    let f = f
+        .iter()
+        .find(|f| f.id == "DI004")
+        .unwrap_or_else(|| panic!("{f:?}"));
+    // (76 − 50) / 76 = 34 % ≥ 30 %: critical, gated to a warning with 4 steps; rank 0
+    // is at 95 % of its 80 GiB.
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.details.contains("gating.min_steps_critical"),
+        "{}",
+        f.details
+    );
+    assert_eq!(f.rank, Some(0));
+    assert!(f.title.contains("34 %"), "{}", f.title);
+    assert_eq!(f.confidence.ranks, 2);
+    assert_eq!(f.impact_ms_per_step, 0.0);
+    assert!(f.evidence[1].contains("rank 0: peak allocated 76.00 GiB (95.0 %"));
+    // Small skew, or no memory pressure: nothing.
+    let none = |a, b| {
+        advise_ranks(
+            &[rank_report(0, a), rank_report(1, b)],
+            None,
+            &Config::default(),
+            "job",
+        )
+        .iter()
+        .all(|f| f.id != "DI004")
+    };
+    assert!(none(76, 70));
+    assert!(none(40, 20));
+}
