@@ -25,6 +25,7 @@ pub mod ops;
 pub mod overview;
 pub mod ranks;
 pub mod sequences;
+mod sort_key;
 pub mod stats;
 pub mod steps;
 pub mod summary;

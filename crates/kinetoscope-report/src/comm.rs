@@ -3,41 +3,13 @@
 //! field of [`TraceComm`] (`docs/json.md`).
 
 use kinetoscope_analysis::comm::{OverlapDefinition, TraceComm};
-use serde::Serialize;
 
+use crate::document::Document;
 use crate::format::bytes;
-use crate::summary::{InputLayout, ReadFailure};
 use crate::tabular::{Tabular, Value};
-use crate::SCHEMA_VERSION;
 
-/// Everything `kinetoscope comm` shows for one input path.
-#[derive(Clone, Debug, Serialize)]
-pub struct CommDocument {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// The path given.
-    pub input: String,
-    /// Its layout.
-    #[serde(flatten)]
-    pub layout: InputLayout,
-    /// One report per trace read, in file order.
-    pub traces: Vec<TraceComm>,
-    /// Traces that could not be read.
-    pub errors: Vec<ReadFailure>,
-}
-
-impl CommDocument {
-    /// An empty document for `input`.
-    pub fn new(input: String, layout: InputLayout) -> Self {
-        Self {
-            schema_version: SCHEMA_VERSION,
-            input,
-            layout,
-            traces: Vec::new(),
-            errors: Vec::new(),
-        }
-    }
-}
+/// Everything `kinetoscope comm` shows for one input path: one [`TraceComm`] per trace read, in file order.
+pub type CommDocument = Document<TraceComm>;
 
 /// Render as pretty JSON.
 pub fn to_json(doc: &CommDocument) -> String {

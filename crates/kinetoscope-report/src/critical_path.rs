@@ -3,40 +3,12 @@
 //! every trace; JSON every field of [`CriticalPath`] (`docs/json.md`).
 
 use kinetoscope_analysis::critical_path::CriticalPath;
-use serde::Serialize;
 
-use crate::summary::{InputLayout, ReadFailure};
+use crate::document::Document;
 use crate::tabular::{Tabular, Value};
-use crate::SCHEMA_VERSION;
 
-/// Everything `kinetoscope critical-path` shows for one input path.
-#[derive(Clone, Debug, Serialize)]
-pub struct CriticalPathDocument {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// The path given.
-    pub input: String,
-    /// Its layout.
-    #[serde(flatten)]
-    pub layout: InputLayout,
-    /// One result per trace read, in file order.
-    pub traces: Vec<CriticalPath>,
-    /// Traces that could not be read.
-    pub errors: Vec<ReadFailure>,
-}
-
-impl CriticalPathDocument {
-    /// An empty document for `input`.
-    pub fn new(input: String, layout: InputLayout) -> Self {
-        Self {
-            schema_version: SCHEMA_VERSION,
-            input,
-            layout,
-            traces: Vec::new(),
-            errors: Vec::new(),
-        }
-    }
-}
+/// Everything `kinetoscope critical-path` shows for one input path: one [`CriticalPath`] per trace read, in file order.
+pub type CriticalPathDocument = Document<CriticalPath>;
 
 /// Render as pretty JSON.
 pub fn to_json(doc: &CriticalPathDocument) -> String {

@@ -10,7 +10,7 @@ use kinetoscope_analysis::gpu_time::temporal::Temporal;
 use kinetoscope_analysis::gpu_time::{Compat, Window};
 use serde::Serialize;
 
-use crate::summary::{InputLayout, ReadFailure};
+use crate::document::{InputLayout, ReadFailure};
 use crate::tabular::{Tabular, Value};
 use crate::SCHEMA_VERSION;
 

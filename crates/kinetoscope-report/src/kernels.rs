@@ -6,50 +6,14 @@
 //! first), times in µs. JSON: [`KernelsDocument`], times in ns.
 
 use kinetoscope_analysis::kernels::{KernelGroupBy, KernelRow, KernelsTable};
-use serde::Serialize;
 
+use crate::document::{Document, TableOptions};
 use crate::ops::clip;
-use crate::summary::{InputLayout, ReadFailure};
 use crate::tabular::{Tabular, Value};
-use crate::SCHEMA_VERSION;
 
-/// Everything `kinetoscope kernels` shows for one input path.
-#[derive(Clone, Debug, Serialize)]
-pub struct KernelsDocument {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// The path given.
-    pub input: String,
-    /// Its layout.
-    #[serde(flatten)]
-    pub layout: InputLayout,
-    /// Grouping of the rows.
-    pub group_by: KernelGroupBy,
-    /// Sort key (`total`, ...).
-    pub sort: String,
-    /// Rows kept per trace (0 = all).
-    pub top: usize,
-    /// One table per trace read, in file-name order.
-    pub traces: Vec<KernelsTable>,
-    /// Traces that could not be read.
-    pub errors: Vec<ReadFailure>,
-}
-
-impl KernelsDocument {
-    /// An empty document for `input`.
-    pub fn new(input: String, layout: InputLayout, group_by: KernelGroupBy) -> Self {
-        Self {
-            schema_version: SCHEMA_VERSION,
-            input,
-            layout,
-            group_by,
-            sort: String::new(),
-            top: 0,
-            traces: Vec::new(),
-            errors: Vec::new(),
-        }
-    }
-}
+/// Everything `kinetoscope kernels` shows for one input path: the grouping, sort key and
+/// row limit, then one [`KernelsTable`] per trace read, in file-name order.
+pub type KernelsDocument = Document<KernelsTable, TableOptions<KernelGroupBy>>;
 
 /// Render as pretty JSON.
 pub fn to_json(doc: &KernelsDocument) -> String {
@@ -163,7 +127,7 @@ fn push_stats(row: &mut Vec<Value>, r: &KernelRow, decimals: usize) {
 
 /// Render all traces as one CSV table (times in µs).
 pub fn to_csv(doc: &KernelsDocument) -> String {
-    let props = doc.group_by == KernelGroupBy::Properties;
+    let props = doc.options.group_by == KernelGroupBy::Properties;
     let mut headers = vec!["path", "rank", "name"];
     if props {
         headers.extend([

@@ -8,10 +8,11 @@
 //! `kinetoscope comm` and `kinetoscope ranks`; [`sequences`] `kinetoscope sequences`; [`critical_path`] `kinetoscope critical-path`. [`gpu_time`] renders `kinetoscope temporal`,
 //! `idle`, `launches` and `kernels --by-class`. [`report`] renders `kinetoscope report`
 //! (the advisor's summary and findings). [`run_folder`] shows each phase's memory
-//! artifacts side by side.
+//! artifacts side by side. [`document`] is the JSON envelope the view documents share.
 
 pub mod comm;
 pub mod critical_path;
+pub mod document;
 pub mod format;
 pub mod gpu_time;
 pub mod kernels;

@@ -10,10 +10,9 @@ use kinetoscope_analysis::memory::{
 };
 use serde::Serialize;
 
+use crate::document::{Document, InputLayout};
 use crate::format::{count, duration};
-use crate::summary::{InputLayout, ReadFailure};
 use crate::tabular::{Tabular, Value};
-use crate::SCHEMA_VERSION;
 
 /// Which table to write as CSV (or alone on the terminal).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,24 +25,22 @@ pub enum MemoryTable {
     Operators,
 }
 
-/// Everything `kinetoscope memory` shows for one input path.
-#[derive(Clone, Debug, Serialize)]
-pub struct MemoryDocument {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// The path given.
-    pub input: String,
-    /// Its layout.
-    #[serde(flatten)]
-    pub layout: InputLayout,
+/// The table options of `kinetoscope memory`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MemoryTableOptions {
     /// The sort key applied to the tables (`None`: the defaults).
     pub sort: Option<String>,
     /// Rows kept per table (0 = all).
     pub top: usize,
-    /// One memory view per trace read.
-    pub traces: Vec<MemoryView>,
-    /// Traces that could not be read.
-    pub errors: Vec<ReadFailure>,
+}
+
+/// Everything `kinetoscope memory` shows for one input path: the shared [`Document`]
+/// (options, then one [`MemoryView`] per trace read) and, for run folders, the phases.
+#[derive(Clone, Debug, Serialize)]
+pub struct MemoryDocument {
+    /// Schema version, input, layout, options, traces and errors.
+    #[serde(flatten)]
+    pub doc: Document<MemoryView, MemoryTableOptions>,
     /// Run folders: each phase's trace peak, snapshot and timeline side by side.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<crate::run_folder::PhaseMemory>,
@@ -53,19 +50,22 @@ impl MemoryDocument {
     /// A document for `input`.
     pub fn new(input: String, layout: InputLayout) -> Self {
         Self {
-            schema_version: SCHEMA_VERSION,
-            input,
-            layout,
-            sort: None,
-            top: 0,
-            traces: Vec::new(),
-            errors: Vec::new(),
+            doc: Document::new(input, layout),
             phases: Vec::new(),
         }
     }
+}
 
-    fn multi(&self) -> bool {
-        !matches!(self.layout, InputLayout::File)
+impl std::ops::Deref for MemoryDocument {
+    type Target = Document<MemoryView, MemoryTableOptions>;
+    fn deref(&self) -> &Self::Target {
+        &self.doc
+    }
+}
+
+impl std::ops::DerefMut for MemoryDocument {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.doc
     }
 }
 

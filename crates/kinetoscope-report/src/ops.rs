@@ -6,49 +6,13 @@
 //! ns.
 
 use kinetoscope_analysis::ops::{OpGroupBy, OpRow, OpsTable};
-use serde::Serialize;
 
-use crate::summary::{InputLayout, ReadFailure};
+use crate::document::{Document, TableOptions};
 use crate::tabular::{Tabular, Value};
-use crate::SCHEMA_VERSION;
 
-/// Everything `kinetoscope ops` shows for one input path.
-#[derive(Clone, Debug, Serialize)]
-pub struct OpsDocument {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// The path given.
-    pub input: String,
-    /// Its layout.
-    #[serde(flatten)]
-    pub layout: InputLayout,
-    /// Grouping of the rows.
-    pub group_by: OpGroupBy,
-    /// Sort key (`device_self`, ...).
-    pub sort: String,
-    /// Rows kept per trace (0 = all).
-    pub top: usize,
-    /// One table per trace read, in file-name order.
-    pub traces: Vec<OpsTable>,
-    /// Traces that could not be read.
-    pub errors: Vec<ReadFailure>,
-}
-
-impl OpsDocument {
-    /// An empty document for `input`.
-    pub fn new(input: String, layout: InputLayout, group_by: OpGroupBy) -> Self {
-        Self {
-            schema_version: SCHEMA_VERSION,
-            input,
-            layout,
-            group_by,
-            sort: String::new(),
-            top: 0,
-            traces: Vec::new(),
-            errors: Vec::new(),
-        }
-    }
-}
+/// Everything `kinetoscope ops` shows for one input path: the grouping, sort key and
+/// row limit, then one [`OpsTable`] per trace read, in file-name order.
+pub type OpsDocument = Document<OpsTable, TableOptions<OpGroupBy>>;
 
 /// Render as pretty JSON.
 pub fn to_json(doc: &OpsDocument) -> String {
@@ -161,7 +125,7 @@ fn group_label(g: OpGroupBy) -> &'static str {
 /// Render all traces as one CSV table (times in µs).
 pub fn to_csv(doc: &OpsDocument) -> String {
     let mut headers = vec!["path", "rank", "name"];
-    headers.extend(group_column(doc.group_by));
+    headers.extend(group_column(doc.options.group_by));
     headers.extend([
         "calls",
         "device_self_us",
@@ -181,7 +145,7 @@ pub fn to_csv(doc: &OpsDocument) -> String {
                 t.rank.map_or(Value::Empty, Value::from),
                 r.name.as_str().into(),
             ];
-            if group_column(doc.group_by).is_some() {
+            if group_column(doc.options.group_by).is_some() {
                 row.push(group_text(r).map_or(Value::Empty, Value::from));
             }
             row.extend([

@@ -10,41 +10,13 @@ use std::cmp::Reverse;
 use std::str::FromStr;
 
 use kinetoscope_analysis::overview::{Parts, StepBreakdown, TraceOverview};
-use serde::Serialize;
 
+use crate::document::Document;
 use crate::format::bytes;
-use crate::summary::{InputLayout, ReadFailure};
 use crate::tabular::{Tabular, Value};
-use crate::SCHEMA_VERSION;
 
-/// Everything `kinetoscope overview` shows for one input path.
-#[derive(Clone, Debug, Serialize)]
-pub struct OverviewDocument {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// The path given.
-    pub input: String,
-    /// Its layout.
-    #[serde(flatten)]
-    pub layout: InputLayout,
-    /// One overview per trace read, in file order.
-    pub traces: Vec<TraceOverview>,
-    /// Traces that could not be read.
-    pub errors: Vec<ReadFailure>,
-}
-
-impl OverviewDocument {
-    /// An empty document for `input`.
-    pub fn new(input: String, layout: InputLayout) -> Self {
-        Self {
-            schema_version: SCHEMA_VERSION,
-            input,
-            layout,
-            traces: Vec::new(),
-            errors: Vec::new(),
-        }
-    }
-}
+/// Everything `kinetoscope overview` shows for one input path: one [`TraceOverview`] per trace read, in file order.
+pub type OverviewDocument = Document<TraceOverview>;
 
 /// Order of the step rows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -263,6 +235,7 @@ fn device_table(tr: &TraceOverview) -> Tabular {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::document::InputLayout;
 
     #[test]
     fn sort_keys() {

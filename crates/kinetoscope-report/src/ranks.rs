@@ -7,7 +7,7 @@ use kinetoscope_analysis::overview::Parts;
 use kinetoscope_analysis::ranks::RanksReport;
 use serde::Serialize;
 
-use crate::summary::ReadFailure;
+use crate::document::ReadFailure;
 use crate::tabular::{Tabular, Value};
 use crate::SCHEMA_VERSION;
 

@@ -11,8 +11,8 @@ use std::fmt::Write;
 use kinetoscope_advisor::{Finding, Severity, TraceReport};
 use serde::Serialize;
 
+use crate::document::{InputLayout, ReadFailure};
 use crate::format::{bytes, duration};
-use crate::summary::{InputLayout, ReadFailure};
 use crate::SCHEMA_VERSION;
 
 /// Everything `kinetoscope report` shows for one input path.

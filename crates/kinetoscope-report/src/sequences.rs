@@ -3,40 +3,12 @@
 //! [`TraceSequences`] (`docs/json.md`).
 
 use kinetoscope_analysis::sequences::{SequenceScope, TraceSequences};
-use serde::Serialize;
 
-use crate::summary::{InputLayout, ReadFailure};
+use crate::document::Document;
 use crate::tabular::{Tabular, Value};
-use crate::SCHEMA_VERSION;
 
-/// Everything `kinetoscope sequences` shows for one input path.
-#[derive(Clone, Debug, Serialize)]
-pub struct SequencesDocument {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// The path given.
-    pub input: String,
-    /// Its layout.
-    #[serde(flatten)]
-    pub layout: InputLayout,
-    /// One result per trace read, in file order.
-    pub traces: Vec<TraceSequences>,
-    /// Traces that could not be read.
-    pub errors: Vec<ReadFailure>,
-}
-
-impl SequencesDocument {
-    /// An empty document for `input`.
-    pub fn new(input: String, layout: InputLayout) -> Self {
-        Self {
-            schema_version: SCHEMA_VERSION,
-            input,
-            layout,
-            traces: Vec::new(),
-            errors: Vec::new(),
-        }
-    }
-}
+/// Everything `kinetoscope sequences` shows for one input path: one [`TraceSequences`] per trace read, in file order.
+pub type SequencesDocument = Document<TraceSequences>;
 
 /// Render as pretty JSON.
 pub fn to_json(doc: &SequencesDocument) -> String {
@@ -154,11 +126,9 @@ pub fn to_table(doc: &SequencesDocument) -> String {
             tr.path, tr.kernels, tr.kernel_time_us
         ));
         let one = SequencesDocument {
-            schema_version: doc.schema_version,
-            input: doc.input.clone(),
-            layout: doc.layout.clone(),
             traces: vec![tr.clone()],
             errors: Vec::new(),
+            ..doc.clone()
         };
         if tr.sequences.is_empty() {
             out.push_str("  no repeated kernel sequence\n");

@@ -2,50 +2,20 @@
 
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, CellAlignment, Table};
 use kinetoscope_analysis::summary::TraceSummary;
-use kinetoscope_trace::read::RunPhase;
 use serde::Serialize;
 
+use crate::document::Document;
 use crate::format::{bytes, count, duration};
-use crate::SCHEMA_VERSION;
 
-/// How the input path was laid out.
-#[derive(Clone, Debug, Serialize)]
-#[serde(tag = "layout", rename_all = "snake_case")]
-pub enum InputLayout {
-    /// One file.
-    File,
-    /// A folder of rank (or worker) trace files.
-    RankFolder,
-    /// A run folder of phase files, in stage order.
-    RunFolder {
-        /// The phases and their files.
-        phases: Vec<RunPhase>,
-    },
-}
+pub use crate::document::{InputLayout, ReadFailure};
 
-/// A trace that could not be read.
-#[derive(Clone, Debug, Serialize)]
-pub struct ReadFailure {
-    /// The file.
-    pub path: String,
-    /// The error, with its location.
-    pub error: String,
-}
-
-/// Everything `kinetoscope summary` shows for one input path.
+/// Everything `kinetoscope summary` shows for one input path: the shared [`Document`]
+/// (one [`TraceSummary`] per trace read) and, for run folders, each phase's memory.
 #[derive(Clone, Debug, Serialize)]
 pub struct SummaryDocument {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// The path given.
-    pub input: String,
-    /// Its layout.
+    /// Schema version, input, layout, traces and errors.
     #[serde(flatten)]
-    pub layout: InputLayout,
-    /// One summary per trace read.
-    pub traces: Vec<TraceSummary>,
-    /// Traces that could not be read.
-    pub errors: Vec<ReadFailure>,
+    pub doc: Document<TraceSummary>,
     /// Run folders: what each phase's snapshot and memory timeline say about memory.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub memory: Vec<crate::run_folder::PhaseMemory>,
@@ -55,13 +25,22 @@ impl SummaryDocument {
     /// A document for `input`.
     pub fn new(input: String, layout: InputLayout) -> Self {
         Self {
-            schema_version: SCHEMA_VERSION,
-            input,
-            layout,
-            traces: Vec::new(),
-            errors: Vec::new(),
+            doc: Document::new(input, layout),
             memory: Vec::new(),
         }
+    }
+}
+
+impl std::ops::Deref for SummaryDocument {
+    type Target = Document<TraceSummary>;
+    fn deref(&self) -> &Self::Target {
+        &self.doc
+    }
+}
+
+impl std::ops::DerefMut for SummaryDocument {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.doc
     }
 }
 

@@ -1,7 +1,10 @@
 //! End-to-end tests of `kinetoscope memory`: formats, tables, messages and exit codes.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use common::kinetoscope;
 
 /// The reader's fixtures (`crates/kinetoscope-trace/tests/fixtures`).
 fn fixtures() -> PathBuf {
@@ -10,27 +13,6 @@ fn fixtures() -> PathBuf {
 
 /// A CPU trace recorded with `profile_memory=True` (PyTorch 2.9.1, 216 `[memory]` events).
 const CPU_TRACE: &str = "torch-2.9.1_tb_w0.1795239753636344596.pt.trace.json.gz";
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn kinetoscope(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
-        .args(args)
-        .current_dir(dir)
-        .env("COLUMNS", "100")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run kinetoscope");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
-}
 
 #[test]
 fn terminal_report() {

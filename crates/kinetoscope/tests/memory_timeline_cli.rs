@@ -1,34 +1,16 @@
 //! End-to-end tests of `kinetoscope memory` on profiler memory timelines, the inferred
 //! categories of a trace, the comparison with PyTorch's timeline, and `--html` refusals.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use common::{kinetoscope, Run};
 
 /// `crates/kinetoscope-trace/tests/fixtures/memory_timelines` (see its SOURCE.md).
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../kinetoscope-trace/tests/fixtures/memory_timelines")
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn kinetoscope(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
-        .args(args)
-        .current_dir(dir)
-        .env("COLUMNS", "100")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run kinetoscope");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
 }
 
 fn json(run: &Run) -> serde_json::Value {

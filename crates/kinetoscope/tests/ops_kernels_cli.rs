@@ -2,8 +2,11 @@
 //! messages and exit codes. The numbers themselves are checked against the TensorBoard
 //! plugin in `crates/kinetoscope-analysis/tests/ops_kernels.rs`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use common::kinetoscope;
 
 /// The reader's fixtures (`crates/kinetoscope-trace/tests/fixtures`).
 fn fixtures() -> PathBuf {
@@ -12,27 +15,6 @@ fn fixtures() -> PathBuf {
 
 /// ResNet-50 on a V100, PyTorch 1.9 era (the plugin's `resnet50_num_workers_0` span 1).
 const RESNET: &str = "worker0.1623143089861.pt.trace.json.gz";
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn kinetoscope(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
-        .args(args)
-        .current_dir(dir)
-        .env("COLUMNS", "100")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run kinetoscope");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
-}
 
 fn json(args: &[&str]) -> serde_json::Value {
     let run = kinetoscope(&fixtures(), args);

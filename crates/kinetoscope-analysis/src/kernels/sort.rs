@@ -46,16 +46,12 @@ impl KernelSortKey {
 
     /// Parse a command-line spelling (`total`, `blocks-per-sm`, ...).
     pub fn parse(text: &str) -> Option<Self> {
-        let t = text.trim().to_ascii_lowercase().replace('-', "_");
-        Self::ALL.iter().find(|(n, _)| *n == t).map(|&(_, k)| k)
+        crate::sort_key::parse(&Self::ALL, text)
     }
 
     /// The command-line spelling.
     pub fn as_str(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, k)| *k == self)
-            .map_or("total", |(n, _)| n)
+        crate::sort_key::spelling(&Self::ALL, self, "total")
     }
 }
 

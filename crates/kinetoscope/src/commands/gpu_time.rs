@@ -11,11 +11,9 @@ use kinetoscope_analysis::gpu_time::launches::{launch_stats, LaunchOptions};
 use kinetoscope_analysis::gpu_time::temporal::temporal as temporal_of;
 use kinetoscope_analysis::gpu_time::{filter_all, Compat, PerRank};
 use kinetoscope_report::gpu_time::{self as render, GpuTimeDocument, TemporalRow};
-use kinetoscope_report::summary::{InputLayout, ReadFailure};
-use kinetoscope_trace::read::Input;
 use kinetoscope_trace::Trace;
 
-use super::common::{map_input, read_options, write_stdout};
+use super::common::{eprint_errors, finish, layout_of, map_input, read_options, split_results};
 use crate::args::{GpuTimeArgs, IdleArgs, LaunchesArgs, ViewArgs, ViewFormat};
 
 /// The three renderers of one document type (table, CSV, JSON).
@@ -47,11 +45,6 @@ pub(super) fn run_doc<T: Send, R>(
     let (input, results) = map_input(&view.path, &read_options(&view.read), |trace| {
         PerRank::compute(trace, compat, |filter| f(trace, compat, filter))
     })?;
-    let layout = match input {
-        Input::File(_) => InputLayout::File,
-        Input::RankFolder { .. } => InputLayout::RankFolder,
-        Input::RunFolder { phases, .. } => InputLayout::RunFolder { phases },
-    };
     let filter = compat == Compat::Hta
         && filter_all(
             results
@@ -59,35 +52,23 @@ pub(super) fn run_doc<T: Send, R>(
                 .filter_map(|r| r.result.as_ref().ok())
                 .map(|p| &p.step_names),
         );
-    let mut doc = GpuTimeDocument::new(analysis, view.path.display().to_string(), layout, compat);
+    let mut doc = GpuTimeDocument::new(
+        analysis,
+        view.path.display().to_string(),
+        layout_of(input),
+        compat,
+    );
     doc.step_filter = filter;
-    for r in results {
-        match r.result {
-            Ok(p) => doc.traces.push(row(p.pick(filter))),
-            Err(error) => doc.errors.push(ReadFailure {
-                path: r.path.display().to_string(),
-                error,
-            }),
-        }
-    }
+    doc.errors = split_results(results, |_, p| doc.traces.push(row(p.pick(filter))));
     let text = match view.format {
         ViewFormat::Table => (renderers.table)(&doc),
         ViewFormat::Json => (renderers.json)(&doc) + "\n",
         ViewFormat::Csv => {
-            for e in &doc.errors {
-                eprintln!("error: {}", e.error);
-            }
+            eprint_errors(&doc.errors);
             (renderers.csv)(&doc)
         }
     };
-    write_stdout(&text)?;
-    if let Some(failure) = doc.errors.first() {
-        if doc.traces.is_empty() {
-            anyhow::bail!("{}", failure.error);
-        }
-        return Ok(ExitCode::from(2));
-    }
-    Ok(ExitCode::SUCCESS)
+    finish(&text, doc.traces.len(), &doc.errors)
 }
 
 fn ns(us: f64) -> i64 {

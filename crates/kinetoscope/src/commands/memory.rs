@@ -11,12 +11,12 @@ use std::path::PathBuf;
 
 use kinetoscope_analysis::memory::timeline::attach_comparison;
 use kinetoscope_analysis::memory::{analyze_trace, sort, MemoryOptions, SortKey};
+use kinetoscope_report::document::InputLayout;
 use kinetoscope_report::memory::{to_csv, to_json, to_table, MemoryDocument, MemoryTable};
 use kinetoscope_report::memory_html::{render, HtmlChart};
-use kinetoscope_report::summary::{InputLayout, ReadFailure};
-use kinetoscope_trace::read::{is_memory_timeline_file, ArtifactKind, Input, ReadOptions};
+use kinetoscope_trace::read::{is_memory_timeline_file, ArtifactKind, ReadOptions};
 
-use super::common::{map_input, read_options, write_stdout};
+use super::common::{finish_document, layout_of, map_input, read_options, split_results};
 use crate::args::{MemoryArgs, MemoryTableArg, ViewFormat};
 
 pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
@@ -43,8 +43,8 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
     if let Some(out) = &args.html {
         write_html(&doc, &args, out)?;
     }
-    doc.sort = sort_key.map(|k| k.to_string());
-    doc.top = args.view.top;
+    doc.options.sort = sort_key.map(|k| k.to_string());
+    doc.options.top = args.view.top;
     for v in &mut doc.traces {
         sort::sort_and_limit(v, sort_key, args.view.top);
     }
@@ -63,14 +63,7 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
             to_csv(&doc, table.unwrap_or(MemoryTable::Operators))
         }
     };
-    write_stdout(&text)?;
-    if let Some(failure) = doc.errors.first() {
-        if doc.traces.is_empty() {
-            anyhow::bail!("{}", failure.error);
-        }
-        return Ok(ExitCode::from(2));
-    }
-    Ok(ExitCode::SUCCESS)
+    finish_document(&text, &doc)
 }
 
 /// The memory views of every trace in `path` (a file or a rank folder).
@@ -80,30 +73,17 @@ fn view_traces(
     opts: &MemoryOptions,
 ) -> anyhow::Result<MemoryDocument> {
     let (input, results) = map_input(path, read, |t| analyze_trace(t, opts))?;
-    let layout = match input {
-        Input::File(_) => InputLayout::File,
-        Input::RankFolder { .. } => InputLayout::RankFolder,
-        Input::RunFolder { phases, .. } => InputLayout::RunFolder { phases },
-    };
-    let mut doc = MemoryDocument::new(path.display().to_string(), layout);
+    let mut doc = MemoryDocument::new(path.display().to_string(), layout_of(input));
     let mut peaks = std::collections::HashMap::new();
-    for r in results {
-        match r.result {
-            Ok(v) => {
-                let peak = v
-                    .devices
-                    .iter()
-                    .filter_map(|d| Some((d.peak_allocated.as_ref()?.bytes, d.device.clone())))
-                    .max_by_key(|(b, _)| *b);
-                peaks.insert(r.path.clone(), peak);
-                doc.traces.push(v);
-            }
-            Err(error) => doc.errors.push(ReadFailure {
-                path: r.path.display().to_string(),
-                error,
-            }),
-        }
-    }
+    doc.doc.errors = split_results(results, |path, v| {
+        let peak = v
+            .devices
+            .iter()
+            .filter_map(|d| Some((d.peak_allocated.as_ref()?.bytes, d.device.clone())))
+            .max_by_key(|(b, _)| *b);
+        peaks.insert(path, peak);
+        doc.doc.traces.push(v);
+    });
     if let InputLayout::RunFolder { phases } = &doc.layout {
         doc.phases = super::run_folder::phase_memory(phases, &peaks);
     }

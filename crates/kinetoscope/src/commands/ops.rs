@@ -4,26 +4,21 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
 use kinetoscope_analysis::ops::{analyze_ops, OpGroupBy, OpSortKey};
-use kinetoscope_report::ops::{to_csv, to_json, to_table, OpsDocument};
-use kinetoscope_report::summary::{InputLayout, ReadFailure};
-use kinetoscope_trace::read::Input;
+use kinetoscope_report::document::TableOptions;
+use kinetoscope_report::ops::{to_csv, to_json, to_table};
 
-use super::common::{map_input, read_options, write_stdout};
+use super::common::{eprint_errors, finish_document, read_document, read_options, sort_key};
 use crate::args::{OpsArgs, OpsGroupBy, ViewFormat};
 
 pub fn run(args: OpsArgs) -> anyhow::Result<ExitCode> {
     let view = &args.view;
-    let sort = match view.sort.as_deref() {
-        None => OpSortKey::default(),
-        Some(s) => OpSortKey::parse(s)
-            .ok_or_else(|| {
-                let keys: Vec<&str> = OpSortKey::ALL.iter().map(|(n, _)| *n).collect();
-                anyhow::anyhow!("unknown key `{s}`; valid keys: {}", keys.join(", "))
-            })
-            .context("--sort")?,
-    };
+    let sort = sort_key(
+        view.sort.as_deref(),
+        OpSortKey::default(),
+        OpSortKey::parse,
+        &OpSortKey::ALL,
+    )?;
     let group_by = match args.group_by {
         OpsGroupBy::Name => OpGroupBy::Name,
         OpsGroupBy::Shape => OpGroupBy::Shape,
@@ -31,45 +26,24 @@ pub fn run(args: OpsArgs) -> anyhow::Result<ExitCode> {
         OpsGroupBy::Module => OpGroupBy::Module,
     };
     let top = view.top;
-    let (input, results) = map_input(&view.path, &read_options(&view.read), |trace| {
+    let options = TableOptions {
+        group_by,
+        sort: sort.as_str().to_owned(),
+        top,
+    };
+    let doc = read_document(&view.path, &read_options(&view.read), options, |trace| {
         let mut table = analyze_ops(trace, group_by);
         table.sort_by(sort);
         table.truncate(top);
         table
     })?;
-    let layout = match input {
-        Input::File(_) => InputLayout::File,
-        Input::RankFolder { .. } => InputLayout::RankFolder,
-        Input::RunFolder { phases, .. } => InputLayout::RunFolder { phases },
-    };
-    let mut doc = OpsDocument::new(view.path.display().to_string(), layout, group_by);
-    doc.sort = sort.as_str().to_owned();
-    doc.top = top;
-    for r in results {
-        match r.result {
-            Ok(t) => doc.traces.push(t),
-            Err(error) => doc.errors.push(ReadFailure {
-                path: r.path.display().to_string(),
-                error,
-            }),
-        }
-    }
     let text = match view.format {
         ViewFormat::Table => to_table(&doc),
         ViewFormat::Json => to_json(&doc) + "\n",
         ViewFormat::Csv => {
-            for e in &doc.errors {
-                eprintln!("error: {}", e.error);
-            }
+            eprint_errors(&doc.errors);
             to_csv(&doc)
         }
     };
-    write_stdout(&text)?;
-    if let Some(failure) = doc.errors.first() {
-        if doc.traces.is_empty() {
-            anyhow::bail!("{}", failure.error);
-        }
-        return Ok(ExitCode::from(2));
-    }
-    Ok(ExitCode::SUCCESS)
+    finish_document(&text, &doc)
 }

@@ -8,11 +8,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use kinetoscope_advisor::{advise_ranks, advise_trace, Config, Severity};
 use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
+use kinetoscope_report::document::InputLayout;
 use kinetoscope_report::report::{to_json, to_table, ReportDocument};
-use kinetoscope_report::summary::{InputLayout, ReadFailure};
-use kinetoscope_trace::read::Input;
 
-use super::common::{map_input, read_options, write_stdout};
+use super::common::{
+    ensure_any_read, layout_of, map_input, read_options, split_results, write_stdout,
+};
 use super::sample::{read_sample, SAMPLE_NAME};
 use crate::args::{FailOn, Format, ReportArgs};
 
@@ -30,25 +31,12 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             let (input, results) = map_input(path, &opts, |t| {
                 (advise_trace(t, &config), RankSummary::from_trace(t))
             })?;
-            let layout = match input {
-                Input::File(_) => InputLayout::File,
-                Input::RankFolder { .. } => InputLayout::RankFolder,
-                Input::RunFolder { phases, .. } => InputLayout::RunFolder { phases },
-            };
-            let mut doc = ReportDocument::new(path.display().to_string(), layout);
+            let mut doc = ReportDocument::new(path.display().to_string(), layout_of(input));
             let mut summaries = Vec::new();
-            for r in results {
-                match r.result {
-                    Ok((t, s)) => {
-                        doc.traces.push(t);
-                        summaries.push(s);
-                    }
-                    Err(error) => doc.errors.push(ReadFailure {
-                        path: r.path.display().to_string(),
-                        error,
-                    }),
-                }
-            }
+            doc.errors = split_results(results, |_, (t, s)| {
+                doc.traces.push(t);
+                summaries.push(s);
+            });
             if matches!(doc.layout, InputLayout::RankFolder) && summaries.len() >= 2 {
                 let ranks = compare_ranks(summaries, RanksOptions::default());
                 doc.cross_rank_findings =
@@ -57,9 +45,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
             doc
         }
     };
-    if let (Some(failure), true) = (doc.errors.first(), doc.traces.is_empty()) {
-        anyhow::bail!("{}", failure.error);
-    }
+    ensure_any_read(doc.traces.len(), &doc.errors)?;
     doc.collect_findings();
     let text = match args.format {
         Format::Table => to_table(&doc),

@@ -4,10 +4,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use kinetoscope_analysis::summary::summarize;
-use kinetoscope_report::summary::{to_json, to_table, InputLayout, ReadFailure, SummaryDocument};
+use kinetoscope_report::summary::{to_json, to_table, InputLayout, SummaryDocument};
 use kinetoscope_trace::read::{Input, ReadOptions};
 
-use super::common::{map_input, read_options, write_stdout};
+use super::common::{
+    ensure_any_read, finish_document, layout_of, map_input, read_options, split_results,
+};
 use super::sample::{read_sample, SAMPLE_NAME};
 use crate::args::{Format, SummaryArgs};
 
@@ -22,42 +24,25 @@ pub fn run(args: SummaryArgs) -> anyhow::Result<ExitCode> {
         }
         Some(path) => summarize_path(path, &opts)?,
     };
-    if let (Some(failure), true) = (doc.errors.first(), doc.traces.is_empty()) {
-        anyhow::bail!("{}", failure.error);
-    }
+    ensure_any_read(doc.traces.len(), &doc.errors)?;
     let text = match args.format {
         Format::Table => to_table(&doc),
         Format::Json => to_json(&doc) + "\n",
     };
-    write_stdout(&text)?;
-    if !doc.errors.is_empty() {
-        return Ok(ExitCode::from(2));
-    }
-    Ok(ExitCode::SUCCESS)
+    finish_document(&text, &doc)
 }
 
 fn summarize_path(path: &Path, opts: &ReadOptions) -> anyhow::Result<SummaryDocument> {
     let (input, results) = map_input(path, opts, summarize)?;
-    let mut memory = Vec::new();
-    let layout = match input {
-        Input::File(_) => InputLayout::File,
-        Input::RankFolder { .. } => InputLayout::RankFolder,
+    // Run folders: snapshots and memory timelines; the trace summaries are collected below.
+    let memory = match &input {
         Input::RunFolder { phases, .. } => {
-            // Snapshots and memory timelines; traces are summarised below.
-            memory = super::run_folder::phase_memory(&phases, &Default::default());
-            InputLayout::RunFolder { phases }
+            super::run_folder::phase_memory(phases, &Default::default())
         }
+        _ => Vec::new(),
     };
-    let mut doc = SummaryDocument::new(path.display().to_string(), layout);
+    let mut doc = SummaryDocument::new(path.display().to_string(), layout_of(input));
     doc.memory = memory;
-    for r in results {
-        match r.result {
-            Ok(s) => doc.traces.push(s),
-            Err(error) => doc.errors.push(ReadFailure {
-                path: r.path.display().to_string(),
-                error,
-            }),
-        }
-    }
+    doc.doc.errors = split_results(results, |_, s| doc.doc.traces.push(s));
     Ok(doc)
 }
