@@ -95,12 +95,97 @@ pub struct ArgsScratch {
     pub python_id: Option<i64>,
     pub python_parent_id: Option<i64>,
     pub python_module_id: Option<i64>,
+    /// Which groups of fields were set ([`ArgsScratch::reset`] clears only those).
+    pub touched: u8,
     /// Metadata value (`name`, `labels` or `sort_index` of an `M` event).
     pub meta_text: Option<StrSpan>,
     /// Feature flags seen in args.
     pub saw_profiler_event_index: bool,
     pub saw_ev_idx: bool,
     pub saw_record_function_id: bool,
+}
+
+const KERNEL: u8 = 1;
+const OP: u8 = 2;
+const MEMORY: u8 = 4;
+const COLLECTIVE: u8 = 8;
+const PYTHON: u8 = 16;
+
+impl ArgsScratch {
+    /// Clear for the next event. Only the groups an event touched are cleared, so the
+    /// per-event cost does not grow with the number of arguments kinetoscope knows.
+    pub fn reset(&mut self) {
+        let t = std::mem::take(&mut self.touched);
+        self.external_id = None;
+        self.correlation = None;
+        self.bytes = None;
+        self.meta_text = None;
+        self.saw_profiler_event_index = false;
+        self.saw_ev_idx = false;
+        self.saw_record_function_id = false;
+        if t & KERNEL != 0 {
+            self.device = None;
+            self.stream = None;
+            self.grid = None;
+            self.block = None;
+            self.registers = None;
+            self.shared_memory = None;
+            self.blocks_per_sm = None;
+            self.warps_per_sm = None;
+            self.occupancy = None;
+        }
+        if t & OP != 0 {
+            self.input_dims = None;
+            self.input_types = None;
+            self.input_strides = None;
+            self.concrete_inputs = None;
+            self.call_stack = None;
+            self.module_hierarchy = None;
+            self.sequence_number = None;
+            self.fwd_thread_id = None;
+        }
+        if t & MEMORY != 0 {
+            self.addr = None;
+            self.total_allocated = None;
+            self.total_reserved = None;
+            self.device_type = None;
+            self.device_id = None;
+        }
+        if t & COLLECTIVE != 0 {
+            self.collective_name = None;
+            self.dtype = None;
+            self.in_msg_nelems = None;
+            self.out_msg_nelems = None;
+            self.group_size = None;
+            self.pg_name = None;
+            self.pg_desc = None;
+            self.pg_ranks = None;
+            self.seq = None;
+        }
+        if t & PYTHON != 0 {
+            self.python_id = None;
+            self.python_parent_id = None;
+            self.python_module_id = None;
+        }
+    }
+}
+
+impl RawEvent {
+    /// Clear for the next element, keeping nothing from the last one.
+    pub fn reset(&mut self) {
+        self.ph = 0;
+        self.cat = None;
+        self.name = None;
+        self.pid = IdValue::None;
+        self.tid = IdValue::None;
+        self.ts_ns = None;
+        self.ts_fraction = false;
+        self.dur_ns = 0;
+        self.id = None;
+        self.defects = ElementDefects::default();
+        self.string_id = false;
+        self.args.reset();
+    }
 }
 
 /// Parse one element starting at `{`. On success the lexer is just past the closing `}`.
@@ -376,47 +461,143 @@ fn parse_args(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
         match kb {
             b"External id" | b"external id" => a.external_id = int_arg(lx, &mut bare)?,
             b"correlation" => a.correlation = int_arg(lx, &mut bare)?,
-            b"device" | b"toDevice" => a.device = int_arg(lx, &mut bare)?,
-            b"stream" => a.stream = int_arg(lx, &mut bare)?,
-            b"grid" => a.grid = dim3_arg(lx, &mut bare)?,
-            b"block" => a.block = dim3_arg(lx, &mut bare)?,
-            b"registers per thread" => {
-                a.registers = int_arg(lx, &mut bare)?.map(|v| v.max(0) as u32)
+            b"device" | b"toDevice" => {
+                a.device = int_arg(lx, &mut bare)?;
+                a.touched |= KERNEL;
             }
-            b"shared memory" => a.shared_memory = int_arg(lx, &mut bare)?.map(|v| v.max(0) as u64),
-            b"blocks per SM" => a.blocks_per_sm = float_arg(lx, &mut bare)?,
-            b"warps per SM" => a.warps_per_sm = float_arg(lx, &mut bare)?,
+            b"stream" => {
+                a.stream = int_arg(lx, &mut bare)?;
+                a.touched |= KERNEL;
+            }
+            b"grid" => {
+                a.grid = dim3_arg(lx, &mut bare)?;
+                a.touched |= KERNEL;
+            }
+            b"block" => {
+                a.block = dim3_arg(lx, &mut bare)?;
+                a.touched |= KERNEL;
+            }
+            b"registers per thread" => {
+                a.registers = int_arg(lx, &mut bare)?.map(|v| v.max(0) as u32);
+                a.touched |= KERNEL;
+            }
+            b"shared memory" => {
+                a.shared_memory = int_arg(lx, &mut bare)?.map(|v| v.max(0) as u64);
+                a.touched |= KERNEL;
+            }
+            b"blocks per SM" => {
+                a.blocks_per_sm = float_arg(lx, &mut bare)?;
+                a.touched |= KERNEL;
+            }
+            b"warps per SM" => {
+                a.warps_per_sm = float_arg(lx, &mut bare)?;
+                a.touched |= KERNEL;
+            }
             b"est. achieved occupancy %" => {
-                a.occupancy = float_arg(lx, &mut bare)?.filter(|v| *v >= 0.0)
+                a.occupancy = float_arg(lx, &mut bare)?.filter(|v| *v >= 0.0);
+                a.touched |= KERNEL;
             }
             b"bytes" | b"Bytes" => a.bytes = int_arg(lx, &mut bare)?,
-            b"Input Dims" | b"Input dims" => a.input_dims = Some(lx.skip_value(&mut bare)?),
-            b"Input type" => a.input_types = Some(lx.skip_value(&mut bare)?),
-            b"Input Strides" => a.input_strides = Some(lx.skip_value(&mut bare)?),
-            b"Concrete Inputs" => a.concrete_inputs = Some(lx.skip_value(&mut bare)?),
-            b"Call stack" => a.call_stack = opt_str(lx, &mut bare)?,
-            b"Module Hierarchy" => a.module_hierarchy = opt_str(lx, &mut bare)?,
-            b"Sequence number" => a.sequence_number = int_arg(lx, &mut bare)?,
-            b"Fwd thread id" => a.fwd_thread_id = int_arg(lx, &mut bare)?,
-            b"Addr" => a.addr = int_arg(lx, &mut bare)?.map(|v| v as u64),
-            b"Total Allocated" => a.total_allocated = int_arg(lx, &mut bare)?,
-            b"Total Reserved" => a.total_reserved = int_arg(lx, &mut bare)?,
-            b"Device Type" => a.device_type = int_arg(lx, &mut bare)?,
-            b"Device Id" => a.device_id = int_arg(lx, &mut bare)?,
-            b"Collective name" => a.collective_name = opt_str(lx, &mut bare)?,
-            b"dtype" => a.dtype = opt_str(lx, &mut bare)?,
-            b"In msg nelems" => a.in_msg_nelems = int_arg(lx, &mut bare)?,
-            b"Out msg nelems" => a.out_msg_nelems = int_arg(lx, &mut bare)?,
-            b"Group size" => a.group_size = int_arg(lx, &mut bare)?,
-            b"Process Group Name" | b"Process Group ID" => {
-                a.pg_name = Some(lx.skip_value(&mut bare)?)
+            b"Input Dims" | b"Input dims" => {
+                a.input_dims = Some(lx.skip_value(&mut bare)?);
+                a.touched |= OP;
             }
-            b"Process Group Description" => a.pg_desc = opt_str(lx, &mut bare)?,
-            b"Process Group Ranks" => a.pg_ranks = Some(lx.skip_value(&mut bare)?),
-            b"Seq" => a.seq = int_arg(lx, &mut bare)?,
-            b"Python id" => a.python_id = int_arg(lx, &mut bare)?,
-            b"Python parent id" => a.python_parent_id = int_arg(lx, &mut bare)?,
-            b"Python module id" => a.python_module_id = int_arg(lx, &mut bare)?,
+            b"Input type" => {
+                a.input_types = Some(lx.skip_value(&mut bare)?);
+                a.touched |= OP;
+            }
+            b"Input Strides" => {
+                a.input_strides = Some(lx.skip_value(&mut bare)?);
+                a.touched |= OP;
+            }
+            b"Concrete Inputs" => {
+                a.concrete_inputs = Some(lx.skip_value(&mut bare)?);
+                a.touched |= OP;
+            }
+            b"Call stack" => {
+                a.call_stack = opt_str(lx, &mut bare)?;
+                a.touched |= OP;
+            }
+            b"Module Hierarchy" => {
+                a.module_hierarchy = opt_str(lx, &mut bare)?;
+                a.touched |= OP;
+            }
+            b"Sequence number" => {
+                a.sequence_number = int_arg(lx, &mut bare)?;
+                a.touched |= OP;
+            }
+            b"Fwd thread id" => {
+                a.fwd_thread_id = int_arg(lx, &mut bare)?;
+                a.touched |= OP;
+            }
+            b"Addr" => {
+                a.addr = int_arg(lx, &mut bare)?.map(|v| v as u64);
+                a.touched |= MEMORY;
+            }
+            b"Total Allocated" => {
+                a.total_allocated = int_arg(lx, &mut bare)?;
+                a.touched |= MEMORY;
+            }
+            b"Total Reserved" => {
+                a.total_reserved = int_arg(lx, &mut bare)?;
+                a.touched |= MEMORY;
+            }
+            b"Device Type" => {
+                a.device_type = int_arg(lx, &mut bare)?;
+                a.touched |= MEMORY;
+            }
+            b"Device Id" => {
+                a.device_id = int_arg(lx, &mut bare)?;
+                a.touched |= MEMORY;
+            }
+            b"Collective name" => {
+                a.collective_name = opt_str(lx, &mut bare)?;
+                a.touched |= COLLECTIVE;
+            }
+            b"dtype" => {
+                a.dtype = opt_str(lx, &mut bare)?;
+                a.touched |= COLLECTIVE;
+            }
+            b"In msg nelems" => {
+                a.in_msg_nelems = int_arg(lx, &mut bare)?;
+                a.touched |= COLLECTIVE;
+            }
+            b"Out msg nelems" => {
+                a.out_msg_nelems = int_arg(lx, &mut bare)?;
+                a.touched |= COLLECTIVE;
+            }
+            b"Group size" => {
+                a.group_size = int_arg(lx, &mut bare)?;
+                a.touched |= COLLECTIVE;
+            }
+            b"Process Group Name" | b"Process Group ID" => {
+                a.pg_name = Some(lx.skip_value(&mut bare)?);
+                a.touched |= COLLECTIVE;
+            }
+            b"Process Group Description" => {
+                a.pg_desc = opt_str(lx, &mut bare)?;
+                a.touched |= COLLECTIVE;
+            }
+            b"Process Group Ranks" => {
+                a.pg_ranks = Some(lx.skip_value(&mut bare)?);
+                a.touched |= COLLECTIVE;
+            }
+            b"Seq" => {
+                a.seq = int_arg(lx, &mut bare)?;
+                a.touched |= COLLECTIVE;
+            }
+            b"Python id" => {
+                a.python_id = int_arg(lx, &mut bare)?;
+                a.touched |= PYTHON;
+            }
+            b"Python parent id" => {
+                a.python_parent_id = int_arg(lx, &mut bare)?;
+                a.touched |= PYTHON;
+            }
+            b"Python module id" => {
+                a.python_module_id = int_arg(lx, &mut bare)?;
+                a.touched |= PYTHON;
+            }
             b"name" | b"labels" => a.meta_text = opt_str(lx, &mut bare)?,
             b"Ev Idx" => {
                 a.saw_ev_idx = true;
@@ -451,4 +632,26 @@ fn parse_args(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
     }
     ev.defects.bare_token |= bare;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Arguments of one event never leak into the next, whichever groups were set.
+    #[test]
+    fn reset_clears_every_argument_group() {
+        let text = br#"{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "args": {"device": 3, "grid": [1, 2, 3], "Input Dims": [[1]], "Addr": 9, "Collective name": "allreduce", "Python id": 4, "External id": 5}}"#;
+        let mut ev = RawEvent::default();
+        parse_event(&mut Lexer::new(text, 0), &mut ev).unwrap();
+        assert_eq!(ev.args.device, Some(3));
+        assert!(ev.args.input_dims.is_some() && ev.args.addr.is_some());
+        ev.reset();
+        let next = br#"{"ph": "X", "cat": "kernel", "name": "k2", "ts": 1, "dur": 2, "args": {"stream": 7}}"#;
+        parse_event(&mut Lexer::new(next, 0), &mut ev).unwrap();
+        let a = &ev.args;
+        assert_eq!((a.device, a.stream, a.grid), (None, Some(7), None));
+        assert!(a.input_dims.is_none() && a.addr.is_none() && a.collective_name.is_none());
+        assert!(a.python_id.is_none() && a.external_id.is_none());
+    }
 }

@@ -587,7 +587,7 @@ fn resync(buf: &[u8], from: usize) -> Option<usize> {
 /// end of the array, or the end of the buffer.
 fn parse_range(buf: &[u8], from: usize, stop: usize, seg: &mut Segment) -> RangeEnd {
     let mut lx = Lexer::new(buf, from);
-    let mut ev;
+    let mut ev = RawEvent::default();
     loop {
         lx.skip_ws();
         while buf.get(lx.pos) == Some(&b',') {
@@ -601,7 +601,7 @@ fn parse_range(buf: &[u8], from: usize, stop: usize, seg: &mut Segment) -> Range
             Some(_) if p >= stop => return RangeEnd::Stopped(p),
             Some(_) => {}
         }
-        ev = RawEvent::default();
+        ev.reset();
         match parse_event(&mut lx, &mut ev) {
             Ok(()) => seg.push(&ev, buf, p),
             Err(LexError::Eof) => return RangeEnd::Window(WindowEnd::NeedMore(p)),
