@@ -29,3 +29,4 @@ mod sort_key;
 pub mod stats;
 pub mod steps;
 pub mod summary;
+pub mod units;

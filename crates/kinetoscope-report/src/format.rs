@@ -16,18 +16,7 @@ pub fn duration(ns: f64) -> String {
 
 /// Bytes in binary units (`512 B`, `1.5 KiB`, `31.7 GiB`).
 pub fn bytes(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
+    kinetoscope_analysis::units::bytes_text(b as f64)
 }
 
 /// An integer with thousands separators (`1,234,567`).

@@ -16,6 +16,7 @@
 //! net bytes allocated since profiling started. Needs at least 3 steps with
 //! `ProfilerStep#N` markers; without them there is no verdict.
 
+use crate::units::bytes_text;
 use kinetoscope_trace::Trace;
 use serde::Serialize;
 
@@ -231,27 +232,6 @@ fn slope(y: &[i64]) -> f64 {
         0.0
     } else {
         num / den
-    }
-}
-
-fn bytes_text(b: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let neg = b < 0.0;
-    let mut v = b.abs();
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    let s = if u == 0 {
-        format!("{v:.0} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    };
-    if neg {
-        format!("-{s}")
-    } else {
-        s
     }
 }
 

@@ -15,6 +15,7 @@ pub mod replay;
 pub mod stacks;
 pub mod state;
 
+use crate::units::bytes_text;
 use std::collections::BTreeMap;
 use std::collections::HashMap;
 
@@ -396,14 +397,14 @@ fn device_view(
             format!(
                 "{} reserved but unused ≥ the {} asked for: no free block was large enough \
                  (fragmentation); try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
-                bytes_text(unused),
-                bytes_text(e.size)
+                bytes_text(unused as f64),
+                bytes_text(e.size as f64)
             )
         } else {
             format!(
                 "the request needed {} more than the allocator had cached: lower the peak \
                  (smaller batch, activation checkpointing) or free what is live below",
-                bytes_text(e.size - unused)
+                bytes_text((e.size - unused) as f64)
             )
         };
         if let Some(free) = e.device_free {
@@ -411,7 +412,7 @@ fn device_view(
                 verdict.push_str(&format!(
                     "; CUDA reported {} free, more than asked: a per-process memory \
                      fraction cap, or device memory fragmented by other allocators",
-                    bytes_text(free)
+                    bytes_text(free as f64)
                 ));
             }
         }
@@ -421,7 +422,7 @@ fn device_view(
         if state_is_at_oom {
             verdict.push_str(&format!(
                 "; the snapshot is the state at this OOM: largest free block {}{}",
-                bytes_text(dev.state.largest_free_block_bytes),
+                bytes_text(dev.state.largest_free_block_bytes as f64),
                 dev.state
                     .fragmentation
                     .map(|f| format!(", fragmentation {:.1} %", f * 100.0))
@@ -449,21 +450,6 @@ fn device_view(
     cut(&mut leaks, opts.top);
     dev.leak_suspects = leaks;
     dev
-}
-
-fn bytes_text(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }
 
 fn cut<T>(v: &mut Vec<T>, top: usize) {
