@@ -15,6 +15,7 @@
 //! - [`steps`]: training steps from `ProfilerStep#N` spans, with a documented fallback.
 //! - [`stats`]: distribution statistics (mean, median, p90, coefficient of variation).
 //! - [`summary`]: the per-trace summary behind `kinetoscope summary`.
+//! - [`units`]: human-readable sizes for verdict and evidence text.
 
 pub mod comm;
 pub mod critical_path;
