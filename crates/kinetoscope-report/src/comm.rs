@@ -4,17 +4,12 @@
 
 use kinetoscope_analysis::comm::{OverlapDefinition, TraceComm};
 
-use crate::document::Document;
 use crate::format::bytes;
 use crate::tabular::{Tabular, Value};
+use kinetoscope_engine::Document;
 
 /// Everything `kinetoscope comm` shows for one input path: one [`TraceComm`] per trace read, in file order.
 pub type CommDocument = Document<TraceComm>;
-
-/// Render as pretty JSON.
-pub fn to_json(doc: &CommDocument) -> String {
-    serde_json::to_string_pretty(doc).expect("comm serialises")
-}
 
 fn opt_f(v: Option<f64>, decimals: usize) -> Value {
     v.map_or(Value::Empty, |v| Value::float(v, decimals))

@@ -4,16 +4,11 @@
 
 use kinetoscope_analysis::critical_path::CriticalPath;
 
-use crate::document::Document;
 use crate::tabular::{Tabular, Value};
+use kinetoscope_engine::Document;
 
 /// Everything `kinetoscope critical-path` shows for one input path: one [`CriticalPath`] per trace read, in file order.
 pub type CriticalPathDocument = Document<CriticalPath>;
-
-/// Render as pretty JSON.
-pub fn to_json(doc: &CriticalPathDocument) -> String {
-    serde_json::to_string_pretty(doc).expect("critical path serialises")
-}
 
 /// The categories of every trace as CSV (µs).
 pub fn to_csv(doc: &CriticalPathDocument) -> String {

@@ -1,104 +1,16 @@
 //! `kinetoscope temporal`, `idle`, `launches` and `kernels --by-class`: GPU time as HTA
 //! defines it (docs/metrics.md Part B), as terminal tables, CSV or a versioned JSON
 //! document ([`GpuTimeDocument`], `docs/json.md`). Terminal and CSV times are µs; JSON
-//! times are ns except the temporal rows, whose fields are µs (`idle_us`, ...).
+//! times are ns.
 
 use kinetoscope_analysis::gpu_time::classes::ClassBreakdown;
 use kinetoscope_analysis::gpu_time::idle::IdleBreakdown;
 use kinetoscope_analysis::gpu_time::launches::{Launch, LaunchStats};
 use kinetoscope_analysis::gpu_time::temporal::Temporal;
 use kinetoscope_analysis::gpu_time::{Compat, Window};
-use serde::Serialize;
+use kinetoscope_engine::GpuTimeDocument;
 
-use crate::document::{InputLayout, ReadFailure};
 use crate::tabular::{Tabular, Value};
-use crate::SCHEMA_VERSION;
-
-/// Everything one of the GPU-time commands shows for one input path.
-#[derive(Clone, Debug, Serialize)]
-pub struct GpuTimeDocument<T> {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// `temporal`, `idle`, `launches` or `kernel_classes`.
-    pub analysis: &'static str,
-    /// The path given.
-    pub input: String,
-    /// Its layout.
-    #[serde(flatten)]
-    pub layout: InputLayout,
-    /// Definitions followed (`kinetoscope` or `hta`).
-    pub compat: Compat,
-    /// Whether HTA's step filter was applied (HTA mode, two or more distinct
-    /// `ProfilerStep`s over all ranks).
-    pub step_filter: bool,
-    /// One entry per trace read, in file-name order.
-    pub traces: Vec<T>,
-    /// Traces that could not be read.
-    pub errors: Vec<ReadFailure>,
-}
-
-impl<T> GpuTimeDocument<T> {
-    /// An empty document.
-    pub fn new(analysis: &'static str, input: String, layout: InputLayout, compat: Compat) -> Self {
-        Self {
-            schema_version: SCHEMA_VERSION,
-            analysis,
-            input,
-            layout,
-            compat,
-            step_filter: false,
-            traces: Vec::new(),
-            errors: Vec::new(),
-        }
-    }
-}
-
-/// Render any of the documents as pretty JSON.
-pub fn to_json<T: Serialize>(doc: &GpuTimeDocument<T>) -> String {
-    serde_json::to_string_pretty(doc).expect("GPU-time document serialises")
-}
-
-/// One rank of `kinetoscope temporal` as written in JSON (µs).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TemporalRow {
-    /// The file.
-    pub path: String,
-    /// Rank, when known.
-    pub rank: Option<i64>,
-    /// Idle time, µs.
-    pub idle_us: f64,
-    /// Compute time, µs.
-    pub compute_us: f64,
-    /// Non-compute time, µs.
-    pub non_compute_us: f64,
-    /// GPU-active span (first to last GPU activity), µs.
-    pub total_us: f64,
-    /// Idle share of the span, %.
-    pub idle_pct: f64,
-    /// Compute share, %.
-    pub compute_pct: f64,
-    /// Non-compute share, %.
-    pub non_compute_pct: f64,
-    /// What was looked at.
-    pub window: Window,
-}
-
-impl From<Temporal> for TemporalRow {
-    fn from(t: Temporal) -> Self {
-        Self {
-            path: t.path,
-            rank: t.rank,
-            idle_us: us(t.idle_ns),
-            compute_us: us(t.compute_ns),
-            non_compute_us: us(t.non_compute_ns),
-            total_us: us(t.total_ns),
-            idle_pct: t.idle_pct,
-            compute_pct: t.compute_pct,
-            non_compute_pct: t.non_compute_pct,
-            window: t.window,
-        }
-    }
-}
 
 fn us(ns: i64) -> f64 {
     ns as f64 / 1000.0
@@ -131,7 +43,7 @@ fn window_note(w: &Window) -> String {
 }
 
 /// `kinetoscope temporal` for the terminal.
-pub fn temporal_table(doc: &GpuTimeDocument<TemporalRow>) -> String {
+pub fn temporal_table(doc: &GpuTimeDocument<Temporal>) -> String {
     let mut t = Tabular::new([
         "Rank",
         "File",
@@ -145,18 +57,18 @@ pub fn temporal_table(doc: &GpuTimeDocument<TemporalRow>) -> String {
     ])
     .titled(format!(
         "Temporal breakdown ({}); % of the GPU-active span",
-        definition(doc.compat, doc.step_filter)
+        definition(doc.options.compat, doc.options.step_filter)
     ));
     for r in &doc.traces {
         t.push(vec![
             rank_value(r.rank),
             file_name(&r.path).into(),
-            Value::float(r.total_us, 0),
-            Value::float(r.idle_us, 0),
+            Value::float(us(r.total_ns), 0),
+            Value::float(us(r.idle_ns), 0),
             Value::float(r.idle_pct, 2),
-            Value::float(r.compute_us, 0),
+            Value::float(us(r.compute_ns), 0),
             Value::float(r.compute_pct, 2),
-            Value::float(r.non_compute_us, 0),
+            Value::float(us(r.non_compute_ns), 0),
             Value::float(r.non_compute_pct, 2),
         ]);
     }
@@ -164,7 +76,7 @@ pub fn temporal_table(doc: &GpuTimeDocument<TemporalRow>) -> String {
 }
 
 /// `kinetoscope temporal` as CSV.
-pub fn temporal_csv(doc: &GpuTimeDocument<TemporalRow>) -> String {
+pub fn temporal_csv(doc: &GpuTimeDocument<Temporal>) -> String {
     let mut t = Tabular::new([
         "path",
         "rank",
@@ -180,10 +92,10 @@ pub fn temporal_csv(doc: &GpuTimeDocument<TemporalRow>) -> String {
         t.push(vec![
             r.path.clone().into(),
             rank_value(r.rank),
-            Value::float(r.idle_us, 3),
-            Value::float(r.compute_us, 3),
-            Value::float(r.non_compute_us, 3),
-            Value::float(r.total_us, 3),
+            Value::float(us(r.idle_ns), 3),
+            Value::float(us(r.compute_ns), 3),
+            Value::float(us(r.non_compute_ns), 3),
+            Value::float(us(r.total_ns), 3),
             Value::float(r.idle_pct, 2),
             Value::float(r.compute_pct, 2),
             Value::float(r.non_compute_pct, 2),
@@ -255,7 +167,7 @@ pub fn idle_table(doc: &GpuTimeDocument<IdleBreakdown>) -> String {
     let mut out = format!(
         "Idle time per stream ({}): host_wait = launched after the stream drained, \
          kernel_wait = gap < {} µs, other = the rest; interval statistics in µs\n",
-        definition(doc.compat, doc.step_filter),
+        definition(doc.options.compat, doc.options.step_filter),
         doc.traces.first().map_or(30.0, |b| us(b.kernel_wait_ns)),
     );
     for b in &doc.traces {
@@ -313,7 +225,7 @@ pub fn launches_table(doc: &GpuTimeDocument<LaunchStats>) -> String {
              (> {} µs): {}; delay outliers (> {} µs): {}\n",
             file_name(&s.path),
             s.count,
-            definition(doc.compat, doc.step_filter),
+            definition(doc.options.compat, doc.options.step_filter),
             window_note(&s.window),
             mean(&s.cpu_dur),
             mean(&s.gpu_dur),
@@ -403,7 +315,7 @@ pub fn classes_table(doc: &GpuTimeDocument<ClassBreakdown>) -> String {
         out.push_str(&format!(
             "{}{rank}: kernel classes ({}{}); communication overlapped by computation: {overlap}\n",
             file_name(&b.path),
-            definition(doc.compat, doc.step_filter),
+            definition(doc.options.compat, doc.options.step_filter),
             window_note(&b.window),
         ));
         let mut t = Tabular::new(["Class", "Rows", "Names", "Σ duration µs", "Busy µs"]);

@@ -7,18 +7,13 @@
 
 use kinetoscope_analysis::kernels::{KernelGroupBy, KernelRow, KernelsTable};
 
-use crate::document::{Document, TableOptions};
 use crate::ops::clip;
 use crate::tabular::{Tabular, Value};
+use kinetoscope_engine::{Document, KernelsOptions};
 
 /// Everything `kinetoscope kernels` shows for one input path: the grouping, sort key and
 /// row limit, then one [`KernelsTable`] per trace read, in file-name order.
-pub type KernelsDocument = Document<KernelsTable, TableOptions<KernelGroupBy>>;
-
-/// Render as pretty JSON.
-pub fn to_json(doc: &KernelsDocument) -> String {
-    serde_json::to_string_pretty(doc).expect("kernels document serialises")
-}
+pub type KernelsDocument = Document<KernelsTable, KernelsOptions>;
 
 fn us(ns: f64) -> f64 {
     ns / 1000.0

@@ -12,7 +12,6 @@
 
 pub mod comm;
 pub mod critical_path;
-pub mod document;
 pub mod format;
 pub mod gpu_time;
 pub mod kernels;
@@ -28,6 +27,3 @@ pub mod run_folder;
 pub mod sequences;
 pub mod summary;
 pub mod tabular;
-
-/// Version of the JSON documents kinetoscope writes; bumped on breaking changes.
-pub const SCHEMA_VERSION: u32 = 1;

@@ -8,9 +8,8 @@
 use kinetoscope_analysis::memory::{
     op_context, Allocation, CurveKind, CurvePoint, DeviceMemory, MemoryView, OpMemoryStats, Peak,
 };
-use serde::Serialize;
+use kinetoscope_engine::MemoryDocument;
 
-use crate::document::{Document, InputLayout};
 use crate::format::{count, duration};
 use crate::tabular::{Tabular, Value};
 
@@ -23,55 +22,6 @@ pub enum MemoryTable {
     Events,
     /// The per-operator statistics.
     Operators,
-}
-
-/// The table options of `kinetoscope memory`.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct MemoryTableOptions {
-    /// The sort key applied to the tables (`None`: the defaults).
-    pub sort: Option<String>,
-    /// Rows kept per table (0 = all).
-    pub top: usize,
-}
-
-/// Everything `kinetoscope memory` shows for one input path: the shared [`Document`]
-/// (options, then one [`MemoryView`] per trace read) and, for run folders, the phases.
-#[derive(Clone, Debug, Serialize)]
-pub struct MemoryDocument {
-    /// Schema version, input, layout, options, traces and errors.
-    #[serde(flatten)]
-    pub doc: Document<MemoryView, MemoryTableOptions>,
-    /// Run folders: each phase's trace peak, snapshot and timeline side by side.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub phases: Vec<crate::run_folder::PhaseMemory>,
-}
-
-impl MemoryDocument {
-    /// A document for `input`.
-    pub fn new(input: String, layout: InputLayout) -> Self {
-        Self {
-            doc: Document::new(input, layout),
-            phases: Vec::new(),
-        }
-    }
-}
-
-impl std::ops::Deref for MemoryDocument {
-    type Target = Document<MemoryView, MemoryTableOptions>;
-    fn deref(&self) -> &Self::Target {
-        &self.doc
-    }
-}
-
-impl std::ops::DerefMut for MemoryDocument {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.doc
-    }
-}
-
-/// Render as pretty JSON.
-pub fn to_json(doc: &MemoryDocument) -> String {
-    serde_json::to_string_pretty(doc).expect("memory view serialises")
 }
 
 /// Signed bytes in binary units (`-1.5 KiB`).
@@ -376,8 +326,11 @@ fn trace_section(v: &MemoryView, only: Option<MemoryTable>) -> String {
 /// Render as a terminal report; `only` shows just one table per device.
 pub fn to_table(doc: &MemoryDocument, only: Option<MemoryTable>) -> String {
     let mut out = String::new();
-    if !doc.phases.is_empty() && only.is_none() {
-        out.push_str(&crate::run_folder::phases_section(&doc.input, &doc.phases));
+    if !doc.phase_memory.is_empty() && only.is_none() {
+        out.push_str(&crate::run_folder::phases_section(
+            &doc.input,
+            &doc.phase_memory,
+        ));
         out.push('\n');
     }
     for (i, v) in doc.traces.iter().enumerate() {

@@ -145,6 +145,114 @@ pub fn render(title: &str, source: &str, charts: &[HtmlChart]) -> String {
     )
 }
 
+/// Charts of traces' memory views: one per trace and device (inferred categories, else
+/// allocated bytes).
+pub fn trace_charts(doc: &kinetoscope_engine::MemoryDocument) -> Vec<HtmlChart> {
+    use kinetoscope_analysis::memory::timeline::CategoryPoint;
+    let multi = doc.traces.len() > 1;
+    let mut charts = Vec::new();
+    for v in &doc.traces {
+        for d in &v.devices {
+            let title = if multi {
+                format!("{} · {}", v.path, d.device)
+            } else {
+                d.device.clone()
+            };
+            let chart = match &d.categories {
+                Some(c) => HtmlChart::from_series(
+                    title,
+                    format!("categories inferred by kinetoscope: {}", c.method),
+                    &c.series,
+                    v.origin_ns,
+                ),
+                None => {
+                    let points = d
+                        .curve
+                        .points
+                        .iter()
+                        .map(|p| CategoryPoint {
+                            ts_ns: p.ts_ns,
+                            bytes: vec![p.allocated_bytes],
+                        })
+                        .collect();
+                    HtmlChart::from_series(
+                        title,
+                        "allocated bytes (no addresses recorded: no categories)".to_owned(),
+                        &CategorySeries::new(vec!["allocated".to_owned()], points, usize::MAX),
+                        v.origin_ns,
+                    )
+                }
+            };
+            charts.push(chart);
+        }
+    }
+    charts
+}
+
+/// The chart of a memory-timeline view.
+pub fn timeline_chart(v: &kinetoscope_analysis::memory::timeline::TimelineView) -> HtmlChart {
+    HtmlChart::from_series(
+        format!("PyTorch memory timeline ({} rows)", v.rows),
+        "categories as labelled by PyTorch's export_memory_timeline".to_owned(),
+        &v.series,
+        v.origin_ns,
+    )
+}
+
+/// Charts of a snapshot: per device, active bytes and reserved-but-unused bytes over the
+/// trace entries (time when recorded, else the entry index).
+pub fn snapshot_charts(v: &kinetoscope_analysis::memory::snapshot::SnapshotView) -> Vec<HtmlChart> {
+    use kinetoscope_analysis::memory::timeline::CategoryPoint;
+    let mut charts = Vec::new();
+    for d in &v.devices {
+        let timed = !d.timeline.is_empty() && d.timeline.iter().all(|p| p.time_us.is_some());
+        let points: Vec<CategoryPoint> = d
+            .timeline
+            .iter()
+            .map(|p| CategoryPoint {
+                ts_ns: if timed {
+                    p.time_us.unwrap_or(0).saturating_mul(1000)
+                } else {
+                    // One "ms" per entry, so the axis reads as entry numbers.
+                    (p.index as i64).saturating_mul(1_000_000)
+                },
+                bytes: vec![
+                    p.active_bytes as i64,
+                    p.reserved_bytes.saturating_sub(p.active_bytes) as i64,
+                ],
+            })
+            .collect();
+        let origin = points.first().map_or(0, |p| p.ts_ns);
+        let series = CategorySeries::new(
+            vec!["active".to_owned(), "reserved_unused".to_owned()],
+            points,
+            usize::MAX,
+        );
+        let note = if timed {
+            "allocator trace replayed: active bytes and reserved-but-unused bytes (stacked = reserved)"
+        } else {
+            "allocator trace replayed (no times recorded: the x axis is the trace entry number, \
+             shown as 1 ms per entry); active and reserved-but-unused bytes"
+        };
+        let mut chart = HtmlChart::from_series(
+            format!("{} (CUDA memory snapshot)", d.device),
+            format!("{note}; the peak marked is the most active bytes"),
+            &series,
+            origin,
+        );
+        // Mark the peak of active bytes, not of the stack (reserved).
+        chart.peak = (0..chart.times.len())
+            .max_by_key(|&i| (chart.values[i][0], std::cmp::Reverse(i)))
+            .map(|i| HtmlPeak {
+                t: chart.times[i],
+                total: chart.values[i][0],
+                by_category: chart.values[i].clone(),
+            });
+        charts.push(chart);
+    }
+    charts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,42 +6,11 @@
 //! top allocation sites at the peak, each OOM with what was live, leak suspects, the
 //! largest segments, and the allocator settings.
 
-use kinetoscope_analysis::memory::snapshot::{Site, SnapshotDevice, SnapshotView, TimelinePoint};
-use serde::Serialize;
+use kinetoscope_analysis::memory::snapshot::{Site, SnapshotDevice, TimelinePoint};
+use kinetoscope_engine::SnapshotDocument;
 
 use crate::format::{bytes, count};
 use crate::tabular::{Tabular, Value};
-use crate::SCHEMA_VERSION;
-
-/// Everything `kinetoscope memory` shows for a snapshot.
-#[derive(Clone, Debug, Serialize)]
-pub struct SnapshotDocument {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// Always `memory_snapshot`.
-    pub kind: &'static str,
-    /// The path given.
-    pub input: String,
-    /// The view.
-    pub snapshot: SnapshotView,
-}
-
-impl SnapshotDocument {
-    /// A document for `input`.
-    pub fn new(input: String, snapshot: SnapshotView) -> Self {
-        Self {
-            schema_version: SCHEMA_VERSION,
-            kind: "memory_snapshot",
-            input,
-            snapshot,
-        }
-    }
-}
-
-/// Render as pretty JSON.
-pub fn to_json(doc: &SnapshotDocument) -> String {
-    serde_json::to_string_pretty(doc).expect("snapshot view serialises")
-}
 
 fn pct(f: f64) -> String {
     format!("{:.1} %", f * 100.0)

@@ -4,41 +4,12 @@
 //! with PyTorch's own timeline.
 
 use kinetoscope_analysis::memory::categories::InferredCategories;
-use kinetoscope_analysis::memory::timeline::{CategoryComparison, CategorySeries, TimelineView};
+use kinetoscope_analysis::memory::timeline::{CategoryComparison, CategorySeries};
+use kinetoscope_engine::TimelineDocument;
 use kinetoscope_trace::read::TimelineFormat;
-use serde::Serialize;
 
 use crate::format::count;
 use crate::tabular::{Tabular, Value};
-use crate::SCHEMA_VERSION;
-
-/// The JSON document of `kinetoscope memory TIMELINE --format json`.
-#[derive(Clone, Debug, Serialize)]
-pub struct TimelineDocument {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// `memory_timeline`.
-    pub source: &'static str,
-    /// The view.
-    #[serde(flatten)]
-    pub view: TimelineView,
-}
-
-impl TimelineDocument {
-    /// A document for one timeline view.
-    pub fn new(view: TimelineView) -> Self {
-        Self {
-            schema_version: SCHEMA_VERSION,
-            source: "memory_timeline",
-            view,
-        }
-    }
-}
-
-/// Render as pretty JSON.
-pub fn to_json(doc: &TimelineDocument) -> String {
-    serde_json::to_string_pretty(doc).expect("timeline view serialises")
-}
 
 fn bytes(b: i64) -> String {
     let s = crate::format::bytes(b.unsigned_abs());

@@ -7,17 +7,12 @@
 
 use kinetoscope_analysis::ops::{OpGroupBy, OpRow, OpsTable};
 
-use crate::document::{Document, TableOptions};
 use crate::tabular::{Tabular, Value};
+use kinetoscope_engine::{Document, OpsOptions};
 
 /// Everything `kinetoscope ops` shows for one input path: the grouping, sort key and
 /// row limit, then one [`OpsTable`] per trace read, in file-name order.
-pub type OpsDocument = Document<OpsTable, TableOptions<OpGroupBy>>;
-
-/// Render as pretty JSON.
-pub fn to_json(doc: &OpsDocument) -> String {
-    serde_json::to_string_pretty(doc).expect("ops document serialises")
-}
+pub type OpsDocument = Document<OpsTable, OpsOptions>;
 
 /// The header of the grouping column, if the grouping has one.
 fn group_column(group_by: OpGroupBy) -> Option<&'static str> {

@@ -11,9 +11,9 @@ use std::str::FromStr;
 
 use kinetoscope_analysis::overview::{Parts, StepBreakdown, TraceOverview};
 
-use crate::document::Document;
 use crate::format::bytes;
 use crate::tabular::{Tabular, Value};
+use kinetoscope_engine::Document;
 
 /// Everything `kinetoscope overview` shows for one input path: one [`TraceOverview`] per trace read, in file order.
 pub type OverviewDocument = Document<TraceOverview>;
@@ -28,6 +28,22 @@ pub enum StepOrder {
     Total,
     /// Largest value of one part first (index into [`Parts::KEYS`]).
     Part(usize),
+}
+
+impl StepOrder {
+    /// Every order with its `--sort` spelling.
+    pub const ALL: [(&'static str, StepOrder); 10] = [
+        ("step", Self::Step),
+        ("total", Self::Total),
+        ("kernel", Self::Part(0)),
+        ("memcpy", Self::Part(1)),
+        ("memset", Self::Part(2)),
+        ("communication", Self::Part(3)),
+        ("runtime", Self::Part(4)),
+        ("dataloader", Self::Part(5)),
+        ("cpu_exec", Self::Part(6)),
+        ("other", Self::Part(7)),
+    ];
 }
 
 impl FromStr for StepOrder {
@@ -66,11 +82,6 @@ fn rows(steps: &[StepBreakdown], order: StepOrder, top: usize) -> Vec<&StepBreak
         v.truncate(top);
     }
     v
-}
-
-/// Render as pretty JSON (steps in time order, never cut).
-pub fn to_json(doc: &OverviewDocument) -> String {
-    serde_json::to_string_pretty(doc).expect("overview serialises")
 }
 
 /// The per-step breakdown of every trace as CSV, µs, each trace's steps followed by its
@@ -235,7 +246,7 @@ fn device_table(tr: &TraceOverview) -> Tabular {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::document::InputLayout;
+    use kinetoscope_engine::InputLayout;
 
     #[test]
     fn sort_keys() {
@@ -294,7 +305,8 @@ mod tests {
             devices: Vec::new(),
             warnings: Vec::new(),
         };
-        let mut d = OverviewDocument::new("w0.pt.trace.json".into(), InputLayout::File);
+        let mut d =
+            OverviewDocument::with_options("w0.pt.trace.json".into(), InputLayout::File, ());
         d.traces.push(overview);
         d
     }
@@ -326,7 +338,8 @@ mod tests {
         assert!(text.contains("Step-time breakdown, ms (2 steps)"));
         assert!(text.contains("% of step") && text.contains("60.00"));
         assert!(!text.contains("Devices"));
-        let json: serde_json::Value = serde_json::from_str(&to_json(&doc())).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&kinetoscope_engine::to_json(&doc()).unwrap()).unwrap();
         let t = &json["traces"][0];
         assert_eq!(t["steps"][0]["breakdown_us"]["cpu_exec"], 0.5);
         assert_eq!(t["steps"][1]["dur_us"], 10.0);

@@ -5,41 +5,9 @@
 
 use kinetoscope_analysis::overview::Parts;
 use kinetoscope_analysis::ranks::RanksReport;
-use serde::Serialize;
+use kinetoscope_engine::RanksDocument;
 
-use crate::document::ReadFailure;
 use crate::tabular::{Tabular, Value};
-use crate::SCHEMA_VERSION;
-
-/// Everything `kinetoscope ranks` shows for one folder.
-#[derive(Clone, Debug, Serialize)]
-pub struct RanksDocument {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// The folder given.
-    pub input: String,
-    /// The comparison.
-    pub report: RanksReport,
-    /// Rank files that could not be read (left out of the comparison).
-    pub errors: Vec<ReadFailure>,
-}
-
-impl RanksDocument {
-    /// A document for `input`.
-    pub fn new(input: String, report: RanksReport, errors: Vec<ReadFailure>) -> Self {
-        Self {
-            schema_version: SCHEMA_VERSION,
-            input,
-            report,
-            errors,
-        }
-    }
-}
-
-/// Render as pretty JSON.
-pub fn to_json(doc: &RanksDocument) -> String {
-    serde_json::to_string_pretty(doc).expect("ranks serialises")
-}
 
 fn rank_table(r: &RanksReport) -> Tabular {
     let mut headers: Vec<String> = ["rank", "steps", "mean_step_us", "max_step_us"]

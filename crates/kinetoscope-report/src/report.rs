@@ -9,68 +9,9 @@
 use std::fmt::Write;
 
 use kinetoscope_advisor::{Finding, Severity, TraceReport};
-use serde::Serialize;
+use kinetoscope_engine::ReportDocument;
 
-use crate::document::{InputLayout, ReadFailure};
 use crate::format::{bytes, duration};
-use crate::SCHEMA_VERSION;
-
-/// Everything `kinetoscope report` shows for one input path.
-#[derive(Clone, Debug, Serialize)]
-pub struct ReportDocument {
-    /// JSON schema version.
-    pub schema_version: u32,
-    /// The path given.
-    pub input: String,
-    /// Its layout.
-    #[serde(flatten)]
-    pub layout: InputLayout,
-    /// One report per trace read, in file order.
-    pub traces: Vec<TraceReport>,
-    /// Findings across the rank traces of the input (stragglers).
-    pub cross_rank_findings: Vec<Finding>,
-    /// Every finding of the document (per trace and cross-rank), ranked.
-    pub findings: Vec<Finding>,
-    /// Traces that could not be read.
-    pub errors: Vec<ReadFailure>,
-}
-
-impl ReportDocument {
-    /// An empty document for `input`.
-    pub fn new(input: String, layout: InputLayout) -> Self {
-        Self {
-            schema_version: SCHEMA_VERSION,
-            input,
-            layout,
-            traces: Vec::new(),
-            cross_rank_findings: Vec::new(),
-            findings: Vec::new(),
-            errors: Vec::new(),
-        }
-    }
-
-    /// Fill `findings` from the traces and the cross-rank findings, ranked.
-    pub fn collect_findings(&mut self) {
-        let mut all: Vec<Finding> = self
-            .traces
-            .iter()
-            .flat_map(|t| t.findings.iter().cloned())
-            .chain(self.cross_rank_findings.iter().cloned())
-            .collect();
-        kinetoscope_advisor::rank_findings(&mut all);
-        self.findings = all;
-    }
-
-    /// The most severe finding's severity.
-    pub fn worst(&self) -> Option<Severity> {
-        self.findings.iter().map(|f| f.severity).max()
-    }
-}
-
-/// JSON text of the document.
-pub fn to_json(doc: &ReportDocument) -> String {
-    serde_json::to_string_pretty(doc).unwrap_or_default()
-}
 
 /// The terminal report.
 pub fn to_table(doc: &ReportDocument) -> String {

@@ -4,16 +4,11 @@
 
 use kinetoscope_analysis::sequences::{SequenceScope, TraceSequences};
 
-use crate::document::Document;
 use crate::tabular::{Tabular, Value};
+use kinetoscope_engine::Document;
 
 /// Everything `kinetoscope sequences` shows for one input path: one [`TraceSequences`] per trace read, in file order.
 pub type SequencesDocument = Document<TraceSequences>;
-
-/// Render as pretty JSON.
-pub fn to_json(doc: &SequencesDocument) -> String {
-    serde_json::to_string_pretty(doc).expect("sequences serialise")
-}
 
 fn table(doc: &SequencesDocument, with_trace: bool) -> Tabular {
     let mut headers: Vec<&str> = Vec::new();

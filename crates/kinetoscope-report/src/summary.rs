@@ -2,52 +2,12 @@
 
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, CellAlignment, Table};
 use kinetoscope_analysis::summary::TraceSummary;
-use serde::Serialize;
+use kinetoscope_engine::{Document, InputLayout};
 
-use crate::document::Document;
 use crate::format::{bytes, count, duration};
 
-pub use crate::document::{InputLayout, ReadFailure};
-
-/// Everything `kinetoscope summary` shows for one input path: the shared [`Document`]
-/// (one [`TraceSummary`] per trace read) and, for run folders, each phase's memory.
-#[derive(Clone, Debug, Serialize)]
-pub struct SummaryDocument {
-    /// Schema version, input, layout, traces and errors.
-    #[serde(flatten)]
-    pub doc: Document<TraceSummary>,
-    /// Run folders: what each phase's snapshot and memory timeline say about memory.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub memory: Vec<crate::run_folder::PhaseMemory>,
-}
-
-impl SummaryDocument {
-    /// A document for `input`.
-    pub fn new(input: String, layout: InputLayout) -> Self {
-        Self {
-            doc: Document::new(input, layout),
-            memory: Vec::new(),
-        }
-    }
-}
-
-impl std::ops::Deref for SummaryDocument {
-    type Target = Document<TraceSummary>;
-    fn deref(&self) -> &Self::Target {
-        &self.doc
-    }
-}
-
-impl std::ops::DerefMut for SummaryDocument {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.doc
-    }
-}
-
-/// Render as pretty JSON.
-pub fn to_json(doc: &SummaryDocument) -> String {
-    serde_json::to_string_pretty(doc).expect("summary serialises")
-}
+/// What `kinetoscope summary` shows: one [`TraceSummary`] per trace.
+pub type SummaryDocument = Document<TraceSummary>;
 
 /// Render as a terminal report.
 pub fn to_table(doc: &SummaryDocument) -> String {
@@ -63,11 +23,11 @@ pub fn to_table(doc: &SummaryDocument) -> String {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 let memory = doc
-                    .memory
+                    .phase_memory
                     .iter()
                     .flat_map(|p| &p.artifacts)
                     .find(|m| std::path::Path::new(&m.path) == a.path)
-                    .map(|m| format!("  ({})", m.line()));
+                    .map(|m| format!("  ({})", crate::run_folder::artifact_line(m)));
                 let note = match memory {
                     Some(m) => m,
                     None if a.kind.is_readable() => String::new(),

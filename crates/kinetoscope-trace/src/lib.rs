@@ -3,8 +3,7 @@
 //! The main types are [`Trace`] (one Kineto Chrome trace, columnar: interned names,
 //! integer nanoseconds, a [`CategoryKind`] per event, tracks per process/thread/GPU
 //! stream, and sparse argument tables), [`read::read_trace`] (reads one `.json` or
-//! `.json.gz` file, detected by content) and [`read::open_input`] (a file, a folder of
-//! rank files or a run folder of phase files).
+//! `.json.gz` file, detected by content).
 //!
 //! ```no_run
 //! use kinetoscope_trace::read::{read_trace, ReadOptions};

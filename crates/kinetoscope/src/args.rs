@@ -2,7 +2,12 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use kinetoscope_analysis::kernels::KernelSortKey;
+use kinetoscope_analysis::memory::SortKey as MemorySortKey;
+use kinetoscope_analysis::ops::OpSortKey;
+use kinetoscope_report::overview::StepOrder;
 
 /// Reads PyTorch profiler traces (Kineto Chrome JSON, plain or gzip) and tells you
 /// what is in them.
@@ -60,7 +65,7 @@ pub enum Command {
     /// CSV: the per-step breakdown (µs) with an `average` row per trace. Sort keys
     /// (--sort, step rows only): step (time order, default), total, kernel, memcpy,
     /// memset, communication, runtime, dataloader, cpu_exec, other.
-    Overview(ViewArgs),
+    Overview(OverviewArgs),
     /// Operator table: per operator, calls, host self/total time, device self/total time
     /// (kernels, memcpy, memset launched by the operator, plain sums), tensor-core
     /// eligibility and tensor-core share of its device time (TensorBoard plugin
@@ -121,6 +126,10 @@ pub enum Command {
     ///
     /// CSV: time per category.
     CriticalPath(CriticalPathArgs),
+    /// Print the documentation of an advisor rule: what it finds, why it matters, the
+    /// evidence, the fix, and its thresholds with their sources (`kinetoscope explain
+    /// GP005`; `kinetoscope explain` lists every rule).
+    Explain(ExplainArgs),
 }
 
 /// Output formats.
@@ -156,9 +165,6 @@ pub struct ViewArgs {
     /// Show only the first N rows of each table (0 = all).
     #[arg(long, default_value_t = 20)]
     pub top: usize,
-    /// Sort key (a column name; see each command's help).
-    #[arg(long)]
-    pub sort: Option<String>,
     /// Reading options.
     #[command(flatten)]
     pub read: ReadArgs,
@@ -245,9 +251,12 @@ pub enum MemoryTableArg {
 /// (default), alloc_time, release_time, lifetime.
 #[derive(Debug, Args, Clone)]
 pub struct MemoryArgs {
-    /// Path, format, --top, --sort and reading options.
+    /// Path, format, --top and reading options.
     #[command(flatten)]
     pub view: ViewArgs,
+    /// Sort key.
+    #[arg(long, value_parser = keys(&MemorySortKey::ALL))]
+    pub sort: Option<MemorySortKey>,
     /// The table CSV writes (default: operators); with --format table, show only this one.
     #[arg(long, value_enum)]
     pub table: Option<MemoryTableArg>,
@@ -291,9 +300,12 @@ pub enum OpsGroupBy {
 /// `ops` options.
 #[derive(Debug, Args, Clone)]
 pub struct OpsArgs {
-    /// Path, format, --top, --sort and reading options.
+    /// Path, format, --top and reading options.
     #[command(flatten)]
     pub view: ViewArgs,
+    /// Sort key.
+    #[arg(long, value_parser = keys(&OpSortKey::ALL))]
+    pub sort: Option<OpSortKey>,
     /// How calls are grouped into rows.
     #[arg(long, value_enum, default_value_t)]
     pub group_by: OpsGroupBy,
@@ -313,9 +325,12 @@ pub enum KernelsGroupBy {
 /// `kernels` options.
 #[derive(Debug, Args, Clone)]
 pub struct KernelsArgs {
-    /// Path, format, --top, --sort and reading options.
+    /// Path, format, --top and reading options.
     #[command(flatten)]
     pub view: ViewArgs,
+    /// Sort key.
+    #[arg(long, value_parser = keys(&KernelSortKey::ALL))]
+    pub sort: Option<KernelSortKey>,
     /// How launches are grouped into rows.
     #[arg(long, value_enum, default_value_t)]
     pub group_by: KernelsGroupBy,
@@ -331,7 +346,7 @@ pub struct KernelsArgs {
 /// Options of the GPU-time commands (`temporal`, `idle`, `launches`).
 #[derive(Debug, Args, Clone)]
 pub struct GpuTimeArgs {
-    /// Path, format, --top and reading options (--sort is ignored).
+    /// Path, format, --top and reading options.
     #[command(flatten)]
     pub view: ViewArgs,
     /// Reproduce HTA 0.5.0: drop host events from the start of each rank's last
@@ -370,7 +385,7 @@ pub struct LaunchesArgs {
 /// `comm` options.
 #[derive(Debug, Args, Clone)]
 pub struct CommArgs {
-    /// Path, format, --top (rows per table) and reading options (--sort is ignored).
+    /// Path, format, --top (rows per table) and reading options.
     #[command(flatten)]
     pub view: ViewArgs,
     /// Overlap as HTA 0.5.0 computes it: its load-time step filter, its kernel-class
@@ -396,7 +411,7 @@ pub enum ClockArg {
 #[derive(Debug, Args, Clone)]
 pub struct RanksArgs {
     /// Folder, format, --top (rows of the step and collective tables) and reading
-    /// options (--sort is ignored).
+    /// options.
     #[command(flatten)]
     pub view: ViewArgs,
     /// How clock offsets between ranks are handled.
@@ -446,4 +461,54 @@ pub struct CriticalPathArgs {
     /// Reading options.
     #[command(flatten)]
     pub read: ReadArgs,
+}
+
+/// A `--sort` parser over a table of key spellings: the keys are listed in `--help`,
+/// `host-self` is accepted for `host_self`, and a typo gets clap's "did you mean" and
+/// the list.
+fn keys<K: Copy + Send + Sync + 'static>(
+    all: &'static [(&'static str, K)],
+) -> impl TypedValueParser<Value = K> {
+    let values = all.iter().map(|(n, _)| {
+        let value = PossibleValue::new(*n);
+        if n.contains('_') {
+            value.alias(n.replace('_', "-"))
+        } else {
+            value
+        }
+    });
+    PossibleValuesParser::new(values).map(move |s| {
+        let s = s.replace('-', "_");
+        // The parser admits only the spellings of `all` (and their hyphen aliases).
+        all.iter()
+            .find(|(n, _)| *n == s)
+            .map_or(all[0].1, |(_, k)| *k)
+    })
+}
+
+/// `kinetoscope overview`'s arguments.
+#[derive(Debug, Args, Clone)]
+pub struct OverviewArgs {
+    /// Path, format, --top (step rows) and reading options.
+    #[command(flatten)]
+    pub view: ViewArgs,
+    /// Order of the step rows: step (time order), total, or a part of the breakdown.
+    #[arg(long, value_parser = keys(&StepOrder::ALL))]
+    pub sort: Option<StepOrder>,
+}
+
+/// `kinetoscope explain`'s arguments.
+#[derive(Debug, Args, Clone)]
+pub struct ExplainArgs {
+    /// A rule code (`GP005`) or name (`HostBoundGaps`); none lists every rule.
+    pub code: Option<String>,
+}
+
+impl From<Format> for ViewFormat {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Table => ViewFormat::Table,
+            Format::Json => ViewFormat::Json,
+        }
+    }
 }

@@ -19,6 +19,13 @@ fn main() -> ExitCode {
             for cause in err.chain().skip(1) {
                 let _ = writeln!(stderr, "  caused by: {cause}");
             }
+            let hint = err
+                .chain()
+                .find_map(|e| e.downcast_ref::<kinetoscope_engine::EngineError>())
+                .and_then(|e| e.hint());
+            if let Some(hint) = hint {
+                let _ = writeln!(stderr, "hint: {hint}");
+            }
             ExitCode::from(2)
         }
     }

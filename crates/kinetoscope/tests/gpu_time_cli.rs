@@ -40,7 +40,7 @@ fn json(args: &[&str]) -> serde_json::Value {
 #[test]
 fn temporal_json_and_hta_compat() {
     let hta = json(&["temporal", "ranks", "--hta-compat", "--format", "json"]);
-    assert_eq!(hta["schema_version"], 1);
+    assert_eq!(hta["schema_version"], 2);
     assert_eq!(hta["analysis"], "temporal");
     assert_eq!(hta["layout"], "rank_folder");
     assert_eq!(hta["compat"], "hta");
@@ -50,17 +50,17 @@ fn temporal_json_and_hta_compat() {
     // HTA 0.5.0 on these traces: rank 0 idle 321,378 / compute 106,252 / non-compute
     // 172,428 of 600,058 µs.
     assert_eq!(t[0]["rank"], 0);
-    assert_eq!(t[0]["idle_us"], 321378.0);
-    assert_eq!(t[0]["compute_us"], 106252.0);
-    assert_eq!(t[0]["non_compute_us"], 172428.0);
-    assert_eq!(t[0]["total_us"], 600058.0);
+    assert_eq!(t[0]["idle_ns"], 321_378_000);
+    assert_eq!(t[0]["compute_ns"], 106_252_000);
+    assert_eq!(t[0]["non_compute_ns"], 172_428_000);
+    assert_eq!(t[0]["total_ns"], 600_058_000);
     assert_eq!(t[1]["idle_pct"], 54.72);
     assert_eq!(t[0]["window"]["cut_step"], "ProfilerStep#552");
 
     let ks = json(&["temporal", "ranks", "--format", "json"]);
     assert_eq!(ks["compat"], "kinetoscope");
     assert_eq!(ks["traces"][0]["window"]["gpu_rows_dropped"], 0);
-    assert_eq!(ks["traces"][0]["total_us"], 1222847.0);
+    assert_eq!(ks["traces"][0]["total_ns"], 1_222_847_000);
 
     let csv = kinetoscope(&["temporal", "ranks", "--hta-compat", "--format", "csv"]);
     assert_eq!(csv.code, Some(0));

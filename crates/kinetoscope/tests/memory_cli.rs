@@ -38,7 +38,7 @@ fn json_document() {
     let run = kinetoscope(&fixtures(), &["memory", CPU_TRACE, "--format", "json"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     assert_eq!(doc["layout"], "file");
     let t = &doc["traces"][0];
     assert_eq!(t["records"], 216);
@@ -121,7 +121,11 @@ fn trace_without_memory_events() {
 fn bad_options() {
     let run = kinetoscope(&fixtures(), &["memory", CPU_TRACE, "--sort", "bogus"]);
     assert_eq!(run.code, Some(2));
-    assert!(run.stderr.contains("invalid --sort"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("possible values: name, calls"),
+        "{}",
+        run.stderr
+    );
     let run = kinetoscope(&fixtures(), &["memory", CPU_TRACE, "--device", "gpu0"]);
     assert_eq!(run.code, Some(0));
     assert!(

@@ -58,7 +58,7 @@ fn coalesced_and_raw_agree_in_json() {
             "json",
         ],
     ));
-    assert_eq!(raw["source"], "memory_timeline");
+    assert_eq!(raw["kind"], "memory_timeline");
     assert_eq!(raw["format"], "raw");
     assert_eq!(co["format"], "coalesced");
     let peak = &raw["series"]["peak"];
@@ -217,7 +217,7 @@ fn run_folder_memory_per_phase() {
         dir.path(),
         &["memory", ".", "--format", "json"],
     ));
-    let phases = v["phases"].as_array().unwrap();
+    let phases = v["phase_memory"].as_array().unwrap();
     assert_eq!(phases.len(), 2);
     let arts = phases[0]["artifacts"].as_array().unwrap();
     let snap = arts

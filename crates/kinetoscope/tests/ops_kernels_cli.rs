@@ -50,7 +50,7 @@ fn ops_json_document() {
         "--group-by",
         "shape",
     ]);
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     assert_eq!(doc["input"], RESNET);
     assert_eq!(doc["group_by"], "shape");
     assert_eq!(doc["sort"], "device_self");
@@ -191,14 +191,14 @@ fn bad_options() {
     assert_eq!(run.code, Some(2));
     assert!(
         run.stderr
-            .contains("valid keys: device_self, device_total, host_self"),
+            .contains("possible values: device_self, device_total, host_self"),
         "{}",
         run.stderr
     );
     let run = kinetoscope(&fixtures(), &["kernels", RESNET, "--sort", "host_self"]);
     assert_eq!(run.code, Some(2));
     assert!(
-        run.stderr.contains("valid keys: total, calls"),
+        run.stderr.contains("possible values: total, calls"),
         "{}",
         run.stderr
     );

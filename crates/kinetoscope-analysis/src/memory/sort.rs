@@ -12,7 +12,8 @@ use std::str::FromStr;
 use super::{Allocation, MemoryView, OpMemoryStats};
 
 /// A column to sort by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SortKey {
     /// Operators: name, A→Z.
     Name,
@@ -56,6 +57,9 @@ const KEYS: [(&str, SortKey); 12] = [
 ];
 
 impl SortKey {
+    /// Every key with its spelling, operator keys first.
+    pub const ALL: [(&'static str, SortKey); 12] = KEYS;
+
     /// Every key's name, operator keys first.
     pub fn names() -> impl Iterator<Item = &'static str> {
         KEYS.iter().map(|k| k.0)

@@ -36,7 +36,7 @@ struct Block {
 /// Read a Kineto trace from `input` (already decompressed).
 pub(crate) fn read_kineto(
     path: &Path,
-    input: Box<dyn Read + Send>,
+    input: Box<dyn Read + Send + '_>,
     mut trace: Trace,
     opts: &ReadOptions,
 ) -> TraceResult<Trace> {
@@ -320,7 +320,7 @@ fn header_error(path: &Path, e: HeaderError, len: usize) -> TraceError {
 }
 
 fn produce_blocks(
-    mut input: Box<dyn Read + Send>,
+    mut input: Box<dyn Read + Send + '_>,
     tx: mpsc::SyncSender<std::io::Result<Block>>,
     recycle: mpsc::Receiver<Vec<u8>>,
 ) {

@@ -1,6 +1,6 @@
-//! Readers: one Kineto trace file ([`read_trace`]), and the inputs users point
-//! kinetoscope at ([`open_input`]): a file, a folder of rank files, or a run folder of
-//! phase files.
+//! Readers: one Kineto trace file ([`read_trace`]) or bytes in memory
+//! ([`read_trace_bytes`]), CUDA memory snapshots, memory timelines, and what the files of
+//! an input folder are by name.
 
 mod builder;
 mod detect;
@@ -135,16 +135,12 @@ fn new_trace(path: &Path, file_bytes: u64, gzip: bool) -> Trace {
 
 /// Read a trace held in memory (for example one embedded in the binary); `name` is used
 /// in messages and as the trace's path.
-pub fn read_trace_bytes(
-    name: &Path,
-    bytes: &'static [u8],
-    opts: &ReadOptions,
-) -> TraceResult<Trace> {
-    let open = || -> std::io::Result<Box<dyn Read + Send>> { Ok(Box::new(bytes)) };
+pub fn read_trace_bytes(name: &Path, bytes: &[u8], opts: &ReadOptions) -> TraceResult<Trace> {
+    let open = || -> std::io::Result<Box<dyn Read + Send + '_>> { Ok(Box::new(bytes)) };
     read_from(name, bytes.len() as u64, &open, opts)
 }
 
-type Opener<'a> = &'a dyn Fn() -> std::io::Result<Box<dyn Read + Send>>;
+type Opener<'a> = &'a dyn Fn() -> std::io::Result<Box<dyn Read + Send + 'a>>;
 
 fn read_from(
     path: &Path,
@@ -165,7 +161,7 @@ fn read_from(
         progress: opts.progress.clone(),
     };
     let gzip = kind == ContentKind::Gzip;
-    let input: Box<dyn Read + Send> = if gzip {
+    let input: Box<dyn Read + Send + '_> = if gzip {
         let mut dec = flate2::read::MultiGzDecoder::new(open().map_err(io_err)?);
         let mut inner_head = [0u8; 64];
         let m = read_head(&mut dec, &mut inner_head).map_err(io_err)?;

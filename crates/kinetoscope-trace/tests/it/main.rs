@@ -5,6 +5,5 @@
 mod common;
 mod fixtures;
 mod fuzz;
-mod inputs;
 mod malformed;
 mod shared_corpus;

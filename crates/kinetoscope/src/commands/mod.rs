@@ -1,27 +1,22 @@
-//! Subcommand implementations: each turns arguments into options, calls the library
-//! crates and writes the rendered result.
+//! Subcommands: each turns its arguments into engine options, calls the engine
+//! (`kinetoscope-engine`) and renders the document it returns (`kinetoscope-report`).
 
-mod comm;
-mod common;
-mod critical_path;
-mod gpu_time;
-mod kernels;
+mod explain;
+mod html_out;
 mod memory;
-mod memory_html;
-mod memory_snapshot;
-mod memory_timeline;
-mod ops;
-mod overview;
-mod ranks;
+mod output;
 mod report;
-mod run_folder;
 mod sample;
-mod sequences;
 mod summary;
+mod views;
 
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use crate::args::{Cli, Command};
+use kinetoscope_engine::{Engine, ReadOptions, Source};
+
+use crate::args::{Cli, Command, ReadArgs};
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -29,16 +24,37 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Summary(a)) => summary::run(a),
         Some(Command::Memory(a)) => memory::run(a),
-        Some(Command::Overview(a)) => overview::run(a),
-        Some(Command::Ops(a)) => ops::run(a),
-        Some(Command::Kernels(a)) => kernels::run(a),
-        Some(Command::Temporal(a)) => gpu_time::temporal(a),
-        Some(Command::Idle(a)) => gpu_time::idle(a),
-        Some(Command::Launches(a)) => gpu_time::launches(a),
-        Some(Command::Comm(a)) => comm::run(a),
-        Some(Command::Ranks(a)) => ranks::run(a),
-        Some(Command::Sequences(a)) => sequences::run(a),
-        Some(Command::CriticalPath(a)) => critical_path::run(a),
+        Some(Command::Overview(a)) => views::overview(a),
+        Some(Command::Ops(a)) => views::ops(a),
+        Some(Command::Kernels(a)) => views::kernels(a),
+        Some(Command::Temporal(a)) => views::temporal(a),
+        Some(Command::Idle(a)) => views::idle(a),
+        Some(Command::Launches(a)) => views::launches(a),
+        Some(Command::Comm(a)) => views::comm(a),
+        Some(Command::Ranks(a)) => views::ranks(a),
+        Some(Command::Sequences(a)) => views::sequences(a),
+        Some(Command::CriticalPath(a)) => views::critical_path(a),
+        Some(Command::Explain(a)) => explain::run(a),
         None => report::run(cli.report),
+    }
+}
+
+/// The engine for the reading options given, with a progress bar on a terminal.
+fn engine(read: &ReadArgs) -> Engine {
+    let mut opts = ReadOptions {
+        strict: read.strict,
+        ..ReadOptions::default()
+    };
+    if let Some(t) = read.threads {
+        opts.threads = t.max(1);
+    }
+    Engine::new(opts).with_progress(Arc::new(crate::progress::TerminalProgress::default()))
+}
+
+/// The source for a path argument; none means the sample trace embedded in the binary.
+fn source(path: Option<&Path>) -> Source {
+    match path {
+        Some(p) => Source::Path(p.to_owned()),
+        None => sample::source(),
     }
 }

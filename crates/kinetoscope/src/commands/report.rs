@@ -1,59 +1,24 @@
 //! `kinetoscope report` (also what `kinetoscope PATH` and a bare `kinetoscope` run): the
-//! advisor's summary and ranked findings for a file, rank folder or run folder. Each
-//! trace is reduced to its report on the thread that read it; cross-rank rules run on
-//! the reports afterwards.
+//! advisor's summary and ranked findings; `--fail-on` turns it into a CI gate.
 
 use std::process::ExitCode;
 
 use anyhow::Context;
-use kinetoscope_advisor::{advise_ranks, advise_trace, Config, Severity};
-use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
-use kinetoscope_report::document::InputLayout;
-use kinetoscope_report::report::{to_json, to_table, ReportDocument};
+use kinetoscope_advisor::{Config, Severity};
+use kinetoscope_report::report::to_table;
 
-use super::common::{
-    ensure_any_read, layout_of, map_input, read_options, split_results, write_stdout,
-};
-use super::sample::{read_sample, SAMPLE_NAME};
-use crate::args::{FailOn, Format, ReportArgs};
+use super::output::{finish, render};
+use super::{engine, source};
+use crate::args::{FailOn, ReportArgs};
 
+/// Run the advisor over the input and apply the gate.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(&args)?;
-    let opts = read_options(&args.read);
-    let mut doc = match &args.path {
-        None => {
-            let mut doc = ReportDocument::new(SAMPLE_NAME.into(), InputLayout::File);
-            let trace = read_sample(&opts)?;
-            doc.traces.push(advise_trace(&trace, &config));
-            doc
-        }
-        Some(path) => {
-            let (input, results) = map_input(path, &opts, |t| {
-                (advise_trace(t, &config), RankSummary::from_trace(t))
-            })?;
-            let mut doc = ReportDocument::new(path.display().to_string(), layout_of(input));
-            let mut summaries = Vec::new();
-            doc.errors = split_results(results, |_, (t, s)| {
-                doc.traces.push(t);
-                summaries.push(s);
-            });
-            if matches!(doc.layout, InputLayout::RankFolder) && summaries.len() >= 2 {
-                let ranks = compare_ranks(summaries, RanksOptions::default());
-                doc.cross_rank_findings =
-                    advise_ranks(&doc.traces, Some(&ranks), &config, &doc.input);
-            }
-            doc
-        }
-    };
-    ensure_any_read(doc.traces.len(), &doc.errors)?;
-    doc.collect_findings();
-    let text = match args.format {
-        Format::Table => to_table(&doc),
-        Format::Json => to_json(&doc) + "\n",
-    };
-    write_stdout(&text)?;
+    let doc = engine(&args.read).report(&source(args.path.as_deref()), &config)?;
+    let text = render(&doc, args.format.into(), to_table, None)?;
+    let code = finish(&text, args.format.into(), &doc.errors)?;
     if !doc.errors.is_empty() {
-        return Ok(ExitCode::from(2));
+        return Ok(code);
     }
     let gate = args.fail_on.map(|f| match f {
         FailOn::Warning => Severity::Warning,

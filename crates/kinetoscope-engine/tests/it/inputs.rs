@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use kinetoscope_analysis::summary::summarize;
-use kinetoscope_trace::read::{map_traces, open_input, ArtifactKind, Input};
+use kinetoscope_engine::input::{map_paths, open_path as open_input, Input};
+use kinetoscope_trace::read::ArtifactKind;
 use kinetoscope_trace::TraceError;
 
 use crate::common::{fixture, fixtures_dir, lenient};
@@ -39,10 +40,13 @@ fn rank_folder_of_two_traces() {
 
     // Read them in parallel; results come back in input order, ranks from
     // `distributedInfo`.
-    let ranks = map_traces(traces, &lenient(2), |_, r| {
-        let s = summarize(&r.unwrap());
+    let ranks: Vec<_> = map_paths(traces, &lenient(2), |t| {
+        let s = summarize(t);
         (s.rank, s.world_size)
-    });
+    })
+    .into_iter()
+    .map(|r| r.result.unwrap())
+    .collect();
     assert_eq!(ranks, [(Some(0), Some(128)), (Some(1), Some(128))]);
 }
 

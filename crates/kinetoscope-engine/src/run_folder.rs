@@ -1,18 +1,61 @@
-//! Run folders: read each phase's CUDA memory snapshot and memory timeline (and take
-//! each trace's peak from its memory view, when the caller has one) into
-//! [`PhaseMemory`] rows.
+//! Run folders: each phase's trace peak, CUDA memory snapshot and memory timeline side
+//! by side ([`PhaseMemory`]).
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
-use kinetoscope_report::run_folder::{ArtifactMemory, PhaseMemory};
 use kinetoscope_trace::read::{is_memory_timeline_file, read_snapshot, ArtifactKind, RunPhase};
+use serde::Serialize;
 
-/// A trace's peak: bytes and device.
+use crate::views::memory::timeline_view;
+
+/// What one artifact of a phase says about memory.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ArtifactMemory {
+    /// The file.
+    pub path: String,
+    /// What it is (`None` when unknown).
+    pub kind: Option<ArtifactKind>,
+    /// Trace: the highest allocated bytes over its devices. Snapshot: the peak of active
+    /// bytes replayed from its allocator trace. Timeline: the peak total over categories.
+    pub peak_bytes: Option<i64>,
+    /// The device of the trace peak (`GPU0`, `CPU`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_device: Option<String>,
+    /// Snapshot: bytes reserved by the allocator at snapshot time (all devices).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reserved_bytes: Option<u64>,
+    /// Snapshot: bytes allocated (active blocks) at snapshot time (all devices).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocated_bytes: Option<u64>,
+    /// Timeline: the largest category at the peak.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_category: Option<String>,
+    /// Timeline: the bytes of the largest category at the peak.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_category_bytes: Option<i64>,
+    /// Why it could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The memory artifacts of one phase.
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseMemory {
+    /// Stage number.
+    pub stage: u32,
+    /// Phase name.
+    pub phase: String,
+    /// Its readable artifacts, in file order.
+    pub artifacts: Vec<ArtifactMemory>,
+}
+
+/// A trace's memory peak: bytes and device.
 pub type TracePeak = Option<(i64, String)>;
 
 /// Snapshot: reserved and allocated at snapshot time, peak active from its history.
-fn snapshot_row(a: &mut ArtifactMemory, path: &std::path::Path) {
+fn snapshot_row(a: &mut ArtifactMemory, path: &Path) {
     match read_snapshot(path) {
         Ok(snap) => {
             let v = analyze_snapshot(
@@ -35,21 +78,25 @@ fn snapshot_row(a: &mut ArtifactMemory, path: &std::path::Path) {
     }
 }
 
-fn timeline_row(a: &mut ArtifactMemory, path: &std::path::Path) {
+/// Timeline: the peak total and the largest category there.
+fn timeline_row(a: &mut ArtifactMemory, path: &Path) {
     if !is_memory_timeline_file(path) {
         a.error = Some("not a memory timeline (by content)".to_owned());
         return;
     }
-    match super::memory_timeline::view(path, 10) {
+    match timeline_view(path, 10) {
         Ok(v) => {
             if let Some(p) = &v.series.peak {
                 a.peak_bytes = Some(p.total_bytes);
-                a.top_category = p
+                if let Some((k, b)) = p
                     .by_category
                     .iter()
                     .enumerate()
                     .max_by_key(|(k, b)| (**b, std::cmp::Reverse(*k)))
-                    .map(|(k, b)| (v.series.categories[k].clone(), *b));
+                {
+                    a.top_category = Some(v.series.categories[k].clone());
+                    a.top_category_bytes = Some(*b);
+                }
             }
         }
         Err(e) => a.error = Some(e.to_string()),
@@ -60,7 +107,7 @@ fn timeline_row(a: &mut ArtifactMemory, path: &std::path::Path) {
 /// (by path); traces missing from it are left out (the caller did not read them).
 pub fn phase_memory(
     phases: &[RunPhase],
-    trace_peaks: &HashMap<std::path::PathBuf, TracePeak>,
+    trace_peaks: &HashMap<PathBuf, TracePeak>,
 ) -> Vec<PhaseMemory> {
     phases
         .iter()

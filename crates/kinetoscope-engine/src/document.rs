@@ -1,0 +1,210 @@
+//! The documents the engine returns, one per view: the envelope every view shares
+//! ([`Document`]: schema version, the input and its layout, one result per trace read,
+//! the traces that could not be read) and the few views whose shape differs (a rank
+//! comparison, the advisor's report, a snapshot, a memory timeline).
+//!
+//! Front ends render these and never compute: the JSON a document serialises to holds
+//! every number a terminal table shows (`docs/json.md`).
+
+use kinetoscope_advisor::{Finding, Severity, TraceReport};
+use kinetoscope_analysis::gpu_time::Compat;
+use kinetoscope_analysis::memory::snapshot::SnapshotView;
+use kinetoscope_analysis::memory::timeline::TimelineView;
+use kinetoscope_analysis::ranks::RanksReport;
+use kinetoscope_trace::read::RunPhase;
+use serde::Serialize;
+
+use crate::run_folder::PhaseMemory;
+
+/// Version of the JSON documents kinetoscope writes; bumped on breaking changes.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// How the input was laid out.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "layout", rename_all = "snake_case")]
+pub enum InputLayout {
+    /// One file (or bytes already in memory).
+    File,
+    /// A folder of rank (or worker) trace files.
+    RankFolder,
+    /// A run folder of phase files, in stage order.
+    RunFolder {
+        /// The phases and their files.
+        phases: Vec<RunPhase>,
+    },
+}
+
+/// A trace that could not be read.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReadFailure {
+    /// The file.
+    pub path: String,
+    /// The error, with its location.
+    pub error: String,
+}
+
+/// Everything a view shows for one input: one `T` per trace read.
+///
+/// `X` holds the view's own options (`group_by`, `sort`, `top`, ...); its fields are
+/// written right after the layout, before `traces`. `()` writes nothing.
+#[derive(Clone, Debug, Serialize)]
+pub struct Document<T, X = ()> {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// The input's name (the path given, or the name of bytes read from memory).
+    pub input: String,
+    /// Its layout.
+    #[serde(flatten)]
+    pub layout: InputLayout,
+    /// The view's options, written inline.
+    #[serde(flatten)]
+    pub options: X,
+    /// One result per trace read, in file order.
+    pub traces: Vec<T>,
+    /// Run folders (summary and memory views): each phase's memory artifacts side by side.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phase_memory: Vec<PhaseMemory>,
+    /// Traces that could not be read.
+    pub errors: Vec<ReadFailure>,
+}
+
+impl<T, X> Document<T, X> {
+    /// An empty document for `input` with `options`.
+    pub fn with_options(input: String, layout: InputLayout, options: X) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            input,
+            layout,
+            options,
+            traces: Vec::new(),
+            phase_memory: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// Whether the input holds more than one trace file (a rank or run folder).
+    pub fn multi(&self) -> bool {
+        !matches!(self.layout, InputLayout::File)
+    }
+}
+
+/// The options of a sorted, cut table view (`ops`, `kernels`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TableOptions<G, S> {
+    /// Grouping of the rows.
+    pub group_by: G,
+    /// Sort key.
+    pub sort: S,
+    /// Rows kept per trace (0 = all).
+    pub top: usize,
+}
+
+/// Which of the GPU-time views a [`GpuTimeDocument`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuTimeAnalysis {
+    /// `temporal`: idle, compute and non-compute GPU time.
+    Temporal,
+    /// `idle`: idle time split by cause.
+    Idle,
+    /// `launches`: launch delays and runtime outliers.
+    Launches,
+    /// `kernels --by-class`: compute, communication and memory kernels.
+    KernelClasses,
+}
+
+/// The options every GPU-time document carries.
+#[derive(Clone, Debug, Serialize)]
+pub struct GpuTimeOptions {
+    /// The view.
+    pub analysis: GpuTimeAnalysis,
+    /// Definitions followed (`kinetoscope` or `hta`).
+    pub compat: Compat,
+    /// Whether HTA's step filter was applied (HTA mode, two or more distinct
+    /// `ProfilerStep`s over all ranks).
+    pub step_filter: bool,
+}
+
+/// A GPU-time view (`temporal`, `idle`, `launches`, `kernels --by-class`).
+pub type GpuTimeDocument<T> = Document<T, GpuTimeOptions>;
+
+/// `ranks`: a folder of rank traces compared side by side.
+#[derive(Clone, Debug, Serialize)]
+pub struct RanksDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// The folder given.
+    pub input: String,
+    /// The comparison.
+    pub report: RanksReport,
+    /// Rank files that could not be read (left out of the comparison).
+    pub errors: Vec<ReadFailure>,
+}
+
+/// `report`: the advisor's summary and findings for every trace of an input, with the
+/// cross-rank findings and every finding ranked.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReportDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// The input's name.
+    pub input: String,
+    /// Its layout.
+    #[serde(flatten)]
+    pub layout: InputLayout,
+    /// One report per trace read, in file order.
+    pub traces: Vec<TraceReport>,
+    /// Findings across the rank traces of the input (stragglers).
+    pub cross_rank_findings: Vec<Finding>,
+    /// Every finding of the document (per trace and cross-rank), ranked.
+    pub findings: Vec<Finding>,
+    /// Traces that could not be read.
+    pub errors: Vec<ReadFailure>,
+}
+
+impl ReportDocument {
+    /// The most severe finding's severity.
+    pub fn worst(&self) -> Option<Severity> {
+        self.findings.iter().map(|f| f.severity).max()
+    }
+}
+
+/// What a single-file memory document holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryFileKind {
+    /// A CUDA caching-allocator snapshot.
+    MemorySnapshot,
+    /// A profiler memory timeline.
+    MemoryTimeline,
+}
+
+/// `memory SNAPSHOT`: a CUDA caching-allocator snapshot.
+#[derive(Clone, Debug, Serialize)]
+pub struct SnapshotDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// Always [`MemoryFileKind::MemorySnapshot`].
+    pub kind: MemoryFileKind,
+    /// The input's name.
+    pub input: String,
+    /// The view.
+    pub snapshot: SnapshotView,
+}
+
+/// `memory TIMELINE`: a profiler memory timeline.
+#[derive(Clone, Debug, Serialize)]
+pub struct TimelineDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// Always [`MemoryFileKind::MemoryTimeline`].
+    pub kind: MemoryFileKind,
+    /// The view.
+    #[serde(flatten)]
+    pub view: TimelineView,
+}
+
+/// Pretty JSON text of any document (the one JSON renderer every front end uses).
+pub fn to_json<D: Serialize>(doc: &D) -> Result<String, serde_json::Error> {
+    serde_json::to_string_pretty(doc)
+}

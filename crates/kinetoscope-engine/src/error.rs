@@ -1,0 +1,75 @@
+//! The engine's errors: each names the input and, where a common mistake explains it,
+//! carries a hint.
+
+use std::path::PathBuf;
+
+use kinetoscope_trace::TraceError;
+
+/// Why a view could not be computed at all (a trace that fails inside a folder is
+/// reported in the document's `errors` instead).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The input could not be opened or read.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// Every trace of the input failed; the first failure.
+    #[error("{error}")]
+    NothingRead {
+        /// The file that failed first.
+        path: PathBuf,
+        /// Its error.
+        error: String,
+        /// What the input held that kinetoscope could read, when not a trace.
+        hint: Option<String>,
+    },
+    /// The view needs a different kind of input.
+    #[error("{path}: {message}")]
+    WrongInput {
+        /// The input.
+        path: String,
+        /// What the view needs.
+        message: String,
+        /// What to run instead.
+        hint: Option<String>,
+    },
+    /// An option is out of range.
+    #[error("{0}")]
+    Option(String),
+}
+
+impl EngineError {
+    /// A line telling the user what to do instead, for common mistakes.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            EngineError::NothingRead { hint, .. } | EngineError::WrongInput { hint, .. } => {
+                hint.clone()
+            }
+            EngineError::Trace(TraceError::NotATrace { looks_like, .. }) => {
+                hint_for_content(looks_like)
+            }
+            EngineError::Trace(TraceError::EmptyInput { .. }) => Some(
+                "give a trace file (*.json, *.json.gz), a folder of rank traces, or a run \
+                 folder with stageN-<phase>_trace.json files"
+                    .to_owned(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// The hint for a file whose content is not a Kineto trace.
+pub(crate) fn hint_for_content(looks_like: &str) -> Option<String> {
+    let l = looks_like.to_ascii_lowercase();
+    if l.contains("pickle") {
+        Some("a CUDA memory snapshot? run `kinetoscope memory FILE`".to_owned())
+    } else if l.contains("memory timeline") {
+        Some("a profiler memory timeline: run `kinetoscope memory FILE`".to_owned())
+    } else if l.contains("marshal") {
+        Some("a cProfile/pstats file? kinetoscope does not read those yet".to_owned())
+    } else {
+        None
+    }
+}
+
+/// The engine's result type.
+pub type EngineResult<T> = Result<T, EngineError>;

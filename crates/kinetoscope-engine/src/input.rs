@@ -1,0 +1,318 @@
+//! Opening what a user points kinetoscope at: a file, a folder of rank files, a run
+//! folder of phase files, or bytes already in memory; and reading every trace of it in
+//! parallel, reducing each on the thread that read it so only a few whole traces are in
+//! memory at once.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use kinetoscope_trace::read::{
+    parse_stage_name, read_trace, read_trace_bytes, Artifact, ArtifactKind, ReadOptions, RunPhase,
+};
+use kinetoscope_trace::{Trace, TraceError, TraceResult};
+
+use crate::document::{InputLayout, ReadFailure};
+
+/// What to analyse.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A file, a rank folder or a run folder on disk.
+    Path(PathBuf),
+    /// One trace file's bytes (plain or gzip), already in memory: an upload, an
+    /// embedded sample. `name` is how documents and errors refer to it.
+    Bytes {
+        /// The name shown for it.
+        name: String,
+        /// The file's content.
+        data: Arc<[u8]>,
+    },
+}
+
+impl Source {
+    /// The source's name as documents show it.
+    pub fn name(&self) -> String {
+        match self {
+            Source::Path(p) => p.display().to_string(),
+            Source::Bytes { name, .. } => name.clone(),
+        }
+    }
+
+    /// The path, for a source on disk.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Source::Path(p) => Some(p),
+            Source::Bytes { .. } => None,
+        }
+    }
+}
+
+impl From<PathBuf> for Source {
+    fn from(p: PathBuf) -> Self {
+        Source::Path(p)
+    }
+}
+
+impl From<&Path> for Source {
+    fn from(p: &Path) -> Self {
+        Source::Path(p.to_owned())
+    }
+}
+
+/// What a path turned out to be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// One trace file.
+    File(PathBuf),
+    /// A folder of trace files, one per rank (or per worker/span), sorted by name.
+    RankFolder {
+        /// The folder.
+        dir: PathBuf,
+        /// The trace files.
+        traces: Vec<PathBuf>,
+    },
+    /// A run folder of phase files, in stage order.
+    RunFolder {
+        /// The folder.
+        dir: PathBuf,
+        /// The phases.
+        phases: Vec<RunPhase>,
+    },
+}
+
+impl Input {
+    /// All trace files of the input, in order.
+    pub fn trace_files(&self) -> Vec<PathBuf> {
+        match self {
+            Input::File(p) => vec![p.clone()],
+            Input::RankFolder { traces, .. } => traces.clone(),
+            Input::RunFolder { phases, .. } => phases
+                .iter()
+                .flat_map(|p| &p.artifacts)
+                .filter(|a| a.kind == ArtifactKind::Trace)
+                .map(|a| a.path.clone())
+                .collect(),
+        }
+    }
+
+    /// The layout documents report.
+    pub fn layout(&self) -> InputLayout {
+        match self {
+            Input::File(_) => InputLayout::File,
+            Input::RankFolder { .. } => InputLayout::RankFolder,
+            Input::RunFolder { phases, .. } => InputLayout::RunFolder {
+                phases: phases.clone(),
+            },
+        }
+    }
+}
+
+/// Work out what `path` is: a file, a rank folder or a run folder.
+pub fn open_path(path: &Path) -> TraceResult<Input> {
+    let meta = std::fs::metadata(path).map_err(|e| TraceError::Io {
+        path: path.to_owned(),
+        source: e,
+    })?;
+    if !meta.is_dir() {
+        return Ok(Input::File(path.to_owned()));
+    }
+    let mut files = list(path, false)?;
+    if !files
+        .iter()
+        .any(|f| ArtifactKind::from_file_name(&file_name(f)).is_some())
+    {
+        // Phase runs are often one timestamped sub-folder deeper.
+        let mut deeper = Vec::new();
+        for entry in list(path, true)? {
+            deeper.extend(list(&entry, false)?);
+        }
+        files = deeper;
+    }
+    if let Some(phases) = run_phases(&files) {
+        return Ok(Input::RunFolder {
+            dir: path.to_owned(),
+            phases,
+        });
+    }
+    let mut traces: Vec<PathBuf> = files
+        .into_iter()
+        .filter(|f| ArtifactKind::from_file_name(&file_name(f)) == Some(ArtifactKind::Trace))
+        .collect();
+    traces.sort();
+    if traces.is_empty() {
+        return Err(TraceError::EmptyInput {
+            path: path.to_owned(),
+            message: "no trace files (*.json, *.json.gz) in this folder".into(),
+        });
+    }
+    Ok(Input::RankFolder {
+        dir: path.to_owned(),
+        traces,
+    })
+}
+
+/// The phases of a run folder (`stage<N>-<phase>_...` files), or `None` when no file
+/// is named that way.
+fn run_phases(files: &[PathBuf]) -> Option<Vec<RunPhase>> {
+    let mut phases: Vec<RunPhase> = Vec::new();
+    let mut staged = false;
+    for file in files {
+        let name = file_name(file);
+        let Some((stage, phase)) = parse_stage_name(&name) else {
+            continue;
+        };
+        staged = true;
+        let Some(kind) = ArtifactKind::from_file_name(&name) else {
+            continue;
+        };
+        let artifact = Artifact {
+            path: file.clone(),
+            kind,
+        };
+        match phases
+            .iter_mut()
+            .find(|p| p.stage == stage && p.phase == phase)
+        {
+            Some(p) => p.artifacts.push(artifact),
+            None => phases.push(RunPhase {
+                stage,
+                phase,
+                artifacts: vec![artifact],
+            }),
+        }
+    }
+    if !staged {
+        return None;
+    }
+    phases.sort_by(|a, b| (a.stage, &a.phase).cmp(&(b.stage, &b.phase)));
+    for p in &mut phases {
+        p.artifacts.sort_by(|a, b| a.path.cmp(&b.path));
+    }
+    Some(phases)
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The files (or, with `dirs`, the folders) directly in `dir`, sorted.
+fn list(dir: &Path, dirs: bool) -> TraceResult<Vec<PathBuf>> {
+    let io = |e| TraceError::Io {
+        path: dir.to_owned(),
+        source: e,
+    };
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let is_dir = entry.file_type().map_err(io)?.is_dir();
+        if is_dir == dirs {
+            out.push(entry.path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// One trace's reduced result, or why it could not be read.
+pub struct PerTrace<T> {
+    /// The file (or the name of in-memory bytes).
+    pub path: PathBuf,
+    /// The reduction, or the read error.
+    pub result: Result<T, TraceError>,
+}
+
+/// Split per-trace results in order: each success goes to `ok` (with its file), each
+/// failure becomes a [`ReadFailure`] in the returned list.
+pub fn split_results<T>(
+    results: Vec<PerTrace<T>>,
+    mut ok: impl FnMut(PathBuf, T),
+) -> Vec<ReadFailure> {
+    let mut errors = Vec::new();
+    for r in results {
+        match r.result {
+            Ok(t) => ok(r.path, t),
+            Err(error) => errors.push(ReadFailure {
+                path: r.path.display().to_string(),
+                error: error.to_string(),
+            }),
+        }
+    }
+    errors
+}
+
+/// Read `paths` in parallel (`opts.threads` in all, split between files and the
+/// threads parsing each) and reduce each trace with `reduce` on the thread that read
+/// it. Results come back in input order.
+pub fn map_paths<T: Send>(
+    paths: &[PathBuf],
+    opts: &ReadOptions,
+    reduce: impl Fn(&Trace) -> T + Sync,
+) -> Vec<PerTrace<T>> {
+    let workers = opts.threads.clamp(1, paths.len().max(1));
+    let per_file = ReadOptions {
+        threads: (opts.threads / workers).max(1),
+        ..opts.clone()
+    };
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<Option<PerTrace<T>>>> = Mutex::new((0..paths.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(path) = paths.get(i) else { break };
+                let result = read_trace(path, &per_file).map(|t| reduce(&t));
+                let r = PerTrace {
+                    path: path.clone(),
+                    result,
+                };
+                out.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    out.into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// Read one trace from bytes in memory and reduce it.
+pub fn map_bytes<T>(
+    name: &str,
+    data: &[u8],
+    opts: &ReadOptions,
+    reduce: impl Fn(&Trace) -> T,
+) -> PerTrace<T> {
+    let path = PathBuf::from(name);
+    let result = read_trace_bytes(&path, data, opts).map(|t| reduce(&t));
+    PerTrace { path, result }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_folder_groups_phases_in_stage_order() {
+        let files: Vec<PathBuf> = [
+            "stage2-train_trace.json",
+            "stage1-model_init_mem.pickle",
+            "stage1-model_init_trace.json",
+            "notes.txt",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        let phases = run_phases(&files).expect("staged names");
+        assert_eq!(phases.len(), 2);
+        assert_eq!(
+            (phases[0].stage, phases[0].phase.as_str()),
+            (1, "model_init")
+        );
+        assert_eq!(phases[0].artifacts.len(), 2);
+        assert_eq!(phases[1].artifacts[0].kind, ArtifactKind::Trace);
+        assert!(run_phases(&[PathBuf::from("rank0.json")]).is_none());
+    }
+}

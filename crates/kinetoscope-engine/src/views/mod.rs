@@ -1,0 +1,101 @@
+//! One function per view, each a method of [`Engine`]: read the source, reduce each
+//! trace on the thread that read it, make the cross-trace decisions, return the
+//! document.
+
+pub(crate) mod gpu_time;
+pub mod memory;
+mod per_trace;
+mod ranks;
+mod report;
+
+pub use gpu_time::{IdleOptions, LaunchesOptions};
+pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
+pub use ranks::RanksOptions;
+
+use std::path::PathBuf;
+
+use kinetoscope_trace::{Trace, TraceError};
+
+use crate::document::{Document, InputLayout};
+use crate::error::{hint_for_content, EngineError, EngineResult};
+use crate::input::{map_bytes, map_paths, open_path, split_results, PerTrace, Source};
+use crate::Engine;
+
+/// What reading a source gave: its layout and one reduced result per trace, in order.
+pub(crate) struct Mapped<T> {
+    /// The layout documents report.
+    pub layout: InputLayout,
+    /// One result per trace.
+    pub results: Vec<PerTrace<T>>,
+}
+
+impl Engine {
+    /// Read every trace of `src` in parallel (with progress) and reduce each with `f` on
+    /// the thread that read it.
+    pub(crate) fn map<T: Send>(
+        &self,
+        src: &Source,
+        f: impl Fn(&Trace) -> T + Sync,
+    ) -> EngineResult<Mapped<T>> {
+        match src {
+            Source::Bytes { name, data } => Ok(Mapped {
+                layout: InputLayout::File,
+                results: vec![map_bytes(name, data, &self.read, f)],
+            }),
+            Source::Path(path) => {
+                let input = open_path(path)?;
+                let files = input.trace_files();
+                let mut opts = self.read.clone();
+                if let Some(p) = &self.progress {
+                    opts.progress = p.start(&files);
+                }
+                let results = map_paths(&files, &opts, f);
+                if let Some(p) = &self.progress {
+                    p.finish();
+                }
+                Ok(Mapped {
+                    layout: input.layout(),
+                    results,
+                })
+            }
+        }
+    }
+
+    /// [`Engine::map`] collected into a document with `options`: successes in
+    /// `traces`, failures in `errors`; an error when no trace could be read.
+    pub(crate) fn document<T: Send, X>(
+        &self,
+        src: &Source,
+        options: X,
+        f: impl Fn(&Trace) -> T + Sync,
+    ) -> EngineResult<Document<T, X>> {
+        let mapped = self.map(src, f)?;
+        let results = ensure_any_read(mapped.results)?;
+        let mut doc = Document::with_options(src.name(), mapped.layout, options);
+        doc.errors = split_results(results, |_, t| doc.traces.push(t));
+        Ok(doc)
+    }
+}
+
+/// The results unchanged when at least one trace was read (or there were none);
+/// otherwise the first failure as an error, with a hint when the file is something
+/// else kinetoscope reads.
+pub(crate) fn ensure_any_read<T>(mut results: Vec<PerTrace<T>>) -> EngineResult<Vec<PerTrace<T>>> {
+    if results.is_empty() || results.iter().any(|r| r.result.is_ok()) {
+        return Ok(results);
+    }
+    let first = results.swap_remove(0);
+    let path: PathBuf = first.path;
+    let Err(error) = first.result else {
+        unreachable!("no result is Ok")
+    };
+    let hint = match &error {
+        TraceError::NotATrace { looks_like, .. } => hint_for_content(looks_like),
+        _ => None,
+    };
+    Err(EngineError::NothingRead {
+        path,
+        error: error.to_string(),
+        hint,
+    })
+}

@@ -1,0 +1,95 @@
+//! The engine's views: bytes in memory read like the file, folders give one result
+//! per trace, errors name the file and hint at the right command.
+
+use std::sync::Arc;
+
+use kinetoscope_analysis::gpu_time::Compat;
+use kinetoscope_engine::{Engine, EngineError, InputLayout, MemoryOptions, MemoryResult, Source};
+
+use crate::common::{fixture, fixtures_dir, lenient};
+
+fn engine() -> Engine {
+    Engine::new(lenient(2))
+}
+
+#[test]
+fn bytes_in_memory_read_like_the_file() {
+    let path = fixture("torch-2.15.0_py_export.json.gz");
+    let data: Arc<[u8]> = std::fs::read(&path).unwrap().into();
+    let from_file = engine().summary(&Source::Path(path)).unwrap();
+    let from_bytes = engine()
+        .summary(&Source::Bytes {
+            name: "upload.json.gz".into(),
+            data,
+        })
+        .unwrap();
+    assert_eq!(from_bytes.input, "upload.json.gz");
+    assert!(matches!(from_bytes.layout, InputLayout::File));
+    let a = &from_file.traces[0];
+    let b = &from_bytes.traces[0];
+    assert!(a.total_events > 0);
+    assert_eq!(a.total_events, b.total_events);
+    assert_eq!(a.events_by_category, b.events_by_category);
+    assert_eq!(a.span_ns, b.span_ns);
+    assert_eq!(a.steps.len(), b.steps.len());
+}
+
+#[test]
+fn a_rank_folder_gives_one_result_per_rank_and_hta_decides_across_ranks() {
+    let doc = engine()
+        .temporal(&Source::Path(fixtures_dir().join("ranks")), Compat::Hta)
+        .unwrap();
+    assert!(matches!(doc.layout, InputLayout::RankFolder));
+    assert_eq!(doc.traces.len(), 2);
+    assert!(doc.errors.is_empty());
+    let ranks: Vec<_> = doc.traces.iter().map(|t| t.rank).collect();
+    assert_eq!(ranks, [Some(0), Some(1)]);
+}
+
+#[test]
+fn a_pickle_given_to_a_trace_view_hints_at_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("snap.pickle");
+    std::fs::write(&p, b"\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00}\x94.").unwrap();
+    let err = engine().summary(&Source::Path(p.clone())).unwrap_err();
+    assert!(
+        matches!(&err, EngineError::NothingRead { path, .. } if *path == p),
+        "{err:?}"
+    );
+    let hint = err.hint().expect("a hint");
+    assert!(hint.contains("kinetoscope memory"), "{hint}");
+}
+
+#[test]
+fn ranks_refuses_a_single_file_with_a_hint() {
+    let err = engine()
+        .ranks(
+            &Source::Path(fixture("backward_thread.json")),
+            Default::default(),
+        )
+        .unwrap_err();
+    assert!(matches!(err, EngineError::WrongInput { .. }), "{err:?}");
+    assert!(err.hint().is_some());
+}
+
+#[test]
+fn memory_dispatches_by_content() {
+    let snaps = fixtures_dir().join("snapshots");
+    let snap = std::fs::read_dir(&snaps)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "pickle"))
+        .expect("a snapshot fixture");
+    let opts = MemoryOptions {
+        points: 50,
+        top: 5,
+        ..MemoryOptions::default()
+    };
+    let r = engine().memory(&Source::Path(snap), &opts).unwrap();
+    assert!(matches!(r, MemoryResult::Snapshot(_)));
+    let r = engine()
+        .memory(&Source::Path(fixture("backward_thread.json")), &opts)
+        .unwrap();
+    assert!(matches!(r, MemoryResult::Traces(d) if d.traces.len() == 1));
+}

@@ -1,0 +1,72 @@
+//! The one render path every command uses: a document becomes a terminal table, CSV or
+//! JSON text, goes to stdout (a closed pipe is not an error), and the exit status says
+//! whether some traces could not be read.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use kinetoscope_engine::ReadFailure;
+use serde::Serialize;
+
+use crate::args::ViewFormat;
+
+/// Write `text` to stdout; a closed pipe (`| head`) is not an error.
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// A document's text in `format`: `table` for the terminal, `csv` when the view has a
+/// CSV form (else CSV is refused with the formats it has), JSON by serialising the
+/// document itself.
+pub fn render<D: Serialize>(
+    doc: &D,
+    format: ViewFormat,
+    table: impl FnOnce(&D) -> String,
+    csv: Option<&dyn Fn(&D) -> String>,
+) -> anyhow::Result<String> {
+    Ok(match format {
+        ViewFormat::Table => table(doc),
+        ViewFormat::Json => kinetoscope_engine::to_json(doc)? + "\n",
+        ViewFormat::Csv => match csv {
+            Some(f) => f(doc),
+            None => {
+                anyhow::bail!("CSV is not available for this input; use --format table or json")
+            }
+        },
+    })
+}
+
+/// Write `text`, then the exit status: 2 when some traces could not be read (each is
+/// named on stderr when the format has no place for it), else success.
+pub fn finish(text: &str, format: ViewFormat, errors: &[ReadFailure]) -> anyhow::Result<ExitCode> {
+    write_stdout(text)?;
+    if format == ViewFormat::Csv {
+        for e in errors {
+            eprintln!("error: {}: {}", e.path, e.error);
+        }
+    }
+    Ok(if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+/// [`render`] then [`finish`].
+pub fn emit<D: Serialize>(
+    doc: &D,
+    errors: &[ReadFailure],
+    format: ViewFormat,
+    table: impl FnOnce(&D) -> String,
+    csv: Option<&dyn Fn(&D) -> String>,
+) -> anyhow::Result<ExitCode> {
+    let text = render(doc, format, table, csv)?;
+    finish(&text, format, errors)
+}
