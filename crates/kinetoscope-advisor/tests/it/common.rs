@@ -253,6 +253,25 @@ impl TraceBuilder {
         ext
     }
 
+    /// A BF16 4096³ `aten::mm` at `ts` (40 µs of host time) whose tensor-core kernel
+    /// runs `[k_ts, k_ts + dur)`.
+    pub fn gemm(&mut self, ts: u64, k_ts: u64, dur: u64) {
+        let ext = self.op(
+            "aten::mm",
+            ts,
+            40,
+            r#""Input Dims":[[4096,4096],[4096,4096]],"Input type":["c10::BFloat16","c10::BFloat16"]"#,
+        );
+        self.kernel(
+            ext,
+            ts + 10,
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+            k_ts,
+            dur,
+            "",
+        );
+    }
+
     /// A `cuda_runtime` call that launches nothing (`cudaMalloc`,
     /// `cudaStreamSynchronize`).
     pub fn runtime(&mut self, name: &str, ts: u64, dur: u64) {

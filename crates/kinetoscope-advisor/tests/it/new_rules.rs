@@ -1,5 +1,5 @@
-//! GP006 `ConvLayoutTransposes`, GP007 `GemmDimsNotAligned`, GP008 `LowOccupancy` and
-//! DI003 `NonNcclBackend` on small inline traces whose numbers are known by
+//! GP006 `ConvLayoutTransposes`, GP007 `GemmDimsNotAligned`, GP008 `LowOccupancy`,
+//! DI003 `NonNcclBackend` and DI004 `RankMemoryImbalance` on small inline traces whose numbers are known by
 //! construction: four 10 ms steps on an H100.
 
 use kinetoscope_advisor::{advise_ranks, Config, Severity, TraceReport};
@@ -354,15 +354,7 @@ fn findings_are_ranked_by_recoverable_time() {
 /// allocated on an 80 GiB H100.
 pub(crate) fn rank_trace(rank: i64, gib: u64) -> TraceBuilder {
     let mut b = steps(|b, t| {
-        let ext = b.op("aten::mm", t + 100, 50, "");
-        b.kernel(
-            ext,
-            t + 110,
-            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
-            t + 200,
-            5000,
-            "",
-        );
+        b.gemm(t + 100, t + 200, 5000);
         b.memory(t + 120, gib << 30, gib << 30);
     });
     b.top.push(format!(

@@ -192,24 +192,6 @@ fn healthy_trace_raises_nothing() {
 /// Step length of the table's traces, µs.
 const STEP: u64 = 10_000;
 
-/// A 4096³ BF16 GEMM operator at `ts` whose tensor-core kernel runs `[k_ts, k_ts + dur)`.
-fn gemm(b: &mut TraceBuilder, ts: u64, k_ts: u64, dur: u64) {
-    let ext = b.op(
-        "aten::mm",
-        ts,
-        40,
-        r#""Input Dims":[[4096,4096],[4096,4096]],"Input type":["c10::BFloat16","c10::BFloat16"]"#,
-    );
-    b.kernel(
-        ext,
-        ts + 10,
-        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
-        k_ts,
-        dur,
-        "",
-    );
-}
-
 /// Four steps on an H100 with a 4 ms GEMM each, `[memory]` records at `alloc` GiB
 /// allocated and `reserved` GiB reserved per step (the `n`th step's from `mem(n)`).
 fn memory_trace(mem: impl Fn(u64) -> (f64, f64)) -> TraceBuilder {
@@ -217,13 +199,17 @@ fn memory_trace(mem: impl Fn(u64) -> (f64, f64)) -> TraceBuilder {
     let mut b = TraceBuilder::h100();
     b.steps(4, STEP, |b, n, t| {
         let (alloc, reserved) = mem(n);
-        gemm(b, t + 100, t + 200, 4000);
+        b.gemm(t + 100, t + 200, 4000);
         b.memory(t + 150, gib(alloc), gib(reserved));
         b.memory(t + 9000, gib(alloc * 0.8), gib(reserved));
     });
     b
 }
 
+// The builders, in table order: `bad` plants the problem, `false` gives the clean
+// twin; each row's description says what the trace holds.
+
+/// IN001: a CPU trace whose DataLoader `__next__` takes 3 ms (clean: 0.2 ms) per step.
 fn dataloader_stall(bad: bool) -> Input {
     let mut b = TraceBuilder::new();
     b.steps(4, STEP, |b, _, t| {
@@ -238,11 +224,13 @@ fn dataloader_stall(bad: bool) -> Input {
     Input::Trace(b)
 }
 
+/// SY001: twelve `.item()` syncs per step under a user frame (clean: none); one
+/// inside the optimizer step in both.
 fn host_device_sync(bad: bool) -> Input {
     let mut b = TraceBuilder::h100();
     b.steps(4, STEP, |b, _, t| {
         b.python("train.py(57): train_step", t + 5, 9900);
-        gemm(b, t + 100, t + 200, 4000);
+        b.gemm(t + 100, t + 200, 4000);
         if bad {
             for i in 0..12 {
                 let ts = t + 4300 + i * 30;
@@ -259,6 +247,7 @@ fn host_device_sync(bad: bool) -> Input {
     Input::Trace(b)
 }
 
+/// OP001: a for-loop Adam step (clean: the foreach implementation).
 fn unfused_optimizer(bad: bool) -> Input {
     const TERMS: [&str; 7] = [
         "aten::lerp_",
@@ -291,10 +280,11 @@ fn unfused_optimizer(bad: bool) -> Input {
     Input::Trace(b)
 }
 
+/// OP002: a fused AdamW step of 2.5 ms (clean: 0.8 ms) per 10 ms step.
 fn slow_optimizer_step(bad: bool) -> Input {
     let mut b = TraceBuilder::h100();
     b.steps(4, STEP, |b, _, t| {
-        gemm(b, t + 100, t + 200, 6000);
+        b.gemm(t + 100, t + 200, 6000);
         let dur = if bad { 2500 } else { 800 };
         b.annotation("Optimizer.step#AdamW.step", t + 6300, dur);
         let ext = b.op("aten::_fused_adamw_", t + 6310, dur - 20, "");
@@ -310,6 +300,7 @@ fn slow_optimizer_step(bad: bool) -> Input {
     Input::Trace(b)
 }
 
+/// ME001: 16 MiB per step never freed (clean: freed).
 fn memory_leak(bad: bool) -> Input {
     const MIB: u64 = 1 << 20;
     let base = GIB;
@@ -318,7 +309,7 @@ fn memory_leak(bad: bool) -> Input {
     b.steps(4, STEP, |b, n, t| {
         // What earlier steps kept.
         let kept = if bad { n * 16 * MIB } else { 0 };
-        gemm(b, t + 50, t + 100, 4000);
+        b.gemm(t + 50, t + 100, 4000);
         b.op("aten::empty_strided", t + 200, 20, "");
         b.memory_event(
             t + 210,
@@ -355,21 +346,25 @@ fn memory_leak(bad: bool) -> Input {
     Input::Trace(b)
 }
 
+/// ME002: 74 GiB reserved (clean: 60 GiB) of 80 GiB.
 fn memory_pressure(bad: bool) -> Input {
     let reserved = if bad { 74.0 } else { 60.0 };
     Input::Trace(memory_trace(|_| (reserved - 4.0, reserved)))
 }
 
+/// ME003: 20 GiB reserved (clean: 60 GiB) of 80 GiB.
 fn memory_underused(bad: bool) -> Input {
     let reserved = if bad { 20.0 } else { 60.0 };
     Input::Trace(memory_trace(|_| (reserved - 2.0, reserved)))
 }
 
+/// ME004: 50 GiB reserved over 20 GiB allocated (clean: 45 GiB).
 fn reserved_overhang(bad: bool) -> Input {
     let alloc = if bad { 20.0 } else { 45.0 };
     Input::Trace(memory_trace(|_| (alloc, 50.0)))
 }
 
+/// ME005: `cudaMalloc` in every step (clean: the first only).
 fn allocator_churn(bad: bool) -> Input {
     let mut b = TraceBuilder::h100();
     b.steps(4, STEP, |b, n, t| {
@@ -377,24 +372,27 @@ fn allocator_churn(bad: bool) -> Input {
             b.op("aten::empty_strided", t + 20, 200, "");
             b.runtime("cudaMalloc", t + 30, 150);
         }
-        gemm(b, t + 300, t + 400, 6000);
+        b.gemm(t + 300, t + 400, 6000);
     });
     Input::Trace(b)
 }
 
+/// ME006: step 2 peaks at 16 GiB over the others' 10 GiB (clean: 10.2 GiB).
 fn memory_spike(bad: bool) -> Input {
     let spike = if bad { 16.0 } else { 10.2 };
     Input::Trace(memory_trace(|n| (if n == 2 { spike } else { 10.0 }, 20.0)))
 }
 
+/// GP001: a 4 ms (clean: 9 ms) kernel per 10 ms step.
 fn low_gpu_utilization(bad: bool) -> Input {
     let mut b = TraceBuilder::h100();
     b.steps(4, STEP, |b, _, t| {
-        gemm(b, t + 100, t + 200, if bad { 4000 } else { 9000 });
+        b.gemm(t + 100, t + 200, if bad { 4000 } else { 9000 });
     });
     Input::Trace(b)
 }
 
+/// GP002: 200 kernels of 5 µs per step (clean: 20 of 200 µs).
 fn launch_bound(bad: bool) -> Input {
     let (count, dur) = if bad { (200, 5) } else { (20, 200) };
     let every = 9000 / count;
@@ -416,6 +414,7 @@ fn launch_bound(bad: bool) -> Input {
     Input::Trace(b)
 }
 
+/// GP003: an FP32 GEMM on a CUDA-core kernel (clean: on a TF32 kernel).
 fn fp32_gemm(bad: bool) -> Input {
     let kernel = if bad {
         "ampere_sgemm_128x64_nn"
@@ -431,15 +430,16 @@ fn fp32_gemm(bad: bool) -> Input {
             r#""Input Dims":[[4096,4096],[4096,4096]],"Input type":["float","float"]"#,
         );
         b.kernel(ext, t + 110, kernel, t + 200, 3000, "");
-        gemm(b, t + 200, t + 3300, 5000);
+        b.gemm(t + 200, t + 3300, 5000);
     });
     Input::Trace(b)
 }
 
+/// GP004: softmax over S×S attention scores (clean: flash attention).
 fn attention_without_flash(bad: bool) -> Input {
     let mut b = TraceBuilder::h100();
     b.steps(4, STEP, |b, _, t| {
-        gemm(b, t + 100, t + 200, 3000);
+        b.gemm(t + 100, t + 200, 3000);
         if bad {
             let dims = r#""Input Dims":[[8,12,1024,1024],[],[]],"Input type":["c10::BFloat16","Scalar",""]"#;
             b.op("aten::softmax", t + 200, 60, dims);
@@ -487,18 +487,21 @@ fn attention_without_flash(bad: bool) -> Input {
     Input::Trace(b)
 }
 
+/// GP005: the second kernel launched after 2.9 ms of host work (clean: queued
+/// up front).
 fn host_bound_gaps(bad: bool) -> Input {
     let mut b = TraceBuilder::h100();
     b.steps(4, STEP, |b, _, t| {
-        gemm(b, t + 50, t + 100, 2000);
+        b.gemm(t + 50, t + 100, 2000);
         // Second launch: after the host's metric work (bad), or queued up front.
         let launch = if bad { t + 5000 } else { t + 150 };
-        gemm(b, launch, launch.max(t + 2100) + 10, 3990);
+        b.gemm(launch, launch.max(t + 2100) + 10, 3990);
         b.annotation("compute_metrics", t + 200, 4790);
     });
     Input::Trace(b)
 }
 
+/// GP006: NCHW convolutions with layout transposes (clean: channels-last).
 fn conv_layout_transposes(bad: bool) -> Input {
     Input::Trace(if bad {
         conv_trace(300, 300)
@@ -507,10 +510,12 @@ fn conv_layout_transposes(bad: bool) -> Input {
     })
 }
 
+/// GP007: a BF16 linear with a vocabulary of 50257 (clean: 50264).
 fn gemm_dims_not_aligned(bad: bool) -> Input {
     Input::Trace(gemm_trace_with(if bad { 50257 } else { 50264 }))
 }
 
+/// GP008: a dominant kernel at 12 % occupancy (clean: 50 %).
 fn low_occupancy(bad: bool) -> Input {
     Input::Trace(occupancy_trace(if bad { 12 } else { 50 }))
 }
@@ -523,11 +528,12 @@ fn copy_trace(name: &str) -> TraceBuilder {
         b.op("aten::to", t + 20, 120, "");
         let ext = b.op("aten::copy_", t + 30, 100, "");
         b.memcpy(ext, t + 40, name, t + 50, 300, 2 << 20);
-        gemm(b, t + 200, t + 1100, 6000);
+        b.gemm(t + 200, t + 1100, 6000);
     });
     b
 }
 
+/// TR001: a pageable copy per step (clean: pinned).
 fn pageable_memcpy(bad: bool) -> Input {
     Input::Trace(copy_trace(if bad {
         "Memcpy HtoD (Pageable -> Device)"
@@ -536,6 +542,7 @@ fn pageable_memcpy(bad: bool) -> Input {
     }))
 }
 
+/// TR002: 16 small copies per step (clean: one).
 fn excessive_transfers(bad: bool) -> Input {
     let (count, bytes, dur) = if bad {
         (16, 64 << 10, 20)
@@ -557,15 +564,16 @@ fn excessive_transfers(bad: bool) -> Input {
                 bytes,
             );
         }
-        gemm(b, t + 800, t + 900, 7000);
+        b.gemm(t + 800, t + 900, 7000);
     });
     Input::Trace(b)
 }
 
+/// CM001: an all-reduce after the compute (clean: overlapped with it).
 fn exposed_communication(bad: bool) -> Input {
     let mut b = TraceBuilder::h100();
     b.steps(4, STEP, |b, _, t| {
-        gemm(b, t + 50, t + 100, 6000);
+        b.gemm(t + 50, t + 100, 6000);
         let ext = b.op("nccl:all_reduce", t + 100, 30, "");
         b.stream = 20;
         let k = if bad { t + 6100 } else { t + 2000 };
@@ -582,6 +590,7 @@ fn exposed_communication(bad: bool) -> Input {
     Input::Trace(b)
 }
 
+/// ST001: six steps of 10 or 15 ms (clean: 10 ± 0.2 ms).
 fn step_time_variance(bad: bool) -> Input {
     let durs: &[u64] = if bad {
         &[10_000, 10_000, 15_000, 10_000, 15_000, 10_000]
@@ -595,6 +604,7 @@ fn step_time_variance(bad: bool) -> Input {
     Input::Trace(b)
 }
 
+/// ST002: a 30 ms first step with compilation (clean: 10 ms).
 fn warmup_in_profile(bad: bool) -> Input {
     let first = if bad { 30_000 } else { 10_000 };
     let mut b = TraceBuilder::new();
@@ -613,6 +623,8 @@ fn warmup_in_profile(bad: bool) -> Input {
     Input::Trace(b)
 }
 
+/// PF001: every costly profiler option on, plus CUPTI overhead events (clean:
+/// `record_shapes` only).
 fn profiler_overhead(bad: bool) -> Input {
     let mut b = TraceBuilder::h100();
     b.top.push(r#""record_shapes":1"#.to_owned());
@@ -621,7 +633,7 @@ fn profiler_overhead(bad: bool) -> Input {
             .push(r#""with_stack":1,"profile_memory":1"#.to_owned());
     }
     b.steps(4, STEP, |b, _, t| {
-        gemm(b, t + 100, t + 200, 8000);
+        b.gemm(t + 100, t + 200, 8000);
         if bad {
             b.raw(format!(
                 r#"{{"ph":"X","cat":"overhead","name":"Activity Buffer Request","pid":100,"tid":100,"ts":{},"dur":150}}"#,
@@ -632,6 +644,7 @@ fn profiler_overhead(bad: bool) -> Input {
     Input::Trace(b)
 }
 
+/// DI001: two gloo ranks, rank 1 computing 4 ms longer (clean: equal ranks).
 fn straggler_rank(bad: bool) -> Input {
     let rank = |r: u64, compute: u64| {
         let mut b = TraceBuilder::new();
@@ -648,6 +661,7 @@ fn straggler_rank(bad: bool) -> Input {
     Input::Ranks(vec![rank(0, 5000), rank(1, slow)])
 }
 
+/// DI002: `DataParallel` on two GPUs (clean: `DistributedDataParallel`).
 fn data_parallel(bad: bool) -> Input {
     let mut b = TraceBuilder::h100();
     b.devices.push(h100(1));
@@ -661,17 +675,19 @@ fn data_parallel(bad: bool) -> Input {
         for dev in 0..2 {
             b.device = dev;
             b.stream = 7;
-            gemm(b, t + 100 + 100 * u64::from(dev), t + 500, 6000);
+            b.gemm(t + 100 + 100 * u64::from(dev), t + 500, 6000);
         }
         b.device = 0;
     });
     Input::Trace(b)
 }
 
+/// DI003: a GPU job on gloo (clean: NCCL).
 fn non_nccl_backend(bad: bool) -> Input {
     Input::Trace(gloo_trace(if bad { "gloo" } else { "nccl" }, 2))
 }
 
+/// DI004: ranks peaking at 76 and 50 GiB (clean: 76 and 70 GiB).
 fn rank_memory_imbalance(bad: bool) -> Input {
     Input::Ranks(vec![
         rank_trace(0, 76),
@@ -702,7 +718,7 @@ fn healthy() -> TraceBuilder {
         );
         // Launched up front, run back to back.
         for i in 0..4 {
-            gemm(b, t + 200 + i * 50, t + 210 + i * 2100, 2100);
+            b.gemm(t + 200 + i * 50, t + 210 + i * 2100, 2100);
         }
         b.memory(t + 300, 46 * GIB, 48 * GIB);
         b.memory(t + 8000, 40 * GIB, 48 * GIB);

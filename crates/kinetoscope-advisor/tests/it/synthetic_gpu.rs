@@ -15,20 +15,7 @@ fn trace(data_parallel: bool) -> TraceBuilder {
         if data_parallel {
             b.op("DataParallel.forward", t + 90, 80, "");
         }
-        let ext = b.op(
-            "aten::mm",
-            t + 100,
-            50,
-            r#""Input Dims":[[4096,4096],[4096,4096]],"Input type":["c10::BFloat16","c10::BFloat16"]"#,
-        );
-        b.kernel(
-            ext,
-            t + 110,
-            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
-            t + 200,
-            5000,
-            "",
-        );
+        b.gemm(t + 100, t + 200, 5000);
         b.runtime("cudaMalloc", t + 300, 100);
         b.memory(t + 120, 30 * GIB, 78 * GIB);
     });
