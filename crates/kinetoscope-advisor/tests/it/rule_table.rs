@@ -11,7 +11,7 @@ use crate::common::{h100, ids, render, TraceBuilder, GIB};
 use crate::new_rules::{conv_trace, gemm_trace_with, gloo_trace, occupancy_trace, rank_trace};
 
 /// What a row's builder makes: one trace, or the rank traces of one job.
-pub enum Input {
+enum Input {
     /// Run [`kinetoscope_advisor::advise_trace`].
     Trace(TraceBuilder),
     /// Run each trace, then [`advise_ranks`] over the reports.
