@@ -3,7 +3,7 @@
 
 Each scenario runs a real (tiny) training loop under ``torch.profiler`` and writes one
 gzipped Kineto trace per rank into ``corpus/traces/<scenario>/``. The advisor's corpus
-tests (``crates/kinetoscope-advisor/tests/corpus.rs``) check that the planted problem is
+tests (``crates/kinetoscope-advisor/tests/it/corpus.rs``) check that the planted problem is
 found and ranked first or second, and that the clean run raises no warning.
 
 Usage::

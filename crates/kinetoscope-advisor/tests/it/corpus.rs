@@ -3,38 +3,27 @@
 //! clean run raises no warning, and every finding's impact is consistent with the
 //! overview numbers.
 
-use std::path::{Path, PathBuf};
+use kinetoscope_advisor::{advise_ranks, Config, Severity, TraceReport};
 
-use kinetoscope_advisor::{advise_ranks, advise_trace, Config, Severity, TraceReport};
-use kinetoscope_trace::read::{read_trace, ReadOptions};
+use crate::common::{corpus, ids, position, report_file};
 
-fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../corpus/traces")
-        .join(rel)
-}
-
+/// The advisor's report on `corpus/traces/<rel>`.
 fn report(rel: &str, config: &Config) -> TraceReport {
-    let trace = read_trace(&corpus(rel), &ReadOptions::default()).expect("corpus trace reads");
-    advise_trace(&trace, config)
+    report_file(&corpus(rel), config)
 }
 
-/// Position (0-based) of the first finding with `id`, with the list for messages.
-fn position(r: &TraceReport, id: &str) -> Option<usize> {
-    r.findings.iter().position(|f| f.id == id)
-}
-
-fn ids(r: &TraceReport) -> Vec<(&str, Severity, f64)> {
-    r.findings
-        .iter()
-        .map(|f| (f.id, f.severity, f.impact_ms_per_step))
-        .collect()
-}
-
+/// Assert that the planted problem `id` is found in `rel`, ranked first or second, at
+/// warning or above, in a consistent report.
 fn assert_planted(rel: &str, id: &str) -> TraceReport {
     let r = report(rel, &Config::default());
-    let pos = position(&r, id).unwrap_or_else(|| panic!("{id} not found in {rel}: {:?}", ids(&r)));
-    assert!(pos <= 1, "{id} ranked {} in {rel}: {:?}", pos + 1, ids(&r));
+    let pos = position(&r.findings, id)
+        .unwrap_or_else(|| panic!("{id} not found in {rel}: {:?}", ids(&r.findings)));
+    assert!(
+        pos <= 1,
+        "{id} ranked {} in {rel}: {:?}",
+        pos + 1,
+        ids(&r.findings)
+    );
     assert!(
         r.findings[pos].severity >= Severity::Warning,
         "{:?}",
@@ -98,7 +87,7 @@ fn dataloader_stall_is_found_first() {
 #[test]
 fn memory_leak_is_found() {
     let r = assert_planted("leak/trace.json.gz", "ME001");
-    let f = &r.findings[position(&r, "ME001").unwrap()];
+    let f = &r.findings[position(&r.findings, "ME001").unwrap()];
     // The loop keeps 2 MiB of activations (512 × 4 × 256 floats) plus the output per step.
     assert!(f.title.contains("CPU"), "{f:?}");
     assert!(
@@ -111,7 +100,7 @@ fn memory_leak_is_found() {
 #[test]
 fn item_sync_is_found_with_its_caller() {
     let r = assert_planted("item_sync/trace.json.gz", "SY001");
-    let f = &r.findings[position(&r, "SY001").unwrap()];
+    let f = &r.findings[position(&r.findings, "SY001").unwrap()];
     // 32 × 2 per-sample reads + 1 loss read per step.
     assert!(f.title.starts_with("65 "), "{}", f.title);
     assert!(
@@ -133,11 +122,11 @@ fn clean_run_has_no_warning() {
     assert!(
         r.findings.iter().all(|f| f.severity == Severity::Info),
         "{:?}",
-        ids(&r)
+        ids(&r.findings)
     );
     assert_consistent(&r);
     // The clean run uses the fused optimizer and keeps nothing across steps.
-    assert!(position(&r, "OP001").is_none() && position(&r, "ME001").is_none());
+    assert!(position(&r.findings, "OP001").is_none() && position(&r.findings, "ME001").is_none());
 }
 
 #[test]
@@ -148,7 +137,7 @@ fn straggler_rank_is_found() {
         .collect();
     for r in &reports {
         assert_consistent(r);
-        assert!(position(r, "DI001").is_none());
+        assert!(position(&r.findings, "DI001").is_none());
     }
     let f = advise_ranks(&reports, None, &Config::default(), "straggler");
     assert_eq!(f.len(), 1, "{f:?}");
@@ -167,7 +156,7 @@ fn straggler_rank_is_found() {
 #[test]
 fn thresholds_come_from_config() {
     let mut c = Config::from_toml("[dataloader_stall]\nwarning_pct = 99.0\n", &[]).unwrap();
-    assert!(position(&report("dataloader/trace.json.gz", &c), "IN001").is_none());
+    assert!(position(&report("dataloader/trace.json.gz", &c).findings, "IN001").is_none());
     c.dataloader_stall.warning_pct = 5.0;
     c.gating.min_steps_critical = 2;
     let r = report("dataloader/trace.json.gz", &c);

@@ -1,36 +1,23 @@
-//! GP006 `ConvLayoutTransposes`, GP007 `GemmDimsNotAligned`, GP008 `LowOccupancy` and
-//! DI003 `NonNcclBackend` on small inline traces whose numbers are known by
+//! GP006 `ConvLayoutTransposes`, GP007 `GemmDimsNotAligned`, GP008 `LowOccupancy`,
+//! DI003 `NonNcclBackend` and DI004 `RankMemoryImbalance` on small inline traces whose numbers are known by
 //! construction: four 10 ms steps on an H100.
 
-mod common;
+use kinetoscope_advisor::{advise_ranks, Config, Severity, TraceReport};
 
-use common::{TraceBuilder, H100};
-use kinetoscope_advisor::{advise_ranks, Config, Finding, Severity, TraceReport};
+use crate::common::{close, expect_finding, find, TraceBuilder};
 
-const STEP_US: u64 = 10_000;
-
-fn steps(b: &mut TraceBuilder, mut each: impl FnMut(&mut TraceBuilder, u64)) {
-    for n in 0..4u64 {
-        let t = 1_000_000 + n * STEP_US;
-        b.step(n, t, STEP_US);
-        each(b, t);
-    }
-}
-
-fn find<'a>(r: &'a TraceReport, id: &str) -> Option<&'a Finding> {
-    r.findings.iter().find(|f| f.id == id)
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() < 1e-6
+/// Four 10 ms steps on an H100; `each(builder, start)` fills each step.
+fn steps(mut each: impl FnMut(&mut TraceBuilder, u64)) -> TraceBuilder {
+    let mut b = TraceBuilder::h100();
+    b.steps(4, 10_000, |b, _, t| each(b, t));
+    b
 }
 
 /// Per step: a conv2d → cudnn_convolution launching nchwToNhwc (`pre` µs), the
 /// convolution (2000 µs) and nhwcToNchw (`post` µs); plus a transpose kernel under a
 /// non-convolution operator (1000 µs) that must not count.
-fn conv_trace(pre: u64, post: u64) -> TraceBuilder {
-    let mut b = TraceBuilder::new();
-    steps(&mut b, |b, t| {
+pub(crate) fn conv_trace(pre: u64, post: u64) -> TraceBuilder {
+    steps(|b, t| {
         b.op("aten::conv2d", t + 100, 500, "");
         let ext = b.op("aten::cudnn_convolution", t + 110, 400, "");
         let mut k = t + 1000;
@@ -74,14 +61,13 @@ fn conv_trace(pre: u64, post: u64) -> TraceBuilder {
             1000,
             "",
         );
-    });
-    b
+    })
 }
 
 #[test]
 fn gp006_conv_layout_transposes() {
-    let r = conv_trace(300, 300).report(&[H100], &Config::default());
-    let f = find(&r, "GP006").unwrap_or_else(|| panic!("{:?}", r.findings));
+    let r = conv_trace(300, 300).report(&Config::default());
+    let f = expect_finding(&r.findings, "GP006");
     // 600 of 2600 µs of convolution kernels are transposes: 23 % > 10 %; 6 % of the step.
     assert_eq!(f.severity, Severity::Warning);
     assert!(close(f.impact_ms_per_step, 0.6), "{}", f.impact_ms_per_step);
@@ -97,32 +83,36 @@ fn gp006_conv_layout_transposes() {
     assert!(f.evidence.iter().all(|e| !e.contains("transpose_kernel")));
     assert!(f.fix.contains("channels_last"));
     // Channels-last: no transposes, no finding; 100 of 2100 µs (4.8 %) is under 10 %.
-    let r = conv_trace(0, 0).report(&[H100], &Config::default());
-    assert!(find(&r, "GP006").is_none());
-    let r = conv_trace(100, 0).report(&[H100], &Config::default());
-    assert!(find(&r, "GP006").is_none());
+    let r = conv_trace(0, 0).report(&Config::default());
+    assert!(find(&r.findings, "GP006").is_none());
+    let r = conv_trace(100, 0).report(&Config::default());
+    assert!(find(&r.findings, "GP006").is_none());
     // The threshold comes from the config.
     let c = Config::from_toml("", &["conv_layout.max_transpose_share_pct=30".into()]).unwrap();
-    assert!(find(&conv_trace(300, 300).report(&[H100], &c), "GP006").is_none());
+    assert!(find(&conv_trace(300, 300).report(&c).findings, "GP006").is_none());
 }
 
 /// Per step: a BF16 linear (vocabulary 50257) over its addmm, 2 ms of kernel; an
 /// aligned BF16 mm, 1 ms; a misaligned FP32 mm, 1 ms (GP003's business, not GP007's).
 fn gemm_trace() -> TraceBuilder {
-    let mut b = TraceBuilder::new();
+    gemm_trace_with(50257)
+}
+
+/// [`gemm_trace`] with a vocabulary of `vocab` for the linear.
+pub(crate) fn gemm_trace_with(vocab: u64) -> TraceBuilder {
     let bf16 = r#""c10::BFloat16""#;
-    steps(&mut b, |b, t| {
+    steps(|b, t| {
         b.op(
             "aten::linear",
             t + 100,
             300,
-            &format!(r#""Input Dims":[[8,512,1000],[50257,1000],[50257]],"Input type":[{bf16},{bf16},{bf16}]"#),
+            &format!(r#""Input Dims":[[8,512,1000],[{vocab},1000],[{vocab}]],"Input type":[{bf16},{bf16},{bf16}]"#),
         );
         let ext = b.op(
             "aten::addmm",
             t + 110,
             200,
-            &format!(r#""Input Dims":[[50257],[4096,1000],[1000,50257]],"Input type":[{bf16},{bf16},{bf16}]"#),
+            &format!(r#""Input Dims":[[{vocab}],[4096,1000],[1000,{vocab}]],"Input type":[{bf16},{bf16},{bf16}]"#),
         );
         b.kernel(
             ext,
@@ -153,14 +143,13 @@ fn gemm_trace() -> TraceBuilder {
             r#""Input Dims":[[63,4095],[4095,17]],"Input type":["float","float"]"#,
         );
         b.kernel(ext, t + 710, "ampere_sgemm_128x64_nn", t + 4200, 1000, "");
-    });
-    b
+    })
 }
 
 #[test]
 fn gp007_gemm_dims_not_aligned() {
-    let r = gemm_trace().report(&[H100], &Config::default());
-    let f = find(&r, "GP007").unwrap_or_else(|| panic!("{:?}", r.findings));
+    let r = gemm_trace().report(&Config::default());
+    let f = expect_finding(&r.findings, "GP007");
     // Only the linear (counted once, over its addmm): 2 ms of 10 ms per step.
     assert_eq!(f.severity, Severity::Warning);
     assert!(f.title.contains("20.0 %"), "{}", f.title);
@@ -175,11 +164,14 @@ fn gp007_gemm_dims_not_aligned() {
     // Impact: 25 % of the misaligned time (proposal), configurable.
     assert!(close(f.impact_ms_per_step, 0.5), "{}", f.impact_ms_per_step);
     let c = Config::from_toml("[gemm_alignment]\nrecoverable_pct = 50.0\n", &[]).unwrap();
-    let f2 = gemm_trace().report(&[H100], &c);
-    assert!(close(find(&f2, "GP007").unwrap().impact_ms_per_step, 1.0));
+    let f2 = gemm_trace().report(&c);
+    assert!(close(
+        find(&f2.findings, "GP007").unwrap().impact_ms_per_step,
+        1.0
+    ));
     // With a multiple of 1 nothing is misaligned.
     let c = Config::from_toml("", &["gemm_alignment.multiple_16bit=1".into()]).unwrap();
-    assert!(find(&gemm_trace().report(&[H100], &c), "GP007").is_none());
+    assert!(find(&gemm_trace().report(&c).findings, "GP007").is_none());
 }
 
 /// Per step: a tensor-core GEMM (4 ms, occupancy 10 %, `gemm_bpsm` blocks per SM: judged
@@ -187,8 +179,7 @@ fn gp007_gemm_dims_not_aligned() {
 /// SM), a reduction (0.3 ms, occupancy 5 %, outside the dominant 80 %) and an NCCL
 /// kernel (5 ms, 3 %, not judged).
 fn occupancy_trace_with(occ: u32, gemm_bpsm: f64) -> TraceBuilder {
-    let mut b = TraceBuilder::new();
-    steps(&mut b, |b, t| {
+    steps(|b, t| {
         let ext = b.op("aten::mm", t + 100, 50, "");
         b.kernel(
             ext,
@@ -227,18 +218,17 @@ fn occupancy_trace_with(occ: u32, gemm_bpsm: f64) -> TraceBuilder {
             5000,
             r#""est. achieved occupancy %":3"#,
         );
-    });
-    b
+    })
 }
 
-fn occupancy_trace(occ: u32) -> TraceBuilder {
+pub(crate) fn occupancy_trace(occ: u32) -> TraceBuilder {
     occupancy_trace_with(occ, 1.0)
 }
 
 #[test]
 fn gp008_low_occupancy() {
-    let r = occupancy_trace(12).report(&[H100], &Config::default());
-    let f = find(&r, "GP008").unwrap_or_else(|| panic!("{:?}", r.findings));
+    let r = occupancy_trace(12).report(&Config::default());
+    let f = expect_finding(&r.findings, "GP008");
     // Only the elementwise kernel: 3 ms of 10 ms per step at 12 %.
     assert_eq!(f.severity, Severity::Warning);
     assert!(
@@ -271,16 +261,16 @@ fn gp008_low_occupancy() {
     );
     // At 50 % occupancy, or with a 10 % threshold, nothing is flagged.
     assert!(find(
-        &occupancy_trace(50).report(&[H100], &Config::default()),
+        &occupancy_trace(50).report(&Config::default()).findings,
         "GP008"
     )
     .is_none());
     let c = Config::from_toml("[low_occupancy]\nwarning_below_pct = 10.0\n", &[]).unwrap();
-    assert!(find(&occupancy_trace(12).report(&[H100], &c), "GP008").is_none());
+    assert!(find(&occupancy_trace(12).report(&c).findings, "GP008").is_none());
     // A tensor-core GEMM on half the SMs is flagged for its grid, not its occupancy:
     // impact 4 ms × (1 − 0.5) + 3 ms × (1 − 12 / 25); occupancy (10·4 + 12·3) / 7.
-    let r = occupancy_trace_with(12, 0.5).report(&[H100], &Config::default());
-    let f = find(&r, "GP008").unwrap();
+    let r = occupancy_trace_with(12, 0.5).report(&Config::default());
+    let f = find(&r.findings, "GP008").unwrap();
     assert!(
         f.evidence[0].starts_with("2 of the 2 kernel(s)"),
         "{:?}",
@@ -301,51 +291,50 @@ fn gp008_low_occupancy() {
     );
 }
 
-fn gloo_trace(backend: &str, world: i64) -> TraceBuilder {
-    let mut b = TraceBuilder::new();
-    b.top.push(format!(
-        r#""distributedInfo":{{"backend":"{backend}","rank":0,"world_size":{world}}}"#
-    ));
-    steps(&mut b, |b, t| {
+/// Rank 0 of a `world`-rank job on `backend`: per step a 5 ms GEMM and a 1 ms
+/// `gloo:all_reduce` on the host.
+pub(crate) fn gloo_trace(backend: &str, world: i64) -> TraceBuilder {
+    let mut b = steps(|b, t| {
         let ext = b.op("aten::mm", t + 100, 50, "");
         b.kernel(ext, t + 110, "ampere_sgemm_128x64_nn", t + 200, 5000, "");
         b.op("gloo:all_reduce", t + 6000, 1000, "");
     });
+    b.top.push(format!(
+        r#""distributedInfo":{{"backend":"{backend}","rank":0,"world_size":{world}}}"#
+    ));
     b
 }
 
 #[test]
 fn di003_non_nccl_backend() {
-    let r = gloo_trace("gloo", 2).report(&[H100], &Config::default());
-    let f = find(&r, "DI003").unwrap_or_else(|| panic!("{:?}", r.findings));
+    let r = gloo_trace("gloo", 2).report(&Config::default());
+    let f = expect_finding(&r.findings, "DI003");
     assert_eq!(f.severity, Severity::Warning);
     assert!(f.title.contains("gloo"));
     assert!(close(f.impact_ms_per_step, 1.0), "{}", f.impact_ms_per_step);
     assert!(f.evidence[0].contains("world size 2") && f.evidence[1].contains("gloo:*"));
     assert!(f.fix.contains("backend=\"nccl\""));
     assert!(find(
-        &gloo_trace("nccl", 2).report(&[H100], &Config::default()),
+        &gloo_trace("nccl", 2).report(&Config::default()).findings,
         "DI003"
     )
     .is_none());
     assert!(find(
-        &gloo_trace("gloo", 1).report(&[H100], &Config::default()),
+        &gloo_trace("gloo", 1).report(&Config::default()).findings,
         "DI003"
     )
     .is_none());
     // No GPU in deviceProperties: gloo is the right backend.
-    assert!(find(
-        &gloo_trace("gloo", 2).report(&[], &Config::default()),
-        "DI003"
-    )
-    .is_none());
+    let mut no_gpu = gloo_trace("gloo", 2);
+    no_gpu.devices.clear();
+    assert!(find(&no_gpu.report(&Config::default()).findings, "DI003").is_none());
 }
 
 /// The new ranking on a real mix: largest recoverable time first, whatever the
 /// severity.
 #[test]
 fn findings_are_ranked_by_recoverable_time() {
-    let r = occupancy_trace(12).report(&[H100], &Config::default());
+    let r = occupancy_trace(12).report(&Config::default());
     assert!(r.findings.len() >= 2, "{:?}", r.findings);
     for w in r.findings.windows(2) {
         assert!(
@@ -363,34 +352,27 @@ fn findings_are_ranked_by_recoverable_time() {
 
 /// One rank's trace: a 5 ms GEMM per step and a `[memory]` record at `gib` GiB
 /// allocated on an 80 GiB H100.
-fn rank_report(rank: i64, gib: u64) -> TraceReport {
-    let mut b = TraceBuilder::new();
+pub(crate) fn rank_trace(rank: i64, gib: u64) -> TraceBuilder {
+    let mut b = steps(|b, t| {
+        b.gemm(t + 100, t + 200, 5000);
+        b.memory(t + 120, gib << 30, gib << 30);
+    });
     b.top.push(format!(
         r#""distributedInfo":{{"backend":"nccl","rank":{rank},"world_size":2}}"#
     ));
-    steps(&mut b, |b, t| {
-        let ext = b.op("aten::mm", t + 100, 50, "");
-        b.kernel(
-            ext,
-            t + 110,
-            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
-            t + 200,
-            5000,
-            "",
-        );
-        b.memory(t + 120, gib << 30, gib << 30);
-    });
-    b.report(&[H100], &Config::default())
+    b
+}
+
+/// [`rank_trace`]'s report, default thresholds.
+fn rank_report(rank: i64, gib: u64) -> TraceReport {
+    rank_trace(rank, gib).report(&Config::default())
 }
 
 #[test]
 fn di004_rank_memory_imbalance() {
     let reports = [rank_report(0, 76), rank_report(1, 50)];
     let f = advise_ranks(&reports, None, &Config::default(), "job");
-    let f = f
-        .iter()
-        .find(|f| f.id == "DI004")
-        .unwrap_or_else(|| panic!("{f:?}"));
+    let f = expect_finding(&f, "DI004");
     // (76 − 50) / 76 = 34 % ≥ 30 %: critical, gated to a warning with 4 steps; rank 0
     // is at 95 % of its 80 GiB.
     assert_eq!(f.severity, Severity::Warning);

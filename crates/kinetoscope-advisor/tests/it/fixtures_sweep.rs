@@ -4,16 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use kinetoscope_advisor::{advise_trace, Config, Severity, TraceReport};
-use kinetoscope_trace::read::{read_trace, ReadOptions};
+use kinetoscope_advisor::{Config, Severity, TraceReport};
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../kinetoscope-trace/tests/fixtures")
-}
+use crate::common::{assert_findings_fit, expect_finding, fixtures, report_file};
 
+/// The advisor's report on a fixture, default thresholds.
 fn report(path: &Path) -> TraceReport {
-    let trace = read_trace(path, &ReadOptions::default()).expect("fixture reads");
-    advise_trace(&trace, &Config::default())
+    report_file(path, &Config::default())
 }
 
 #[test]
@@ -27,29 +24,7 @@ fn every_fixture_gives_consistent_findings() {
     files.sort();
     assert!(files.len() >= 10, "{files:?}");
     for f in files {
-        let r = report(&f);
-        let Some(stats) = r.summary.step_stats.as_ref() else {
-            assert!(r.findings.is_empty(), "{}", f.display());
-            continue;
-        };
-        let step_ms = stats.mean_ns / 1e6;
-        for x in &r.findings {
-            assert!(
-                x.impact_ms_per_step >= 0.0 && x.impact_ms_per_step <= step_ms * 1.0001,
-                "{}: {} {} > {step_ms}",
-                f.display(),
-                x.id,
-                x.impact_ms_per_step
-            );
-            assert!(
-                (0.0..=100.0).contains(&x.impact_pct),
-                "{}: {x:?}",
-                f.display()
-            );
-        }
-        if let Some(m) = r.flops.mfu {
-            assert!((0.0..=1.0).contains(&m), "{}: MFU {m}", f.display());
-        }
+        assert_findings_fit(&report(&f), &f.display().to_string());
     }
 }
 
@@ -58,12 +33,7 @@ fn every_fixture_gives_consistent_findings() {
 #[test]
 fn gpu_rules_on_the_tensorboard_resnet_sample() {
     let r = report(&fixtures().join("worker0.1623143089861.pt.trace.json.gz"));
-    let find = |id: &str| {
-        r.findings
-            .iter()
-            .find(|f| f.id == id)
-            .unwrap_or_else(|| panic!("{id} missing: {:?}", r.findings))
-    };
+    let find = |id: &str| expect_finding(&r.findings, id);
     let util = find("GP001");
     assert_eq!(util.severity, Severity::Warning);
     let gpu = &r.summary.gpus[0];

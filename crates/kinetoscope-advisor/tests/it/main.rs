@@ -1,0 +1,20 @@
+//! The advisor's integration tests, one binary (as ruff's `crates/*/tests/it`): one
+//! module per theme and one shared helper module, [`common`].
+//!
+//! - [`rule_table`]: every rule fires on a minimal trace built for it and stays silent
+//!   on its clean twin; the findings are snapshotted (`snapshots/`).
+//! - [`new_rules`], [`synthetic_gpu`]: rules on inline traces whose numbers are known by
+//!   construction.
+//! - [`corpus`]: the traces with planted problems (`corpus/`).
+//! - [`fixtures_sweep`]: every reader fixture, and the GPU rules on a real trace.
+//! - [`shared_sweep`]: every trace of `../shared` (ignored: needs that folder).
+//! - [`rule_docs`]: the rule files' doc comments and `docs/rules.md`.
+
+mod common;
+mod corpus;
+mod fixtures_sweep;
+mod new_rules;
+mod rule_docs;
+mod rule_table;
+mod shared_sweep;
+mod synthetic_gpu;
