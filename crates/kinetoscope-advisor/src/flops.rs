@@ -12,12 +12,12 @@
 
 use kinetoscope_trace::{parse_dims, CategoryKind, EventId, Trace};
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::facts::Facts;
 
 /// The precision an operator ran in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Precision {
     /// FP64.
@@ -47,7 +47,7 @@ impl Precision {
 }
 
 /// Operator classes whose FLOPs are counted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpClass {
     /// Matrix multiplications.
@@ -168,10 +168,10 @@ fn conv_out(x: &[i64], w: &[i64], concrete: &[String]) -> Option<Vec<i64>> {
 }
 
 /// Dense peak TFLOP/s of one GPU (docs/advisor-rules.md §4.3; datasheet, no sparsity).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuPeak {
     /// The table row used.
-    pub model: &'static str,
+    pub model: String,
     /// FP64 (tensor/matrix core where available).
     pub fp64: f64,
     /// FP32 on CUDA cores.
@@ -198,7 +198,7 @@ impl GpuPeak {
 }
 
 /// Rows of the peak table, most specific pattern first.
-const PEAKS: &[(&[&str], GpuPeak)] = &[
+const PEAKS: &[(&[&str], PeakRow)] = &[
     (
         &["h100", "pcie"],
         row("H100 PCIe", 51.0, 51.0, 378.0, 756.0, 1513.0),
@@ -234,15 +234,11 @@ const PEAKS: &[(&[&str], GpuPeak)] = &[
     ),
 ];
 
-const fn row(model: &'static str, fp64: f64, fp32: f64, tf32: f64, bf16: f64, fp8: f64) -> GpuPeak {
-    GpuPeak {
-        model,
-        fp64,
-        fp32,
-        tf32,
-        bf16,
-        fp8,
-    }
+/// A row of the peak table: the model and its TFLOP/s in [`GpuPeak`] order.
+struct PeakRow(&'static str, [f64; 5]);
+
+const fn row(model: &'static str, fp64: f64, fp32: f64, tf32: f64, bf16: f64, fp8: f64) -> PeakRow {
+    PeakRow(model, [fp64, fp32, tf32, bf16, fp8])
 }
 
 /// The peak-table row for a `deviceProperties` name (`NVIDIA H100 80GB HBM3`).
@@ -251,11 +247,20 @@ pub fn gpu_peak(device_name: &str) -> Option<GpuPeak> {
     PEAKS
         .iter()
         .find(|(pats, _)| pats.iter().all(|p| l.contains(p)))
-        .map(|(_, p)| p.clone())
+        .map(
+            |(_, PeakRow(model, [fp64, fp32, tf32, bf16, fp8]))| GpuPeak {
+                model: (*model).to_owned(),
+                fp64: *fp64,
+                fp32: *fp32,
+                tf32: *tf32,
+                bf16: *bf16,
+                fp8: *fp8,
+            },
+        )
 }
 
 /// FLOPs and achieved rate of one op class, per step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassFlops {
     /// The class.
     pub class: OpClass,
@@ -271,7 +276,7 @@ pub struct ClassFlops {
 }
 
 /// FLOPs, throughput and MFU of one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FlopsSummary {
     /// Per class, in [`OpClass`] order (classes with no counted call are absent).
     pub classes: Vec<ClassFlops>,

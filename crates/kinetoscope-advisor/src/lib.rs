@@ -27,13 +27,13 @@ pub mod flops;
 pub mod rules;
 pub mod summary;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use config::Config;
-pub use finding::{rank_findings, Confidence, Finding, Severity};
+pub use finding::{rank_findings, About, Confidence, Finding, Severity};
 
 /// The advisor's result for one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceReport {
     /// The file.
     pub path: String,

@@ -6,13 +6,13 @@ use kinetoscope_analysis::overview::{GpuMetrics, Parts};
 use kinetoscope_analysis::stats::DurationStats;
 use kinetoscope_analysis::steps::StepSource;
 use kinetoscope_trace::{CategoryKind, Phase};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::facts::Facts;
 use crate::rules::input::dataloader_stall::is_dataloader;
 
 /// Host-side phases per step, ms (mean over steps).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Phases {
     /// DataLoader fetches.
     pub dataloader_ms: f64,
@@ -26,7 +26,7 @@ pub struct Phases {
 }
 
 /// Peak memory of one device.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemoryPeak {
     /// `CPU`, `GPU0`, ...
     pub device: String,
@@ -41,7 +41,7 @@ pub struct MemoryPeak {
 }
 
 /// The summary of one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Where the steps came from.
     pub step_source: StepSource,

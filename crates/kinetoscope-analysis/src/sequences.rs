@@ -13,7 +13,7 @@
 //!   out so the list shows distinct candidates.
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, EventId, Phase, StrId, Trace, TrackId};
 
@@ -45,7 +45,7 @@ impl Default for SequenceOptions {
 }
 
 /// Where the patterns were looked for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SequenceScope {
     /// Kernels of each kept step, per stream.
@@ -58,7 +58,7 @@ pub enum SequenceScope {
 }
 
 /// One frequent pattern.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KernelSequence {
     /// The operator of the pattern (operator mode).
     pub op: Option<String>,
@@ -77,7 +77,7 @@ pub struct KernelSequence {
 }
 
 /// The frequent sequences of one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceSequences {
     /// The file.
     pub path: String,

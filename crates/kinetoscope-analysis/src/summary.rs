@@ -5,13 +5,13 @@ use std::collections::BTreeMap;
 
 use kinetoscope_trace::read::rank_from_file_name;
 use kinetoscope_trace::{DeviceInfo, Trace};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::stats::DurationStats;
 use crate::steps::{find_steps, Step, StepSource};
 
 /// Where the rank number came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RankSource {
     /// `distributedInfo.rank`.
@@ -21,7 +21,7 @@ pub enum RankSource {
 }
 
 /// Summary of one trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TraceSummary {
     /// The file.
     pub path: String,

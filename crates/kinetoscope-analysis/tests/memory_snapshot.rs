@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions, SnapshotView};
+use kinetoscope_analysis::memory::snapshot::{
+    analyze_snapshot, SitesAt, SnapshotOptions, SnapshotView,
+};
 use kinetoscope_analysis::memory::DeviceFilter;
 use kinetoscope_trace::read::read_snapshot;
 
@@ -71,7 +73,7 @@ fn check_history(v: &SnapshotView, timed: bool) {
     assert_eq!(d.timeline[0].reserved_bytes, 22 * MIB);
 
     let ts = &d.top_sites;
-    assert_eq!(ts.at, "peak");
+    assert_eq!(ts.at, SitesAt::Peak);
     assert_eq!(ts.index, Some(31));
     assert_eq!(ts.bytes, h.peak_active_bytes);
     let sites: Vec<(u64, u64, &str)> = ts
@@ -163,7 +165,7 @@ fn without_history_sites_are_those_live_at_snapshot_time() {
     let d = &v.devices[0];
     assert!(d.history.is_none());
     assert!(d.timeline.is_empty() && d.ooms.is_empty() && d.leak_suspects.is_empty());
-    assert_eq!(d.top_sites.at, "snapshot");
+    assert_eq!(d.top_sites.at, SitesAt::Snapshot);
     assert_eq!(d.top_sites.bytes, 12 * MIB + 512 * KIB);
     assert_eq!(d.top_sites.sites[0].bytes, 8 * MIB);
     assert!(v.notes[0].contains("no allocation history"));

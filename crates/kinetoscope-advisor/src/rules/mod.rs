@@ -31,7 +31,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::facts::Facts;
-use crate::finding::{Confidence, Finding, Severity};
+use crate::finding::{About, Confidence, Finding, Severity};
 
 /// What identifies a rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -98,6 +98,8 @@ pub fn catalogue() -> Vec<&'static RuleMeta> {
 
 /// A finding before gating and impact percentages.
 pub(crate) struct Draft {
+    /// What the finding is about (its subject key with the rule code).
+    pub about: About,
     pub title: String,
     pub severity: Severity,
     /// Affected (recoverable upper-bound) time per step, ns.
@@ -137,8 +139,9 @@ pub(crate) fn finish(meta: &RuleMeta, facts: &Facts, config: &Config, d: Draft) 
         ));
     }
     Finding {
-        id: meta.code,
-        rule: meta.name,
+        id: meta.code.to_owned(),
+        rule: meta.name.to_owned(),
+        subject: d.about.subject(meta.code),
         title: d.title,
         severity,
         impact_ms_per_step: impact_ns / 1e6,

@@ -83,7 +83,7 @@ pub fn position(findings: &[Finding], id: &str) -> Option<usize> {
 pub fn ids(findings: &[Finding]) -> Vec<(&str, Severity, f64)> {
     findings
         .iter()
-        .map(|f| (f.id, f.severity, f.impact_ms_per_step))
+        .map(|f| (f.id.as_str(), f.severity, f.impact_ms_per_step))
         .collect()
 }
 
@@ -125,6 +125,7 @@ pub fn render(findings: &[&Finding]) -> String {
         }
         let c = &f.confidence;
         out.push_str(&format!("{} {} [{}]\n", f.id, f.rule, f.severity.as_str()));
+        out.push_str(&format!("subject: {}\n", f.subject));
         out.push_str(&format!("title: {}\n", f.title));
         out.push_str(&format!(
             "impact: {:.3} ms per step ({:.1} % of the step)\n",

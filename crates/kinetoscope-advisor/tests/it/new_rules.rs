@@ -344,7 +344,7 @@ fn findings_are_ranked_by_recoverable_time() {
             "{:?}",
             r.findings
                 .iter()
-                .map(|f| (f.id, f.severity, f.impact_ms_per_step))
+                .map(|f| (f.id.as_str(), f.severity, f.impact_ms_per_step))
                 .collect::<Vec<_>>()
         );
     }

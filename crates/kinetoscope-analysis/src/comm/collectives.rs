@@ -5,7 +5,7 @@
 //! `kinetoscope comm`.
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, CollectiveArgs, EventId, Phase, Trace, TrackKind};
 
@@ -145,7 +145,7 @@ fn from_args(
 
 /// One row of the collectives table: calls of one collective in one process group with
 /// one algorithm.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CollectiveRow {
     /// Collective name.
     pub collective: String,

@@ -11,7 +11,7 @@
 //!   kernel-class regexes (B.4), over the whole trace; times stay exact nanoseconds.
 
 use rustc_hash::FxHashSet;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace};
 
@@ -21,7 +21,7 @@ use crate::overview::intervals::{intersect, merge, overlap, total, Span};
 use crate::overview::step_ranges::plan_steps;
 
 /// Which definition an overlap number follows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OverlapDefinition {
     /// Kernels inside the step windows; communication kernels by name (`nccl`, `rccl`,
@@ -32,7 +32,7 @@ pub enum OverlapDefinition {
 }
 
 /// Overlap of one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Overlap {
     /// The definition followed.
     pub definition: OverlapDefinition,
@@ -54,7 +54,7 @@ pub struct Overlap {
 }
 
 /// One step's communication.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepComm {
     /// `ProfilerStep#N` or `(whole trace)`.
     pub name: String,

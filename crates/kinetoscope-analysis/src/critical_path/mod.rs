@@ -21,7 +21,7 @@
 //! (autograd's backward thread, DataLoader workers) are not followed.
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace, TrackId, TrackKind};
 
@@ -39,7 +39,7 @@ pub struct CriticalPathOptions {
 }
 
 /// What a piece of the path is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PathCategory {
     /// A computation kernel running.
@@ -92,7 +92,7 @@ impl PathCategory {
 }
 
 /// Time on the path in one category.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CategoryTime {
     /// The category.
     pub category: PathCategory,
@@ -103,7 +103,7 @@ pub struct CategoryTime {
 }
 
 /// An event (by name) with time on the path.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PathEvent {
     /// Event name (or the gap's kind).
     pub name: String,
@@ -116,7 +116,7 @@ pub struct PathEvent {
 }
 
 /// The critical path of one step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CriticalPath {
     /// The file.
     pub path: String,
@@ -346,11 +346,12 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
             .push("no host thread or GPU activity in the step".into());
         return out;
     };
-    // The step's thread (or the thread the walk starts on).
+    // The step's thread (or the thread the walk starts on); none when a step without
+    // a host span starts on the GPU.
     let main = match (step_track.and_then(|tr| thread_ix.get(&tr)), place) {
-        (Some(&m), _) => m,
-        (None, Place::Cpu(m)) => m,
-        (None, Place::Gpu(_)) => u32::MAX,
+        (Some(&m), _) => Some(m),
+        (None, Place::Cpu(m)) => Some(m),
+        (None, Place::Gpu(_)) => None,
     };
 
     let mut by_cat: FxHashMap<PathCategory, i64> = FxHashMap::default();
@@ -440,9 +441,11 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
                 let found = th.at(t);
                 // Another thread idle or done: it was started by (waited on) the step's
                 // thread, so the path goes back there.
-                if ti != main && found.is_none_or(|(_, active)| !active) {
-                    place = Place::Cpu(main);
-                    continue;
+                if let Some(m) = main.filter(|&m| m != ti) {
+                    if found.is_none_or(|(_, active)| !active) {
+                        place = Place::Cpu(m);
+                        continue;
+                    }
                 }
                 let Some((j, active)) = found else { break };
                 let ev = th.evs[j];

@@ -3,7 +3,7 @@
 //! classes overlap, and the top kernels of each class.
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{StrId, Trace};
 
@@ -11,7 +11,7 @@ use super::{merge_sorted, select, Compat, GpuRows, Window};
 use crate::ops::rank_of;
 
 /// A kernel class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KernelClass {
     /// Computation (neither communication, memory nor sync).
@@ -49,7 +49,7 @@ impl KernelClass {
 }
 
 /// Which name rules classify kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClassRules {
     /// HTA 0.5.0 (`HolisticTraceAnalysis`), used by `--hta-compat`.
@@ -159,7 +159,7 @@ impl ClassCache {
 }
 
 /// Duration statistics of one kernel name (HTA's per-kernel table, unfolded). Times ns.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KernelStat {
     /// Kernel name (`others` for the folded rest).
     pub name: String,
@@ -178,7 +178,7 @@ pub struct KernelStat {
 }
 
 /// One class of one rank.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassTotal {
     /// The class.
     pub class: KernelClass,
@@ -195,7 +195,7 @@ pub struct ClassTotal {
 }
 
 /// Time covered by exactly one combination of classes (HTA's kernel-type table, B.8).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassOverlap {
     /// `COMPUTATION`, `COMPUTATION overlapping COMMUNICATION`, ...
     pub label: String,
@@ -204,7 +204,7 @@ pub struct ClassOverlap {
 }
 
 /// The per-class kernel breakdown of one rank.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassBreakdown {
     /// The file.
     pub path: String,

@@ -3,7 +3,7 @@
 //! **host wait** (the launch call came after the stream had drained), **kernel wait** (a
 //! short gap between back-to-back work, below a threshold, 30 µs by default) or **other**.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::Trace;
 
@@ -15,7 +15,7 @@ use crate::stats::percentile;
 pub const DEFAULT_KERNEL_WAIT_NS: i64 = 30_000;
 
 /// An idle category.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IdleCategory {
     /// The launch call started after the previous row on the stream had ended.
@@ -41,7 +41,7 @@ impl IdleCategory {
 }
 
 /// Statistics of the gaps in one category (pandas `describe()` plus p90). Times ns.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GapStats {
     /// Number of gaps.
     pub count: u64,
@@ -90,7 +90,7 @@ impl GapStats {
 }
 
 /// One category of one stream.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CategoryIdle {
     /// The category.
     pub category: IdleCategory,
@@ -103,7 +103,7 @@ pub struct CategoryIdle {
 }
 
 /// One stream.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StreamIdle {
     /// CUDA stream id.
     pub stream: i64,
@@ -116,7 +116,7 @@ pub struct StreamIdle {
 }
 
 /// The idle-time breakdown of one rank.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IdleBreakdown {
     /// The file.
     pub path: String,

@@ -18,12 +18,12 @@ pub mod launches;
 pub mod temporal;
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace, TrackKind};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::steps::{find_steps, StepSource};
 
 /// Which definitions an analysis follows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Compat {
     /// kinetoscope's definitions: every GPU row of the trace, HTA 0.6 kernel classes,
@@ -36,7 +36,7 @@ pub enum Compat {
 }
 
 /// What the analysis looked at: the mode, and what HTA's step filter dropped.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Window {
     /// The definitions used.
     pub compat: Compat,

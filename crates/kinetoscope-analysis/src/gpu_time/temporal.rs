@@ -3,7 +3,7 @@
 //! (compute), and the rest (non-compute: communication, memory and sync not overlapped by
 //! computation).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::Trace;
 
@@ -12,7 +12,7 @@ use super::{pct, select, union_sorted, Compat, GpuRows, Window};
 use crate::ops::rank_of;
 
 /// The temporal breakdown of one rank. Times ns; percentages of `total_ns`, 2 decimals.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Temporal {
     /// The file.
     pub path: String,

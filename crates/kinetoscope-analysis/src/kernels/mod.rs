@@ -12,7 +12,7 @@ mod sort;
 
 use kinetoscope_trace::{CategoryKind, Phase, StrId, Trace};
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use sort::KernelSortKey;
 
@@ -30,7 +30,7 @@ pub const CALL_TREE_ROOT: &str = "CallTreeRoot";
 pub const UNKNOWN_OP: &str = "N/A";
 
 /// How kernel launches are grouped into rows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KernelGroupBy {
     /// By kernel name (the plugin's "Kernel Name").
@@ -42,7 +42,7 @@ pub enum KernelGroupBy {
 }
 
 /// The launch properties of a row grouped by [`KernelGroupBy::Properties`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelProperties {
     /// Launching operator, [`CALL_TREE_ROOT`] or [`UNKNOWN_OP`].
     pub operator: String,
@@ -60,7 +60,7 @@ pub struct KernelProperties {
 }
 
 /// One row of the kernel table. Times are nanoseconds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KernelRow {
     /// Kernel name.
     pub name: String,
@@ -88,7 +88,7 @@ pub struct KernelRow {
 }
 
 /// The kernel table of one trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct KernelsTable {
     /// The file.
     pub path: String,

@@ -38,7 +38,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use kinetoscope_trace::Trace;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use curve::{Curve, CurveKind, CurvePoint, Peak};
 pub use events::{Allocation, AllocationTable};
@@ -52,7 +52,7 @@ pub const NO_MEMORY_EVENTS: &str = "no [memory] events: record with profile_memo
 pub const DEFAULT_POINTS: usize = 500;
 
 /// A memory device as `[memory]` events name it (`Device Type`, `Device Id`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Device {
     /// `c10::DeviceType`: 0 CPU, 1 CUDA, others as written.
     pub device_type: i64,
@@ -227,7 +227,7 @@ impl Default for MemoryOptions {
 }
 
 /// Where the memory records came from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemorySource {
     /// `[memory]` instants of a Kineto trace.
@@ -236,7 +236,7 @@ pub enum MemorySource {
 }
 
 /// The memory view of one trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MemoryView {
     /// The file.
     pub path: String,
@@ -265,7 +265,7 @@ pub struct MemoryView {
 }
 
 /// Everything the view shows for one device.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DeviceMemory {
     /// `CPU`, `GPU0`, ...
     pub device: String,

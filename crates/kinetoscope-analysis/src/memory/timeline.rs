@@ -8,10 +8,10 @@
 //! bytes at that instant.
 
 use kinetoscope_trace::read::{MemoryTimeline, TimelineFormat, TIMELINE_CATEGORIES};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One point: bytes live per category (same order as [`CategorySeries::categories`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CategoryPoint {
     /// When, epoch ns.
     pub ts_ns: i64,
@@ -27,7 +27,7 @@ impl CategoryPoint {
 }
 
 /// The highest total, when first reached, and each category's bytes then.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CategoryPeak {
     /// When first reached, epoch ns.
     pub ts_ns: i64,
@@ -38,7 +38,7 @@ pub struct CategoryPeak {
 }
 
 /// Bytes per category over time.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CategorySeries {
     /// Category names, in column order.
     pub categories: Vec<String>,
@@ -146,7 +146,7 @@ fn downsample(points: Vec<CategoryPoint>, max_points: usize) -> Vec<CategoryPoin
 }
 
 /// The view of a profiler memory timeline file.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TimelineView {
     /// The file.
     pub path: String,
@@ -193,7 +193,7 @@ pub fn analyze_timeline(path: &str, tl: &MemoryTimeline, points: usize) -> Timel
 
 /// PyTorch's categories (from its memory timeline file) next to kinetoscope's inferred
 /// ones for the same run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CategoryComparison {
     /// The timeline file.
     pub timeline: String,

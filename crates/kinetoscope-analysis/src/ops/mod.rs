@@ -21,7 +21,7 @@ pub(crate) mod tree;
 use kinetoscope_trace::read::rank_from_file_name;
 use kinetoscope_trace::Trace;
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use sort::OpSortKey;
 
@@ -31,7 +31,7 @@ use stats::node_stats;
 use tree::{is_excluded_op, NodeKind, NodeTree};
 
 /// How operator calls are grouped into rows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpGroupBy {
     /// By operator name (the plugin's "Operator").
@@ -47,7 +47,7 @@ pub enum OpGroupBy {
 }
 
 /// One row of the operator table. Times are nanoseconds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpRow {
     /// Operator name.
     pub name: String,
@@ -90,7 +90,7 @@ pub struct OpRow {
 }
 
 /// The operator table of one trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OpsTable {
     /// The file.
     pub path: String,

@@ -19,12 +19,12 @@ pub mod tensor_cores;
 
 use kinetoscope_trace::read::rank_from_file_name;
 use kinetoscope_trace::{DeviceInfo, Trace};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::steps::StepSource;
 
 /// One value per part of a step, in the plugin's priority order (Other last).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Parts<T> {
     /// GPU kernels, except communication kernels.
     pub kernel: T,
@@ -104,7 +104,7 @@ impl<T: Copy> Parts<T> {
 }
 
 /// One step of the breakdown.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepBreakdown {
     /// `ProfilerStep#N`, or `(whole trace)` when the trace has no step markers.
     pub name: String,
@@ -127,7 +127,7 @@ pub struct StepBreakdown {
 }
 
 /// The mean step over the kept steps.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AverageBreakdown {
     /// Number of steps averaged.
     pub steps: usize,
@@ -140,7 +140,7 @@ pub struct AverageBreakdown {
 }
 
 /// Metrics of one GPU over the step window.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuMetrics {
     /// Device id (the kernels' `device` arg).
     pub id: i64,
@@ -162,7 +162,7 @@ pub struct GpuMetrics {
 }
 
 /// The overview of one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceOverview {
     /// The file.
     pub path: String,

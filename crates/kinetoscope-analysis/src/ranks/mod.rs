@@ -27,12 +27,12 @@ mod summary;
 pub use summary::{RankCollective, RankStep, RankSummary};
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::overview::Parts;
 
 /// How clock offsets between ranks are handled.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClockMode {
     /// Estimate from collective ends; apply only where a constant offset fits.
@@ -63,7 +63,7 @@ impl Default for RanksOptions {
 }
 
 /// One rank's row.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankRow {
     /// Rank (from the trace, else its position in the folder).
     pub rank: i64,
@@ -97,7 +97,7 @@ pub struct RankRow {
 }
 
 /// One step number across ranks.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepAcross {
     /// Step name (of the first rank that has it).
     pub name: String,
@@ -116,7 +116,7 @@ pub struct StepAcross {
 }
 
 /// One collective matched across ranks.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MatchedCollective {
     /// Process group (`""` when unknown).
     pub process_group: String,
@@ -140,7 +140,7 @@ pub struct MatchedCollective {
 }
 
 /// A rank others wait for.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Straggler {
     /// The rank.
     pub rank: i64,
@@ -164,7 +164,7 @@ pub struct Straggler {
 }
 
 /// How the clocks were treated.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClockReport {
     /// The mode asked for.
     pub mode: ClockMode,
@@ -175,7 +175,7 @@ pub struct ClockReport {
 }
 
 /// Skew statistics over all matched collectives.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SkewSummary {
     /// Collectives matched on ≥ 2 ranks.
     pub matched: usize,
@@ -190,7 +190,7 @@ pub struct SkewSummary {
 }
 
 /// The multi-rank report.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RanksReport {
     /// One row per rank, by rank.
     pub ranks: Vec<RankRow>,

@@ -14,7 +14,7 @@ use kinetoscope_trace::read::{
     is_memory_timeline_file, is_snapshot_file, read_memory_timeline, read_snapshot, ArtifactKind,
     RunPhase,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::document::{
     Document, InputLayout, MemoryFileKind, SnapshotDocument, TimelineDocument, SCHEMA_VERSION,
@@ -26,7 +26,7 @@ use crate::views::ensure_any_read;
 use crate::Engine;
 
 /// Options of the memory view.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct MemoryOptions {
     /// Most curve points per device after down-sampling (at least 10).
     #[serde(skip)]
@@ -47,7 +47,7 @@ pub struct MemoryOptions {
 pub type MemoryDocument = Document<MemoryView, MemoryOptions>;
 
 /// What `memory` found, by the content of its input.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum MemoryResult {
     /// Traces (a file, rank folder or run folder).

@@ -1,10 +1,10 @@
 //! Top-level trace metadata: devices, distributed info, profiler options, the time base,
 //! and the format features the reader saw (used to tell the PyTorch era).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Top-level keys of a Kineto trace, read leniently.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TraceMeta {
     /// `schemaVersion` (always 1 when present; not a version signal).
     pub schema_version: Option<i64>,
@@ -30,7 +30,7 @@ pub struct TraceMeta {
 }
 
 /// One GPU from `deviceProperties`.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
     /// Device ordinal.
     pub id: i64,
@@ -49,7 +49,7 @@ pub struct DeviceInfo {
 }
 
 /// `distributedInfo`.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DistributedInfo {
     /// `backend` (`nccl`, `gloo`, ...).
     pub backend: Option<String>,
@@ -64,7 +64,7 @@ pub struct DistributedInfo {
 }
 
 /// Features of the file format the reader saw, from which the PyTorch era is estimated.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FormatFeatures {
     /// A legacy bare JSON array instead of an object.
     pub bare_array: bool,

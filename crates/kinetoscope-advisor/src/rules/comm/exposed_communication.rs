@@ -29,7 +29,7 @@ use kinetoscope_analysis::comm::{comm, CommOptions};
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -110,6 +110,7 @@ impl Rule for ExposedCommunication {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("Exposed communication takes {share:.1} % of each step"),
                 severity: Severity::Warning,
                 impact_ns: exposed_us * 1e3,

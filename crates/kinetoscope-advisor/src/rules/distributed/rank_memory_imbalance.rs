@@ -26,7 +26,7 @@
 //! cost is memory headroom). `rank_memory.*`.
 
 use crate::config::Config;
-use crate::finding::{Confidence, Finding, Severity};
+use crate::finding::{About, Confidence, Finding, Severity};
 use crate::rules::RuleMeta;
 use crate::TraceReport;
 
@@ -115,8 +115,9 @@ pub fn check(reports: &[TraceReport], config: &Config, input: &str) -> Vec<Findi
         ));
     }
     vec![Finding {
-        id: META.code,
-        rule: META.name,
+        id: META.code.to_owned(),
+        rule: META.name.to_owned(),
+        subject: About::Rank(top.0).subject(META.code),
         title: format!(
             "GPU memory imbalance across ranks: rank {} peaks {skew:.0} % above rank {}",
             top.0, low.0

@@ -33,10 +33,10 @@
 
 use kinetoscope_analysis::overview::Parts;
 use kinetoscope_analysis::ranks::RanksReport;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::finding::{Confidence, Finding, Severity};
+use crate::finding::{About, Confidence, Finding, Severity};
 use crate::rules::RuleMeta;
 use crate::TraceReport;
 
@@ -50,7 +50,7 @@ pub static META: RuleMeta = RuleMeta {
 };
 
 /// Per-rank numbers the rule uses.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankRow {
     /// Rank.
     pub rank: i64,
@@ -174,8 +174,9 @@ pub fn check(
         ),
     }
     vec![Finding {
-        id: META.code,
-        rule: META.name,
+        id: META.code.to_owned(),
+        rule: META.name.to_owned(),
+        subject: About::Rank(straggler.rank).subject(META.code),
         title: format!(
             "Rank {} is a straggler: rank {} waits {wait:.2} ms per step ({score:.1} % of its step)",
             straggler.rank, victim.rank
@@ -251,8 +252,9 @@ fn from_matched(r: &RanksReport, config: &Config, input: &str) -> Option<Finding
     )];
     evidence.extend(s.evidence.iter().cloned());
     Some(Finding {
-        id: META.code,
-        rule: META.name,
+        id: META.code.to_owned(),
+        rule: META.name.to_owned(),
+        subject: About::Rank(s.rank).subject(META.code),
         title: format!(
             "Rank {} is a straggler: the others wait {:.2} ms per step for it ({score:.1} % of a step)",
             s.rank,

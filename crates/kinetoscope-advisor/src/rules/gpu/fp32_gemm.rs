@@ -28,7 +28,7 @@ use kinetoscope_trace::{CategoryKind, EventId};
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::flops::gpu_peak;
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
@@ -142,6 +142,7 @@ impl Rule for Fp32GemmWithoutTensorCores {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("FP32 GEMMs run without tensor cores ({share:.1} % of step)"),
                 severity: if share >= 1.0 {
                     Severity::Warning

@@ -26,7 +26,7 @@ use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -96,6 +96,7 @@ impl Rule for LaunchBound {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!(
                     "Launch-bound: {share:.0} % of {:.0} kernels per step run < {} µs",
                     n as f64 / steps,

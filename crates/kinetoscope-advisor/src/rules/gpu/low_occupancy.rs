@@ -42,7 +42,7 @@ use kinetoscope_trace::{CategoryKind, EventId};
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -252,6 +252,7 @@ impl Rule for LowOccupancy {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: if w_ns > 0 {
                     format!(
                         "Dominant kernels run at {mean_occ:.0} % achieved occupancy ({share:.1} \

@@ -28,7 +28,7 @@ use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, step_list_ms, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -120,6 +120,7 @@ impl Rule for DataloaderStall {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("Data loading takes {share:.1} % of each step"),
                 severity,
                 impact_ns: mean,

@@ -32,7 +32,7 @@ use kinetoscope_analysis::memory::{analyze_trace, MemoryOptions};
 
 use crate::config::Config;
 use crate::facts::Facts;
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::memory::{device_name, mib, per_step_memory};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
@@ -93,6 +93,7 @@ impl Rule for MemoryLeak {
                 facts,
                 config,
                 Draft {
+                    about: About::Device(device_name(dev)),
                     title: format!(
                         "{} memory grows by {:.1} MiB every step (leak)",
                         device_name(dev),

@@ -21,7 +21,7 @@
 
 use crate::config::Config;
 use crate::facts::{median, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::memory::{device_name, mib, per_step_memory};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
@@ -64,6 +64,7 @@ impl Rule for MemorySpike {
                 facts,
                 config,
                 Draft {
+                    about: About::Device(device_name(dev)),
                     title: format!(
                         "{}: {} peaks at {:.1}× the median step",
                         device_name(dev),

@@ -25,7 +25,7 @@
 
 use crate::config::Config;
 use crate::facts::{median, ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -79,6 +79,7 @@ impl Rule for StepTimeVariance {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("Step time varies by {cv:.1} % (coefficient of variation)"),
                 severity: Severity::Warning,
                 impact_ns: excess,

@@ -24,7 +24,7 @@ use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
 use crate::facts::{median, ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -96,6 +96,7 @@ impl Rule for WarmupInProfile {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!(
                     "First profiled step is {ratio:.1}× slower than the others (warm-up)"
                 ),

@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use kinetoscope_trace::snapshot::{
     Action, AllocatorSettings, Snapshot, SnapshotLayout, TraceEntry,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use replay::{LiveAlloc, Replay};
 pub use stacks::Sites;
@@ -54,13 +54,34 @@ impl Default for SnapshotOptions {
     }
 }
 
+/// What a [`SnapshotView`] was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotSource {
+    /// A CUDA caching-allocator snapshot (`torch.cuda.memory._dump_snapshot`).
+    CudaSnapshot,
+}
+
+/// The moment a set of [`TopSites`] describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SitesAt {
+    /// The peak of the replayed allocator trace.
+    Peak,
+    /// The allocator state at snapshot time (no history to replay).
+    Snapshot,
+    /// Just before an out-of-memory entry.
+    Oom,
+}
+
 /// The memory view of one snapshot.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SnapshotView {
     /// The file.
     pub path: String,
-    /// Always `cuda_snapshot` (tells snapshot documents from trace documents).
-    pub source: &'static str,
+    /// Always [`SnapshotSource::CudaSnapshot`] (tells snapshot documents from trace
+    /// documents).
+    pub source: SnapshotSource,
     /// Bytes of the (decompressed) pickle.
     pub file_bytes: u64,
     /// Whether it was gzip-compressed.
@@ -84,7 +105,7 @@ pub struct SnapshotView {
 }
 
 /// Everything the view shows for one device.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SnapshotDevice {
     /// `GPU0`, ...
     pub device: String,
@@ -114,7 +135,7 @@ pub struct SnapshotDevice {
 }
 
 /// Summary of a device's recorded trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HistorySummary {
     /// Trace entries.
     pub entries: u64,
@@ -145,7 +166,7 @@ pub struct HistorySummary {
 }
 
 /// One allocation site.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Site {
     /// Frames, innermost first, `file.py:line:name`.
     pub frames: Vec<String>,
@@ -156,10 +177,10 @@ pub struct Site {
 }
 
 /// Allocation sites at one moment.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TopSites {
     /// `peak` (of the replayed trace) or `snapshot` (the final state).
-    pub at: &'static str,
+    pub at: SitesAt,
     /// Entry index (for `peak`).
     pub index: Option<u64>,
     /// Live bytes in total.
@@ -171,7 +192,7 @@ pub struct TopSites {
 }
 
 /// One timeline point.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TimelinePoint {
     /// Entry index.
     pub index: u64,
@@ -184,7 +205,7 @@ pub struct TimelinePoint {
 }
 
 /// An allocation that failed, and the allocator state just before it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OomReport {
     /// Entry index.
     pub index: u64,
@@ -215,7 +236,7 @@ pub struct OomReport {
 }
 
 /// Allocations of one stack made inside the trace and never freed.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LeakSuspect {
     /// Frames, innermost first.
     pub frames: Vec<String>,
@@ -240,7 +261,7 @@ pub struct LeakSuspect {
 pub fn analyze_snapshot(snap: &Snapshot, opts: &SnapshotOptions) -> SnapshotView {
     let mut view = SnapshotView {
         path: snap.path.display().to_string(),
-        source: "cuda_snapshot",
+        source: SnapshotSource::CudaSnapshot,
         file_bytes: snap.file_bytes,
         gzip: snap.gzip,
         protocol: snap.protocol,
@@ -310,7 +331,7 @@ fn device_view(
         segments_total,
         history: None,
         top_sites: TopSites {
-            at: "snapshot",
+            at: SitesAt::Snapshot,
             index: None,
             bytes: 0,
             sites: Vec::new(),
@@ -334,7 +355,7 @@ fn device_view(
                 index: None,
             })
             .collect();
-        dev.top_sites = top_sites(snap, sites, &live, "snapshot", None, opts.top);
+        dev.top_sites = top_sites(snap, sites, &live, SitesAt::Snapshot, None, opts.top);
         return dev;
     }
     let r = replay::replay(snap, d, entries);
@@ -378,7 +399,14 @@ fn device_view(
             .count() as u64,
     });
     let live = replay::live_after(&r, entries, Some(peak));
-    dev.top_sites = top_sites(snap, sites, &live, "peak", Some(peak as u64), opts.top);
+    dev.top_sites = top_sites(
+        snap,
+        sites,
+        &live,
+        SitesAt::Peak,
+        Some(peak as u64),
+        opts.top,
+    );
     dev.timeline = timeline(&r, entries, opts.points.max(10));
     for (i, e) in entries.iter().enumerate() {
         if e.action != Action::Oom {
@@ -440,7 +468,7 @@ fn device_view(
             active_bytes: active,
             reserved_bytes: reserved,
             reserved_unused_bytes: unused,
-            top_sites: top_sites(snap, sites, &live, "oom", None, opts.top).sites,
+            top_sites: top_sites(snap, sites, &live, SitesAt::Oom, None, opts.top).sites,
             state_is_at_oom,
             verdict,
         });
@@ -462,7 +490,7 @@ fn top_sites(
     snap: &Snapshot,
     sites: &mut Sites,
     live: &[LiveAlloc],
-    at: &'static str,
+    at: SitesAt,
     index: Option<u64>,
     top: usize,
 ) -> TopSites {

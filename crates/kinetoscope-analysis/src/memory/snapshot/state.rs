@@ -2,10 +2,10 @@
 //! inactive and free bytes, fragmentation, and a per-segment table.
 
 use kinetoscope_trace::snapshot::{BlockState, Segment};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Totals over a device's segments when the snapshot was taken.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AllocatorState {
     /// Segments.
     pub segments: u64,
@@ -47,7 +47,7 @@ pub struct AllocatorState {
 }
 
 /// One row of the per-segment table.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SegmentRow {
     /// Base address, hex.
     pub address: String,
