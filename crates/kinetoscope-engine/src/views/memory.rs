@@ -108,7 +108,7 @@ impl Engine {
             points: opts.points,
             device: opts.device,
         };
-        let mapped = self.map(src, |t| analyze_trace(t, &analysis))?;
+        let mapped = self.map_any(src, |t| analyze_trace(t, &analysis))?;
         let results = ensure_any_read(mapped.results)?;
         let mut doc = Document::with_options(src.name(), mapped.layout, opts.clone());
         let mut peaks = HashMap::new();
