@@ -11,6 +11,7 @@ Usage::
     python corpus/record.py                 # every scenario, on CPU
     python corpus/record.py --device cuda   # on a GPU, when one is available
     python corpus/record.py dataloader leak # some scenarios
+    python corpus/record.py --out /tmp/x    # somewhere else than corpus/traces/
 
 See corpus/README.md.
 """
@@ -215,10 +216,13 @@ SCENARIOS = {
 
 
 def main():
+    global OUT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("scenarios", nargs="*", default=list(SCENARIOS))
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--out", default=OUT, help="output folder (default: corpus/traces)")
     args = ap.parse_args()
+    OUT = args.out
     if args.device == "cpu":
         torch.set_num_threads(1)
     for s in args.scenarios:

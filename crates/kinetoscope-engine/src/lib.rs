@@ -15,6 +15,7 @@
 //! # Ok::<(), kinetoscope_engine::EngineError>(())
 //! ```
 
+pub mod artifacts;
 pub mod document;
 mod error;
 pub mod input;

@@ -8,7 +8,7 @@ use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
 use kinetoscope_trace::read::{is_memory_timeline_file, read_snapshot, ArtifactKind, RunPhase};
 use serde::{Deserialize, Serialize};
 
-use crate::views::memory::timeline_view;
+use crate::artifacts::timeline_view;
 
 /// What one artifact of a phase says about memory.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

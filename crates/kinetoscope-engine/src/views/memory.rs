@@ -8,14 +8,14 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
-use kinetoscope_analysis::memory::timeline::{analyze_timeline, attach_comparison, TimelineView};
+use kinetoscope_analysis::memory::timeline::attach_comparison;
 use kinetoscope_analysis::memory::{analyze_trace, sort, MemoryView, SortKey};
 use kinetoscope_trace::read::{
-    is_memory_timeline_file, is_snapshot_file, read_memory_timeline, read_snapshot, ArtifactKind,
-    RunPhase,
+    is_memory_timeline_file, is_snapshot_file, read_snapshot, ArtifactKind, RunPhase,
 };
 use serde::{Deserialize, Serialize};
 
+use crate::artifacts::timeline_view;
 use crate::document::{
     Document, InputLayout, MemoryFileKind, SnapshotDocument, TimelineDocument, SCHEMA_VERSION,
 };
@@ -56,12 +56,6 @@ pub enum MemoryResult {
     Snapshot(SnapshotDocument),
     /// A profiler memory timeline.
     Timeline(TimelineDocument),
-}
-
-/// Read and analyse a memory-timeline file down-sampled to `points`.
-pub fn timeline_view(path: &Path, points: usize) -> EngineResult<TimelineView> {
-    let tl = read_memory_timeline(path)?;
-    Ok(analyze_timeline(&path.display().to_string(), &tl, points))
 }
 
 impl Engine {
@@ -108,7 +102,7 @@ impl Engine {
             points: opts.points,
             device: opts.device,
         };
-        let mapped = self.map(src, |t| analyze_trace(t, &analysis))?;
+        let mapped = self.map_any(src, |t| analyze_trace(t, &analysis))?;
         let results = ensure_any_read(mapped.results)?;
         let mut doc = Document::with_options(src.name(), mapped.layout, opts.clone());
         let mut peaks = HashMap::new();

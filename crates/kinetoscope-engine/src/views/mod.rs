@@ -31,8 +31,32 @@ pub(crate) struct Mapped<T> {
 
 impl Engine {
     /// Read every trace of `src` in parallel (with progress) and reduce each with `f` on
-    /// the thread that read it.
+    /// the thread that read it. A run folder without traces is an error (with a hint).
     pub(crate) fn map<T: Send>(
+        &self,
+        src: &Source,
+        f: impl Fn(&Trace) -> T + Sync,
+    ) -> EngineResult<Mapped<T>> {
+        let mapped = self.map_any(src, f)?;
+        if let InputLayout::RunFolder { .. } = mapped.layout {
+            if mapped.results.is_empty() {
+                return Err(EngineError::WrongInput {
+                    path: src.name(),
+                    message: "this run folder holds no traces (stageN-<phase>_trace.json)"
+                        .to_owned(),
+                    hint: Some(
+                        "`kinetoscope memory FOLDER` reads its snapshots and memory timelines;                          `kinetoscope summary FOLDER` lists what it holds"
+                            .to_owned(),
+                    ),
+                });
+            }
+        }
+        Ok(mapped)
+    }
+
+    /// [`Engine::map`], also for a run folder without traces (its other artifacts are
+    /// what the summary and memory views show).
+    pub(crate) fn map_any<T: Send>(
         &self,
         src: &Source,
         f: impl Fn(&Trace) -> T + Sync,
@@ -69,7 +93,16 @@ impl Engine {
         options: X,
         f: impl Fn(&Trace) -> T + Sync,
     ) -> EngineResult<Document<T, X>> {
-        let mapped = self.map(src, f)?;
+        self.collect(src, options, self.map(src, f)?)
+    }
+
+    /// Collect mapped results into a document with `options`.
+    pub(crate) fn collect<T, X>(
+        &self,
+        src: &Source,
+        options: X,
+        mapped: Mapped<T>,
+    ) -> EngineResult<Document<T, X>> {
         let results = ensure_any_read(mapped.results)?;
         let mut doc = Document::with_options(src.name(), mapped.layout, options);
         doc.errors = split_results(results, |_, t| doc.traces.push(t));

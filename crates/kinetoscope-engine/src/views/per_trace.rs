@@ -28,7 +28,7 @@ impl Engine {
     /// `summary`: per trace, era, rank, devices, span, categories and steps; for a run
     /// folder also each phase's snapshot and memory timeline.
     pub fn summary(&self, src: &Source) -> EngineResult<Document<TraceSummary>> {
-        let mut doc = self.document(src, (), summarize)?;
+        let mut doc = self.collect(src, (), self.map_any(src, summarize)?)?;
         if let InputLayout::RunFolder { phases } = &doc.layout {
             doc.phase_memory = phase_memory(phases, &HashMap::new());
         }

@@ -93,3 +93,21 @@ fn memory_dispatches_by_content() {
         .unwrap();
     assert!(matches!(r, MemoryResult::Traces(d) if d.traces.len() == 1));
 }
+
+#[test]
+fn a_run_folder_without_traces_is_refused_by_trace_views_with_a_hint() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("stage1-model_init_memory_timeline.html"),
+        b"<!DOCTYPE html>",
+    )
+    .unwrap();
+    let src = Source::Path(tmp.path().to_owned());
+    let err = engine().overview(&src).unwrap_err();
+    assert!(matches!(err, EngineError::WrongInput { .. }), "{err:?}");
+    assert!(err.hint().unwrap().contains("kinetoscope memory"));
+    // The summary lists what the folder holds instead.
+    let doc = engine().summary(&src).unwrap();
+    assert!(doc.traces.is_empty());
+    assert!(matches!(doc.layout, InputLayout::RunFolder { ref phases } if phases.len() == 1));
+}
