@@ -167,8 +167,8 @@ pub fn summarize(facts: &Facts) -> Summary {
         step_source: facts.overview.step_source,
         steps: facts.n_steps(),
         step_stats: DurationStats::of(&durs),
-        breakdown_ms: avg.map(|a| a.breakdown_us.map(|v| v / 1e3)),
-        breakdown_pct: avg.map(|a| a.percent),
+        breakdown_ms: avg.map(|a| a.breakdown_ns.map(|v| v / 1e6)),
+        breakdown_pct: avg.map(|a| a.share.map(|v| 100.0 * v)),
         phases: Phases {
             dataloader_ms: sum_ms(&dl),
             forward_ms: fwd_ns as f64 / n / 1e6,

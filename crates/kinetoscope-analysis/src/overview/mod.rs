@@ -112,18 +112,12 @@ pub struct StepBreakdown {
     pub number: Option<i64>,
     /// Start after stretching, epoch ns.
     pub start_ns: i64,
-    /// Duration after stretching, ns (not serialised; see `dur_us`).
-    #[serde(skip)]
+    /// Duration after stretching, ns.
     pub dur_ns: i64,
-    /// Duration after stretching, µs.
-    pub dur_us: f64,
     /// GPU activities launched from inside the host step (used for tail trimming).
     pub device_events: u64,
-    /// The parts, ns; they add up to `dur_ns` (not serialised; see `breakdown_us`).
-    #[serde(skip)]
+    /// The parts, ns; they add up to `dur_ns`.
     pub breakdown_ns: Parts<i64>,
-    /// The parts, µs.
-    pub breakdown_us: Parts<f64>,
 }
 
 /// The mean step over the kept steps.
@@ -131,12 +125,12 @@ pub struct StepBreakdown {
 pub struct AverageBreakdown {
     /// Number of steps averaged.
     pub steps: usize,
-    /// Mean step duration, µs.
-    pub dur_us: f64,
-    /// Mean of each part, µs.
-    pub breakdown_us: Parts<f64>,
-    /// Each mean part as a percentage of the mean step (`100 · part / dur`).
-    pub percent: Parts<f64>,
+    /// Mean step duration, ns.
+    pub dur_ns: f64,
+    /// Mean of each part, ns.
+    pub breakdown_ns: Parts<f64>,
+    /// Each mean part as a share of the mean step (`part / dur`, 0–1).
+    pub share: Parts<f64>,
 }
 
 /// Metrics of one GPU over the step window.
@@ -218,10 +212,8 @@ pub fn overview(trace: &Trace) -> TraceOverview {
             number: s.number,
             start_ns: s.start,
             dur_ns: s.end - s.start,
-            dur_us: (s.end - s.start) as f64 / 1e3,
             device_events: s.device_events,
             breakdown_ns: p,
-            breakdown_us: p.map(|v| v as f64 / 1e3),
         })
         .collect();
 
@@ -284,20 +276,14 @@ fn average(steps: &[StepBreakdown]) -> Option<AverageBreakdown> {
         }
     }
     let total: i64 = steps.iter().map(|s| s.dur_ns).sum();
-    let dur_us = total as f64 / n / 1e3;
-    let breakdown_us = Parts::from_array(sums.map(|v| v as f64 / n / 1e3));
-    let percent = breakdown_us.map(|v| {
-        if dur_us > 0.0 {
-            100.0 * v / dur_us
-        } else {
-            0.0
-        }
-    });
+    let dur_ns = total as f64 / n;
+    let breakdown_ns = Parts::from_array(sums.map(|v| v as f64 / n));
+    let share = breakdown_ns.map(|v| if dur_ns > 0.0 { v / dur_ns } else { 0.0 });
     Some(AverageBreakdown {
         steps: steps.len(),
-        dur_us,
-        breakdown_us,
-        percent,
+        dur_ns,
+        breakdown_ns,
+        share,
     })
 }
 

@@ -80,7 +80,7 @@ impl Rule for LowGpuUtilization {
                 ms(step)
             )];
             if let Some(avg) = &facts.overview.average {
-                let p = avg.percent;
+                let p = avg.share.map(|v| 100.0 * v);
                 evidence.push(format!(
                     "step breakdown: kernel {:.1} %, memcpy {:.1} %, memset {:.1} %, \
                      communication {:.1} %, runtime {:.1} %, DataLoader {:.1} %, CPU exec \
