@@ -7,6 +7,7 @@
 
 use kinetoscope_analysis::kernels::{KernelGroupBy, KernelRow, KernelsTable};
 
+use crate::format::percent;
 use crate::ops::clip;
 use crate::tabular::{Tabular, Value};
 use kinetoscope_engine::{Document, KernelsOptions};
@@ -116,7 +117,7 @@ fn push_stats(row: &mut Vec<Value>, r: &KernelRow, decimals: usize) {
     });
     row.extend([
         opt(r.mean_blocks_per_sm, 2),
-        opt(r.mean_est_achieved_occupancy_pct, 2),
+        opt(r.mean_est_achieved_occupancy.map(percent), 2),
     ]);
 }
 

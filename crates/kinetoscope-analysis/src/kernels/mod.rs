@@ -82,9 +82,9 @@ pub struct KernelRow {
     /// `Σ blocks_per_SM · dur / Σ dur` over launches that record `blocks per SM`; null when
     /// none does.
     pub mean_blocks_per_sm: Option<f64>,
-    /// `Σ occupancy · dur / Σ dur` (percent) over launches with a known
-    /// `est. achieved occupancy %`; null when none has one.
-    pub mean_est_achieved_occupancy_pct: Option<f64>,
+    /// `Σ occupancy · dur / Σ dur` over launches with a known `est. achieved occupancy
+    /// %`, as a fraction (0–1); null when none has one.
+    pub mean_est_achieved_occupancy: Option<f64>,
 }
 
 /// The kernel table of one trace.
@@ -300,7 +300,7 @@ pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
                 max_ns: a.max,
                 tensor_cores,
                 mean_blocks_per_sm: a.blocks.mean(),
-                mean_est_achieved_occupancy_pct: a.occupancy.mean(),
+                mean_est_achieved_occupancy: a.occupancy.mean().map(|pct| pct / 100.0),
             }
         })
         .collect();

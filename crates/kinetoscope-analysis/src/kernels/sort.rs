@@ -63,9 +63,7 @@ fn value(row: &KernelRow, key: KernelSortKey) -> f64 {
         KernelSortKey::Max => row.max_ns as f64,
         KernelSortKey::Min => row.min_ns as f64,
         KernelSortKey::BlocksPerSm => row.mean_blocks_per_sm.unwrap_or(f64::NEG_INFINITY),
-        KernelSortKey::Occupancy => row
-            .mean_est_achieved_occupancy_pct
-            .unwrap_or(f64::NEG_INFINITY),
+        KernelSortKey::Occupancy => row.mean_est_achieved_occupancy.unwrap_or(f64::NEG_INFINITY),
         KernelSortKey::Name => 0.0,
     }
 }
