@@ -61,6 +61,11 @@ fn toy() -> Trace {
     inline(&ev.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
+/// A 0–1 share as HTA's percentage, rounded to 2 decimals.
+fn pct2(share: f64) -> f64 {
+    (share * 10000.0).round() / 100.0
+}
+
 fn us4(t: &Temporal) -> (i64, i64, i64, i64) {
     (
         t.idle_ns / 1000,
@@ -303,15 +308,19 @@ fn worked_example() {
         let r = temporal(&t, compat, false);
         assert_eq!(us4(&r), (10, 18, 17, 45));
         assert_eq!(
-            (r.idle_pct, r.compute_pct, r.non_compute_pct),
+            (
+                pct2(r.idle_share),
+                pct2(r.compute_share),
+                pct2(r.non_compute_share)
+            ),
             (22.22, 40.0, 37.78)
         );
         let b = class_breakdown(&t, compat, false, 0);
-        assert_eq!(b.comm_comp_overlap_pct, Some(52.0));
+        assert_eq!(b.comm_comp_overlap_share.map(pct2), Some(52.0));
         let labels: Vec<(String, i64)> = b
             .overlaps
             .iter()
-            .map(|o| (o.label.clone(), o.ns / 1000))
+            .map(|o| (o.label.clone(), o.time_ns / 1000))
             .collect();
         assert_eq!(
             &labels[..2],

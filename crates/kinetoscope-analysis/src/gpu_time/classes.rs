@@ -200,7 +200,7 @@ pub struct ClassOverlap {
     /// `COMPUTATION`, `COMPUTATION overlapping COMMUNICATION`, ...
     pub label: String,
     /// Length, ns.
-    pub ns: i64,
+    pub time_ns: i64,
 }
 
 /// The per-class kernel breakdown of one rank.
@@ -219,8 +219,9 @@ pub struct ClassBreakdown {
     /// Elementary segments by class combination, largest first (zero-length dropped;
     /// `other` ignored, as in HTA).
     pub overlaps: Vec<ClassOverlap>,
-    /// `100 · |U(comp) ∩ U(comm)| / |U(comm)|` (B.9); null without communication.
-    pub comm_comp_overlap_pct: Option<f64>,
+    /// `|U(comp) ∩ U(comm)| / |U(comm)|` (B.9), 0–1 at full precision (HTA rounds its
+    /// percentage to 2 decimals); null without communication.
+    pub comm_comp_overlap_share: Option<f64>,
 }
 
 #[derive(Clone, Copy)]
@@ -383,14 +384,17 @@ pub fn breakdown_of(
         .filter(|&m| by_mask[m] > 0)
         .map(|m| ClassOverlap {
             label: mask_label(m),
-            ns: by_mask[m],
+            time_ns: by_mask[m],
         })
         .collect();
-    overlaps.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.label.cmp(&b.label)));
+    overlaps.sort_by(|a, b| {
+        b.time_ns
+            .cmp(&a.time_ns)
+            .then_with(|| a.label.cmp(&b.label))
+    });
     let comm = by_mask[2] + by_mask[3] + by_mask[6] + by_mask[7];
     let comp_comm = by_mask[3] + by_mask[7];
-    let comm_comp_overlap_pct =
-        (comm > 0).then(|| (10000.0 * comp_comm as f64 / comm as f64).round() / 100.0);
+    let comm_comp_overlap_share = (comm > 0).then(|| comp_comm as f64 / comm as f64);
 
     ClassBreakdown {
         path: trace.path.display().to_string(),
@@ -399,7 +403,7 @@ pub fn breakdown_of(
         rules,
         classes,
         overlaps,
-        comm_comp_overlap_pct,
+        comm_comp_overlap_share,
     }
 }
 

@@ -395,12 +395,12 @@ pub fn merge_sorted(spans: impl IntoIterator<Item = (i64, i64)>) -> Vec<(i64, i6
     out
 }
 
-/// `100 · part / whole` rounded to 2 decimals (0 when `whole` is 0).
-pub(crate) fn pct(part: i64, whole: i64) -> f64 {
+/// `part / whole` (0 when `whole` is 0).
+pub(crate) fn share(part: i64, whole: i64) -> f64 {
     if whole == 0 {
         0.0
     } else {
-        (10000.0 * part as f64 / whole as f64).round() / 100.0
+        part as f64 / whole as f64
     }
 }
 
