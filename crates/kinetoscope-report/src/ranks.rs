@@ -7,7 +7,13 @@ use kinetoscope_analysis::overview::Parts;
 use kinetoscope_analysis::ranks::RanksReport;
 use kinetoscope_engine::RanksDocument;
 
+use crate::format::{percent, us};
 use crate::tabular::{Tabular, Value};
+
+/// Nanoseconds as a µs value with one decimal.
+fn us1(ns: f64) -> Value {
+    Value::float(us(ns), 1)
+}
 
 fn rank_table(r: &RanksReport) -> Tabular {
     let mut headers: Vec<String> = ["rank", "steps", "mean_step_us", "max_step_us"]
@@ -31,22 +37,22 @@ fn rank_table(r: &RanksReport) -> Tabular {
         let mut v: Vec<Value> = vec![
             Value::Int(row.rank),
             row.steps.into(),
-            Value::float(row.mean_step_us, 1),
-            Value::float(row.max_step_us, 1),
+            us1(row.mean_step_ns),
+            us1(row.max_step_ns as f64),
         ];
-        v.extend(row.mean_parts_us.to_array().map(|x| Value::float(x, 1)));
+        v.extend(row.mean_parts_ns.to_array().map(us1));
         v.extend([
             if row.clock_offset_applied {
-                Value::float(row.clock_offset_us, 1)
+                us1(row.clock_offset_ns as f64)
             } else {
                 Value::Empty
             },
             row.collectives.into(),
             row.matched.into(),
-            Value::float(row.total_wait_us, 1),
+            us1(row.total_wait_ns as f64),
             row.arrived_last.into(),
-            Value::float(row.arrived_last_pct, 1),
-            Value::float(row.comm_kernel_us, 1),
+            Value::float(percent(row.arrived_last_share), 1),
+            us1(row.comm_kernel_ns as f64),
         ]);
         t.push(v);
     }
@@ -92,10 +98,10 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
     for s in r.steps.iter().take(n) {
         t.push(vec![
             s.name.clone().into(),
-            s.dur_us.iter().filter(|d| d.is_some()).count().into(),
-            Value::float(s.min_us, 1),
-            Value::float(s.median_us, 1),
-            Value::float(s.max_us, 1),
+            s.dur_ns.iter().filter(|d| d.is_some()).count().into(),
+            us1(s.min_ns as f64),
+            us1(s.median_ns),
+            us1(s.max_ns as f64),
             Value::Int(s.slowest_rank),
         ]);
     }
@@ -105,7 +111,11 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
     out.push_str(&format!(
         "collectives matched across ranks: {} (unmatched {}); start skew mean {:.1} µs, \
          median {:.1} µs, max {:.1} µs\n",
-        sk.matched, sk.unmatched, sk.mean_skew_us, sk.median_skew_us, sk.max_skew_us
+        sk.matched,
+        sk.unmatched,
+        us(sk.mean_skew_ns),
+        us(sk.median_skew_ns),
+        us(sk.max_skew_ns as f64)
     ));
     if !r.collectives.is_empty() {
         let mut t = Tabular::new([
@@ -119,7 +129,7 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
         ])
         .titled("Collectives with the largest start skew");
         for c in r.collectives.iter().take(n) {
-            let max_wait = c.wait_us.iter().flatten().copied().fold(0.0, f64::max);
+            let max_wait = c.wait_ns.iter().flatten().copied().max().unwrap_or(0);
             t.push(vec![
                 c.collective.clone().into(),
                 c.process_group.clone().into(),
@@ -129,9 +139,9 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
                     format!("#{}", c.index)
                 }),
                 c.ranks.into(),
-                Value::float(c.start_skew_us, 1),
+                us1(c.start_skew_ns as f64),
                 Value::Int(c.last_rank),
-                Value::float(max_wait, 1),
+                us1(max_wait as f64),
             ]);
         }
         out.push_str(&t.to_terminal());

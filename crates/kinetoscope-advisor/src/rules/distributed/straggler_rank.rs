@@ -215,10 +215,14 @@ fn from_matched(r: &RanksReport, config: &Config, input: &str) -> Option<Finding
     let s = r
         .stragglers
         .first()
-        .filter(|s| s.caused_wait_us > 0.0 && s.matched > 0)?;
+        .filter(|s| s.caused_wait_ns > 0.0 && s.matched > 0)?;
     let steps = r.ranks.iter().map(|x| x.steps).min().unwrap_or(0).max(1);
-    let step_us = r.ranks.iter().map(|x| x.mean_step_us).fold(0.0, f64::max);
-    let wait_us = s.caused_wait_us / steps as f64;
+    let step_us = r
+        .ranks
+        .iter()
+        .map(|x| x.mean_step_ns / 1e3)
+        .fold(0.0, f64::max);
+    let wait_us = s.caused_wait_ns / 1e3 / steps as f64;
     let score = 100.0 * wait_us / step_us.max(1e-9);
     let th = &config.straggler;
     if score < th.warning_pct {
