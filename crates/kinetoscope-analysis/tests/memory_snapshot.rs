@@ -42,7 +42,7 @@ fn check_state(v: &SnapshotView) {
     assert_eq!((s.blocks_active_allocated, s.blocks_inactive), (10, 3));
     let seg = &v.devices[0].segments;
     assert_eq!(seg[0].address, "0x7f0000000000");
-    assert_eq!(seg[0].total_size, 20 * MIB);
+    assert_eq!(seg[0].total_size_bytes, 20 * MIB);
     assert_eq!(seg[1].largest_free_block_bytes, MIB);
 }
 
@@ -65,7 +65,7 @@ fn check_history(v: &SnapshotView, timed: bool) {
     );
     assert_eq!(h.peak_reserved_bytes, 22 * MIB);
     assert_eq!(h.late_segment_events, 0);
-    assert_eq!(h.first_time_us.is_some(), timed);
+    assert_eq!(h.first_time_ns.is_some(), timed);
 
     // Every entry is a timeline point (35 ≤ 500); the last one is after the OOM.
     assert_eq!(d.timeline.len(), 35);

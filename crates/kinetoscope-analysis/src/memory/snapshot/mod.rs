@@ -141,10 +141,11 @@ pub struct HistorySummary {
     pub entries: u64,
     /// Entries per action.
     pub actions: BTreeMap<String, u64>,
-    /// First `time_us` (epoch µs), when recorded (2.2+).
-    pub first_time_us: Option<i64>,
-    /// Last `time_us`.
-    pub last_time_us: Option<i64>,
+    /// Time of the first entry, epoch ns (the snapshot's `time_us` × 1000), when
+    /// recorded (2.2+).
+    pub first_time_ns: Option<i64>,
+    /// Time of the last entry, epoch ns.
+    pub last_time_ns: Option<i64>,
     /// Active bytes before the first entry (allocations older than the history).
     pub start_active_bytes: u64,
     /// Active bytes after the last entry.
@@ -153,8 +154,8 @@ pub struct HistorySummary {
     pub peak_active_bytes: u64,
     /// Entry index where the peak is first reached.
     pub peak_index: u64,
-    /// Its `time_us`.
-    pub peak_time_us: Option<i64>,
+    /// Its time, epoch ns.
+    pub peak_time_ns: Option<i64>,
     /// Reserved bytes before the first entry (final reserved with segment events undone).
     pub start_reserved_bytes: u64,
     /// Highest reserved bytes.
@@ -196,8 +197,8 @@ pub struct TopSites {
 pub struct TimelinePoint {
     /// Entry index.
     pub index: u64,
-    /// Its `time_us`, when recorded.
-    pub time_us: Option<i64>,
+    /// Its time, epoch ns, when recorded.
+    pub time_ns: Option<i64>,
     /// Active bytes after the entry.
     pub active_bytes: u64,
     /// Reserved bytes after the entry.
@@ -209,8 +210,8 @@ pub struct TimelinePoint {
 pub struct OomReport {
     /// Entry index.
     pub index: u64,
-    /// `time_us`, when recorded.
-    pub time_us: Option<i64>,
+    /// Its time, epoch ns, when recorded.
+    pub time_ns: Option<i64>,
     /// Bytes asked for.
     pub requested_bytes: u64,
     /// Bytes CUDA reported free on the device.
@@ -311,8 +312,8 @@ fn device_view(
     let state = state::allocator_state(segs.iter().copied());
     let mut rows: Vec<SegmentRow> = segs.iter().map(|s| state::segment_row(s)).collect();
     rows.sort_by(|a, b| {
-        b.total_size
-            .cmp(&a.total_size)
+        b.total_size_bytes
+            .cmp(&a.total_size_bytes)
             .then(b.allocated_bytes.cmp(&a.allocated_bytes))
     });
     let segments_total = rows.len();
@@ -360,7 +361,7 @@ fn device_view(
     }
     let r = replay::replay(snap, d, entries);
     let peak = r.peak().unwrap_or(0);
-    let time = |i: usize| entries.get(i).and_then(|e| e.time_us);
+    let time = |i: usize| entries.get(i).and_then(time_ns);
     let mut actions: BTreeMap<String, u64> = BTreeMap::new();
     for e in entries {
         *actions.entry(e.action.to_string()).or_default() += 1;
@@ -369,13 +370,13 @@ fn device_view(
     dev.history = Some(HistorySummary {
         entries: entries.len() as u64,
         actions,
-        first_time_us: entries.iter().find_map(|e| e.time_us),
-        last_time_us: entries.iter().rev().find_map(|e| e.time_us),
+        first_time_ns: entries.iter().find_map(time_ns),
+        last_time_ns: entries.iter().rev().find_map(time_ns),
         start_active_bytes: r.start_active,
         end_active_bytes: r.active.last().copied().unwrap_or(r.start_active),
         peak_active_bytes: r.active[peak],
         peak_index: peak as u64,
-        peak_time_us: time(peak),
+        peak_time_ns: time(peak),
         start_reserved_bytes: r.start_reserved,
         peak_reserved_bytes: r
             .reserved
@@ -460,7 +461,7 @@ fn device_view(
         let sid = sites.site(snap, e.stack);
         dev.ooms.push(OomReport {
             index: i as u64,
-            time_us: e.time_us,
+            time_ns: time_ns(e),
             requested_bytes: e.size,
             device_free_bytes: e.device_free,
             stream: e.stream,
@@ -521,11 +522,16 @@ fn top_sites(
     }
 }
 
+/// An entry's time, epoch ns (snapshots record µs).
+fn time_ns(e: &TraceEntry) -> Option<i64> {
+    e.time_us.map(|t| t.saturating_mul(1000))
+}
+
 fn timeline(r: &Replay, entries: &[TraceEntry], points: usize) -> Vec<TimelinePoint> {
     let n = r.active.len();
     let point = |i: usize| TimelinePoint {
         index: i as u64,
-        time_us: entries[i].time_us,
+        time_ns: time_ns(&entries[i]),
         active_bytes: r.active[i],
         reserved_bytes: r.reserved[i],
     };
