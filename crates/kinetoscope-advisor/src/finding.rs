@@ -96,10 +96,10 @@ pub struct Finding {
     pub title: String,
     /// Severity after confidence gating.
     pub severity: Severity,
-    /// Estimated recoverable time per step, ms (an upper bound: the affected time).
-    pub impact_ms_per_step: f64,
-    /// `impact_ms_per_step` as a percentage of the mean step time.
-    pub impact_pct: f64,
+    /// Estimated recoverable time per step, ns (an upper bound: the affected time).
+    pub impact_ns_per_step: f64,
+    /// `impact_ns_per_step` as a share of the mean step time (0–1).
+    pub impact_share: f64,
     /// Steps and ranks that support the finding.
     pub confidence: Confidence,
     /// Evidence lines: operators, kernels, stacks, steps or ranks, with numbers.
@@ -114,14 +114,14 @@ pub struct Finding {
     pub rank: Option<i64>,
 }
 
-/// Order findings by estimated recoverable time (`impact_ms_per_step`, largest first),
+/// Order findings by estimated recoverable time (`impact_ns_per_step`, largest first),
 /// then severity (critical first), then id. Findings whose impact is unknown carry 0
 /// (memory findings, whose cost is the risk of running out of memory), so they follow
 /// every finding with a time impact, worst severity first, info last.
 pub fn rank_findings(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
-        b.impact_ms_per_step
-            .total_cmp(&a.impact_ms_per_step)
+        b.impact_ns_per_step
+            .total_cmp(&a.impact_ns_per_step)
             .then(b.severity.cmp(&a.severity))
             .then(a.id.cmp(&b.id))
     });
@@ -138,8 +138,8 @@ mod tests {
             subject: About::Trace.subject(id),
             title: String::new(),
             severity,
-            impact_ms_per_step: impact,
-            impact_pct: 0.0,
+            impact_ns_per_step: impact,
+            impact_share: 0.0,
             confidence: Confidence::default(),
             evidence: Vec::new(),
             fix: String::new(),

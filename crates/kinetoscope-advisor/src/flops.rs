@@ -268,9 +268,9 @@ pub struct ClassFlops {
     pub calls: u64,
     /// FLOPs per step (mean over steps).
     pub flops_per_step: f64,
-    /// Time those calls took per step, ms (GPU kernel time when the trace has GPU
+    /// Time those calls took per step, ns (GPU kernel time when the trace has GPU
     /// work, else host time).
-    pub time_ms_per_step: f64,
+    pub time_ns_per_step: f64,
     /// Achieved TFLOP/s over that time.
     pub achieved_tflops: Option<f64>,
 }
@@ -378,7 +378,7 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
             class,
             calls,
             flops_per_step: fl / n_steps,
-            time_ms_per_step: time as f64 / 1e6 / n_steps,
+            time_ns_per_step: time as f64 / n_steps,
             achieved_tflops: (time > 0).then(|| fl / (time as f64 / 1e9) / 1e12),
         })
         .collect();

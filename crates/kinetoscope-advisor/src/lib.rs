@@ -16,7 +16,7 @@
 //! let trace = read_trace("rank0.pt.trace.json.gz".as_ref(), &ReadOptions::default()).unwrap();
 //! let report = advise_trace(&trace, &Config::default());
 //! for f in &report.findings {
-//!     println!("{} {} {:.2} ms/step", f.id, f.title, f.impact_ms_per_step);
+//!     println!("{} {} {:.2} ms/step", f.id, f.title, f.impact_ns_per_step / 1e6);
 //! }
 //! ```
 

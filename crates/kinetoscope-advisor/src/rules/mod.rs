@@ -111,7 +111,7 @@ pub(crate) struct Draft {
     pub details: String,
 }
 
-/// Turn a draft into a finding: impact as ms and % of the mean step, and confidence
+/// Turn a draft into a finding: impact per step and as a share of the mean step, and confidence
 /// gating (fewer steps than `gating.min_steps_warning` → info; fewer than
 /// `gating.min_steps_critical` → at most a warning).
 pub(crate) fn finish(meta: &RuleMeta, facts: &Facts, config: &Config, d: Draft) -> Finding {
@@ -144,12 +144,8 @@ pub(crate) fn finish(meta: &RuleMeta, facts: &Facts, config: &Config, d: Draft) 
         subject: d.about.subject(meta.code),
         title: d.title,
         severity,
-        impact_ms_per_step: impact_ns / 1e6,
-        impact_pct: if step > 0.0 {
-            100.0 * impact_ns / step
-        } else {
-            0.0
-        },
+        impact_ns_per_step: impact_ns,
+        impact_share: if step > 0.0 { impact_ns / step } else { 0.0 },
         confidence: Confidence {
             steps: d.steps_seen,
             of_steps: facts.n_steps(),

@@ -33,7 +33,6 @@
 
 use kinetoscope_analysis::overview::Parts;
 use kinetoscope_analysis::ranks::RanksReport;
-use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::finding::{About, Confidence, Finding, Severity};
@@ -50,7 +49,7 @@ pub static META: RuleMeta = RuleMeta {
 };
 
 /// Per-rank numbers the rule uses.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RankRow {
     /// Rank.
     pub rank: i64,
@@ -85,7 +84,7 @@ pub fn check(
                 .as_ref()
                 .map(|s| s.mean_ns / 1e6)
                 .unwrap_or(0.0),
-            collective_ms: r.summary.communication_ms,
+            collective_ms: r.summary.communication_ns / 1e6,
         })
         .collect();
     if rows.iter().all(|r| r.collective_ms == 0.0) {
@@ -130,11 +129,14 @@ pub fn check(
     }
     // Cause: the breakdown part whose excess on the straggler covers ≥ 80 % of the wait.
     let cause = match (
-        ranked[si].summary.breakdown_ms.as_ref(),
-        ranked[vi].summary.breakdown_ms.as_ref(),
+        ranked[si].summary.breakdown_ns.as_ref(),
+        ranked[vi].summary.breakdown_ns.as_ref(),
     ) {
         (Some(s), Some(v)) => {
-            let (sa, va) = (s.to_array(), v.to_array());
+            let (sa, va) = (
+                s.map(|ns| ns / 1e6).to_array(),
+                v.map(|ns| ns / 1e6).to_array(),
+            );
             (0..8)
                 .filter(|&k| Parts::<f64>::KEYS[k] != "communication")
                 .map(|k| (k, sa[k] - va[k]))
@@ -182,8 +184,8 @@ pub fn check(
             straggler.rank, victim.rank
         ),
         severity,
-        impact_ms_per_step: wait.min(victim.step_ms),
-        impact_pct: score.min(100.0),
+        impact_ns_per_step: wait.min(victim.step_ms) * 1e6,
+        impact_share: score.min(100.0) / 100.0,
         confidence: Confidence {
             steps,
             of_steps: steps,
@@ -265,8 +267,8 @@ fn from_matched(r: &RanksReport, config: &Config, input: &str) -> Option<Finding
             wait_us / 1e3
         ),
         severity,
-        impact_ms_per_step: (wait_us / 1e3).min(step_us / 1e3),
-        impact_pct: score.min(100.0),
+        impact_ns_per_step: wait_us.min(step_us) * 1e3,
+        impact_share: score.min(100.0) / 100.0,
         confidence: Confidence {
             steps,
             of_steps: steps,
