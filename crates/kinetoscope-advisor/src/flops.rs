@@ -172,27 +172,27 @@ fn conv_out(x: &[i64], w: &[i64], concrete: &[String]) -> Option<Vec<i64>> {
 pub struct GpuPeak {
     /// The table row used.
     pub model: String,
-    /// FP64 (tensor/matrix core where available).
-    pub fp64: f64,
-    /// FP32 on CUDA cores.
-    pub fp32: f64,
-    /// TF32 tensor cores.
-    pub tf32: f64,
-    /// BF16/FP16 tensor cores.
-    pub bf16: f64,
-    /// FP8 tensor cores (0 when absent).
-    pub fp8: f64,
+    /// FP64 TFLOP/s (tensor/matrix core where available).
+    pub fp64_tflops: f64,
+    /// FP32 TFLOP/s on CUDA cores.
+    pub fp32_tflops: f64,
+    /// TF32 tensor-core TFLOP/s.
+    pub tf32_tflops: f64,
+    /// BF16/FP16 tensor-core TFLOP/s.
+    pub bf16_tflops: f64,
+    /// FP8 tensor-core TFLOP/s (0 when absent).
+    pub fp8_tflops: f64,
 }
 
 impl GpuPeak {
     /// Peak TFLOP/s for a precision.
     pub fn for_precision(&self, p: Precision) -> f64 {
         match p {
-            Precision::Fp64 => self.fp64,
-            Precision::Fp32 => self.fp32,
-            Precision::Tf32 => self.tf32,
-            Precision::Bf16 => self.bf16,
-            Precision::Fp8 => self.fp8,
+            Precision::Fp64 => self.fp64_tflops,
+            Precision::Fp32 => self.fp32_tflops,
+            Precision::Tf32 => self.tf32_tflops,
+            Precision::Bf16 => self.bf16_tflops,
+            Precision::Fp8 => self.fp8_tflops,
         }
     }
 }
@@ -250,11 +250,11 @@ pub fn gpu_peak(device_name: &str) -> Option<GpuPeak> {
         .map(
             |(_, PeakRow(model, [fp64, fp32, tf32, bf16, fp8]))| GpuPeak {
                 model: (*model).to_owned(),
-                fp64: *fp64,
-                fp32: *fp32,
-                tf32: *tf32,
-                bf16: *bf16,
-                fp8: *fp8,
+                fp64_tflops: *fp64,
+                fp32_tflops: *fp32,
+                tf32_tflops: *tf32,
+                bf16_tflops: *bf16,
+                fp8_tflops: *fp8,
             },
         )
 }
@@ -553,9 +553,15 @@ mod tests {
 
     #[test]
     fn peak_table() {
-        assert_eq!(gpu_peak("NVIDIA H100 80GB HBM3").unwrap().bf16, 989.4);
-        assert_eq!(gpu_peak("NVIDIA H100 PCIe").unwrap().bf16, 756.0);
-        assert_eq!(gpu_peak("NVIDIA A100-SXM4-80GB").unwrap().tf32, 156.0);
+        assert_eq!(
+            gpu_peak("NVIDIA H100 80GB HBM3").unwrap().bf16_tflops,
+            989.4
+        );
+        assert_eq!(gpu_peak("NVIDIA H100 PCIe").unwrap().bf16_tflops, 756.0);
+        assert_eq!(
+            gpu_peak("NVIDIA A100-SXM4-80GB").unwrap().tf32_tflops,
+            156.0
+        );
         assert_eq!(gpu_peak("NVIDIA H200").unwrap().model, "H200 SXM");
         assert!(gpu_peak("Tesla V100-SXM2-16GB").is_none());
         assert_eq!(

@@ -115,8 +115,8 @@ impl Rule for Fp32GemmWithoutTensorCores {
         let peak = gpu_peak(&dev.name);
         let speedup = peak
             .as_ref()
-            .filter(|p| p.fp32 > 0.0 && p.tf32 > 0.0)
-            .map(|p| p.tf32 / p.fp32)
+            .filter(|p| p.fp32_tflops > 0.0 && p.tf32_tflops > 0.0)
+            .map(|p| p.tf32_tflops / p.fp32_tflops)
             .unwrap_or(8.0);
         let impact = per_step * (1.0 - 1.0 / speedup);
         let share = 100.0 * per_step / facts.mean_step_ns().max(1.0);
