@@ -97,7 +97,7 @@ impl Rule for ExposedCommunication {
             ),
         ];
         let mut rows: Vec<_> = c.collectives.iter().collect();
-        rows.sort_by(|a, b| b.latency_ns.cmp(&a.latency_ns));
+        rows.sort_by_key(|r| std::cmp::Reverse(r.latency_ns));
         for r in rows.iter().take(2) {
             evidence.push(format!(
                 "{}: {} calls, {:.2} ms kernel time",
