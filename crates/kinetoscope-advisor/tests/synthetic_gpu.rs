@@ -50,8 +50,7 @@ fn trace_json() -> String {
 }
 
 fn report(config: &Config) -> TraceReport {
-    // The reader takes 'static bytes (it streams them on a thread); a test can leak.
-    let text: &'static str = Box::leak(trace_json().into_boxed_str());
+    let text = trace_json();
     let trace = read_trace_bytes(
         Path::new("synthetic_h100.json"),
         text.as_bytes(),
@@ -159,7 +158,6 @@ fn data_parallel_on_two_gpus() {
         &format!("\"traceEvents\":[{},", spans.join(",")),
         1,
     );
-    let text: &'static str = Box::leak(text.into_boxed_str());
     let trace = read_trace_bytes(
         Path::new("dp.json"),
         text.as_bytes(),

@@ -1,7 +1,7 @@
 //! The envelope every view command's JSON document shares: schema version, the input
 //! path and its layout, one result per trace read and the traces that could not be read.
 
-use kinetoscope_trace::read::RunPhase;
+use kinetoscope_trace::RunPhase;
 use serde::Serialize;
 
 use crate::SCHEMA_VERSION;

@@ -5,7 +5,7 @@
 
 use kinetoscope_analysis::memory::categories::InferredCategories;
 use kinetoscope_analysis::memory::timeline::{CategoryComparison, CategorySeries, TimelineView};
-use kinetoscope_trace::read::TimelineFormat;
+use kinetoscope_trace::TimelineFormat;
 use serde::Serialize;
 
 use crate::format::count;

@@ -2,7 +2,7 @@
 //! side (`kinetoscope memory RUN_FOLDER`, and the artifact list of `kinetoscope summary
 //! RUN_FOLDER`).
 
-use kinetoscope_trace::read::ArtifactKind;
+use kinetoscope_trace::ArtifactKind;
 use serde::Serialize;
 
 use crate::format::bytes;

@@ -94,7 +94,7 @@ impl TraceBuilder {
 
     /// Read the trace and run the advisor.
     pub fn report(&self, devices: &[&str], config: &Config) -> TraceReport {
-        let text: &'static str = Box::leak(self.json(devices).into_boxed_str());
+        let text = self.json(devices);
         let trace = read_trace_bytes(
             Path::new("inline.json"),
             text.as_bytes(),

@@ -36,7 +36,7 @@ struct Block {
 /// Read a Kineto trace from `input` (already decompressed).
 pub(crate) fn read_kineto(
     path: &Path,
-    input: Box<dyn Read + Send>,
+    input: Box<dyn Read + Send + '_>,
     mut trace: Trace,
     opts: &ReadOptions,
 ) -> TraceResult<Trace> {
@@ -182,7 +182,7 @@ pub(crate) fn read_kineto(
 }
 
 /// Read a Kineto trace that is in memory as one slice (a memory-mapped plain file, or
-/// bytes embedded in the binary). `release(upto)` is told when bytes before `upto` are
+/// plain bytes in memory), in place. `release(upto)` is told when bytes before `upto` are
 /// no longer needed, so a mapping can drop them from the resident set.
 pub(crate) fn read_contiguous(
     path: &Path,
@@ -320,7 +320,7 @@ fn header_error(path: &Path, e: HeaderError, len: usize) -> TraceError {
 }
 
 fn produce_blocks(
-    mut input: Box<dyn Read + Send>,
+    mut input: Box<dyn Read + Send + '_>,
     tx: mpsc::SyncSender<std::io::Result<Block>>,
     recycle: mpsc::Receiver<Vec<u8>>,
 ) {

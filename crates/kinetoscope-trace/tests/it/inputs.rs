@@ -3,9 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use kinetoscope_analysis::summary::summarize;
-use kinetoscope_trace::read::{map_traces, open_input, ArtifactKind, Input};
-use kinetoscope_trace::TraceError;
+use kinetoscope_trace::read::{map_traces, open_input, Input};
+use kinetoscope_trace::{ArtifactKind, TraceError};
 
 use crate::common::{fixture, fixtures_dir, lenient};
 
@@ -40,8 +39,12 @@ fn rank_folder_of_two_traces() {
     // Read them in parallel; results come back in input order, ranks from
     // `distributedInfo`.
     let ranks = map_traces(traces, &lenient(2), |_, r| {
-        let s = summarize(&r.unwrap());
-        (s.rank, s.world_size)
+        let t = r.unwrap();
+        let dist = t.meta.distributed.as_ref();
+        (
+            t.meta.rank.map(|r| r.value),
+            dist.and_then(|d| d.world_size),
+        )
     });
     assert_eq!(ranks, [(Some(0), Some(128)), (Some(1), Some(128))]);
 }

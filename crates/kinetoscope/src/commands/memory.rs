@@ -2,7 +2,9 @@
 //!
 //! The trace path lives here: read each trace, build its memory view on the worker
 //! thread that read it ([`analyze_trace`]), sort and cut the tables, render. A file
-//! whose content is a pickle (a CUDA memory snapshot) goes to `memory_snapshot` instead.
+//! whose content is a pickle (a CUDA memory snapshot) goes to `memory_snapshot` instead,
+//! one whose content is a memory timeline to `memory_timeline`; either reads the file
+//! from the opening that classified it.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -14,18 +16,21 @@ use kinetoscope_analysis::memory::{analyze_trace, sort, MemoryOptions, SortKey};
 use kinetoscope_report::document::InputLayout;
 use kinetoscope_report::memory::{to_csv, to_json, to_table, MemoryDocument, MemoryTable};
 use kinetoscope_report::memory_html::{render, HtmlChart};
-use kinetoscope_trace::read::{is_memory_timeline_file, ArtifactKind, ReadOptions};
+use kinetoscope_trace::read::{sniff_path, ContentKind, ReadOptions, Sniffed};
+use kinetoscope_trace::{ArtifactKind, MemoryTimeline};
 
 use super::common::{finish_document, layout_of, map_input, read_options, split_results};
 use crate::args::{MemoryArgs, MemoryTableArg, ViewFormat};
 
 pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
-    if args.view.path.is_file() && kinetoscope_trace::read::is_snapshot_file(&args.view.path) {
-        return super::memory_snapshot::run(&args);
-    }
-    if args.view.path.is_file() && kinetoscope_trace::read::is_memory_timeline_file(&args.view.path)
-    {
-        return super::memory_timeline::run(&args);
+    if args.view.path.is_file() {
+        if let Ok(sniffed) = sniff_path(&args.view.path) {
+            match sniffed.kind() {
+                ContentKind::Snapshot => return super::memory_snapshot::run(&args, sniffed),
+                ContentKind::MemoryTimeline => return super::memory_timeline::run(&args, sniffed),
+                _ => {}
+            }
+        }
     }
     let sort_key = args
         .view
@@ -90,12 +95,9 @@ fn view_traces(
     Ok(doc)
 }
 
-/// The memory-timeline file for a trace: `--timeline`, else the one timeline file
-/// beside the trace (by content), if exactly one.
-fn timeline_for(trace: &Path, explicit: Option<&Path>) -> Option<PathBuf> {
-    if let Some(p) = explicit {
-        return Some(p.to_owned());
-    }
+/// The one memory-timeline file beside a trace (by content), if exactly one, still open
+/// from its classification.
+fn timeline_beside(trace: &Path) -> Option<Sniffed<'static>> {
     let dir = trace.parent()?;
     let dir = if dir.as_os_str().is_empty() {
         Path::new(".")
@@ -108,53 +110,84 @@ fn timeline_for(trace: &Path, explicit: Option<&Path>) -> Option<PathBuf> {
         let name = e.file_name().to_string_lossy().to_ascii_lowercase();
         if p.is_file()
             && (name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".gz"))
-            && is_memory_timeline_file(&p)
         {
-            found.push(p);
+            found.extend(sniff_path(&p).ok().filter(is_timeline));
         }
     }
     (found.len() == 1).then(|| found.remove(0))
 }
 
+fn is_timeline(s: &Sniffed<'_>) -> bool {
+    s.kind() == ContentKind::MemoryTimeline
+}
+
+/// A memory timeline read for comparison: its file, and its content when it could be
+/// read.
+type LoadedTimeline = (PathBuf, Option<MemoryTimeline>);
+
+fn load(s: Sniffed<'_>) -> LoadedTimeline {
+    let path = s.path().to_owned();
+    (path, s.read_memory_timeline().ok())
+}
+
 /// Attach PyTorch's timeline categories next to the inferred ones. An explicit
 /// `--timeline` that cannot be read is an error; a timeline found beside a trace is
-/// used only when its peak falls inside the trace's memory records (the same run).
+/// used only when its peak falls inside the trace's memory records (the same run). Each
+/// timeline file is read once, however many traces it is compared with.
 fn compare_with_timelines(doc: &mut MemoryDocument, args: &MemoryArgs) -> anyhow::Result<()> {
     let explicit = args.timeline.as_deref();
-    let mut phase_timelines: Vec<(PathBuf, PathBuf)> = Vec::new();
-    if let InputLayout::RunFolder { phases } = &doc.layout {
-        for ph in phases {
-            let tl = ph.artifacts.iter().find(|a| {
-                a.kind == ArtifactKind::MemoryTimeline && is_memory_timeline_file(&a.path)
-            });
-            for a in ph
-                .artifacts
-                .iter()
-                .filter(|a| a.kind == ArtifactKind::Trace)
-            {
-                if let Some(t) = tl {
-                    phase_timelines.push((a.path.clone(), t.path.clone()));
+    let mut timelines: Vec<LoadedTimeline> = Vec::new();
+    // (trace, index in `timelines`)
+    let mut of_trace: Vec<(PathBuf, usize)> = Vec::new();
+    match &doc.layout {
+        InputLayout::RunFolder { phases } => {
+            for ph in phases {
+                let traces: Vec<&PathBuf> = ph
+                    .artifacts
+                    .iter()
+                    .filter(|a| a.kind == ArtifactKind::Trace)
+                    .map(|a| &a.path)
+                    .collect();
+                let tl = ph
+                    .artifacts
+                    .iter()
+                    .filter(|a| a.kind == ArtifactKind::MemoryTimeline)
+                    .find_map(|a| sniff_path(&a.path).ok().filter(is_timeline));
+                if let (Some(tl), false) = (tl, traces.is_empty()) {
+                    of_trace.extend(traces.into_iter().map(|t| (t.clone(), timelines.len())));
+                    timelines.push(load(tl));
                 }
             }
         }
+        InputLayout::File => {
+            if let Some(v) = doc.traces.first() {
+                let trace = PathBuf::from(&v.path);
+                let tl = match explicit {
+                    Some(p) => Some(
+                        sniff_path(p)
+                            .and_then(|s| s.read_memory_timeline())
+                            .map(|tl| (p.to_owned(), Some(tl)))?,
+                    ),
+                    None => timeline_beside(&trace).map(load),
+                };
+                if let Some(tl) = tl {
+                    of_trace.push((trace, 0));
+                    timelines.push(tl);
+                }
+            }
+        }
+        InputLayout::RankFolder => {}
     }
-    let single = matches!(doc.layout, InputLayout::File);
     for v in &mut doc.traces {
         let trace = PathBuf::from(&v.path);
-        let tl_path = if single {
-            timeline_for(&trace, explicit)
-        } else {
-            phase_timelines
-                .iter()
-                .find(|(t, _)| *t == trace)
-                .map(|(_, tl)| tl.clone())
+        let Some((tl_path, Some(tl))) = of_trace
+            .iter()
+            .find(|(t, _)| *t == trace)
+            .map(|(_, k)| &timelines[*k])
+        else {
+            continue;
         };
-        let Some(tl_path) = tl_path else { continue };
-        let tl = match super::memory_timeline::view(&tl_path, args.points as usize) {
-            Ok(tl) => tl,
-            Err(e) if explicit.is_some() => return Err(e),
-            Err(_) => continue,
-        };
+        let tl = super::memory_timeline::view(tl_path, tl, args.points as usize);
         if !attach_comparison(v, &tl) {
             continue;
         }

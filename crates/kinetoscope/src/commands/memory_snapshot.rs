@@ -1,18 +1,18 @@
 //! `kinetoscope memory SNAPSHOT.pickle`: the snapshot path of the memory command, taken
 //! when the file's content is a pickle (`torch.cuda.memory._dump_snapshot`), whatever
-//! it is called.
+//! it is called; the file is read from the opening that classified it.
 
 use std::process::ExitCode;
 
 use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
 use kinetoscope_report::memory_snapshot::{to_json, to_table, SnapshotDocument};
-use kinetoscope_trace::read::read_snapshot;
+use kinetoscope_trace::read::Sniffed;
 
 use super::common::write_stdout;
 use crate::args::{MemoryArgs, ViewFormat};
 
 /// Read the snapshot, analyse it, render it.
-pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &MemoryArgs, sniffed: Sniffed<'_>) -> anyhow::Result<ExitCode> {
     let path = &args.view.path;
     if args.view.format == ViewFormat::Csv {
         anyhow::bail!(
@@ -23,7 +23,7 @@ pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
     if args.view.sort.is_some() || args.table.is_some() {
         eprintln!("warning: --sort and --table apply to traces only; ignored for a snapshot");
     }
-    let snap = read_snapshot(path)?;
+    let snap = sniffed.read_snapshot()?;
     let opts = SnapshotOptions {
         top: args.view.top,
         points: args.points as usize,

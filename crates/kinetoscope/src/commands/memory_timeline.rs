@@ -1,6 +1,7 @@
 //! `kinetoscope memory TIMELINE`: the path of the memory command taken when the file's
 //! content is a profiler memory timeline (`export_memory_timeline` `.json` or
-//! `.raw.json.gz`), whatever it is called.
+//! `.raw.json.gz`), whatever it is called; the file is read from the opening that
+//! classified it.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -8,15 +9,15 @@ use std::process::ExitCode;
 use kinetoscope_analysis::memory::timeline::{analyze_timeline, TimelineView};
 use kinetoscope_report::memory_html::{render, HtmlChart};
 use kinetoscope_report::memory_timeline::{to_json, to_table, TimelineDocument};
-use kinetoscope_trace::read::read_memory_timeline;
+use kinetoscope_trace::read::Sniffed;
+use kinetoscope_trace::MemoryTimeline;
 
 use super::common::write_stdout;
 use crate::args::{MemoryArgs, MemoryTableArg, ViewFormat};
 
-/// Read and analyse a timeline file.
-pub fn view(path: &Path, points: usize) -> anyhow::Result<TimelineView> {
-    let tl = read_memory_timeline(path)?;
-    Ok(analyze_timeline(&path.display().to_string(), &tl, points))
+/// Analyse a timeline read from `path`, down-sampled to about `points` points.
+pub fn view(path: &Path, tl: &MemoryTimeline, points: usize) -> TimelineView {
+    analyze_timeline(&path.display().to_string(), tl, points)
 }
 
 /// The HTML chart of a timeline view.
@@ -30,7 +31,7 @@ pub fn chart(v: &TimelineView) -> HtmlChart {
 }
 
 /// Read the timeline, analyse it, render it.
-pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &MemoryArgs, sniffed: Sniffed<'_>) -> anyhow::Result<ExitCode> {
     let path = &args.view.path;
     if args.view.format == ViewFormat::Csv {
         anyhow::bail!(
@@ -44,7 +45,8 @@ pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
              memory timeline"
         );
     }
-    let full = view(path, args.points as usize)?;
+    let tl = sniffed.read_memory_timeline()?;
+    let full = view(path, &tl, args.points as usize);
     if let Some(out) = &args.html {
         let html = render("kinetoscope memory", &full.path, &[chart(&full)]);
         super::memory_html::write(out, std::slice::from_ref(path), &html)?;
@@ -57,7 +59,7 @@ pub fn run(args: &MemoryArgs) -> anyhow::Result<ExitCode> {
                 full
             } else {
                 // A short table on the terminal: 6 buckets, each bucket's extremes.
-                view(path, 24)?
+                view(path, &tl, 24)
             };
             to_table(&TimelineDocument::new(shown), true)
         }

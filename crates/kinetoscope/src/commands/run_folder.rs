@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
 use kinetoscope_report::run_folder::{ArtifactMemory, PhaseMemory};
-use kinetoscope_trace::read::{is_memory_timeline_file, read_snapshot, ArtifactKind, RunPhase};
+use kinetoscope_trace::read::{read_snapshot, sniff_path, ContentKind};
+use kinetoscope_trace::{ArtifactKind, RunPhase};
 
 /// A trace's peak: bytes and device.
 pub type TracePeak = Option<(i64, String)>;
@@ -36,12 +37,17 @@ fn snapshot_row(a: &mut ArtifactMemory, path: &std::path::Path) {
 }
 
 fn timeline_row(a: &mut ArtifactMemory, path: &std::path::Path) {
-    if !is_memory_timeline_file(path) {
-        a.error = Some("not a memory timeline (by content)".to_owned());
-        return;
-    }
-    match super::memory_timeline::view(path, 10) {
-        Ok(v) => {
+    let tl = match sniff_path(path) {
+        Ok(s) if s.kind() == ContentKind::MemoryTimeline => s.read_memory_timeline(),
+        Ok(_) => {
+            a.error = Some("not a memory timeline (by content)".to_owned());
+            return;
+        }
+        Err(e) => Err(e),
+    };
+    match tl {
+        Ok(tl) => {
+            let v = super::memory_timeline::view(path, &tl, 10);
             if let Some(p) = &v.series.peak {
                 a.peak_bytes = Some(p.total_bytes);
                 a.top_category = p
