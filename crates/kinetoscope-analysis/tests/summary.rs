@@ -79,7 +79,10 @@ fn file_name_rank_whole_trace_step_and_warnings() {
     )
     .unwrap();
     let s = summarize(&t);
-    assert_eq!((s.rank, s.rank_source), (Some(7), Some(RankSource::FileName)));
+    assert_eq!(
+        (s.rank, s.rank_source),
+        (Some(7), Some(RankSource::FileName))
+    );
     assert_eq!(s.step_source, StepSource::WholeTrace);
     assert_eq!(s.steps.len(), 1);
     assert_eq!((s.steps[0].start_ns, s.steps[0].dur_ns), (10_000, 15_000));

@@ -252,3 +252,20 @@ fn read_by_kind() {
     let e = sniff_path(&p).unwrap().read_memory_timeline().unwrap_err();
     assert!(e.to_string().contains("not a memory timeline"), "{e}");
 }
+
+/// A sniffed input can be handed to another thread (a server's worker) to be read.
+#[test]
+fn sniffed_inputs_move_between_threads() {
+    fn send<T: Send>(_: &T) {}
+    let bytes = std::fs::read(fixture("backward_thread.json")).unwrap();
+    let from_bytes = sniff_bytes(Path::new("b.json"), &bytes).unwrap();
+    send(&from_bytes);
+    let from_file = sniff_path(&fixture("backward_thread.json")).unwrap();
+    let t = std::thread::spawn(move || from_file.read_trace(&lenient(2)).unwrap())
+        .join()
+        .unwrap();
+    let u = std::thread::scope(|s| s.spawn(move || from_bytes.read_trace(&lenient(2))).join())
+        .unwrap()
+        .unwrap();
+    assert_eq!(t.events.len(), u.events.len());
+}
