@@ -296,14 +296,10 @@ impl<'a> Sniffed<'a> {
     /// Read the input as a CUDA caching-allocator snapshot (a `_dump_snapshot` pickle).
     pub fn read_snapshot(self) -> TraceResult<Snapshot> {
         if self.kind != ContentKind::Snapshot {
-            return Err(TraceError::Malformed {
+            return Err(TraceError::NotA {
                 path: self.path,
-                offset: 0,
-                event_index: None,
-                message: format!(
-                    "not a CUDA memory snapshot: the content looks like {}",
-                    self.kind.describe()
-                ),
+                expected: "CUDA memory snapshot",
+                why: format!("the content looks like {}", self.kind.describe()),
             });
         }
         let data = whole(&self.path, self.body, pickle::limits::MAX_INPUT_BYTES)?;

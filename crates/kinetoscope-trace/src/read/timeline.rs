@@ -18,9 +18,10 @@ use crate::{TraceError, TraceResult};
 
 /// The error for content that is not a memory timeline, saying `why`.
 pub(crate) fn not_timeline(path: &Path, why: impl Into<String>) -> TraceError {
-    TraceError::NotATrace {
+    TraceError::NotA {
         path: path.to_owned(),
-        looks_like: format!("not a memory timeline: {}", why.into()),
+        expected: "memory timeline",
+        why: why.into(),
     }
 }
 
