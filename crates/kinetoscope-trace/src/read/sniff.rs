@@ -34,6 +34,17 @@ pub struct Sniffed<'a> {
     meter: Arc<Meter>,
 }
 
+impl std::fmt::Debug for Sniffed<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sniffed")
+            .field("path", &self.path)
+            .field("kind", &self.kind)
+            .field("gzip", &self.gzip)
+            .field("stored_bytes", &self.stored_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Where the content continues after the head.
 enum Body<'a> {
     /// A plain file, positioned after `head`, its first bytes.
@@ -41,7 +52,7 @@ enum Body<'a> {
     /// Plain bytes in memory.
     Bytes(&'a [u8]),
     /// The (decompressed) text as a stream: `head` was read from it and `rest` follows;
-    /// `cut` when a gzip stream already ended early inside the head.
+    /// `cut` when the stream already ended early (`UnexpectedEof`) inside the head.
     Stream {
         head: Vec<u8>,
         rest: Box<dyn Read + Send + 'a>,
@@ -92,12 +103,12 @@ fn io_error(path: &Path) -> impl Fn(std::io::Error) -> TraceError + '_ {
     }
 }
 
-/// Read into `buf` until it is full or the input ends; returns the bytes read and
-/// whether a gzip stream ended early (`UnexpectedEof`: what was inflated is kept).
-fn fill(r: &mut impl Read, buf: &mut Vec<u8>, limit: usize) -> std::io::Result<bool> {
-    let start = buf.len();
-    buf.resize(start + limit, 0);
-    let mut n = start;
+/// Read up to `limit` bytes, fewer only when the input ends; returns them and whether
+/// the input ended early with `UnexpectedEof` (a gzip stream cut short: what was
+/// inflated is kept, and nothing more is read).
+fn fill(r: &mut impl Read, limit: usize) -> std::io::Result<(Vec<u8>, bool)> {
+    let mut buf = vec![0; limit];
+    let mut n = 0;
     let mut cut = false;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {
@@ -112,7 +123,7 @@ fn fill(r: &mut impl Read, buf: &mut Vec<u8>, limit: usize) -> std::io::Result<b
         }
     }
     buf.truncate(n);
-    Ok(cut)
+    Ok((buf, cut))
 }
 
 /// Open the file at `path` once, read its first bytes (inflating gzip) and classify it.
@@ -120,8 +131,7 @@ pub fn sniff_path(path: &Path) -> TraceResult<Sniffed<'static>> {
     let io = io_error(path);
     let mut file = File::open(path).map_err(&io)?;
     let len = file.metadata().map_err(&io)?.len();
-    let mut head = Vec::new();
-    fill(&mut file, &mut head, HEAD).map_err(&io)?;
+    let (head, _) = fill(&mut file, HEAD).map_err(&io)?;
     if Magic::of(&head) == Magic::Gzip {
         let raw = Cursor::new(head).chain(BufReader::with_capacity(GZ_BUF, file));
         return sniff_gzip(path, Box::new(raw), Some(len));
@@ -157,8 +167,7 @@ pub fn sniff_bytes<'a>(name: &Path, bytes: &'a [u8]) -> TraceResult<Sniffed<'a>>
 /// is used in messages and as the path of what is read.
 pub fn sniff_reader<'a>(name: &Path, reader: impl Read + Send + 'a) -> TraceResult<Sniffed<'a>> {
     let mut reader = reader;
-    let mut head = Vec::new();
-    fill(&mut reader, &mut head, HEAD).map_err(io_error(name))?;
+    let (head, cut) = fill(&mut reader, HEAD).map_err(io_error(name))?;
     let raw = Cursor::new(head).chain(reader);
     if Magic::of(raw.get_ref().0.get_ref()) == Magic::Gzip {
         return sniff_gzip(name, Box::new(raw), None);
@@ -178,7 +187,7 @@ pub fn sniff_reader<'a>(name: &Path, reader: impl Read + Send + 'a) -> TraceResu
                 inner: rest,
                 meter: Arc::clone(&meter),
             }),
-            cut: false,
+            cut,
         },
         meter,
     })
@@ -195,8 +204,7 @@ fn sniff_gzip<'a>(
         inner: raw,
         meter: Arc::clone(&meter),
     });
-    let mut head = Vec::new();
-    let cut = fill(&mut rest, &mut head, HEAD).map_err(io_error(name))?;
+    let (head, cut) = fill(&mut rest, HEAD).map_err(io_error(name))?;
     Ok(Sniffed {
         path: name.to_owned(),
         kind: ContentKind::of_text(&head),
