@@ -245,7 +245,7 @@ fn two_thread_trace() -> String {
 /// deeper `foo` on thread 2 counts too (HTA's minimum depth would keep only thread 1's).
 #[test]
 fn sequences_operator_roots_are_outermost() {
-    let text: &'static str = Box::leak(two_thread_trace().into_boxed_str());
+    let text = two_thread_trace();
     let trace = read_trace_bytes(
         Path::new("two_threads.json"),
         text.as_bytes(),

@@ -17,9 +17,12 @@ fn inline(events: &[&str]) -> Trace {
         "{{\"schemaVersion\": 1, \"traceEvents\": [\n{}\n]}}",
         events.join(",\n")
     );
-    let bytes: &'static [u8] = Box::leak(json.into_bytes().into_boxed_slice());
-    read_trace_bytes(Path::new("inline.json"), bytes, &ReadOptions::default())
-        .expect("inline trace reads")
+    read_trace_bytes(
+        Path::new("inline.json"),
+        json.as_bytes(),
+        &ReadOptions::default(),
+    )
+    .expect("inline trace reads")
 }
 
 fn step(n: u32, ts: u32, dur: u32) -> String {

@@ -50,8 +50,12 @@ fn read(path: &Path) -> Trace {
 }
 
 fn inline(json: &str) -> Trace {
-    let bytes: &'static [u8] = Box::leak(json.to_owned().into_bytes().into_boxed_slice());
-    read_trace_bytes(Path::new("inline.json"), bytes, &ReadOptions::default()).expect("reads")
+    read_trace_bytes(
+        Path::new("inline.json"),
+        json.as_bytes(),
+        &ReadOptions::default(),
+    )
+    .expect("reads")
 }
 
 /// One row of the plugin's memory statistics CSV; sizes in hundredths of KB (1024 B).

@@ -429,8 +429,12 @@ fn trace_of(events: &[String]) -> Trace {
         "{{\"schemaVersion\": 1, \"traceEvents\": [\n{}\n]}}",
         events.join(",\n")
     );
-    let bytes: &'static [u8] = Box::leak(text.into_bytes().into_boxed_slice());
-    read_trace_bytes(Path::new("synthetic.json"), bytes, &ReadOptions::default()).unwrap()
+    read_trace_bytes(
+        Path::new("synthetic.json"),
+        text.as_bytes(),
+        &ReadOptions::default(),
+    )
+    .unwrap()
 }
 
 /// A host span (`cpu_op`, `user_annotation`, ...) on thread 1.

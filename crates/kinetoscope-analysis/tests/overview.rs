@@ -274,9 +274,12 @@ fn overview_of(events: &[String]) -> TraceOverview {
         r#"{{"schemaVersion": 1, "traceEvents": [{}]}}"#,
         events.join(",\n")
     );
-    let bytes: &'static [u8] = Box::leak(json.into_bytes().into_boxed_slice());
-    let trace = read_trace_bytes(Path::new("inline.json"), bytes, &ReadOptions::default())
-        .expect("inline trace reads");
+    let trace = read_trace_bytes(
+        Path::new("inline.json"),
+        json.as_bytes(),
+        &ReadOptions::default(),
+    )
+    .expect("inline trace reads");
     overview(&trace)
 }
 

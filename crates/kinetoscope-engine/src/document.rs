@@ -11,7 +11,7 @@ use kinetoscope_analysis::gpu_time::Compat;
 use kinetoscope_analysis::memory::snapshot::SnapshotView;
 use kinetoscope_analysis::memory::timeline::TimelineView;
 use kinetoscope_analysis::ranks::RanksReport;
-use kinetoscope_trace::read::RunPhase;
+use kinetoscope_trace::RunPhase;
 use serde::Serialize;
 
 use crate::run_folder::PhaseMemory;

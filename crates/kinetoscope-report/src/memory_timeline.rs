@@ -6,7 +6,7 @@
 use kinetoscope_analysis::memory::categories::InferredCategories;
 use kinetoscope_analysis::memory::timeline::{CategoryComparison, CategorySeries};
 use kinetoscope_engine::TimelineDocument;
-use kinetoscope_trace::read::TimelineFormat;
+use kinetoscope_trace::TimelineFormat;
 
 use crate::format::count;
 use crate::tabular::{Tabular, Value};

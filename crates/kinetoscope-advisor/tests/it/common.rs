@@ -351,8 +351,7 @@ impl TraceBuilder {
 
     /// Read the trace with the in-memory reader.
     pub fn trace(&self) -> Trace {
-        // The reader takes 'static bytes (it streams them on a thread); a test can leak.
-        let text: &'static str = Box::leak(self.json().into_boxed_str());
+        let text = self.json();
         read_trace_bytes(
             Path::new("inline.json"),
             text.as_bytes(),

@@ -13,7 +13,6 @@ pub mod overlap;
 
 use serde::Serialize;
 
-use kinetoscope_trace::read::rank_from_file_name;
 use kinetoscope_trace::Trace;
 
 pub use collectives::{collective_instances, collective_rows, CollectiveInstance, CollectiveRow};
@@ -70,17 +69,10 @@ pub fn comm(trace: &Trace, opts: CommOptions) -> TraceComm {
     if instances.is_empty() {
         warnings.push("no communication kernels or record_param_comms collectives".into());
     }
-    let file_name = trace
-        .path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let dist = trace.meta.distributed.as_ref();
     TraceComm {
         path: trace.path.display().to_string(),
-        rank: dist
-            .and_then(|d| d.rank)
-            .or_else(|| rank_from_file_name(&file_name)),
+        rank: trace.meta.rank.map(|r| r.value),
         world_size: dist.and_then(|d| d.world_size),
         overlap: ov,
         steps,

@@ -8,7 +8,6 @@ use serde::Serialize;
 use kinetoscope_trace::{StrId, Trace};
 
 use super::{merge_sorted, select, Compat, GpuRows, Window};
-use crate::ops::rank_of;
 
 /// A kernel class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -394,7 +393,7 @@ pub fn breakdown_of(
 
     ClassBreakdown {
         path: trace.path.display().to_string(),
-        rank: rank_of(trace),
+        rank: trace.meta.rank.map(|r| r.value),
         window: rows.window.clone(),
         rules,
         classes,

@@ -8,7 +8,6 @@ use serde::Serialize;
 use kinetoscope_trace::Trace;
 
 use super::{select, Compat, GpuRows, LaunchIndex, RowKind, Window};
-use crate::ops::rank_of;
 use crate::stats::percentile;
 
 /// HTA's default `consecutive_kernel_delay`: 30 µs.
@@ -219,7 +218,7 @@ pub fn idle_of(trace: &Trace, rows: &GpuRows, kernel_wait_ns: i64) -> IdleBreakd
         .collect();
     IdleBreakdown {
         path: trace.path.display().to_string(),
-        rank: rank_of(trace),
+        rank: trace.meta.rank.map(|r| r.value),
         window: rows.window.clone(),
         kernel_wait_ns,
         streams,

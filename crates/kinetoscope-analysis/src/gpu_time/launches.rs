@@ -9,7 +9,6 @@ use serde::Serialize;
 use kinetoscope_trace::{Phase, Trace};
 
 use super::{cut_of, select, Compat, LaunchIndex, Window};
-use crate::ops::rank_of;
 use crate::stats::DurationStats;
 use crate::steps::{find_steps, StepSource};
 
@@ -319,7 +318,7 @@ pub fn launch_stats(
     };
     LaunchStats {
         path: trace.path.display().to_string(),
-        rank: rank_of(trace),
+        rank: trace.meta.rank.map(|r| r.value),
         window: rows.window.clone(),
         options: opts,
         count: n as u64,

@@ -9,7 +9,6 @@ use kinetoscope_trace::Trace;
 
 use super::classes::{ClassCache, ClassRules, KernelClass};
 use super::{pct, select, union_sorted, Compat, GpuRows, Window};
-use crate::ops::rank_of;
 
 /// The temporal breakdown of one rank. Times ns; percentages of `total_ns`, 2 decimals.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -62,7 +61,7 @@ pub fn temporal_of(trace: &Trace, rows: &GpuRows, rules: ClassRules) -> Temporal
     let non_compute = total - compute - idle;
     Temporal {
         path: trace.path.display().to_string(),
-        rank: rank_of(trace),
+        rank: trace.meta.rank.map(|r| r.value),
         window: rows.window.clone(),
         gpu_start_ns: start,
         gpu_end_ns: end,

@@ -20,7 +20,6 @@ use crate::ops::eligibility::is_eligible_name;
 use crate::ops::idmap::IdMap;
 use crate::ops::launch::{launcher_of, runtime_launchers, NO_RUNTIME, ROOT, UNMATCHED};
 use crate::ops::names::NameFlags;
-use crate::ops::rank_of;
 use crate::ops::tree::for_each_node_event;
 use crate::overview::tensor_cores::uses_tensor_cores;
 
@@ -307,7 +306,7 @@ pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
 
     let mut table = KernelsTable {
         path: trace.path.display().to_string(),
-        rank: rank_of(trace),
+        rank: trace.meta.rank.map(|r| r.value),
         group_by,
         sort: KernelSortKey::Total,
         total_rows: rows.len(),

@@ -29,7 +29,7 @@
 
 use std::collections::HashMap;
 
-use kinetoscope_trace::read::TIMELINE_CATEGORIES;
+use kinetoscope_trace::TIMELINE_CATEGORIES;
 use serde::Serialize;
 
 use super::timeline::{CategoryPoint, CategorySeries};

@@ -1,5 +1,5 @@
 //! Bytes per memory category over time, from any source: a profiler memory timeline
-//! file (`export_memory_timeline`, read by `kinetoscope_trace::read::timeline`) or the
+//! file (`export_memory_timeline`, read by `kinetoscope_trace::read::read_memory_timeline`) or the
 //! categories kinetoscope infers from a trace ([`super::categories`]).
 //!
 //! [`CategorySeries`] is the shared shape: category names, points (bytes per category
@@ -7,7 +7,7 @@
 //! highest-total point so the exact peak survives) and the peak with every category's
 //! bytes at that instant.
 
-use kinetoscope_trace::read::{MemoryTimeline, TimelineFormat, TIMELINE_CATEGORIES};
+use kinetoscope_trace::{MemoryTimeline, TimelineFormat, TIMELINE_CATEGORIES};
 use serde::Serialize;
 
 /// One point: bytes live per category (same order as [`CategorySeries::categories`]).

@@ -18,7 +18,6 @@ mod sort;
 mod stats;
 pub(crate) mod tree;
 
-use kinetoscope_trace::read::rank_from_file_name;
 use kinetoscope_trace::Trace;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -243,7 +242,7 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
     }
     let mut table = OpsTable {
         path: trace.path.display().to_string(),
-        rank: rank_of(trace),
+        rank: trace.meta.rank.map(|r| r.value),
         group_by,
         sort: OpSortKey::DeviceSelf,
         total_rows: rows.len(),
@@ -262,17 +261,4 @@ fn pct(part: i64, whole: i64) -> f64 {
     } else {
         0.0
     }
-}
-
-/// The rank of a trace: `distributedInfo.rank`, else the number in the file name.
-pub(crate) fn rank_of(trace: &Trace) -> Option<i64> {
-    trace
-        .meta
-        .distributed
-        .as_ref()
-        .and_then(|d| d.rank)
-        .or_else(|| {
-            let name = trace.path.file_name()?.to_string_lossy();
-            rank_from_file_name(&name)
-        })
 }

@@ -17,7 +17,6 @@ pub(crate) mod intervals;
 pub(crate) mod step_ranges;
 pub mod tensor_cores;
 
-use kinetoscope_trace::read::rank_from_file_name;
 use kinetoscope_trace::{DeviceInfo, Trace};
 use serde::Serialize;
 
@@ -231,12 +230,7 @@ pub fn overview(trace: &Trace) -> TraceOverview {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let (worker, span) = worker_and_span(&file_name);
-    let rank = trace
-        .meta
-        .distributed
-        .as_ref()
-        .and_then(|d| d.rank)
-        .or_else(|| rank_from_file_name(&file_name));
+    let rank = trace.meta.rank.map(|r| r.value);
     let mut warnings = Vec::new();
     if let Some(w) = trace.report.warning_line() {
         warnings.push(w);

@@ -1,7 +1,6 @@
-//! What the files of an input folder are, by name: traces, snapshots, memory
-//! timelines of run-folder phases (`stage1-model_init_trace.json`,
-//! `stage3-training_microsteps_mem.pickle`, `..._memory_timeline.html`), and the rank
-//! in a file name. Opening inputs is the engine's (`kinetoscope-engine::input`).
+//! The files of a profiling run as kinetoscope sees them: what each is by name
+//! ([`ArtifactKind`]), the phases of a run folder ([`RunPhase`]), and what a file name
+//! says about its stage and rank.
 
 use std::path::PathBuf;
 
