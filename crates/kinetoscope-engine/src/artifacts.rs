@@ -5,7 +5,7 @@ use std::path::Path;
 
 use kinetoscope_analysis::memory::timeline::{analyze_timeline, TimelineView};
 use kinetoscope_trace::read::{sniff_path, ContentKind};
-use kinetoscope_trace::{MemoryTimeline, TraceError};
+use kinetoscope_trace::MemoryTimeline;
 
 use crate::error::EngineResult;
 
@@ -27,5 +27,5 @@ pub fn read_timeline_if_any(path: &Path) -> EngineResult<Option<MemoryTimeline>>
 /// Read `path` as a memory timeline; another kind of file is an error saying what it is.
 pub fn read_timeline(path: &Path) -> EngineResult<MemoryTimeline> {
     let sniffed = sniff_path(path)?;
-    Ok(sniffed.read_memory_timeline().map_err(TraceError::from)?)
+    Ok(sniffed.read_memory_timeline()?)
 }
