@@ -180,6 +180,10 @@ pub struct ReadArgs {
     /// Worker threads (default: all cores).
     #[arg(long, short = 'j')]
     pub threads: Option<usize>,
+    /// Read plain JSON through read() instead of memory-mapping it: slower, but a file
+    /// truncated by another process while it is read gives an error instead of a crash.
+    #[arg(long)]
+    pub no_mmap: bool,
 }
 
 /// `report` options.
