@@ -2,6 +2,7 @@
 //! metrics, memory peaks against device memory, and communication time (used across
 //! ranks).
 
+use kinetoscope_analysis::note::Note;
 use kinetoscope_analysis::overview::{GpuMetrics, Parts};
 use kinetoscope_analysis::stats::DurationStats;
 use kinetoscope_analysis::steps::StepSource;
@@ -62,7 +63,7 @@ pub struct Summary {
     /// Host time in collectives per step, ms (outermost communication spans).
     pub communication_ms: f64,
     /// Warnings from reading and from the overview.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 /// Whether a host span is a collective.

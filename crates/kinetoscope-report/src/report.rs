@@ -230,7 +230,7 @@ fn trace_section(out: &mut String, t: &TraceReport) {
             .unwrap_or_default()
     );
     for w in &s.warnings {
-        let _ = writeln!(out, "  warning: {w}");
+        let _ = writeln!(out, "  warning: {}", crate::note::text(w));
     }
     out.push('\n');
     if t.findings.is_empty() {

@@ -16,6 +16,8 @@ use serde::Serialize;
 use kinetoscope_trace::read::rank_from_file_name;
 use kinetoscope_trace::Trace;
 
+use crate::note::Note;
+
 pub use collectives::{collective_instances, collective_rows, CollectiveInstance, CollectiveRow};
 pub use overlap::{Overlap, OverlapDefinition, StepComm};
 
@@ -43,7 +45,7 @@ pub struct TraceComm {
     /// first.
     pub collectives: Vec<CollectiveRow>,
     /// What the analysis had to assume.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
     /// HTA mode: the rank's step names and its overlap without the filter, kept until
     /// [`resolve_hta`] decides which applies.
     #[serde(skip)]
@@ -68,7 +70,7 @@ pub fn comm(trace: &Trace, opts: CommOptions) -> TraceComm {
     };
     let instances = collective_instances(trace);
     if instances.is_empty() {
-        warnings.push("no communication kernels or record_param_comms collectives".into());
+        warnings.push(Note::NoCollectives);
     }
     let file_name = trace
         .path
@@ -107,11 +109,7 @@ pub fn resolve_hta(traces: &mut [TraceComm]) {
         if let Some((_, unfiltered)) = t.hta_pending.take() {
             if !filter {
                 t.overlap = unfiltered;
-                t.warnings.push(
-                    "HTA mode: fewer than two ProfilerStep names over all ranks, so HTA \
-                     filters nothing"
-                        .into(),
-                );
+                t.warnings.push(Note::HtaFiltersNothing);
             }
         }
     }

@@ -26,6 +26,7 @@ use serde::Serialize;
 use kinetoscope_trace::{CategoryKind, Phase, Trace, TrackId, TrackKind};
 
 use crate::comm::names::is_comm_kernel;
+use crate::note::Note;
 use crate::overview::classify::Classes;
 use crate::overview::step_ranges::plan_steps;
 
@@ -135,7 +136,7 @@ pub struct CriticalPath {
     /// Pieces (edges) on the path.
     pub pieces: u64,
     /// What the analysis had to assume.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 #[derive(Clone, Copy)]
@@ -228,10 +229,7 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         None => plan.steps.last(),
     };
     let Some(step) = step else {
-        out.warnings.push(match opts.step {
-            Some(n) => format!("no kept step ProfilerStep#{n}"),
-            None => "no step to analyse".into(),
-        });
+        out.warnings.push(Note::NoSuchStep { step: opts.step });
         return out;
     };
     out.step = Some(step.name.clone());
@@ -342,8 +340,7 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         }
     }
     let Some(mut place) = place else {
-        out.warnings
-            .push("no host thread or GPU activity in the step".into());
+        out.warnings.push(Note::NoActivityInStep);
         return out;
     };
     // The step's thread (or the thread the walk starts on).
@@ -535,8 +532,7 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         }
     }
     if guard >= limit {
-        out.warnings
-            .push("the walk stopped early (iteration limit)".into());
+        out.warnings.push(Note::WalkStoppedEarly);
     }
     let total: i64 = by_cat.values().sum();
     out.length_us = total as f64 / 1e3;
@@ -580,12 +576,10 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
     evs.truncate(if opts.top == 0 { usize::MAX } else { opts.top });
     out.top_events = evs;
     if (out.length_us * 1e3 - (w1 - w0) as f64).abs() > 0.01 * (w1 - w0) as f64 {
-        out.warnings.push(format!(
-            "the path covers {:.1} µs of the {:.1} µs window (it stopped where no \
-             predecessor was found)",
-            out.length_us,
-            (w1 - w0) as f64 / 1e3
-        ));
+        out.warnings.push(Note::PartialPath {
+            length_us: out.length_us,
+            window_us: (w1 - w0) as f64 / 1e3,
+        });
     }
     out
 }

@@ -11,9 +11,11 @@ use std::path::PathBuf;
 
 use kinetoscope_analysis::memory::timeline::attach_comparison;
 use kinetoscope_analysis::memory::{analyze_trace, sort, MemoryOptions, SortKey};
+use kinetoscope_analysis::note::Note;
 use kinetoscope_report::document::InputLayout;
 use kinetoscope_report::memory::{to_csv, to_json, to_table, MemoryDocument, MemoryTable};
 use kinetoscope_report::memory_html::{render, HtmlChart};
+use kinetoscope_report::note;
 use kinetoscope_trace::read::{is_memory_timeline_file, ArtifactKind, ReadOptions};
 
 use super::common::{finish_document, layout_of, map_input, read_options, split_results};
@@ -58,7 +60,8 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
         ViewFormat::Json => to_json(&doc) + "\n",
         ViewFormat::Csv => {
             for v in doc.traces.iter().filter(|v| v.records == 0) {
-                eprintln!("{}: {}", v.path, v.notes.join("; "));
+                let notes: Vec<String> = v.notes.iter().map(note::text).collect();
+                eprintln!("{}: {}", v.path, notes.join("; "));
             }
             to_csv(&doc, table.unwrap_or(MemoryTable::Operators))
         }
@@ -173,10 +176,9 @@ fn compare_with_timelines(doc: &mut MemoryDocument, args: &MemoryArgs) -> anyhow
                 continue;
             }
         }
-        v.notes.push(format!(
-            "categories compared with PyTorch's memory timeline {}",
-            tl_path.display()
-        ));
+        v.notes.push(Note::ComparedWithTimeline {
+            path: tl_path.display().to_string(),
+        });
     }
     Ok(())
 }

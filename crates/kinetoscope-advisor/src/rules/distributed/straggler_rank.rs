@@ -249,7 +249,30 @@ fn from_matched(r: &RanksReport, config: &Config, input: &str) -> Option<Finding
         s.matched,
         wait_us / 1e3
     )];
-    evidence.extend(s.evidence.iter().cloned());
+    if s.mean_step_us > 0.0 {
+        evidence.push(format!(
+            "mean step {:.2} ms vs {:.2} ms on the median rank ({:+.1} %)",
+            s.mean_step_us / 1e3,
+            s.median_step_us / 1e3,
+            s.step_excess_pct
+        ));
+    }
+    if !s.slowest_steps.is_empty() {
+        evidence.push(format!(
+            "slowest rank in {} of {} steps",
+            s.slowest_steps.len(),
+            s.of_steps
+        ));
+    }
+    if let Some(phase) = &s.slower_phase {
+        evidence.push(format!(
+            "{phase} takes {:.2} ms per step more than on the median rank{}",
+            s.slower_phase_excess_us / 1e3,
+            s.slower_phase_excess_pct
+                .map(|x| format!(" ({x:+.1} %)"))
+                .unwrap_or_default()
+        ));
+    }
     Some(Finding {
         id: META.code,
         rule: META.name,
