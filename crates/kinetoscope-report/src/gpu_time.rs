@@ -417,20 +417,12 @@ pub fn classes_table(doc: &GpuTimeDocument<ClassBreakdown>) -> String {
             ]);
         }
         out.push_str(&t.to_terminal());
-        let total: i64 = b.overlaps.iter().map(|o| o.ns).sum();
         let mut t = Tabular::new(["Classes running", "µs", "%"]);
         for o in &b.overlaps {
             t.push(vec![
                 o.label.clone().into(),
                 Value::float(us(o.ns), 0),
-                Value::float(
-                    if total > 0 {
-                        100.0 * o.ns as f64 / total as f64
-                    } else {
-                        0.0
-                    },
-                    1,
-                ),
+                Value::float(o.pct, 1),
             ]);
         }
         out.push_str(&t.to_terminal());

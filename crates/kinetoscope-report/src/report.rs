@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use kinetoscope_advisor::{Finding, Severity, TraceReport};
+use kinetoscope_advisor::{Finding, Severity, SeverityCounts, TraceReport};
 use serde::Serialize;
 
 use crate::document::{InputLayout, ReadFailure};
@@ -31,6 +31,8 @@ pub struct ReportDocument {
     pub cross_rank_findings: Vec<Finding>,
     /// Every finding of the document (per trace and cross-rank), ranked.
     pub findings: Vec<Finding>,
+    /// `findings` by severity.
+    pub counts: SeverityCounts,
     /// Traces that could not be read.
     pub errors: Vec<ReadFailure>,
 }
@@ -45,20 +47,19 @@ impl ReportDocument {
             traces: Vec::new(),
             cross_rank_findings: Vec::new(),
             findings: Vec::new(),
+            counts: SeverityCounts::default(),
             errors: Vec::new(),
         }
     }
 
-    /// Fill `findings` from the traces and the cross-rank findings, ranked.
+    /// Fill `findings` (ranked by the advisor) and `counts` from the traces and the
+    /// cross-rank findings.
     pub fn collect_findings(&mut self) {
-        let mut all: Vec<Finding> = self
-            .traces
-            .iter()
-            .flat_map(|t| t.findings.iter().cloned())
-            .chain(self.cross_rank_findings.iter().cloned())
-            .collect();
-        kinetoscope_advisor::rank_findings(&mut all);
-        self.findings = all;
+        self.findings = kinetoscope_advisor::all_findings(
+            self.traces.iter().map(|t| t.findings.as_slice()),
+            &self.cross_rank_findings,
+        );
+        self.counts = SeverityCounts::of(&self.findings);
     }
 
     /// The most severe finding's severity.
@@ -89,15 +90,15 @@ pub fn to_table(doc: &ReportDocument) -> String {
         let _ = writeln!(out, "error: {}: {}", e.path, e.error);
     }
     if doc.traces.len() > 1 || !doc.cross_rank_findings.is_empty() {
-        let count = |s: Severity| doc.findings.iter().filter(|f| f.severity == s).count();
+        let c = &doc.counts;
         let _ = writeln!(
             out,
             "{} traces, {} findings: {} critical, {} warning, {} info",
             doc.traces.len(),
             doc.findings.len(),
-            count(Severity::Critical),
-            count(Severity::Warning),
-            count(Severity::Info)
+            c.critical,
+            c.warning,
+            c.info
         );
     }
     out

@@ -201,6 +201,8 @@ pub struct ClassOverlap {
     pub label: String,
     /// Length, ns.
     pub ns: i64,
+    /// Share of the time any class runs (the sum over all combinations), %.
+    pub pct: f64,
 }
 
 /// The per-class kernel breakdown of one rank.
@@ -379,11 +381,13 @@ pub fn breakdown_of(
         }
         prev = t;
     }
+    let covered: i64 = by_mask[1..].iter().sum();
     let mut overlaps: Vec<ClassOverlap> = (1..8)
         .filter(|&m| by_mask[m] > 0)
         .map(|m| ClassOverlap {
             label: mask_label(m),
             ns: by_mask[m],
+            pct: 100.0 * by_mask[m] as f64 / covered as f64,
         })
         .collect();
     overlaps.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.label.cmp(&b.label)));

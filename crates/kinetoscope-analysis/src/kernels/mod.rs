@@ -105,6 +105,8 @@ pub struct KernelsTable {
     /// Σ duration of tensor-core kernels among all kernels, ns (the plugin's Kernel-view
     /// tensor-core pie).
     pub tensor_core_kernel_ns: i64,
+    /// `tensor_core_kernel_ns` as % of `total_kernel_ns` (0 without kernel time).
+    pub tensor_core_pct: f64,
     /// Rows, sorted.
     pub rows: Vec<KernelRow>,
 }
@@ -313,6 +315,11 @@ pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
         total_rows: rows.len(),
         total_kernel_ns,
         tensor_core_kernel_ns,
+        tensor_core_pct: if total_kernel_ns > 0 {
+            100.0 * tensor_core_kernel_ns as f64 / total_kernel_ns as f64
+        } else {
+            0.0
+        },
         rows,
     };
     table.sort_by(KernelSortKey::Total);
