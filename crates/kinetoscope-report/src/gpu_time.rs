@@ -260,9 +260,10 @@ pub fn idle_table(doc: &GpuTimeDocument<IdleBreakdown>) -> String {
     );
     for b in &doc.traces {
         out.push_str(&format!(
-            "{}{}\n",
+            "{}{}; host wait of the GPU as a whole (all streams as one queue): {:.1} µs\n",
             file_name(&b.path),
-            window_note(&b.window)
+            window_note(&b.window),
+            us(b.device_host_wait_ns)
         ));
     }
     out + &idle_rows(doc, false).to_terminal()

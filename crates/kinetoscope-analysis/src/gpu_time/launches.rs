@@ -18,6 +18,9 @@ pub const DEFAULT_RUNTIME_CUTOFF_NS: i64 = 50_000;
 /// HTA's default `launch_delay_cutoff`: 100 µs.
 pub const DEFAULT_DELAY_CUTOFF_NS: i64 = 100_000;
 
+/// The step name of the launches outside every `ProfilerStep` ([`StepLaunches::step`]).
+pub const OUTSIDE_STEPS: &str = "(outside steps)";
+
 /// Launch calls HTA 0.5.0 counts (with `include_memory_events=True`).
 const HTA_LAUNCHES: [&str; 5] = [
     "cudaLaunchKernel",
@@ -98,7 +101,7 @@ pub struct Launch {
 /// Launches of one step.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StepLaunches {
-    /// `ProfilerStep#N`, or `(outside steps)`.
+    /// `ProfilerStep#N`, or [`OUTSIDE_STEPS`].
     pub step: String,
     /// N.
     pub number: Option<i64>,
@@ -232,7 +235,7 @@ pub fn launch_stats(
         })
         .collect();
     per_step.push(StepLaunches {
-        step: "(outside steps)".into(),
+        step: OUTSIDE_STEPS.into(),
         number: None,
         launches: 0,
         cpu_ns: 0,

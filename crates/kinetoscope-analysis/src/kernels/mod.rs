@@ -85,6 +85,10 @@ pub struct KernelRow {
     /// `Σ occupancy · dur / Σ dur` (percent) over launches with a known
     /// `est. achieved occupancy %`; null when none has one.
     pub mean_est_achieved_occupancy_pct: Option<f64>,
+    /// For a table over time windows ([`analyze_kernels_in`]): the windows (indices) in
+    /// which the row's kernels ran; empty (and not serialised) otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<u32>,
 }
 
 /// The kernel table of one trace.
@@ -172,11 +176,28 @@ struct Acc {
     max: i64,
     blocks: Weighted,
     occupancy: Weighted,
+    windows: Vec<u32>,
 }
 
 /// Build the kernel table of a trace, sorted by total time.
 pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
+    analyze_kernels_in(trace, group_by, None)
+}
+
+/// The kernel table of the kernels that start inside one of `windows` (`[start, end)`
+/// epoch ns, sorted and disjoint, e.g. the overview's steps), each row listing the
+/// windows it ran in; every kernel of the trace when `windows` is `None`.
+pub fn analyze_kernels_in(
+    trace: &Trace,
+    group_by: KernelGroupBy,
+    windows: Option<&[(i64, i64)]>,
+) -> KernelsTable {
     let e = &trace.events;
+    let window_of = |ts: i64| -> Option<u32> {
+        let w = windows?;
+        let at = w.partition_point(|x| x.0 <= ts).checked_sub(1)?;
+        (ts < w[at].1).then_some(at as u32)
+    };
     let by_props = group_by == KernelGroupBy::Properties;
 
     // Launching operator per correlation id (only when grouping by properties).
@@ -201,6 +222,10 @@ pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
     for i in 0..e.len() {
         if e.phase[i] != Phase::Complete || trace.categories.kind(e.cat[i]) != CategoryKind::Kernel
         {
+            continue;
+        }
+        let window = window_of(e.ts_ns[i]);
+        if windows.is_some() && window.is_none() {
             continue;
         }
         while cursor < kargs.len() && (kargs[cursor].event.0 as usize) < i {
@@ -237,6 +262,7 @@ pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
                 max: i64::MIN,
                 blocks: Weighted::default(),
                 occupancy: Weighted::default(),
+                windows: Vec::new(),
             });
         }
         let dur = e.dur_ns[i];
@@ -248,6 +274,11 @@ pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
         a.blocks.add(args.and_then(|x| x.blocks_per_sm), dur);
         a.occupancy
             .add(args.and_then(|x| x.est_achieved_occupancy_pct), dur);
+        if let Some(w) = window {
+            if a.windows.last() != Some(&w) {
+                a.windows.push(w);
+            }
+        }
     }
 
     let mut tc = NameFlags::new(&trace.strings, uses_tensor_cores);
@@ -303,6 +334,13 @@ pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
                 tensor_cores,
                 mean_blocks_per_sm: a.blocks.mean(),
                 mean_est_achieved_occupancy_pct: a.occupancy.mean(),
+                windows: {
+                    // Kernels come in file order, not always time order.
+                    let mut w = a.windows.clone();
+                    w.sort_unstable();
+                    w.dedup();
+                    w
+                },
             }
         })
         .collect();
