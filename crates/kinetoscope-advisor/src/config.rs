@@ -263,16 +263,14 @@ impl Default for Transfers {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LaunchBound {
-    /// A kernel shorter than this is short, µs (TraceLens `short_kernel_threshold_us`: 10).
-    pub short_kernel_us: f64,
-    /// Flag when at least this share of kernels is short, percent (proposal).
+    /// Flag when at least this share of the launches are short kernels (HTA: GPU time
+    /// shorter than the launch call), percent (proposal).
     pub short_share_pct: f64,
 }
 
 impl Default for LaunchBound {
     fn default() -> Self {
         Self {
-            short_kernel_us: 10.0,
             short_share_pct: 50.0,
         }
     }

@@ -95,9 +95,8 @@ impl Rule for ExposedCommunication {
                     .join(", ")
             ),
         ];
-        let mut rows: Vec<_> = c.collectives.iter().collect();
-        rows.sort_by(|a, b| b.latency_us.total_cmp(&a.latency_us));
-        for r in rows.iter().take(2) {
+        // The analysis lists collectives by total latency, largest first.
+        for r in c.collectives.iter().take(2) {
             evidence.push(format!(
                 "{}: {} calls, {:.2} ms kernel time",
                 r.collective,

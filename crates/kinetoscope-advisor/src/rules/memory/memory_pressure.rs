@@ -46,10 +46,8 @@ impl Rule for MemoryPressure {
     fn check(&self, facts: &Facts, config: &Config) -> Vec<Finding> {
         let th = &config.memory_pressure;
         let mut out = Vec::new();
-        for (id, alloc, reserved, cap) in gpu_peaks(facts) {
-            let Some(cap) = cap else { continue };
-            let peak = reserved.max(alloc) as f64;
-            let pct = 100.0 * peak / cap as f64;
+        for g in gpu_peaks(facts) {
+            let (id, pct) = (g.id, g.pct);
             if pct <= th.warning_pct {
                 continue;
             }
@@ -70,9 +68,9 @@ impl Rule for MemoryPressure {
                     evidence: vec![format!(
                         "GPU{id}: peak allocated {:.0} MiB, peak reserved {:.0} MiB, device \
                          memory {:.0} MiB",
-                        mib(alloc as f64),
-                        mib(reserved as f64),
-                        mib(cap as f64)
+                        mib(g.allocated as f64),
+                        mib(g.reserved as f64),
+                        mib(g.capacity as f64)
                     )],
                     fix: "Lower the peak: activation checkpointing, bf16 autocast, a smaller \
                           micro-batch with gradient accumulation, FSDP/ZeRO sharding; \

@@ -41,10 +41,8 @@ impl Rule for MemoryUnderused {
 
     fn check(&self, facts: &Facts, config: &Config) -> Vec<Finding> {
         let mut out = Vec::new();
-        for (id, alloc, reserved, cap) in gpu_peaks(facts) {
-            let Some(cap) = cap else { continue };
-            let peak = reserved.max(alloc) as f64;
-            let pct = 100.0 * peak / cap as f64;
+        for g in gpu_peaks(facts) {
+            let (id, pct) = (g.id, g.pct);
             if pct >= config.memory_pressure.underused_pct {
                 continue;
             }
@@ -59,8 +57,8 @@ impl Rule for MemoryUnderused {
                     steps_seen: facts.n_steps(),
                     evidence: vec![format!(
                         "GPU{id}: peak reserved {:.0} MiB of {:.0} MiB",
-                        mib(peak),
-                        mib(cap as f64)
+                        mib(g.reserved.max(g.allocated) as f64),
+                        mib(g.capacity as f64)
                     )],
                     fix: "If GPU utilization is low, raise the batch size (or drop activation \
                           checkpointing) to use the free memory."

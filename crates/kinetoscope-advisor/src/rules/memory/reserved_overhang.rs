@@ -45,13 +45,13 @@ impl Rule for ReservedOverhang {
     fn check(&self, facts: &Facts, config: &Config) -> Vec<Finding> {
         let th = &config.reserved_overhang;
         let mut out = Vec::new();
-        for (id, alloc, reserved, cap) in gpu_peaks(facts) {
-            let Some(cap) = cap else { continue };
+        for g in gpu_peaks(facts) {
+            let (id, alloc, reserved) = (g.id, g.allocated, g.reserved);
             if alloc <= 0 || reserved <= 0 {
                 continue;
             }
             let ratio = reserved as f64 / alloc as f64;
-            let share = 100.0 * reserved as f64 / cap as f64;
+            let share = g.reserved_pct;
             if ratio < th.ratio || share < th.min_reserved_pct {
                 continue;
             }
