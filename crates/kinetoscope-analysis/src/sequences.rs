@@ -1,4 +1,4 @@
-//! Frequent kernel sequences (docs/metrics.md B.14): fusion candidates.
+//! Frequent kernel sequences: fusion candidates.
 //!
 //! * **Operator mode** (`op` set, HTA's `get_frequent_cuda_kernel_sequences`): the roots
 //!   are the outermost CPU operators (or annotations) whose name contains `op`; each

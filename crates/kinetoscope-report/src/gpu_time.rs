@@ -1,6 +1,7 @@
 //! `kinetoscope temporal`, `idle`, `launches` and `kernels --by-class`: GPU time as HTA
-//! defines it (docs/metrics.md Part B), as terminal tables, CSV or a versioned JSON
-//! document ([`GpuTimeDocument`], `docs/json.md`). Terminal and CSV times are µs; JSON
+//! 0.5.0 defines it (`docs/hta-differences.md` lists where kinetoscope departs), as
+//! terminal tables, CSV or a versioned JSON document ([`GpuTimeDocument`],
+//! `docs/json.md`). Terminal and CSV times are µs; JSON
 //! times are ns except the temporal rows, whose fields are µs (`idle_us`, ...).
 
 use kinetoscope_analysis::gpu_time::classes::ClassBreakdown;

@@ -93,7 +93,7 @@ pub fn comm(trace: &Trace, opts: CommOptions) -> TraceComm {
 }
 
 /// HTA mode over all ranks of an input: HTA filters only when the set of distinct
-/// `ProfilerStep#N` names over **all** ranks has at least two members (B.3). Each
+/// `ProfilerStep#N` names over **all** ranks has at least two members. Each
 /// trace's overlap is replaced by its unfiltered one otherwise. A no-op outside HTA
 /// mode.
 pub fn resolve_hta(traces: &mut [TraceComm]) {

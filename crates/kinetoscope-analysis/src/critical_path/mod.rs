@@ -1,5 +1,6 @@
-//! The critical path of one step (docs/metrics.md B.17), found by walking back from the
-//! end of the step and asking at each point what the current activity waited for:
+//! The critical path of one step (after HTA's `critical_path_analysis`), found by walking
+//! back from the end of the step and asking at each point what the current activity waited
+//! for:
 //!
 //! * a GPU activity waited for the latest-finishing of its prerequisites: the previous
 //!   activity on its stream (stream order), its launch call (host → device edge; the

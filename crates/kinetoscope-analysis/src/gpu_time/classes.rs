@@ -1,6 +1,7 @@
-//! Kernel classes (docs/metrics.md B.4) and the per-class kernel breakdown (B.8, B.9):
-//! per rank, time in computation, communication and memory kernels, the time where
-//! classes overlap, and the top kernels of each class.
+//! Kernel classes (HTA's) and the per-class kernel breakdown (HTA's
+//! `get_gpu_kernel_breakdown` and `get_comm_comp_overlap`): per rank, time in computation,
+//! communication and memory kernels, the time where classes overlap, and the top kernels of
+//! each class.
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -76,7 +77,7 @@ fn nccl_kernel(name: &str) -> bool {
 }
 
 /// Classify a kernel (or memcpy / memset / sync) name with HTA's anchored, case-sensitive
-/// regexes (B.4): the first of communication, memory, computation that matches.
+/// regexes: the first of communication, memory, computation that matches.
 pub fn classify(name: &str, rules: ClassRules) -> KernelClass {
     match rules {
         ClassRules::Hta050 => {
@@ -194,7 +195,7 @@ pub struct ClassTotal {
     pub top: Vec<KernelStat>,
 }
 
-/// Time covered by exactly one combination of classes (HTA's kernel-type table, B.8).
+/// Time covered by exactly one combination of classes (HTA's kernel-type table).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ClassOverlap {
     /// `COMPUTATION`, `COMPUTATION overlapping COMMUNICATION`, ...
@@ -221,7 +222,7 @@ pub struct ClassBreakdown {
     /// Elementary segments by class combination, largest first (zero-length dropped;
     /// `other` ignored, as in HTA).
     pub overlaps: Vec<ClassOverlap>,
-    /// `100 · |U(comp) ∩ U(comm)| / |U(comm)|` (B.9); null without communication.
+    /// `100 · |U(comp) ∩ U(comm)| / |U(comm)|` (HTA's overlap); null without communication.
     pub comm_comp_overlap_pct: Option<f64>,
 }
 

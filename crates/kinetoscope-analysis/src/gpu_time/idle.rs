@@ -1,7 +1,9 @@
-//! Idle-time breakdown (docs/metrics.md B.7): per stream, the gap before each kernel,
-//! memcpy or memset (after the previous one on the same stream ended), classified as
-//! **host wait** (the launch call came after the stream had drained), **kernel wait** (a
+//! Idle-time breakdown (HTA's `get_idle_time_breakdown`): per stream, the gap before each
+//! kernel, memcpy or memset (after the previous one on the same stream ended), classified
+//! as **host wait** (the launch call came after the stream had drained), **kernel wait** (a
 //! short gap between back-to-back work, below a threshold, 30 µs by default) or **other**.
+//! The same classification over all streams as one queue gives the host wait of the GPU
+//! as a whole ([`device_host_wait`]), which the advisor uses.
 
 use serde::Serialize;
 

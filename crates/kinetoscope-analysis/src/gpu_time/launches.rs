@@ -1,8 +1,8 @@
-//! CUDA kernel launch statistics (docs/metrics.md B.12): for each launch call and the GPU
-//! row it launched, the call's duration, the row's duration and the launch delay
-//! `max(0, row start − call end)`; short kernels (shorter than their launch call, whose
-//! call is not itself an outlier), runtime outliers (call longer than a cutoff) and delay
-//! outliers; a per-step summary.
+//! CUDA kernel launch statistics (HTA's `get_cuda_kernel_launch_stats`): for each launch
+//! call and the GPU row it launched, the call's duration, the row's duration and the launch
+//! delay `max(0, row start − call end)`; short kernels (shorter than their launch call,
+//! whose call is not itself an outlier), runtime outliers (call longer than a cutoff) and
+//! delay outliers; a per-step summary.
 
 use serde::Serialize;
 

@@ -1,6 +1,6 @@
-//! The GPU kernel view (`docs/metrics.md` A.10): per kernel name, or per kernel name +
-//! launching operator + launch properties, calls, total / mean / min / max duration,
-//! tensor-core use, and time-weighted mean blocks per SM and estimated achieved
+//! The GPU kernel view (the TensorBoard plugin's GPU Kernel view): per kernel name, or per
+//! kernel name + launching operator + launch properties, calls, total / mean / min / max
+//! duration, tensor-core use, and time-weighted mean blocks per SM and estimated achieved
 //! occupancy.
 //!
 //! Every kernel event counts, in both groupings. A kernel's launching operator is the host

@@ -19,9 +19,9 @@
 //!   timeline file (`export_memory_timeline`).
 //! - [`snapshot`]: the separate view of a CUDA caching-allocator snapshot (pickle).
 //!
-//! Definitions follow the TensorBoard plugin's Memory view (`docs/metrics.md` A.12 of the
-//! shared specs); where that plugin has a quirk kinetoscope does the sound thing instead,
-//! listed in `docs/tb-plugin-differences.md`.
+//! Definitions follow the TensorBoard plugin's Memory view; where that plugin has a
+//! quirk kinetoscope does the sound thing instead, listed in
+//! `docs/tb-plugin-differences.md`.
 
 pub mod categories;
 pub mod curve;

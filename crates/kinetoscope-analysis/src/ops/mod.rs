@@ -1,6 +1,6 @@
-//! The operator view (`docs/metrics.md` A.9): per operator (or per operator and its input
-//! shapes, call stack or enclosing module), calls, host self/total time, device self/total
-//! time and tensor-core eligibility and share.
+//! The operator view (the TensorBoard plugin's Operator view): per operator (or per
+//! operator and its input shapes, call stack or enclosing module), calls, host self/total
+//! time, device self/total time and tensor-core eligibility and share.
 //!
 //! Definitions follow the TensorBoard plugin: operators nest by time containment per thread
 //! (`tree.rs`); runtime calls hang on the node with their `External id` and GPU work on the

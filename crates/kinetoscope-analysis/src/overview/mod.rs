@@ -1,5 +1,6 @@
 //! The overview behind `kinetoscope overview`: the TensorBoard plugin's Overview page
-//! (docs/metrics.md A.4–A.7), made sound where the plugin is not
+//! (torch-tb-profiler: steps, step-time breakdown, GPU summary, tensor cores), made
+//! sound where the plugin is not
 //! (docs/tb-plugin-differences.md).
 //!
 //! * Steps: `ProfilerStep#N` host spans, each stretched to the end of the GPU work it

@@ -23,7 +23,7 @@
 //! Exposed communication ≥ 5 % of step time (TraceLens flags > 5 % of total GPU time;
 //! kinetoscope uses the step), with at least 100 µs of communication per step (TraceLens
 //! ignores less); the overlap ratio is reported against TraceLens's 70 %.
-//! `exposed_communication.*`; docs/advisor-rules.md 3.12.
+//! `exposed_communication.*`. The numbers are `kinetoscope comm`'s.
 
 use kinetoscope_analysis::comm::{comm, CommOptions};
 
@@ -121,7 +121,7 @@ impl Rule for ExposedCommunication {
                     .to_owned(),
                 details: format!(
                     "Exposed {share:.1} % ≥ {} % of step (TraceLens: > 5 % of GPU time) with \
-                     {comm_us:.0} µs ≥ {} µs of communication per step; advisor-rules.md 3.12. \
+                     {comm_us:.0} µs ≥ {} µs of communication per step. \
                      Impact: the exposed time, {:.3} ms per step.",
                     th.warning_pct,
                     th.min_comm_us,

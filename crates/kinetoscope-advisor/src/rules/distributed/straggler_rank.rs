@@ -29,7 +29,7 @@
 //! warning at 10 %, critical at 20 % (TraceML); the cause is named only if that part's
 //! excess covers ≥ 80 % of the wait (TraceML). Waits are host time in collective spans
 //! (`gloo:*`, `nccl:*`, `c10d::*`, `record_param_comms`), which includes the transfer
-//! itself. docs/advisor-rules.md 3.13.
+//! itself.
 
 use kinetoscope_analysis::overview::Parts;
 use kinetoscope_analysis::ranks::RanksReport;
@@ -116,7 +116,7 @@ pub fn check(
         Severity::Warning
     };
     let mut details = format!(
-        "Score {score:.1} % ≥ warning {} % / critical {} % (TraceML; advisor-rules.md 3.13). \
+        "Score {score:.1} % ≥ warning {} % / critical {} % (TraceML). \
          Impact: the waiting rank's extra time in collectives per step.",
         th.warning_pct, th.critical_pct
     );
@@ -229,7 +229,7 @@ fn from_matched(r: &RanksReport, config: &Config, input: &str) -> Option<Finding
         Severity::Warning
     };
     let mut details = format!(
-        "Score {score:.1} % ≥ warning {} % / critical {} % (TraceML; advisor-rules.md 3.13), from \
+        "Score {score:.1} % ≥ warning {} % / critical {} % (TraceML), from \
          {} collectives matched across ranks (kinetoscope ranks). Impact: the wait this rank \
          caused per step.",
         th.warning_pct, th.critical_pct, s.matched

@@ -18,8 +18,9 @@
 //! gradient accumulation, FSDP / ZeRO sharding, `expandable_segments:True`.
 //!
 //! ## Thresholds and sources
-//! Warning above 90 % of device memory (torch-tb-profiler); critical above 95 % (issue 5;
-//! TraceML uses 97 %). `memory_pressure.*`. docs/advisor-rules.md 3.15.
+//! Warning above 90 % of device memory (torch-tb-profiler); critical above 95 %
+//! (proposal; TraceML uses 97 %). `memory_pressure.*`. Peaks from the memory view (`kinetoscope
+//! memory`).
 
 use crate::config::Config;
 use crate::facts::Facts;
@@ -78,7 +79,7 @@ impl Rule for MemoryPressure {
                         .to_owned(),
                     details: format!(
                         "Peak {pct:.1} % > warning {} % (torch-tb-profiler) / critical {} % \
-                         (issue 5; TraceML 97 %); advisor-rules.md 3.15. No time impact is \
+                         (proposal; TraceML 97 %). No time impact is \
                          claimed: the risk is out-of-memory and allocator retries.",
                         th.warning_pct, th.critical_pct
                     ),

@@ -15,7 +15,8 @@
 //! gradient-accumulation steps.
 //!
 //! ## Thresholds and sources
-//! Info below 50 % (`memory_pressure.underused_pct`; issue 5, "< 50 % underused").
+//! Info below 50 % (`memory_pressure.underused_pct`; proposal). Peaks from the memory
+//! view (`kinetoscope memory`).
 
 use crate::config::Config;
 use crate::facts::Facts;
@@ -64,7 +65,7 @@ impl Rule for MemoryUnderused {
                           checkpointing) to use the free memory."
                         .to_owned(),
                     details: format!(
-                        "Peak {pct:.1} % < {} % (memory_pressure.underused_pct; issue 5).",
+                        "Peak {pct:.1} % < {} % (memory_pressure.underused_pct; proposal).",
                         config.memory_pressure.underused_pct
                     ),
                 },

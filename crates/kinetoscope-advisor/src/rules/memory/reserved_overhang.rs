@@ -18,7 +18,8 @@
 //!
 //! ## Thresholds and sources
 //! Reserved / allocated ≥ 2.0 and reserved ≥ 30 % of device memory (TraceML
-//! `GPU_MEMORY_RESERVED_OVERHANG`); `reserved_overhang.*`. docs/advisor-rules.md 3.15.
+//! `GPU_MEMORY_RESERVED_OVERHANG`); `reserved_overhang.*`. Peaks from the memory view
+//! (`kinetoscope memory`).
 
 use crate::config::Config;
 use crate::facts::Facts;
@@ -76,7 +77,7 @@ impl Rule for ReservedOverhang {
                         .to_owned(),
                     details: format!(
                         "Ratio {ratio:.2} ≥ {} and reserved {share:.1} % ≥ {} % of device \
-                         memory (TraceML GPU_MEMORY_RESERVED_OVERHANG; advisor-rules.md 3.15). \
+                         memory (TraceML GPU_MEMORY_RESERVED_OVERHANG). \
                          Ratio from whole-trace peaks.",
                         th.ratio, th.min_reserved_pct
                     ),

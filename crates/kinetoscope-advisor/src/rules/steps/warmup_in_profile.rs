@@ -18,7 +18,7 @@
 //!
 //! ## Thresholds and sources
 //! First step ≥ 1.5× the median of the others (`warmup.first_step_ratio`; proposal —
-//! advisor-rules.md 3.16 names the pattern, not a ratio); ≥ 3 steps.
+//! no reference tool gives a ratio); ≥ 3 steps.
 
 use kinetoscope_trace::CategoryKind;
 
@@ -111,8 +111,8 @@ impl Rule for WarmupInProfile {
                       torch.compile) before starting the profiler."
                     .to_owned(),
                 details: format!(
-                    "First step ≥ {}× the median (warmup.first_step_ratio, proposal; \
-                     advisor-rules.md 3.16). Impact: its excess over the median, spread over \
+                    "First step ≥ {}× the median (warmup.first_step_ratio, \
+                     proposal). Impact: its excess over the median, spread over \
                      the profiled steps — a profiling artefact, not a training cost.",
                     config.warmup.first_step_ratio
                 ),
