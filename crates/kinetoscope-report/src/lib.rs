@@ -32,4 +32,4 @@ pub mod summary;
 pub mod tabular;
 
 /// Version of the JSON documents kinetoscope writes; bumped on breaking changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;

@@ -40,7 +40,7 @@ fn json(args: &[&str]) -> serde_json::Value {
 #[test]
 fn temporal_json_and_hta_compat() {
     let hta = json(&["temporal", "ranks", "--hta-compat", "--format", "json"]);
-    assert_eq!(hta["schema_version"], 1);
+    assert_eq!(hta["schema_version"], 2);
     assert_eq!(hta["analysis"], "temporal");
     assert_eq!(hta["layout"], "rank_folder");
     assert_eq!(hta["compat"], "hta");
