@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use kinetoscope_analysis::gpu_time::idle::{device_host_wait, gaps, idle_of, IdleCategory};
+use kinetoscope_analysis::gpu_time::idle::{device_host_wait, idle_of, IdleCategory};
 use kinetoscope_analysis::gpu_time::{select, Compat};
 use kinetoscope_analysis::kernels::{analyze_kernels, analyze_kernels_in, KernelGroupBy};
 use kinetoscope_trace::read::{read_trace_bytes, ReadOptions};
@@ -48,21 +48,26 @@ fn two_streams() -> Trace {
 fn device_host_wait_is_the_idle_classification_over_one_queue() {
     let t = two_streams();
     let rows = select(&t, Compat::Kinetoscope, false);
-    let g = gaps(&t, &rows, 30_000);
-    let host: Vec<(i64, i64, i64)> = g
-        .iter()
-        .filter(|g| g.category == IdleCategory::HostWait)
-        .map(|g| (g.stream, g.start_ns / 1000, g.end_ns / 1000))
-        .collect();
-    assert_eq!(host, [(7, 20, 50), (8, 35, 70)]);
-    // The same gaps as the idle breakdown's host wait.
+    // Per stream (HTA): host wait [20,50) on stream 7 and [35,70) on stream 8.
     let idle = idle_of(&t, &rows, 30_000);
-    let per_stream: Vec<i64> = idle
+    let per_stream: Vec<(i64, IdleCategory, i64)> = idle
         .streams
         .iter()
-        .map(|s| s.categories[0].idle_ns / 1000)
+        .map(|s| {
+            (
+                s.stream,
+                s.categories[0].category,
+                s.categories[0].idle_ns / 1000,
+            )
+        })
         .collect();
-    assert_eq!(per_stream, [30, 35]);
+    assert_eq!(
+        per_stream,
+        [
+            (7, IdleCategory::HostWait, 30),
+            (8, IdleCategory::HostWait, 35)
+        ]
+    );
     // The GPU as one queue: it drains at 20, 35 and 60, and each next row (on either
     // stream) was launched after that: [20,30) + [35,50) + [60,70).
     let wide: Vec<(i64, i64, i64)> = device_host_wait(&t, &rows)
@@ -73,6 +78,7 @@ fn device_host_wait_is_the_idle_classification_over_one_queue() {
     assert!(device_host_wait(&t, &rows)
         .iter()
         .all(|g| g.launch.is_some()));
+    assert_eq!(idle.device_host_wait_ns, 35_000);
 }
 
 #[test]

@@ -226,15 +226,6 @@ fn walk(
     }
 }
 
-/// Every gap of every stream (HTA's), in the order of the rows after them (start order).
-pub fn gaps(trace: &Trace, rows: &GpuRows, kernel_wait_ns: i64) -> Vec<Gap> {
-    let mut out = Vec::new();
-    walk(trace, rows, kernel_wait_ns, Queue::Stream, |_, _, g| {
-        out.extend(g)
-    });
-    out
-}
-
 /// The time the whole GPU waits for the host: HTA's classification applied to all
 /// streams as one queue. A gap runs from the moment every stream had drained (the
 /// latest end of all earlier rows) to the next row's start, on any stream; it is host
