@@ -133,10 +133,13 @@ impl<'a> Facts<'a> {
     /// the steps; each row lists the steps (indices into [`Self::steps`]) it ran in.
     pub fn step_kernels(&self) -> &KernelsTable {
         self.step_kernels.get_or_init(|| {
-            let windows: Vec<(i64, i64)> =
-                self.steps.iter().map(|s| (s.start_ns, s.end_ns)).collect();
-            analyze_kernels_in(self.trace, KernelGroupBy::Name, Some(&windows))
+            analyze_kernels_in(self.trace, KernelGroupBy::Name, Some(&self.step_windows()))
         })
+    }
+
+    /// The steps as `[start, end)` windows, epoch ns.
+    pub fn step_windows(&self) -> Vec<(i64, i64)> {
+        self.steps.iter().map(|s| (s.start_ns, s.end_ns)).collect()
     }
 
     /// GPU time (kernels, copies, sets) launched by runtime calls made during a host

@@ -1,5 +1,7 @@
 //! Analyses over the kinetoscope trace model. Every analysis takes a
-//! [`kinetoscope_trace::Trace`] and returns plain serialisable structs; none prints.
+//! [`kinetoscope_trace::Trace`] and returns plain serialisable structs of numbers, enums
+//! and ids; none prints or writes prose (what it had to assume is a [`note::Note`]; the
+//! renderers and the advisor word things).
 //!
 //! - [`comm`]: communication/computation overlap, exposed communication, collectives.
 //! - [`critical_path`]: the critical path of one step, by category and event.

@@ -20,8 +20,8 @@
 //!
 //! ## Thresholds and sources
 //! Warning below 80 % (TraceLens Agent: computation > 80 % is efficient); critical below
-//! 30 % (TraceML "low" band). torch-tb-profiler's own hint
-//! fires below 50 %. `low_gpu_utilization.*`.
+//! 30 % (TraceML "low" band). torch-tb-profiler's own hint fires below 50 %.
+//! `low_gpu_utilization.*`.
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};

@@ -164,8 +164,11 @@ impl Rule for LowOccupancy {
         // Launch shapes of the flagged kernels: their longest (name, operator, grid,
         // block, registers, shared memory) row.
         let shown: Vec<&KernelRow> = flagged.iter().take(4).map(|(r, _)| *r).collect();
-        let windows: Vec<(i64, i64)> = facts.steps.iter().map(|s| (s.start_ns, s.end_ns)).collect();
-        let shapes = analyze_kernels_in(facts.trace, KernelGroupBy::Properties, Some(&windows));
+        let shapes = analyze_kernels_in(
+            facts.trace,
+            KernelGroupBy::Properties,
+            Some(&facts.step_windows()),
+        );
         let mut small_grid = false;
         for r in shown {
             let bpsm = r.mean_blocks_per_sm;

@@ -19,8 +19,8 @@
 //!
 //! ## Thresholds and sources
 //! Warning above 90 % of device memory (torch-tb-profiler); critical above 95 %
-//! (proposal; TraceML uses 97 %). `memory_pressure.*`. Peaks from the memory view (`kinetoscope
-//! memory`).
+//! (proposal; TraceML uses 97 %). `memory_pressure.*`. Peaks from the memory view
+//! (`kinetoscope memory`).
 
 use crate::config::Config;
 use crate::facts::Facts;

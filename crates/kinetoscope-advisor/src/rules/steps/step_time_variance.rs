@@ -19,9 +19,9 @@
 //! shapes.
 //!
 //! ## Thresholds and sources
-//! CV > 10 % (`step_time_variance.warning_cv_pct`; a proposal after common
-//! profiling checklists), with ≥ 3 steps; the statistics are `kinetoscope summary`'s. The first step is left out when `WarmupInProfile`
-//! would flag it.
+//! CV > 10 % (`step_time_variance.warning_cv_pct`; a proposal after common profiling
+//! checklists), with ≥ 3 steps; the statistics are `kinetoscope summary`'s. The first
+//! step is left out when `WarmupInProfile` would flag it.
 
 use crate::config::Config;
 use kinetoscope_analysis::stats::DurationStats;
