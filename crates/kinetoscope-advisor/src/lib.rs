@@ -30,7 +30,7 @@ pub mod summary;
 use serde::Serialize;
 
 pub use config::Config;
-pub use finding::{rank_findings, Confidence, Finding, Severity};
+pub use finding::{all_findings, rank_findings, Confidence, Finding, Severity, SeverityCounts};
 
 /// The advisor's result for one trace.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use kinetoscope_trace::{DeviceInfo, RankSource, Trace};
 use serde::Serialize;
 
+use crate::note::Note;
 use crate::stats::DurationStats;
 use crate::steps::{find_steps, Step, StepSource};
 
@@ -50,7 +51,7 @@ pub struct TraceSummary {
     /// Whether the file was gzip-compressed.
     pub gzip: bool,
     /// Warnings about the read (defects skipped or repaired) and the content.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 /// Summarise one trace.
@@ -71,12 +72,9 @@ pub fn summarize(trace: &Trace) -> TraceSummary {
         None
     };
     let dist = trace.meta.distributed.as_ref();
-    let mut warnings = Vec::new();
-    if let Some(w) = trace.report.warning_line() {
-        warnings.push(w);
-    }
+    let mut warnings: Vec<Note> = Note::lenient_read(&trace.report).into_iter().collect();
     if step_source == StepSource::WholeTrace {
-        warnings.push("no ProfilerStep# spans: the whole trace is treated as one step".into());
+        warnings.push(Note::NoStepMarkers);
     }
     let span = trace.span_ns();
     TraceSummary {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use kinetoscope_analysis::comm::{comm, resolve_hta, CommOptions, OverlapDefinition};
 use kinetoscope_analysis::critical_path::{critical_path, CriticalPathOptions, PathCategory};
+use kinetoscope_analysis::note::Note;
 use kinetoscope_analysis::ranks::{compare_ranks, ClockMode, RankSummary, RanksOptions};
 use kinetoscope_analysis::sequences::{frequent_sequences, SequenceOptions};
 use kinetoscope_synth::decimal::Factor;
@@ -346,5 +347,5 @@ fn critical_path_step_choice() {
         },
     );
     assert!(none.step.is_none());
-    assert!(none.warnings[0].contains("ProfilerStep#7"));
+    assert_eq!(none.warnings[0], Note::NoSuchStep { step: Some(7) });
 }

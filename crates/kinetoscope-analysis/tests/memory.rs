@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 
 use kinetoscope_analysis::memory::{
     analyze_trace, curve, sort, Device, DeviceFilter, MemoryOptions, MemoryView, OpMemoryStats,
-    SortKey, NO_MEMORY_EVENTS,
+    SortKey,
 };
+use kinetoscope_analysis::note::Note;
 use kinetoscope_trace::read::{read_trace, read_trace_bytes, ReadOptions};
 use kinetoscope_trace::Trace;
 
@@ -207,7 +208,7 @@ fn check_reference_run(run: &str, file: &str) {
         assert!(d.peak_reserved.is_none());
         assert!(d.peak_allocated.is_some());
     }
-    assert!(view.notes.iter().any(|n| n.contains("no Addr")));
+    assert!(view.notes.contains(&Note::NoAddressOrTotals));
 }
 
 #[test]
@@ -565,11 +566,7 @@ fn no_memory_events_says_so() {
     let view = analyze_trace(&trace, &MemoryOptions::default());
     assert_eq!(view.records, 0);
     assert!(view.devices.is_empty());
-    assert_eq!(view.notes, [NO_MEMORY_EVENTS]);
-    assert_eq!(
-        NO_MEMORY_EVENTS,
-        "no [memory] events: record with profile_memory=True"
-    );
+    assert_eq!(view.notes, [Note::NoMemoryEvents]);
 }
 
 #[test]

@@ -87,7 +87,11 @@ fn file_name_rank_whole_trace_step_and_warnings() {
     assert_eq!(s.steps.len(), 1);
     assert_eq!((s.steps[0].start_ns, s.steps[0].dur_ns), (10_000, 15_000));
     assert!(
-        s.warnings.iter().any(|w| w.contains("truncated")),
+        s.warnings.iter().any(|w| matches!(
+            w,
+            kinetoscope_analysis::note::Note::LenientRead { defects }
+                if defects[0].kind == kinetoscope_trace::DefectKind::TruncatedTail
+        )),
         "{:?}",
         s.warnings
     );

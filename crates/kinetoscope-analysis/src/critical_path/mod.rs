@@ -1,5 +1,6 @@
-//! The critical path of one step (docs/metrics.md B.17), found by walking back from the
-//! end of the step and asking at each point what the current activity waited for:
+//! The critical path of one step (after HTA's `critical_path_analysis`), found by walking
+//! back from the end of the step and asking at each point what the current activity waited
+//! for:
 //!
 //! * a GPU activity waited for the latest-finishing of its prerequisites: the previous
 //!   activity on its stream (stream order), its launch call (host → device edge; the
@@ -26,6 +27,7 @@ use serde::Serialize;
 use kinetoscope_trace::{CategoryKind, Phase, Trace, TrackId, TrackKind};
 
 use crate::comm::names::is_comm_kernel;
+use crate::note::Note;
 use crate::overview::classify::Classes;
 use crate::overview::step_ranges::plan_steps;
 
@@ -135,7 +137,7 @@ pub struct CriticalPath {
     /// Pieces (edges) on the path.
     pub pieces: u64,
     /// What the analysis had to assume.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 #[derive(Clone, Copy)]
@@ -228,10 +230,7 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         None => plan.steps.last(),
     };
     let Some(step) = step else {
-        out.warnings.push(match opts.step {
-            Some(n) => format!("no kept step ProfilerStep#{n}"),
-            None => "no step to analyse".into(),
-        });
+        out.warnings.push(Note::NoSuchStep { step: opts.step });
         return out;
     };
     out.step = Some(step.name.clone());
@@ -342,8 +341,7 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         }
     }
     let Some(mut place) = place else {
-        out.warnings
-            .push("no host thread or GPU activity in the step".into());
+        out.warnings.push(Note::NoActivityInStep);
         return out;
     };
     // The step's thread (or the thread the walk starts on).
@@ -535,8 +533,7 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         }
     }
     if guard >= limit {
-        out.warnings
-            .push("the walk stopped early (iteration limit)".into());
+        out.warnings.push(Note::WalkStoppedEarly);
     }
     let total: i64 = by_cat.values().sum();
     out.length_us = total as f64 / 1e3;
@@ -580,12 +577,10 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
     evs.truncate(if opts.top == 0 { usize::MAX } else { opts.top });
     out.top_events = evs;
     if (out.length_us * 1e3 - (w1 - w0) as f64).abs() > 0.01 * (w1 - w0) as f64 {
-        out.warnings.push(format!(
-            "the path covers {:.1} µs of the {:.1} µs window (it stopped where no \
-             predecessor was found)",
-            out.length_us,
-            (w1 - w0) as f64 / 1e3
-        ));
+        out.warnings.push(Note::PartialPath {
+            length_us: out.length_us,
+            window_us: (w1 - w0) as f64 / 1e3,
+        });
     }
     out
 }

@@ -1,6 +1,7 @@
-//! Kernel classes (docs/metrics.md B.4) and the per-class kernel breakdown (B.8, B.9):
-//! per rank, time in computation, communication and memory kernels, the time where
-//! classes overlap, and the top kernels of each class.
+//! Kernel classes (HTA's) and the per-class kernel breakdown (HTA's
+//! `get_gpu_kernel_breakdown` and `get_comm_comp_overlap`): per rank, time in computation,
+//! communication and memory kernels, the time where classes overlap, and the top kernels of
+//! each class.
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -75,7 +76,7 @@ fn nccl_kernel(name: &str) -> bool {
 }
 
 /// Classify a kernel (or memcpy / memset / sync) name with HTA's anchored, case-sensitive
-/// regexes (B.4): the first of communication, memory, computation that matches.
+/// regexes: the first of communication, memory, computation that matches.
 pub fn classify(name: &str, rules: ClassRules) -> KernelClass {
     match rules {
         ClassRules::Hta050 => {
@@ -193,13 +194,15 @@ pub struct ClassTotal {
     pub top: Vec<KernelStat>,
 }
 
-/// Time covered by exactly one combination of classes (HTA's kernel-type table, B.8).
+/// Time covered by exactly one combination of classes (HTA's kernel-type table).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ClassOverlap {
     /// `COMPUTATION`, `COMPUTATION overlapping COMMUNICATION`, ...
     pub label: String,
     /// Length, ns.
     pub ns: i64,
+    /// Share of the time any class runs (the sum over all combinations), %.
+    pub pct: f64,
 }
 
 /// The per-class kernel breakdown of one rank.
@@ -218,7 +221,7 @@ pub struct ClassBreakdown {
     /// Elementary segments by class combination, largest first (zero-length dropped;
     /// `other` ignored, as in HTA).
     pub overlaps: Vec<ClassOverlap>,
-    /// `100 · |U(comp) ∩ U(comm)| / |U(comm)|` (B.9); null without communication.
+    /// `100 · |U(comp) ∩ U(comm)| / |U(comm)|` (HTA's overlap); null without communication.
     pub comm_comp_overlap_pct: Option<f64>,
 }
 
@@ -378,11 +381,13 @@ pub fn breakdown_of(
         }
         prev = t;
     }
+    let covered: i64 = by_mask[1..].iter().sum();
     let mut overlaps: Vec<ClassOverlap> = (1..8)
         .filter(|&m| by_mask[m] > 0)
         .map(|m| ClassOverlap {
             label: mask_label(m),
             ns: by_mask[m],
+            pct: 100.0 * by_mask[m] as f64 / covered as f64,
         })
         .collect();
     overlaps.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.label.cmp(&b.label)));

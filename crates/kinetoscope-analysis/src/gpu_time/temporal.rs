@@ -1,7 +1,7 @@
-//! Temporal breakdown (docs/metrics.md B.6): over the span from a rank's first to its last
-//! GPU activity, the time no GPU row runs (idle), the time some computation kernel runs
-//! (compute), and the rest (non-compute: communication, memory and sync not overlapped by
-//! computation).
+//! Temporal breakdown (HTA's `get_temporal_breakdown`): over the span from a rank's first
+//! to its last GPU activity, the time no GPU row runs (idle), the time some computation
+//! kernel runs (compute), and the rest (non-compute: communication, memory and sync not
+//! overlapped by computation).
 
 use serde::Serialize;
 

@@ -1,6 +1,6 @@
-//! The operator view (`docs/metrics.md` A.9): per operator (or per operator and its input
-//! shapes, call stack or enclosing module), calls, host self/total time, device self/total
-//! time and tensor-core eligibility and share.
+//! The operator view (the TensorBoard plugin's Operator view): per operator (or per
+//! operator and its input shapes, call stack or enclosing module), calls, host self/total
+//! time, device self/total time and tensor-core eligibility and share.
 //!
 //! Definitions follow the TensorBoard plugin: operators nest by time containment per thread
 //! (`tree.rs`); runtime calls hang on the node with their `External id` and GPU work on the
@@ -24,6 +24,7 @@ use serde::Serialize;
 
 pub use sort::OpSortKey;
 
+use crate::note::Note;
 use group::Grouper;
 use names::NameFlags;
 use stats::node_stats;
@@ -107,7 +108,7 @@ pub struct OpsTable {
     /// Rows, sorted.
     pub rows: Vec<OpRow>,
     /// Things the reader should know (overlapping spans, unmatched runtime calls).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 impl OpsTable {
@@ -227,18 +228,14 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
 
     let mut warnings = Vec::new();
     if tree.overlapping > 0 {
-        warnings.push(format!(
-            "{} host spans started inside another span on the same thread and ended after \
-             it; they are kept as its siblings (the TensorBoard plugin drops them)",
-            tree.overlapping
-        ));
+        warnings.push(Note::OverlappingSpans {
+            count: tree.overlapping,
+        });
     }
     if stats.unmatched_runtimes > 0 {
-        warnings.push(format!(
-            "{} runtime calls have an External id that matches no operator; their device \
-             time is in no operator's row",
-            stats.unmatched_runtimes
-        ));
+        warnings.push(Note::UnmatchedRuntimeCalls {
+            count: stats.unmatched_runtimes,
+        });
     }
     let mut table = OpsTable {
         path: trace.path.display().to_string(),

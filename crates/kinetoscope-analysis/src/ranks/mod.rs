@@ -29,6 +29,7 @@ pub use summary::{RankCollective, RankStep, RankSummary};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use crate::note::Note;
 use crate::overview::Parts;
 
 /// How clock offsets between ranks are handled.
@@ -113,6 +114,8 @@ pub struct StepAcross {
     pub max_us: f64,
     /// The rank with the longest step.
     pub slowest_rank: i64,
+    /// Ranks that have the step.
+    pub ranks: usize,
 }
 
 /// One collective matched across ranks.
@@ -130,13 +133,23 @@ pub struct MatchedCollective {
     pub ranks: usize,
     /// Earliest start after clock correction, epoch ns.
     pub first_start_ns: i64,
-    /// max − min start, µs.
+    /// max − min start, µs: also the longest wait, the first arriver's.
     pub start_skew_us: f64,
     /// The rank that arrived last.
     pub last_rank: i64,
     /// Each rank's wait (last start − own start), µs, in [`RanksReport::ranks`] order;
     /// `None` where the rank lacks it.
     pub wait_us: Vec<Option<f64>>,
+}
+
+/// What the straggler ranking is based on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StragglerBasis {
+    /// The wait each rank caused at matched collectives.
+    CausedWait,
+    /// Mean step time (no collective could be matched).
+    StepTime,
 }
 
 /// A rank others wait for.
@@ -151,16 +164,26 @@ pub struct Straggler {
     pub arrived_last: usize,
     /// Of how many matched.
     pub matched: usize,
+    /// `arrived_last` as % of `matched`.
+    pub arrived_last_pct: f64,
     /// Steps where it had the longest duration.
     pub slowest_steps: Vec<String>,
+    /// Steps compared across ranks.
+    pub of_steps: usize,
+    /// Its mean step time, µs.
+    pub mean_step_us: f64,
+    /// The median over ranks of the mean step time, µs.
+    pub median_step_us: f64,
     /// Its mean step time minus the median over ranks, µs.
     pub step_excess_us: f64,
+    /// `step_excess_us` as % of the median (0 when the median is 0).
+    pub step_excess_pct: f64,
     /// The breakdown part (not communication) most longer than on the median rank.
     pub slower_phase: Option<String>,
     /// That part's excess per step, µs.
     pub slower_phase_excess_us: f64,
-    /// The evidence in words.
-    pub evidence: Vec<String>,
+    /// That excess as % of the part on the median rank; `None` when that is 0.
+    pub slower_phase_excess_pct: Option<f64>,
 }
 
 /// How the clocks were treated.
@@ -170,8 +193,6 @@ pub struct ClockReport {
     pub mode: ClockMode,
     /// The reference rank.
     pub reference_rank: Option<i64>,
-    /// What was done and why.
-    pub note: String,
 }
 
 /// Skew statistics over all matched collectives.
@@ -202,10 +223,12 @@ pub struct RanksReport {
     pub skew: SkewSummary,
     /// The matched collectives with the largest start skew.
     pub collectives: Vec<MatchedCollective>,
+    /// What the straggler ranking is based on.
+    pub straggler_basis: StragglerBasis,
     /// Ranks others wait for, most wait caused first (empty when nobody waits).
     pub stragglers: Vec<Straggler>,
     /// What the analysis had to assume.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 /// (group, by_seq, index) key, rank index, start, end of one collective call.
@@ -246,7 +269,7 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
     seen.sort_unstable();
     seen.dedup();
     if seen.len() != ids.len() {
-        warnings.push("several files have the same rank: ranks are numbered by file order".into());
+        warnings.push(Note::DuplicateRanks);
         ids = (0..ranks.len() as i64).collect();
     }
     let mut order: Vec<usize> = (0..ranks.len()).collect();
@@ -324,7 +347,6 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
     }
     let mut offsets = vec![0i64; n];
     let mut applied = vec![false; n];
-    let mut notes = Vec::new();
     for r in 1..n {
         if diffs[r].is_empty() {
             continue;
@@ -338,22 +360,7 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
             ClockMode::CollectiveEnd => true,
             ClockMode::Auto => med != 0 && mad <= (med.abs() / 10).max(5_000),
         };
-        if applied[r] && med != 0 {
-            notes.push(format!("rank {}: {:+.1} µs", ids[r], us(med)));
-        }
     }
-    let note = match opts.clock {
-        ClockMode::None => "timestamps used as recorded (one shared clock assumed)".to_string(),
-        _ if notes.is_empty() => {
-            "timestamps used as recorded: no constant clock offset between ranks fits the \
-             collective end times"
-                .to_string()
-        }
-        _ => format!(
-            "clock offsets estimated from collective end times and subtracted: {}",
-            notes.join(", ")
-        ),
-    };
 
     // Per matched collective: skew and waits.
     let mut total_wait = vec![0i64; n];
@@ -424,9 +431,7 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         max_skew_us: skews.iter().copied().fold(0.0, f64::max),
     };
     if n >= 2 && matched_runs.is_empty() {
-        warnings.push(
-            "no collective could be matched across ranks: waits and skews are unknown".into(),
-        );
+        warnings.push(Note::NoMatchedCollectives);
     }
 
     // Steps across ranks, by number (or name).
@@ -478,6 +483,7 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
             median_us: median_f64(present.iter().map(|x| us(x.1)).collect()),
             max_us: us(max),
             slowest_rank: ids[slow_r],
+            ranks: present.len(),
         });
     }
 
@@ -516,21 +522,23 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         })
         .collect();
 
-    let stragglers = if n >= 2 {
-        stragglers(
-            &rows,
-            &caused,
-            &slowest_steps,
-            !matched_runs.is_empty(),
-            steps.len(),
-        )
+    let straggler_basis = if matched_runs.is_empty() {
+        StragglerBasis::StepTime
     } else {
-        warnings.push("one rank only: nothing to compare".into());
+        StragglerBasis::CausedWait
+    };
+    let stragglers = if n >= 2 {
+        stragglers(&rows, &caused, &slowest_steps, straggler_basis, steps.len())
+    } else {
+        warnings.push(Note::OneRank);
         Vec::new()
     };
     for s in &ranks {
         for w in &s.warnings {
-            warnings.push(format!("{}: {w}", s.path));
+            warnings.push(Note::InRank {
+                path: s.path.clone(),
+                note: Box::new(w.clone()),
+            });
         }
     }
     RanksReport {
@@ -539,10 +547,10 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         clock: ClockReport {
             mode: opts.clock,
             reference_rank: ids.first().copied(),
-            note,
         },
         skew,
         collectives: listed,
+        straggler_basis,
         stragglers,
         warnings,
     }
@@ -566,9 +574,10 @@ fn stragglers(
     rows: &[RankRow],
     caused: &[f64],
     slowest_steps: &[Vec<String>],
-    by_wait: bool,
+    basis: StragglerBasis,
     n_steps: usize,
 ) -> Vec<Straggler> {
+    let by_wait = basis == StragglerBasis::CausedWait;
     let n = rows.len();
     let median_step = median_f64(rows.iter().map(|r| r.mean_step_us).collect());
     let part_medians: Vec<f64> = (0..8)
@@ -601,66 +610,31 @@ fn stragglers(
                 let x = parts[p] - part_medians[p];
                 if x > excess {
                     excess = x;
-                    phase = Some(Parts::<f64>::NAMES[p].to_string());
+                    phase = Some(p);
                 }
             }
-            let mut evidence = Vec::new();
-            if by_wait {
-                evidence.push(format!(
-                    "arrived last at {} of {} matched collectives ({:.0}%); the other ranks \
-                     waited {:.1} µs in all for it",
-                    row.arrived_last, row.matched, row.arrived_last_pct, caused[r]
-                ));
-            }
             let step_excess = row.mean_step_us - median_step;
-            if row.steps > 0 {
-                evidence.push(format!(
-                    "mean step {:.1} µs vs median rank {:.1} µs ({:+.1}%)",
-                    row.mean_step_us,
-                    median_step,
-                    if median_step > 0.0 {
-                        100.0 * step_excess / median_step
-                    } else {
-                        0.0
-                    }
-                ));
-            }
-            if !slowest_steps[r].is_empty() {
-                let list = &slowest_steps[r];
-                let more = if list.len() > 6 {
-                    format!(" and {} more", list.len() - 6)
-                } else {
-                    String::new()
-                };
-                evidence.push(format!(
-                    "slowest rank in {} of {} steps: {}{more}",
-                    list.len(),
-                    n_steps,
-                    list[..list.len().min(6)].join(", ")
-                ));
-            }
-            if let Some(p) = &phase {
-                let idx = Parts::<f64>::NAMES.iter().position(|x| x == p).unwrap_or(0);
-                let base = part_medians[idx];
-                evidence.push(format!(
-                    "{p} takes {excess:.1} µs/step more than on the median rank{}",
-                    if base > 0.0 {
-                        format!(" ({:+.1}%)", 100.0 * excess / base)
-                    } else {
-                        String::new()
-                    }
-                ));
-            }
+            let base = phase.map_or(0.0, |p| part_medians[p]);
             Straggler {
                 rank: row.rank,
                 caused_wait_us: if by_wait { caused[r] } else { 0.0 },
                 arrived_last: row.arrived_last,
                 matched: row.matched,
+                arrived_last_pct: row.arrived_last_pct,
                 slowest_steps: slowest_steps[r].clone(),
+                of_steps: n_steps,
+                mean_step_us: row.mean_step_us,
+                median_step_us: median_step,
                 step_excess_us: step_excess,
-                slower_phase: phase,
+                step_excess_pct: if median_step > 0.0 {
+                    100.0 * step_excess / median_step
+                } else {
+                    0.0
+                },
+                slower_phase: phase.map(|p| Parts::<f64>::NAMES[p].to_owned()),
+                slower_phase_excess_pct: (phase.is_some() && base > 0.0)
+                    .then(|| 100.0 * excess / base),
                 slower_phase_excess_us: excess,
-                evidence,
             }
         })
         .collect()

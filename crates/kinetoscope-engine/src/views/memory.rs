@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
 use kinetoscope_analysis::memory::timeline::attach_comparison;
 use kinetoscope_analysis::memory::{analyze_trace, sort, MemoryView, SortKey};
+use kinetoscope_analysis::note::Note;
 use kinetoscope_trace::read::{sniff_path, ContentKind, Sniffed};
 use kinetoscope_trace::{ArtifactKind, MemoryTimeline, RunPhase};
 use serde::Serialize;
@@ -257,10 +258,9 @@ fn compare_with_timelines(doc: &mut MemoryDocument, opts: &MemoryOptions) -> Eng
                 continue;
             }
         }
-        v.notes.push(format!(
-            "categories compared with PyTorch's memory timeline {}",
-            tl_path.display()
-        ));
+        v.notes.push(Note::ComparedWithTimeline {
+            path: tl_path.display().to_string(),
+        });
     }
     Ok(())
 }

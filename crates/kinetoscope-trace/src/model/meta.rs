@@ -132,7 +132,7 @@ impl TraceMeta {
     }
 
     /// The PyTorch release range that wrote this trace, estimated from format features
-    /// (see `docs/formats.md` §1.10 of the shared specs): never from `schemaVersion`.
+    /// (the keys and event fields each Kineto release added): never from `schemaVersion`.
     pub fn pytorch_era(&self) -> &'static str {
         let f = &self.features;
         let flow = |c: &str| f.flow_categories.iter().any(|x| x == c);

@@ -82,25 +82,4 @@ impl ReadReport {
             self.defects.sort_by_key(|d| d.kind);
         }
     }
-
-    /// The one-line warning summarising all defects, or `None` when there were none.
-    pub fn warning_line(&self) -> Option<String> {
-        if self.defects.is_empty() {
-            return None;
-        }
-        let parts: Vec<String> = self
-            .defects
-            .iter()
-            .map(|d| {
-                format!(
-                    "{} {} (first at byte {}, event #{})",
-                    d.count,
-                    d.kind.describe(),
-                    d.first_offset,
-                    d.first_event_index
-                )
-            })
-            .collect();
-        Some(format!("lenient read: {}", parts.join("; ")))
-    }
 }
