@@ -161,6 +161,8 @@ pub struct TraceBuilder {
     pub device: u32,
     /// Stream of the kernels and copies added next.
     pub stream: u32,
+    /// Duration of each launch call added next (µs).
+    pub launch_us: u64,
 }
 
 impl Default for TraceBuilder {
@@ -179,6 +181,7 @@ impl TraceBuilder {
             devices: Vec::new(),
             device: 0,
             stream: 7,
+            launch_us: 2,
         }
     }
 
@@ -284,8 +287,9 @@ impl TraceBuilder {
     /// and the GPU event it launched, linked by correlation; returns the correlation.
     fn launch(&mut self, api: &str, ext: u64, launch_ts: u64) -> u64 {
         let corr = 10_000 + self.id();
+        let dur = self.launch_us;
         self.events.push(format!(
-            r#"{{"ph":"X","cat":"cuda_runtime","name":"{api}","pid":100,"tid":100,"ts":{launch_ts},"dur":2,"args":{{"External id":{ext},"correlation":{corr}}}}}"#
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"{api}","pid":100,"tid":100,"ts":{launch_ts},"dur":{dur},"args":{{"External id":{ext},"correlation":{corr}}}}}"#
         ));
         corr
     }
