@@ -2,11 +2,9 @@
 //! messages and exit codes. The numbers themselves are checked against the TensorBoard
 //! plugin in `crates/kinetoscope-analysis/tests/ops_kernels.rs`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::kinetoscope;
+use crate::common::kinetoscope;
 
 /// The reader's fixtures (`crates/kinetoscope-trace/tests/fixtures`).
 fn fixtures() -> PathBuf {

@@ -1,10 +1,8 @@
 //! End-to-end tests of `kinetoscope memory`: formats, tables, messages and exit codes.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::kinetoscope;
+use crate::common::kinetoscope;
 
 /// The reader's fixtures (`crates/kinetoscope-trace/tests/fixtures`).
 fn fixtures() -> PathBuf {

@@ -1,11 +1,9 @@
 //! End-to-end tests of `kinetoscope memory` on profiler memory timelines, the inferred
 //! categories of a trace, the comparison with PyTorch's timeline, and `--html` refusals.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{kinetoscope, Run};
+use crate::common::{kinetoscope, Run};
 
 /// `crates/kinetoscope-trace/tests/fixtures/memory_timelines` (see its SOURCE.md).
 fn fixtures() -> PathBuf {
