@@ -2,25 +2,14 @@
 //! (docs/hta-differences.md), each pinning both behaviours: kinetoscope's default and
 //! `--hta-compat` (HTA 0.5.0).
 
-use std::path::Path;
-
 use kinetoscope_analysis::gpu_time::classes::{class_breakdown, classify, ClassRules, KernelClass};
 use kinetoscope_analysis::gpu_time::idle::{idle_breakdown, IdleCategory, DEFAULT_KERNEL_WAIT_NS};
 use kinetoscope_analysis::gpu_time::launches::{is_launch_call, launch_stats, LaunchOptions};
 use kinetoscope_analysis::gpu_time::temporal::{temporal, Temporal};
 use kinetoscope_analysis::gpu_time::{filter_all, step_names, Compat, PerRank};
-use kinetoscope_trace::read::{read_trace, read_trace_bytes, ReadOptions};
 use kinetoscope_trace::Trace;
 
-fn inline(events: &[&str]) -> Trace {
-    let json = format!(
-        "{{\"schemaVersion\": 1, \"traceEvents\": [\n{}\n]}}",
-        events.join(",\n")
-    );
-    let bytes: &'static [u8] = Box::leak(json.into_bytes().into_boxed_slice());
-    read_trace_bytes(Path::new("inline.json"), bytes, &ReadOptions::default())
-        .expect("inline trace reads")
-}
+use crate::common::{read, trace_fixture, trace_of_events};
 
 fn step(n: u32, ts: u32, dur: u32) -> String {
     format!(
@@ -58,7 +47,7 @@ fn toy() -> Trace {
         gpu("kernel", "gemm_b", 7, 120, 10, 2),
         gpu("kernel", "ncclDevKernel_AllReduce_Sum_f32", 8, 25, 20, 99),
     ];
-    inline(&ev.iter().map(String::as_str).collect::<Vec<_>>())
+    trace_of_events(&ev)
 }
 
 fn us4(t: &Temporal) -> (i64, i64, i64, i64) {
@@ -112,7 +101,7 @@ fn step_filter_needs_two_steps_over_all_ranks() {
             call("cuda_runtime", "cudaLaunchKernel", 10, 5, 1),
             gpu("kernel", "gemm_a", 7, 20, 10, 1),
         ];
-        inline(&ev.iter().map(String::as_str).collect::<Vec<_>>())
+        trace_of_events(&ev)
     };
     let (a, b) = (one(1), one(2));
     assert_eq!(step_names(&a), vec!["ProfilerStep#1".to_owned()]);
@@ -148,9 +137,7 @@ fn step_filter_needs_two_steps_over_all_ranks() {
 /// `[445, 446)`; kinetoscope keeps its exact 1.76 µs.
 #[test]
 fn triton_host_ops_are_not_gpu_time_and_hta_rounds_to_us() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../kinetoscope-trace/tests/fixtures/triton_example.json.gz");
-    let t = read_trace(&path, &ReadOptions::default()).unwrap();
+    let t = read(&trace_fixture("triton_example.json.gz"));
     let r = temporal(&t, Compat::Kinetoscope, false);
     assert_eq!((r.compute_ns, r.total_ns, r.idle_ns), (1760, 1760, 0));
     let r = temporal(&t, Compat::Hta, false);
@@ -167,7 +154,7 @@ fn hta_rounds_to_whole_microseconds() {
         call("cuda_runtime", "cudaLaunchKernel", 20, 2, 2),
         r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 30.2, "dur": 0.5, "args": {"device": 0, "stream": 7, "correlation": 2}}"#.to_owned(),
     ];
-    let t = inline(&ev.iter().map(String::as_str).collect::<Vec<_>>());
+    let t = trace_of_events(&ev);
     let b = class_breakdown(&t, Compat::Kinetoscope, false, 0);
     let k = &b.classes[0].top[0];
     assert_eq!((k.sum_ns, k.min_ns, k.max_ns), (5_700, 500, 5_200));
@@ -298,7 +285,7 @@ fn worked_example() {
             4,
         ),
     ];
-    let t = inline(&ev.iter().map(String::as_str).collect::<Vec<_>>());
+    let t = trace_of_events(&ev);
     for compat in [Compat::Kinetoscope, Compat::Hta] {
         let r = temporal(&t, compat, false);
         assert_eq!(us4(&r), (10, 18, 17, 45));

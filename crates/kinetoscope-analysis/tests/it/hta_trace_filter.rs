@@ -7,34 +7,25 @@
 //! The last tests pin kinetoscope's default (no step filter) on the same traces.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use kinetoscope_analysis::gpu_time::classes::{class_breakdown, ClassBreakdown};
 use kinetoscope_analysis::gpu_time::idle::{idle_breakdown, IdleBreakdown, DEFAULT_KERNEL_WAIT_NS};
 use kinetoscope_analysis::gpu_time::launches::{launch_stats, LaunchOptions, LaunchStats};
 use kinetoscope_analysis::gpu_time::temporal::{temporal, Temporal};
 use kinetoscope_analysis::gpu_time::{filter_all, step_names, Compat};
-use kinetoscope_trace::read::{read_trace, ReadOptions};
 use kinetoscope_trace::Trace;
 
+use crate::common::{fixtures, rank_fixtures, read};
+
+/// An HTA 0.5.0 output on these traces (`fixtures/hta_trace_filter/<file>`).
 fn reference(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/hta_trace_filter")
-        .join(file)
+    fixtures().join("hta_trace_filter").join(file)
 }
 
+/// The two ranks, read.
 fn ranks() -> Vec<Trace> {
-    let dir =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../kinetoscope-trace/tests/fixtures/ranks");
-    (0..2)
-        .map(|r| {
-            read_trace(
-                &dir.join(format!("sampled_rank-{r}.json.gz")),
-                &ReadOptions::default(),
-            )
-            .expect("fixture reads")
-        })
-        .collect()
+    rank_fixtures().iter().map(|p| read(p)).collect()
 }
 
 /// HTA's cross-rank decision on these traces: steps 551 and 552 → filter.

@@ -1,6 +1,7 @@
 //! The analyses' integration tests, one test binary.
 
 mod comm_ranks;
+mod common;
 mod hta_differences;
 mod hta_trace_filter;
 mod memory;

@@ -5,53 +5,19 @@
 //! Reference tables: `tests/fixtures/tb_plugin_reference/` (see its `SOURCE.md`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use kinetoscope_analysis::memory::{
     analyze_trace, curve, sort, Device, DeviceFilter, MemoryOptions, MemoryView, OpMemoryStats,
     SortKey, NO_MEMORY_EVENTS,
 };
-use kinetoscope_trace::read::{read_trace, read_trace_bytes, ReadOptions};
 use kinetoscope_trace::Trace;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
+use crate::common::{fixtures, read, read_json, shared_file};
 
-/// The r0_span1 / r0_span2 sample traces (copied by several test suites; any copy does).
+/// The r0_span1 / r0_span2 sample traces (`fixtures/tb_plugin/<run>/<file>`).
 fn sample_trace(run: &str, file: &str) -> PathBuf {
-    let candidates = [
-        fixtures().join("tb_plugin").join(run).join(file),
-        fixtures().join(file),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../kinetoscope-trace/tests/fixtures")
-            .join(file),
-    ];
-    candidates
-        .iter()
-        .find(|p| p.exists())
-        .unwrap_or_else(|| panic!("no copy of {file} in {candidates:?}"))
-        .clone()
-}
-
-/// The shared reference folder: `$KINETOSCOPE_SHARED`, or `shared/` beside the
-/// workspace (`CARGO_MANIFEST_DIR/../../../shared`).
-fn shared_dir() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("KINETOSCOPE_SHARED") {
-        let p = PathBuf::from(p);
-        return p.is_dir().then_some(p);
-    }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
-    p.is_dir().then_some(p)
-}
-
-fn read(path: &Path) -> Trace {
-    read_trace(path, &ReadOptions::default()).expect("fixture reads")
-}
-
-fn inline(json: &str) -> Trace {
-    let bytes: &'static [u8] = Box::leak(json.to_owned().into_bytes().into_boxed_slice());
-    read_trace_bytes(Path::new("inline.json"), bytes, &ReadOptions::default()).expect("reads")
+    fixtures().join("tb_plugin").join(run).join(file)
 }
 
 /// One row of the plugin's memory statistics CSV; sizes in hundredths of KB (1024 B).
@@ -341,7 +307,7 @@ fn pairing_by_device_and_address() {
 }
 
 fn modern(events: &[String], extra: &str) -> Trace {
-    inline(&format!(
+    read_json(&format!(
         "{{\"schemaVersion\": 1, {extra}\"traceEvents\": [\n{}\n]}}",
         events.join(",\n")
     ))
@@ -595,13 +561,9 @@ fn device_filter_and_sorting() {
 /// The 28k CUDA `[memory]` events of HTA's `df_index_resolver` trace (in `../shared`
 /// when present; too big to copy here).
 #[test]
-#[ignore = "reads shared/external/hta/df_index_resolver (KINETOSCOPE_SHARED)"]
+#[ignore = "reads shared/external/hta/df_index_resolver (KINETOSCOPE_SHARED); fails when it is missing"]
 fn shared_df_index_resolver() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("skipped: no shared folder");
-        return;
-    };
-    let path = shared.join("external/hta/df_index_resolver/df_index_resolver.json.gz");
+    let path = shared_file("external/hta/df_index_resolver/df_index_resolver.json.gz");
     let trace = read(&path);
     let start = std::time::Instant::now();
     let view = analyze_trace(&trace, &MemoryOptions::default());
@@ -633,13 +595,9 @@ fn shared_df_index_resolver() {
 /// each record is in exactly one place of the allocation table, and the peak is the
 /// largest `Total Allocated`.
 #[test]
-#[ignore = "reads shared/samples (KINETOSCOPE_SHARED)"]
+#[ignore = "reads shared/samples (KINETOSCOPE_SHARED); fails when it is missing"]
 fn shared_samples_are_consistent() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("skipped: no shared folder");
-        return;
-    };
-    let root = shared.join("samples");
+    let root = shared_file("samples");
     let dirs = std::fs::read_dir(&root).unwrap();
     let mut files: Vec<PathBuf> = dirs
         .flatten()

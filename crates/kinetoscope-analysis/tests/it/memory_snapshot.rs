@@ -1,19 +1,17 @@
 //! The snapshot memory view against the synthetic snapshots of
 //! `kinetoscope-trace/tests/fixtures/snapshots` (values planted by `make_snapshots.py`).
 
-use std::path::Path;
-
 use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions, SnapshotView};
 use kinetoscope_analysis::memory::DeviceFilter;
 use kinetoscope_trace::read::read_snapshot;
+
+use crate::common::trace_fixture;
 
 const MIB: u64 = 1 << 20;
 const KIB: u64 = 1 << 10;
 
 fn view(name: &str, opts: &SnapshotOptions) -> SnapshotView {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../kinetoscope-trace/tests/fixtures/snapshots")
-        .join(name);
+    let p = trace_fixture("snapshots").join(name);
     analyze_snapshot(&read_snapshot(&p).unwrap(), opts)
 }
 

@@ -2,21 +2,19 @@
 //! 6 ProfilerSteps, profile_memory=True, no `Total Allocated`): clean as recorded, then with a leak and a spike planted into its
 //! `[memory]` records.
 
-use std::path::Path;
-
 use kinetoscope_analysis::memory::step_pattern::{step_pattern, MemoryPattern};
 use kinetoscope_analysis::memory::trace_source::from_trace;
 use kinetoscope_analysis::memory::{analyze_trace, Device, MemoryOptions, MemoryRecord};
 use kinetoscope_analysis::steps::find_steps;
-use kinetoscope_trace::read::{read_trace, ReadOptions};
 use kinetoscope_trace::Trace;
+
+use crate::common::{read, trace_fixture};
 
 const MIB: i64 = 1 << 20;
 
+/// The fixture, read.
 fn trace() -> Trace {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../kinetoscope-trace/tests/fixtures/worker0.1623143089861.pt.trace.json.gz");
-    read_trace(&p, &ReadOptions::default()).unwrap()
+    read(&trace_fixture("worker0.1623143089861.pt.trace.json.gz"))
 }
 
 #[test]

@@ -10,22 +10,18 @@
 //!   and each documented difference from the plugin (`docs/tb-plugin-differences.md`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use kinetoscope_analysis::kernels::{
     analyze_kernels, KernelGroupBy, KernelSortKey, CALL_TREE_ROOT,
 };
 use kinetoscope_analysis::ops::{analyze_ops, OpGroupBy, OpSortKey, OpsTable};
-use kinetoscope_trace::read::{read_trace, read_trace_bytes, ReadOptions};
 use kinetoscope_trace::{CategoryKind, Trace};
+
+use crate::common::{fixtures, read, trace_of_events};
 
 // ---------------------------------------------------------------------------------------
 // Reference comparison
 // ---------------------------------------------------------------------------------------
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
 
 /// (run folder, trace file under `tb_plugin/<run>/`, reference file tag).
 const RUNS: [(&str, &str, &str); 3] = [
@@ -46,9 +42,9 @@ const RUNS: [(&str, &str, &str); 3] = [
     ),
 ];
 
-fn read(run: &str, file: &str) -> Trace {
-    let path = fixtures().join("tb_plugin").join(run).join(file);
-    read_trace(&path, &ReadOptions::default()).expect("fixture reads")
+/// The plugin's sample trace `tb_plugin/<run>/<file>`, read.
+fn read_run(run: &str, file: &str) -> Trace {
+    read(&fixtures().join("tb_plugin").join(run).join(file))
 }
 
 /// A reference CSV as header → value maps.
@@ -394,7 +390,7 @@ fn kernels_of_external_id_zero(trace: &Trace) -> (i64, i64) {
 #[test]
 fn operators_match_the_plugin_on_every_reference_trace() {
     for (run, file, tag) in RUNS {
-        let trace = read(run, file);
+        let trace = read_run(run, file);
         compare_ops(&trace, run, tag, OpGroupBy::Name).assert_clean(&format!("{run} ops by name"));
         compare_ops(&trace, run, tag, OpGroupBy::Shape)
             .assert_clean(&format!("{run} ops by name + input shape"));
@@ -404,7 +400,7 @@ fn operators_match_the_plugin_on_every_reference_trace() {
 #[test]
 fn kernels_match_the_plugin_on_every_reference_trace() {
     for (run, file, tag) in RUNS {
-        let trace = read(run, file);
+        let trace = read_run(run, file);
         compare_kernels(&trace, run, tag, KernelGroupBy::Name)
             .assert_clean(&format!("{run} kernels by name"));
         let d = compare_kernels(&trace, run, tag, KernelGroupBy::Properties);
@@ -422,16 +418,6 @@ fn kernels_match_the_plugin_on_every_reference_trace() {
 // ---------------------------------------------------------------------------------------
 // Hand-written traces: definitions and documented differences
 // ---------------------------------------------------------------------------------------
-
-/// A trace from a list of JSON events.
-fn trace_of(events: &[String]) -> Trace {
-    let text = format!(
-        "{{\"schemaVersion\": 1, \"traceEvents\": [\n{}\n]}}",
-        events.join(",\n")
-    );
-    let bytes: &'static [u8] = Box::leak(text.into_bytes().into_boxed_slice());
-    read_trace_bytes(Path::new("synthetic.json"), bytes, &ReadOptions::default()).unwrap()
-}
 
 /// A host span (`cpu_op`, `user_annotation`, ...) on thread 1.
 fn host(cat: &str, name: &str, ts: u64, dur: u64, ext: u64) -> String {
@@ -473,7 +459,7 @@ fn row<'a>(t: &'a OpsTable, name: &str) -> &'a kinetoscope_analysis::ops::OpRow 
 fn self_times_and_device_totals() {
     // outer [0,100) ⊃ inner [10,50) ⊃ runtime [20,25) → kernel 40 ns... in µs.
     // outer's own runtime [60,70) → kernel 5.
-    let t = trace_of(&[
+    let t = trace_of_events(&[
         op("aten::outer", 0, 100, 1),
         op("aten::inner", 10, 40, 2),
         rt(20, 5, 2, 100),
@@ -502,7 +488,7 @@ fn self_times_and_device_totals() {
 
 #[test]
 fn same_name_only_child_is_one_call() {
-    let t = trace_of(&[
+    let t = trace_of_events(&[
         op("aten::copy_", 0, 100, 1),
         op("aten::copy_", 10, 50, 2),
         rt(20, 5, 2, 100),
@@ -522,7 +508,7 @@ fn same_name_only_child_is_one_call() {
 /// same-name only child; kinetoscope keeps both.
 #[test]
 fn difference_merge_keeps_outer_runtimes() {
-    let t = trace_of(&[
+    let t = trace_of_events(&[
         op("aten::copy_", 0, 100, 1),
         op("aten::copy_", 10, 50, 2),
         rt(70, 5, 1, 100),
@@ -539,7 +525,7 @@ fn difference_merge_keeps_outer_runtimes() {
 /// keeps it as a sibling and warns.
 #[test]
 fn difference_overlapping_span_is_kept() {
-    let t = trace_of(&[
+    let t = trace_of_events(&[
         op("aten::a", 0, 100, 1),
         op("aten::b", 50, 100, 2),
         rt(120, 5, 2, 100),
@@ -561,7 +547,7 @@ fn difference_overlapping_span_is_kept() {
 /// is eligible.
 #[test]
 fn difference_eligibility_of_any_call() {
-    let t = trace_of(&[
+    let t = trace_of_events(&[
         op("my::gemm", 0, 10, 1),
         op("my::gemm", 20, 10, 2),
         rt(22, 2, 2, 100),
@@ -585,7 +571,7 @@ fn difference_eligibility_of_any_call() {
 /// tensor-core kernels (overview's list).
 #[test]
 fn difference_modern_tensor_core_names() {
-    let t = trace_of(&[
+    let t = trace_of_events(&[
         op("aten::convolution_backward", 0, 50, 1),
         rt(10, 2, 1, 100),
         kernel("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN", 20, 10, 100, ""),
@@ -613,7 +599,7 @@ fn difference_modern_tensor_core_names() {
 /// kernels belong to no operator there.
 #[test]
 fn difference_driver_launches_count() {
-    let t = trace_of(&[
+    let t = trace_of_events(&[
         op("triton_op", 0, 50, 1),
         launch("cuda_driver", 10, 20, 1, 100),
         kernel("triton_poi_fused_add_0", 40, 10, 100, ""),
@@ -631,7 +617,7 @@ fn difference_driver_launches_count() {
 #[test]
 fn difference_gpu_annotations_are_not_host_nodes() {
     let gpu_annotation = r#"{"ph": "X", "cat": "gpu_user_annotation", "name": "fwd_block", "pid": 0, "tid": 7, "ts": 1, "dur": 60, "args": {"External id": 2}}"#;
-    let t = trace_of(&[
+    let t = trace_of_events(&[
         gpu_annotation.to_owned(),
         op("my::block", 0, 100, 1),
         host("user_annotation", "fwd_block", 5, 50, 2),
@@ -654,7 +640,7 @@ fn difference_gpu_annotations_are_not_host_nodes() {
 #[test]
 fn difference_every_kernel_is_in_the_properties_view() {
     let string_tid_runtime = r#"{"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": "1", "ts": 60, "dur": 5, "args": {"external id": 0, "correlation": 101}}"#;
-    let t = trace_of(&[
+    let t = trace_of_events(&[
         op("aten::a", 0, 50, 1),
         rt(10, 5, 99, 100),
         string_tid_runtime.to_owned(),
@@ -682,7 +668,7 @@ fn difference_every_kernel_is_in_the_properties_view() {
 /// the plain mean (the plugin shows 0).
 #[test]
 fn difference_kernel_means() {
-    let t = trace_of(&[
+    let t = trace_of_events(&[
         kernel(
             "k",
             0,
@@ -724,7 +710,10 @@ fn difference_kernel_means() {
     assert_eq!(z.mean_blocks_per_sm, Some(1.0), "plugin: 0");
     assert_eq!(z.mean_est_achieved_occupancy_pct, Some(20.0), "plugin: 0");
     // Without the args at all, the means are absent (the plugin drops the columns).
-    let bare = analyze_kernels(&trace_of(&[kernel("b", 0, 5, 0, "")]), KernelGroupBy::Name);
+    let bare = analyze_kernels(
+        &trace_of_events(&[kernel("b", 0, 5, 0, "")]),
+        KernelGroupBy::Name,
+    );
     assert_eq!(bare.rows[0].mean_blocks_per_sm, None);
 }
 
@@ -740,7 +729,7 @@ fn grouping_by_shape_stack_and_module() {
             r#"{{"ph": "X", "cat": "python_function", "name": "nn.Module: {name}", "pid": 1, "tid": 1, "ts": {ts}, "dur": {dur}, "args": {{"Python id": {id}, "Python parent id": 0, "Python module id": {id}}}}}"#
         )
     };
-    let t = trace_of(&[
+    let t = trace_of_events(&[
         module("Net_0", 0, 100, 1),
         module("Linear_0", 0, 40, 2),
         with_args("aten::mm", 5, 1, "[[4,16], [16, 8]]", "a.py(1): f"),
@@ -812,7 +801,7 @@ fn sort_keys_parse() {
 
 #[test]
 fn excluded_and_step_names_are_not_rows() {
-    let t = trace_of(&[
+    let t = trace_of_events(&[
         host("user_annotation", "ProfilerStep#3", 0, 200, 1),
         op(
             "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",

@@ -8,10 +8,12 @@ use std::path::{Path, PathBuf};
 use kinetoscope_analysis::overview::tensor_cores::{plugin_uses_tensor_cores, uses_tensor_cores};
 use kinetoscope_analysis::overview::{overview, TraceOverview};
 use kinetoscope_analysis::steps::StepSource;
-use kinetoscope_trace::read::{read_trace, read_trace_bytes, ReadOptions};
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tb_plugin")
+use crate::common::{fixtures, read, trace_of_events};
+
+/// The plugin's traces and reference outputs (`fixtures/tb_plugin`).
+fn tb_plugin() -> PathBuf {
+    fixtures().join("tb_plugin")
 }
 
 /// The fixture trace behind a reference key's run (`r0_span1:pypi:worker0_span1`).
@@ -23,12 +25,11 @@ fn trace_of_key(key: &str) -> PathBuf {
         "hist_profiler_api_w0" => "hist_profiler_api_w0/worker0.pt.trace.json.gz",
         other => panic!("no fixture for run {other}"),
     };
-    fixtures().join(file)
+    tb_plugin().join(file)
 }
 
 fn overview_of_file(path: &Path) -> TraceOverview {
-    let trace = read_trace(path, &ReadOptions::default()).expect("fixture reads");
-    overview(&trace)
+    overview(&read(path))
 }
 
 /// Rows of a reference CSV as header → value maps.
@@ -84,7 +85,7 @@ fn step_us(s: &kinetoscope_analysis::overview::StepBreakdown) -> Vec<i64> {
 
 #[test]
 fn step_breakdown_matches_plugin_reference() {
-    let rows = csv_rows(&fixtures().join("reference/reference_steps_all.csv"));
+    let rows = csv_rows(&tb_plugin().join("reference/reference_steps_all.csv"));
     let mut keys: Vec<&str> = rows.iter().map(|r| field(r, "key")).collect();
     keys.dedup();
     assert_eq!(keys.len(), 4);
@@ -131,7 +132,7 @@ fn per_run_step_csvs_match_too() {
             "hist_profiler_api_w0",
         ),
     ] {
-        let rows = csv_rows(&fixtures().join(format!("reference/{dir}_steps_breakdown_us.csv")));
+        let rows = csv_rows(&tb_plugin().join(format!("reference/{dir}_steps_breakdown_us.csv")));
         let ours = overview_of_file(&trace_of_key(key));
         let got: Vec<Vec<i64>> = ours.steps.iter().map(step_us).collect();
         let want: Vec<Vec<i64>> = rows
@@ -151,7 +152,7 @@ fn per_run_step_csvs_match_too() {
 /// Largest absolute difference seen per metric, printed with `--nocapture`.
 #[test]
 fn gpu_metrics_match_plugin_reference() {
-    let rows = csv_rows(&fixtures().join("reference/reference_gpu_metrics_all.csv"));
+    let rows = csv_rows(&tb_plugin().join("reference/reference_gpu_metrics_all.csv"));
     assert_eq!(rows.len(), 4);
     for row in rows {
         let key = field(&row, "key");
@@ -270,14 +271,7 @@ fn dev(cat: &str, name: &str, ts: i64, dur: i64, corr: i64, ext: i64) -> String 
 }
 
 fn overview_of(events: &[String]) -> TraceOverview {
-    let json = format!(
-        r#"{{"schemaVersion": 1, "traceEvents": [{}]}}"#,
-        events.join(",\n")
-    );
-    let bytes: &'static [u8] = Box::leak(json.into_bytes().into_boxed_slice());
-    let trace = read_trace_bytes(Path::new("inline.json"), bytes, &ReadOptions::default())
-        .expect("inline trace reads");
-    overview(&trace)
+    overview(&trace_of_events(events))
 }
 
 /// `[kernel, memcpy, memset, communication, runtime, dataloader, cpu_exec, other, total]`,

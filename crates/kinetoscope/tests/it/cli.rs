@@ -1,57 +1,14 @@
 //! End-to-end tests of the `kinetoscope` binary: output snapshots (insta, stored in
-//! `tests/snapshots/`), exit codes and error messages.
+//! `tests/it/snapshots/`), exit codes and error messages.
 //!
 //! Paths in the output are kept portable by running the binary from the fixtures folder
 //! (or a temporary folder) with relative paths. Update snapshots with
-//! `INSTA_UPDATE=always cargo test -p kinetoscope --test cli` and review the `.snap`
+//! `INSTA_UPDATE=always cargo test -p kinetoscope --test it cli::` and review the `.snap`
 //! files.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-/// The reader's fixtures (`crates/kinetoscope-trace/tests/fixtures`).
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../kinetoscope-trace/tests/fixtures")
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    /// Exit code, stdout and stderr in one text for a snapshot.
-    fn transcript(&self) -> String {
-        format!(
-            "exit code: {:?}\n--- stdout ---\n{}--- stderr ---\n{}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-fn kinetoscope(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
-        .args(args)
-        .current_dir(dir)
-        // Deterministic help wrapping and no colours whatever the caller's terminal.
-        .env("COLUMNS", "100")
-        .env_remove("LINES")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run kinetoscope");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
-}
-
-fn snapshot_settings() -> insta::Settings {
-    let mut s = insta::Settings::clone_current();
-    s.set_prepend_module_to_snapshot(false);
-    s
-}
+use crate::common::{fixtures, kinetoscope, snapshot_settings};
 
 #[test]
 fn no_arguments_reports_on_the_embedded_sample() {
@@ -88,9 +45,8 @@ fn help() {
 
 fn summary_json(file: &str) -> serde_json::Value {
     let run = kinetoscope(&fixtures(), &["summary", file, "--format", "json"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(run.stderr.is_empty(), "{}", run.stderr);
-    serde_json::from_str(&run.stdout).expect("stdout is JSON")
+    run.json()
 }
 
 #[test]
@@ -178,7 +134,6 @@ fn truncated_trace(dir: &Path) -> &'static str {
 }
 
 #[test]
-
 fn truncated_file_is_read_leniently() {
     let dir = tempfile::tempdir().unwrap();
     let name = truncated_trace(dir.path());
@@ -189,7 +144,6 @@ fn truncated_file_is_read_leniently() {
 }
 
 #[test]
-
 fn truncated_file_with_strict_fails_with_location() {
     let dir = tempfile::tempdir().unwrap();
     let name = truncated_trace(dir.path());

@@ -1,45 +1,15 @@
 //! End-to-end tests of `kinetoscope temporal`, `idle`, `launches` and `kernels --by-class`
 //! on HTA's 2-rank `trace_filter` folder: formats, options and exit codes. The numbers are
-//! checked against HTA in `crates/kinetoscope-analysis/tests/hta_trace_filter.rs`.
+//! checked against HTA in `crates/kinetoscope-analysis/tests/it/hta_trace_filter.rs`.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// The reader's fixtures (`crates/kinetoscope-trace/tests/fixtures`).
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../kinetoscope-trace/tests/fixtures")
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn kinetoscope(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
-        .args(args)
-        .current_dir(fixtures())
-        .env("COLUMNS", "200")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run kinetoscope");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let run = kinetoscope(args);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    serde_json::from_str(&run.stdout).expect("stdout is JSON")
-}
+use crate::common::{fixtures, json, kinetoscope};
 
 #[test]
 fn temporal_json_and_hta_compat() {
-    let hta = json(&["temporal", "ranks", "--hta-compat", "--format", "json"]);
+    let hta = json(
+        &fixtures(),
+        &["temporal", "ranks", "--hta-compat", "--format", "json"],
+    );
     assert_eq!(hta["schema_version"], 2);
     assert_eq!(hta["analysis"], "temporal");
     assert_eq!(hta["layout"], "rank_folder");
@@ -57,12 +27,15 @@ fn temporal_json_and_hta_compat() {
     assert_eq!(t[1]["idle_pct"], 54.72);
     assert_eq!(t[0]["window"]["cut_step"], "ProfilerStep#552");
 
-    let ks = json(&["temporal", "ranks", "--format", "json"]);
+    let ks = json(&fixtures(), &["temporal", "ranks", "--format", "json"]);
     assert_eq!(ks["compat"], "kinetoscope");
     assert_eq!(ks["traces"][0]["window"]["gpu_rows_dropped"], 0);
     assert_eq!(ks["traces"][0]["total_ns"], 1_222_847_000);
 
-    let csv = kinetoscope(&["temporal", "ranks", "--hta-compat", "--format", "csv"]);
+    let csv = kinetoscope(
+        &fixtures(),
+        &["temporal", "ranks", "--hta-compat", "--format", "csv"],
+    );
     assert_eq!(csv.code, Some(0));
     let mut lines = csv.stdout.lines();
     assert_eq!(
@@ -77,22 +50,28 @@ fn temporal_json_and_hta_compat() {
 
 #[test]
 fn idle_table_csv_and_threshold() {
-    let table = kinetoscope(&["idle", "ranks", "--hta-compat"]);
+    let table = kinetoscope(&fixtures(), &["idle", "ranks", "--hta-compat"]);
     assert_eq!(table.code, Some(0), "{}", table.stderr);
     assert!(table.stdout.contains("host_wait") && table.stdout.contains("213825.0"));
-    let csv = kinetoscope(&["idle", "ranks", "--hta-compat", "--format", "csv"]);
+    let csv = kinetoscope(
+        &fixtures(),
+        &["idle", "ranks", "--hta-compat", "--format", "csv"],
+    );
     assert!(csv.stdout.contains("\n0,7,host_wait,213825,0.45,82,"));
     assert!(csv.stdout.contains("\n0,7,kernel_wait,1985,0,196,"));
     // A larger threshold moves gaps from other to kernel wait.
-    let wide = json(&[
-        "idle",
-        "ranks",
-        "--hta-compat",
-        "--kernel-wait-us",
-        "1000",
-        "--format",
-        "json",
-    ]);
+    let wide = json(
+        &fixtures(),
+        &[
+            "idle",
+            "ranks",
+            "--hta-compat",
+            "--kernel-wait-us",
+            "1000",
+            "--format",
+            "json",
+        ],
+    );
     assert_eq!(wide["traces"][0]["kernel_wait_ns"], 1_000_000);
     let s7 = wide["traces"][0]["streams"]
         .as_array()
@@ -106,44 +85,56 @@ fn idle_table_csv_and_threshold() {
 
 #[test]
 fn launches_and_kernel_classes() {
-    let l = json(&[
-        "launches",
-        "ranks",
-        "--hta-compat",
-        "--format",
-        "json",
-        "--top",
-        "3",
-    ]);
+    let l = json(
+        &fixtures(),
+        &[
+            "launches",
+            "ranks",
+            "--hta-compat",
+            "--format",
+            "json",
+            "--top",
+            "3",
+        ],
+    );
     let r0 = &l["traces"][0];
     let count = r0["count"].as_u64().unwrap();
     let r1 = l["traces"][1]["count"].as_u64().unwrap();
     assert_eq!(count + r1, 1179, "HTA's launch-stats rows");
     assert!(r0["short_kernel_list"].as_array().unwrap().len() <= 3);
     assert_eq!(r0["steps"][0]["step"], "ProfilerStep#551");
-    let csv = kinetoscope(&["launches", "ranks", "--hta-compat", "--format", "csv"]);
+    let csv = kinetoscope(
+        &fixtures(),
+        &["launches", "ranks", "--hta-compat", "--format", "csv"],
+    );
     assert_eq!(csv.stdout.lines().count(), 1180);
-    let low = json(&[
-        "launches",
-        "ranks",
-        "--runtime-cutoff-us",
-        "5",
-        "--format",
-        "json",
-    ]);
+    let low = json(
+        &fixtures(),
+        &[
+            "launches",
+            "ranks",
+            "--runtime-cutoff-us",
+            "5",
+            "--format",
+            "json",
+        ],
+    );
     assert!(low["traces"][0]["runtime_outliers"].as_u64().unwrap() > 0);
     assert_eq!(low["traces"][0]["options"]["runtime_cutoff_ns"], 5000);
 
-    let c = json(&[
-        "kernels",
-        "ranks",
-        "--by-class",
-        "--hta-compat",
-        "--format",
-        "json",
-        "--top",
-        "2",
-    ]);
+    let c = json(
+        &fixtures(),
+        &[
+            "kernels",
+            "ranks",
+            "--by-class",
+            "--hta-compat",
+            "--format",
+            "json",
+            "--top",
+            "2",
+        ],
+    );
     assert_eq!(c["analysis"], "kernel_classes");
     let t0 = &c["traces"][0];
     assert_eq!(t0["comm_comp_overlap_pct"], 11.81);
@@ -157,12 +148,12 @@ fn launches_and_kernel_classes() {
     let top = comp["top"].as_array().unwrap();
     assert_eq!(top.len(), 3, "two kernels and `others`");
     assert_eq!(top[2]["name"], "others");
-    let table = kinetoscope(&["kernels", "ranks", "--by-class"]);
+    let table = kinetoscope(&fixtures(), &["kernels", "ranks", "--by-class"]);
     assert_eq!(table.code, Some(0), "{}", table.stderr);
     assert!(table
         .stdout
         .contains("COMPUTATION overlapping COMMUNICATION"));
     // --hta-compat needs --by-class.
-    let bad = kinetoscope(&["kernels", "ranks", "--hta-compat"]);
+    let bad = kinetoscope(&fixtures(), &["kernels", "ranks", "--hta-compat"]);
     assert_eq!(bad.code, Some(2));
 }

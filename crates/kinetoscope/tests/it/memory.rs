@@ -1,13 +1,6 @@
 //! End-to-end tests of `kinetoscope memory`: formats, tables, messages and exit codes.
 
-use std::path::{Path, PathBuf};
-
-use crate::common::kinetoscope;
-
-/// The reader's fixtures (`crates/kinetoscope-trace/tests/fixtures`).
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../kinetoscope-trace/tests/fixtures")
-}
+use crate::common::{fixtures, kinetoscope};
 
 /// A CPU trace recorded with `profile_memory=True` (PyTorch 2.9.1, 216 `[memory]` events).
 const CPU_TRACE: &str = "torch-2.9.1_tb_w0.1795239753636344596.pt.trace.json.gz";

@@ -12,10 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../kinetoscope-trace/tests/fixtures/memory_timelines")
-}
+use crate::common::{kinetoscope, memory_snapshots, memory_timelines};
 
 fn find_chromium() -> Option<PathBuf> {
     let fixed = PathBuf::from("/usr/bin/chromium");
@@ -74,19 +71,18 @@ fn chromium(exe: &Path, profile: &Path, extra: &[String], page: &Path) -> std::p
         .expect("run chromium")
 }
 
+/// `kinetoscope memory INPUT --html OUT`, which must succeed.
 fn write_html(input: &Path, out: &Path) {
-    let run = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
-        .arg("memory")
-        .arg(input)
-        .arg("--html")
-        .arg(out)
-        .output()
-        .expect("run kinetoscope");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    let run = kinetoscope(
+        &memory_timelines(),
+        &[
+            "memory",
+            input.to_str().unwrap(),
+            "--html",
+            out.to_str().unwrap(),
+        ],
     );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
 }
 
 /// Render `page`, check the DOM, keep a screenshot; returns the DOM.
@@ -143,7 +139,10 @@ fn timeline_chart_renders_in_chromium() {
         return;
     };
     let page = out_dir().join("timeline.html");
-    write_html(&fixtures().join("torch-2.2.2/mem.raw.json.gz"), &page);
+    write_html(
+        &memory_timelines().join("torch-2.2.2/mem.raw.json.gz"),
+        &page,
+    );
     let mut expect = vec![
         "id=\"peak-label-0\">Peak: 229.2 KiB at +2.324 ms<".to_owned(),
         ">peak 229.2 KiB<".to_owned(),
@@ -171,7 +170,7 @@ fn trace_chart_renders_in_chromium() {
     };
     let page = out_dir().join("trace.html");
     write_html(
-        &fixtures().join("torch-2.2.2/plain.pt.trace.json.gz"),
+        &memory_timelines().join("torch-2.2.2/plain.pt.trace.json.gz"),
         &page,
     );
     let mut expect = vec!["id=\"peak-label-0\">Peak: 140.3 KiB at +2.833 ms<".to_owned()];
@@ -187,7 +186,7 @@ fn snapshot_chart_renders_in_chromium() {
         return;
     };
     let page = out_dir().join("snapshot.html");
-    write_html(&fixtures().join("../snapshots/v2_6_full.pickle"), &page);
+    write_html(&memory_snapshots().join("v2_6_full.pickle"), &page);
     let expect = vec![
         "id=\"peak-label-0\">Peak: 14.5 MiB at +3.100 ms<".to_owned(),
         legend("active"),

@@ -1,31 +1,16 @@
 //! `kinetoscope memory SNAPSHOT.pickle`: detection by content, table and JSON output,
 //! refused hostile pickles.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use crate::common::{kinetoscope, memory_snapshots};
 
-fn snapshots() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../kinetoscope-trace/tests/fixtures/snapshots")
-}
-
-fn kinetoscope(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
-        .args(args)
-        .current_dir(snapshots())
-        .env("COLUMNS", "100")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run kinetoscope");
-    (
-        out.status.code(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+/// `kinetoscope args` in the snapshots folder: exit code, stdout, stderr.
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    kinetoscope(&memory_snapshots(), args).into_parts()
 }
 
 #[test]
 fn table_report() {
-    let (code, out, err) = kinetoscope(&["memory", "v2_6_full.pickle"]);
+    let (code, out, err) = run(&["memory", "v2_6_full.pickle"]);
     assert_eq!(code, Some(0), "{err}");
     for needle in [
         "CUDA memory snapshot, pickle protocol 4",
@@ -46,7 +31,7 @@ fn table_report() {
 
 #[test]
 fn json_document() {
-    let (code, out, err) = kinetoscope(&["memory", "v2_0_no_time.pickle", "--format", "json"]);
+    let (code, out, err) = run(&["memory", "v2_0_no_time.pickle", "--format", "json"]);
     assert_eq!(code, Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["kind"], "memory_snapshot");
@@ -68,8 +53,8 @@ fn json_document() {
 fn detected_by_content_whatever_the_name() {
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path().join("memory.json");
-    std::fs::copy(snapshots().join("v1_13_bare_list.pickle"), &p).unwrap();
-    let (code, out, err) = kinetoscope(&["memory", p.to_str().unwrap()]);
+    std::fs::copy(memory_snapshots().join("v1_13_bare_list.pickle"), &p).unwrap();
+    let (code, out, err) = run(&["memory", p.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("bare-list (1.13)"), "{out}");
     assert!(out.contains("no allocation history"), "{out}");
@@ -77,7 +62,7 @@ fn detected_by_content_whatever_the_name() {
 
 #[test]
 fn csv_is_refused_for_snapshots() {
-    let (code, _, err) = kinetoscope(&["memory", "v2_6_full.pickle", "--format", "csv"]);
+    let (code, _, err) = run(&["memory", "v2_6_full.pickle", "--format", "csv"]);
     assert_eq!(code, Some(2));
     assert!(err.contains("CSV is not available"), "{err}");
 }
@@ -91,7 +76,7 @@ fn a_code_pickle_is_refused_with_opcode_and_offset() {
         b"\x80\x02cposix\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.",
     )
     .unwrap();
-    let (code, out, err) = kinetoscope(&["memory", p.to_str().unwrap()]);
+    let (code, out, err) = run(&["memory", p.to_str().unwrap()]);
     assert_eq!(code, Some(2));
     assert!(out.is_empty());
     assert!(

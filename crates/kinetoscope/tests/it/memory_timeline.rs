@@ -1,24 +1,16 @@
 //! End-to-end tests of `kinetoscope memory` on profiler memory timelines, the inferred
 //! categories of a trace, the comparison with PyTorch's timeline, and `--html` refusals.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::common::{kinetoscope, Run};
-
-/// `crates/kinetoscope-trace/tests/fixtures/memory_timelines` (see its SOURCE.md).
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../kinetoscope-trace/tests/fixtures/memory_timelines")
-}
-
-fn json(run: &Run) -> serde_json::Value {
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    serde_json::from_str(&run.stdout).expect("JSON")
-}
+use crate::common::{json, kinetoscope, memory_timelines};
 
 #[test]
 fn raw_timeline_table() {
-    let run = kinetoscope(&fixtures(), &["memory", "torch-2.2.2/mem.raw.json.gz"]);
+    let run = kinetoscope(
+        &memory_timelines(),
+        &["memory", "torch-2.2.2/mem.raw.json.gz"],
+    );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let out = &run.stdout;
     assert!(
@@ -43,19 +35,19 @@ fn raw_timeline_table() {
 
 #[test]
 fn coalesced_and_raw_agree_in_json() {
-    let raw = json(&kinetoscope(
-        &fixtures(),
+    let raw = json(
+        &memory_timelines(),
         &["memory", "torch-2.2.2/mem.raw.json.gz", "--format", "json"],
-    ));
-    let co = json(&kinetoscope(
-        &fixtures(),
+    );
+    let co = json(
+        &memory_timelines(),
         &[
             "memory",
             "torch-2.2.2_mem_coalesced_memory_timeline.json",
             "--format",
             "json",
         ],
-    ));
+    );
     assert_eq!(raw["kind"], "memory_timeline");
     assert_eq!(raw["format"], "raw");
     assert_eq!(co["format"], "coalesced");
@@ -72,7 +64,7 @@ fn coalesced_and_raw_agree_in_json() {
 #[test]
 fn trace_categories_compared_with_the_timeline_beside_it() {
     let run = kinetoscope(
-        &fixtures(),
+        &memory_timelines(),
         &[
             "memory",
             "torch-2.2.2/plain.pt.trace.json.gz",
@@ -80,7 +72,7 @@ fn trace_categories_compared_with_the_timeline_beside_it() {
             "json",
         ],
     );
-    let v = json(&run);
+    let v = run.json();
     let t = &v["traces"][0];
     let cats = &t["devices"][0]["categories"];
     assert_eq!(cats["series"]["categories"][8], "untracked");
@@ -95,7 +87,7 @@ fn trace_categories_compared_with_the_timeline_beside_it() {
     assert!(c["timeline"].as_str().unwrap().ends_with("mem.raw.json.gz"));
     // Terminal: both side by side.
     let table = kinetoscope(
-        &fixtures(),
+        &memory_timelines(),
         &["memory", "torch-2.2.2/plain.pt.trace.json.gz"],
     );
     assert!(
@@ -109,7 +101,7 @@ fn trace_categories_compared_with_the_timeline_beside_it() {
 #[test]
 fn explicit_timeline_and_bad_timeline() {
     let ok = kinetoscope(
-        &fixtures(),
+        &memory_timelines(),
         &[
             "memory",
             "torch-2.2.2/plain.pt.trace.json.gz",
@@ -119,13 +111,13 @@ fn explicit_timeline_and_bad_timeline() {
             "json",
         ],
     );
-    let v = json(&ok);
+    let v = ok.json();
     assert_eq!(
         v["traces"][0]["timeline_comparison"]["timeline_peak"]["total_bytes"],
         234_728
     );
     let bad = kinetoscope(
-        &fixtures(),
+        &memory_timelines(),
         &[
             "memory",
             "torch-2.2.2/plain.pt.trace.json.gz",
@@ -140,7 +132,11 @@ fn explicit_timeline_and_bad_timeline() {
 fn html_never_overwrites_an_input() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("mem.raw.json.gz");
-    std::fs::copy(fixtures().join("torch-2.2.2/mem.raw.json.gz"), &input).unwrap();
+    std::fs::copy(
+        memory_timelines().join("torch-2.2.2/mem.raw.json.gz"),
+        &input,
+    )
+    .unwrap();
     let before = std::fs::read(&input).unwrap();
     let run = kinetoscope(
         dir.path(),
@@ -168,7 +164,7 @@ fn html_never_overwrites_an_input() {
 /// trace without memory events and an HTML timeline (a picture, not read).
 fn run_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let f = fixtures();
+    let f = memory_timelines();
     let copy = |from: PathBuf, to: &str| {
         std::fs::copy(from, dir.path().join(to)).unwrap();
     };
@@ -211,10 +207,7 @@ fn run_folder_memory_per_phase() {
     assert!(out.contains("peak allocated 140.3 KiB on CPU"), "{out}");
     // The phase's timeline is compared with the phase's trace.
     assert!(out.contains("PyTorch timeline at its peak"), "{out}");
-    let v = json(&kinetoscope(
-        dir.path(),
-        &["memory", ".", "--format", "json"],
-    ));
+    let v = json(dir.path(), &["memory", ".", "--format", "json"]);
     let phases = v["phase_memory"].as_array().unwrap();
     assert_eq!(phases.len(), 2);
     let arts = phases[0]["artifacts"].as_array().unwrap();
@@ -247,7 +240,7 @@ fn run_folder_summary_reads_snapshots_and_timelines() {
 #[test]
 fn trace_categories_over_time_with_table_curve() {
     let run = kinetoscope(
-        &fixtures(),
+        &memory_timelines(),
         &[
             "memory",
             "torch-2.2.2/plain.pt.trace.json.gz",

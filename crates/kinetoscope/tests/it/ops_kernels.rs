@@ -1,24 +1,11 @@
 //! End-to-end tests of `kinetoscope ops` and `kinetoscope kernels`: formats, options,
 //! messages and exit codes. The numbers themselves are checked against the TensorBoard
-//! plugin in `crates/kinetoscope-analysis/tests/ops_kernels.rs`.
+//! plugin in `crates/kinetoscope-analysis/tests/it/ops_kernels.rs`.
 
-use std::path::{Path, PathBuf};
-
-use crate::common::kinetoscope;
-
-/// The reader's fixtures (`crates/kinetoscope-trace/tests/fixtures`).
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../kinetoscope-trace/tests/fixtures")
-}
+use crate::common::{fixtures, json, kinetoscope};
 
 /// ResNet-50 on a V100, PyTorch 1.9 era (the plugin's `resnet50_num_workers_0` span 1).
 const RESNET: &str = "worker0.1623143089861.pt.trace.json.gz";
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let run = kinetoscope(&fixtures(), args);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    serde_json::from_str(&run.stdout).expect("stdout is JSON")
-}
 
 #[test]
 fn ops_terminal_table() {
@@ -38,16 +25,19 @@ fn ops_terminal_table() {
 
 #[test]
 fn ops_json_document() {
-    let doc = json(&[
-        "ops",
-        RESNET,
-        "--format",
-        "json",
-        "--top",
-        "2",
-        "--group-by",
-        "shape",
-    ]);
+    let doc = json(
+        &fixtures(),
+        &[
+            "ops",
+            RESNET,
+            "--format",
+            "json",
+            "--top",
+            "2",
+            "--group-by",
+            "shape",
+        ],
+    );
     assert_eq!(doc["schema_version"], 2);
     assert_eq!(doc["input"], RESNET);
     assert_eq!(doc["group_by"], "shape");
@@ -103,7 +93,10 @@ fn ops_sort_and_csv() {
 
 #[test]
 fn kernels_by_name_and_properties() {
-    let doc = json(&["kernels", RESNET, "--format", "json", "--top", "1"]);
+    let doc = json(
+        &fixtures(),
+        &["kernels", RESNET, "--format", "json", "--top", "1"],
+    );
     let t = &doc["traces"][0];
     assert_eq!(t["total_rows"], 67);
     let row = &t["rows"][0];
@@ -116,18 +109,21 @@ fn kernels_by_name_and_properties() {
     assert_eq!(row["tensor_cores"], false);
     assert!(row.get("operator").is_none());
 
-    let doc = json(&[
-        "kernels",
-        RESNET,
-        "--format",
-        "json",
-        "--group-by",
-        "properties",
-        "--sort",
-        "calls",
-        "--top",
-        "1",
-    ]);
+    let doc = json(
+        &fixtures(),
+        &[
+            "kernels",
+            RESNET,
+            "--format",
+            "json",
+            "--group-by",
+            "properties",
+            "--sort",
+            "calls",
+            "--top",
+            "1",
+        ],
+    );
     let t = &doc["traces"][0];
     assert_eq!(t["total_rows"], 226);
     assert_eq!(t["sort"], "calls");

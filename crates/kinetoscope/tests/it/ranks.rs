@@ -2,41 +2,12 @@
 //! sequences`: the real two-rank folder (HTA's `trace_filter`), a folder made by
 //! `kinetoscope-synth` with a planted slow rank, JSON and CSV output, and errors.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use kinetoscope_synth::decimal::Factor;
 use kinetoscope_synth::{load_source, write_ranks, LoadOptions, RankOptions, Target};
 
-fn rank_folder() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../kinetoscope-trace/tests/fixtures/ranks")
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn kinetoscope(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
-        .args(args)
-        .env("COLUMNS", "100")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("binary runs");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let r = kinetoscope(args);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    serde_json::from_str(&r.stdout).expect("JSON output")
-}
+use crate::common::{json, kinetoscope, rank_folder};
 
 /// 4 ranks, rank 2 slowed down 1.3× by the generator.
 fn slow_folder(dir: &Path) {
@@ -62,20 +33,20 @@ fn ranks_names_the_planted_slow_rank() {
     let dir = tempfile::tempdir().unwrap();
     slow_folder(dir.path());
     let p = dir.path().to_str().unwrap();
-    let v = json(&["ranks", p, "--format", "json"]);
+    let v = json(&rank_folder(), &["ranks", p, "--format", "json"]);
     assert_eq!(v["schema_version"], 2);
     let report = &v["report"];
     assert_eq!(report["ranks"].as_array().unwrap().len(), 4);
     assert_eq!(report["stragglers"][0]["rank"], 2);
     assert!(report["skew"]["matched"].as_u64().unwrap() > 0);
 
-    let t = kinetoscope(&["ranks", p]);
+    let t = kinetoscope(&rank_folder(), &["ranks", p]);
     assert_eq!(t.code, Some(0), "{}", t.stderr);
     assert!(t.stdout.contains("Stragglers"));
     assert!(t.stdout.contains("  1. rank 2"), "{}", t.stdout);
     assert!(t.stdout.contains("arrived last at"));
 
-    let csv = kinetoscope(&["ranks", p, "--format", "csv"]);
+    let csv = kinetoscope(&rank_folder(), &["ranks", p, "--format", "csv"]);
     assert_eq!(csv.code, Some(0));
     let lines: Vec<&str> = csv.stdout.lines().collect();
     assert!(lines[0].starts_with("rank,steps,mean_step_us"));
@@ -85,7 +56,10 @@ fn ranks_names_the_planted_slow_rank() {
 #[test]
 fn ranks_on_the_real_folder() {
     let p = rank_folder();
-    let v = json(&["ranks", p.to_str().unwrap(), "--format", "json"]);
+    let v = json(
+        &rank_folder(),
+        &["ranks", p.to_str().unwrap(), "--format", "json"],
+    );
     let ranks = v["report"]["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), 2);
     assert_eq!(ranks[0]["collectives"], 10);
@@ -95,7 +69,7 @@ fn ranks_on_the_real_folder() {
 #[test]
 fn ranks_needs_a_folder_of_two() {
     let f = rank_folder().join("sampled_rank-0.json.gz");
-    let r = kinetoscope(&["ranks", f.to_str().unwrap()]);
+    let r = kinetoscope(&rank_folder(), &["ranks", f.to_str().unwrap()]);
     assert_eq!(r.code, Some(2));
     assert!(
         r.stderr.contains("at least two rank trace files"),
@@ -107,13 +81,16 @@ fn ranks_needs_a_folder_of_two() {
 #[test]
 fn comm_hta_compat_matches_reference() {
     let p = rank_folder();
-    let v = json(&[
-        "comm",
-        p.to_str().unwrap(),
-        "--hta-compat",
-        "--format",
-        "json",
-    ]);
+    let v = json(
+        &rank_folder(),
+        &[
+            "comm",
+            p.to_str().unwrap(),
+            "--hta-compat",
+            "--format",
+            "json",
+        ],
+    );
     let traces = v["traces"].as_array().unwrap();
     let pct: Vec<f64> = traces
         .iter()
@@ -128,12 +105,15 @@ fn comm_hta_compat_matches_reference() {
 #[test]
 fn comm_table_and_csv() {
     let f = rank_folder().join("sampled_rank-0.json.gz");
-    let t = kinetoscope(&["comm", f.to_str().unwrap()]);
+    let t = kinetoscope(&rank_folder(), &["comm", f.to_str().unwrap()]);
     assert_eq!(t.code, Some(0), "{}", t.stderr);
     assert!(t.stdout.contains("communication/computation overlap"));
     assert!(t.stdout.contains("SendRecv"));
     assert!(t.stdout.contains("ProfilerStep#551"));
-    let csv = kinetoscope(&["comm", f.to_str().unwrap(), "--format", "csv"]);
+    let csv = kinetoscope(
+        &rank_folder(),
+        &["comm", f.to_str().unwrap(), "--format", "csv"],
+    );
     assert!(csv
         .stdout
         .starts_with("trace,rank,collective,process_group,algorithm"));
@@ -143,14 +123,17 @@ fn comm_table_and_csv() {
 #[test]
 fn sequences_step_and_operator_modes() {
     let f = rank_folder().join("sampled_rank-0.json.gz");
-    let v = json(&[
-        "sequences",
-        f.to_str().unwrap(),
-        "--format",
-        "json",
-        "--top",
-        "3",
-    ]);
+    let v = json(
+        &rank_folder(),
+        &[
+            "sequences",
+            f.to_str().unwrap(),
+            "--format",
+            "json",
+            "--top",
+            "3",
+        ],
+    );
     let t = &v["traces"][0];
     assert_eq!(t["scope"]["kind"], "step");
     let seqs = t["sequences"].as_array().unwrap();
@@ -159,20 +142,26 @@ fn sequences_step_and_operator_modes() {
         assert!(s["kernels"].as_array().unwrap().len() >= 3);
         assert!(s["count"].as_u64().unwrap() >= 2);
     }
-    let v = json(&[
-        "sequences",
-        f.to_str().unwrap(),
-        "--op",
-        "ProfilerStep",
-        "--min-len",
-        "3",
-        "--format",
-        "json",
-    ]);
+    let v = json(
+        &rank_folder(),
+        &[
+            "sequences",
+            f.to_str().unwrap(),
+            "--op",
+            "ProfilerStep",
+            "--min-len",
+            "3",
+            "--format",
+            "json",
+        ],
+    );
     let t = &v["traces"][0];
     assert_eq!(t["scope"]["name"], "ProfilerStep");
     assert!(t["roots"].as_u64().unwrap() >= 1);
-    let csv = kinetoscope(&["sequences", f.to_str().unwrap(), "--format", "csv"]);
+    let csv = kinetoscope(
+        &rank_folder(),
+        &["sequences", f.to_str().unwrap(), "--format", "csv"],
+    );
     assert!(csv
         .stdout
         .starts_with("trace,rank_by_count,operator,length,count"));
@@ -181,12 +170,21 @@ fn sequences_step_and_operator_modes() {
 #[test]
 fn critical_path_command() {
     let f = rank_folder().join("sampled_rank-0.json.gz");
-    let t = kinetoscope(&["critical-path", f.to_str().unwrap(), "--step", "551"]);
+    let t = kinetoscope(
+        &rank_folder(),
+        &["critical-path", f.to_str().unwrap(), "--step", "551"],
+    );
     assert_eq!(t.code, Some(0), "{}", t.stderr);
     assert!(t.stdout.contains("critical path of ProfilerStep#551"));
     assert!(t.stdout.contains("Time on the critical path"));
-    let v = json(&["critical-path", f.to_str().unwrap(), "--format", "json"]);
+    let v = json(
+        &rank_folder(),
+        &["critical-path", f.to_str().unwrap(), "--format", "json"],
+    );
     assert_eq!(v["traces"][0]["step"], "ProfilerStep#552");
-    let csv = kinetoscope(&["critical-path", f.to_str().unwrap(), "--format", "csv"]);
+    let csv = kinetoscope(
+        &rank_folder(),
+        &["critical-path", f.to_str().unwrap(), "--format", "csv"],
+    );
     assert!(csv.stdout.starts_with("trace,step,category,time_us,pct"));
 }

@@ -2,24 +2,11 @@
 //! exit codes with `--fail-on`, the JSON document's findings, thresholds from
 //! `--config` and `--set`, and a rank folder's cross-rank findings.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use crate::common::{corpus, kinetoscope};
 
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/traces")
-}
-
+/// `kinetoscope args` in `corpus/traces`: exit code, stdout, stderr.
 fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
-        .current_dir(corpus())
-        .args(args)
-        .output()
-        .expect("run kinetoscope");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    kinetoscope(&corpus(), args).into_parts()
 }
 
 #[test]
