@@ -2,6 +2,7 @@
 
 mod comm_ranks;
 mod common;
+mod critical_path;
 mod hta_differences;
 mod hta_trace_filter;
 mod memory;
