@@ -322,7 +322,8 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         .and_then(|tr| thread_ix.get(&tr))
         .and_then(|&ti| threads[ti as usize].evs.iter().map(|x| x.end.min(w1)).max())
         .unwrap_or(i64::MIN);
-    // No step span (whole-trace fallback): the thread whose work ends last.
+    // The thread whose work ends last: where the walk starts when there is no step span
+    // (whole-trace fallback) and no later GPU work.
     let mut latest: Option<(i64, u32)> = None;
     for (ti, th) in threads.iter().enumerate() {
         if let Some(x) = th.evs.iter().map(|x| x.end.min(w1)).max() {
