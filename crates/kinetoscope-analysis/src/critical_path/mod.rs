@@ -321,35 +321,34 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         .and_then(|tr| thread_ix.get(&tr))
         .and_then(|&ti| threads[ti as usize].evs.iter().map(|x| x.end.min(w1)).max())
         .unwrap_or(i64::MIN);
+    // The thread whose work ends last: where the walk starts when there is no step span
+    // (whole-trace fallback) and no later GPU work.
+    let mut latest: Option<(i64, u32)> = None;
+    for (ti, th) in threads.iter().enumerate() {
+        if let Some(x) = th.evs.iter().map(|x| x.end.min(w1)).max() {
+            if latest.is_none_or(|(b, _)| x > b) {
+                latest = Some((x, ti as u32));
+            }
+        }
+    }
     if last_gpu.0 > i64::MIN && last_gpu.0 >= host_last {
         place = Some(Place::Gpu(last_gpu.1));
     } else if let Some(tr) = step_track.and_then(|tr| thread_ix.get(&tr)) {
         place = Some(Place::Cpu(*tr));
-    } else {
-        // No step span (whole-trace fallback): the thread whose work ends last.
-        let mut best: Option<(i64, u32)> = None;
-        for (ti, th) in threads.iter().enumerate() {
-            if let Some(x) = th.evs.iter().map(|x| x.end.min(w1)).max() {
-                if best.is_none_or(|(b, _)| x > b) {
-                    best = Some((x, ti as u32));
-                }
-            }
-        }
-        if let Some((x, ti)) = best {
-            t = x;
-            place = Some(Place::Cpu(ti));
-        }
+    } else if let Some((x, ti)) = latest {
+        t = x;
+        place = Some(Place::Cpu(ti));
     }
     let Some(mut place) = place else {
         out.warnings.push(Note::NoActivityInStep);
         return out;
     };
-    // The step's thread (or the thread the walk starts on).
-    let main = match (step_track.and_then(|tr| thread_ix.get(&tr)), place) {
-        (Some(&m), _) => m,
-        (None, Place::Cpu(m)) => m,
-        (None, Place::Gpu(_)) => u32::MAX,
-    };
+    // The step's thread; without one, the thread whose work ends last (also when the
+    // walk starts on the GPU). `None` only when there is no host thread, and then the
+    // walk never reaches the host.
+    let main = step_track
+        .and_then(|tr| thread_ix.get(&tr).copied())
+        .or(latest.map(|(_, ti)| ti));
 
     let mut by_cat: FxHashMap<PathCategory, i64> = FxHashMap::default();
     let mut by_event: FxHashMap<(u32, PathCategory), (i64, u64)> = FxHashMap::default();
@@ -438,9 +437,11 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
                 let found = th.at(t);
                 // Another thread idle or done: it was started by (waited on) the step's
                 // thread, so the path goes back there.
-                if ti != main && found.is_none_or(|(_, active)| !active) {
-                    place = Place::Cpu(main);
-                    continue;
+                if let Some(m) = main.filter(|&m| m != ti) {
+                    if found.is_none_or(|(_, active)| !active) {
+                        place = Place::Cpu(m);
+                        continue;
+                    }
                 }
                 let Some((j, active)) = found else { break };
                 let ev = th.evs[j];
