@@ -1,4 +1,4 @@
-//! Advisor thresholds. Every default names its source (docs/advisor-rules.md); a TOML
+//! Advisor thresholds. Every default names its source (see also `docs/rules.md`); a TOML
 //! file (`--config advisor.toml`) and `--set section.key=value` flags override them.
 //!
 //! ```toml
@@ -118,8 +118,7 @@ impl Default for Utilization {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Variance {
-    /// Warning when the coefficient of variation exceeds this, percent (TensorBoard-era
-    /// checklist, docs/users.md: 10 %).
+    /// Warning when the coefficient of variation exceeds this, percent (proposal: 10 %).
     pub warning_cv_pct: f64,
     /// Steps needed to compute it.
     pub min_steps: usize,
@@ -138,11 +137,10 @@ impl Default for Variance {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Optimizer {
-    /// `SlowOptimizerStep` warning share of step time, percent (TensorBoard-era
-    /// checklist: 15 %).
+    /// `SlowOptimizerStep` warning share of step time, percent (proposal: 15 %).
     pub slow_step_pct: f64,
     /// `UnfusedOptimizer` warning when the for-loop optimizer takes at least this share
-    /// of step time, percent (advisor-rules 3.11 proposal: 10 %).
+    /// of step time, percent (proposal: 10 %).
     pub unfused_warning_pct: f64,
 }
 
@@ -181,9 +179,9 @@ impl Default for Sync {
 pub struct MemoryPressure {
     /// Warning above, percent of device memory (tb_plugin: 90 %).
     pub warning_pct: f64,
-    /// Critical above (issue 5: 95 %; TraceML uses 97 %).
+    /// Critical above (proposal: 95 %; TraceML uses 97 %).
     pub critical_pct: f64,
-    /// Info "underused" below (issue 5: 50 %).
+    /// Info "underused" below (proposal: 50 %).
     pub underused_pct: f64,
 }
 
@@ -263,16 +261,14 @@ impl Default for Transfers {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LaunchBound {
-    /// A kernel shorter than this is short, µs (TraceLens `short_kernel_threshold_us`: 10).
-    pub short_kernel_us: f64,
-    /// Flag when at least this share of kernels is short, percent (proposal).
+    /// Flag when at least this share of the launches are short kernels (HTA: GPU time
+    /// shorter than the launch call), percent (proposal).
     pub short_share_pct: f64,
 }
 
 impl Default for LaunchBound {
     fn default() -> Self {
         Self {
-            short_kernel_us: 10.0,
             short_share_pct: 50.0,
         }
     }
@@ -283,7 +279,7 @@ impl Default for LaunchBound {
 #[serde(default, deny_unknown_fields)]
 pub struct Warmup {
     /// The first step is flagged when it is at least this many times the median of the
-    /// others (proposal; advisor-rules 3.16 names the pattern, not a ratio).
+    /// others (proposal; no reference tool gives a ratio).
     pub first_step_ratio: f64,
 }
 
@@ -373,10 +369,11 @@ impl Default for ConvLayout {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GemmAlignment {
-    /// FP16/BF16 GEMM dimensions should be multiples of this (advisor-rules 3.9, after
-    /// NVIDIA's matmul performance guide: 8; unverified per dtype).
+    /// FP16/BF16 GEMM dimensions should be multiples of this (after NVIDIA's matmul
+    /// performance guide: 8; unverified per dtype).
     pub multiple_16bit: i64,
-    /// FP8 GEMM dimensions should be multiples of this (advisor-rules 3.9: 16).
+    /// FP8 GEMM dimensions should be multiples of this (after NVIDIA's matmul performance
+    /// guide: 16).
     pub multiple_8bit: i64,
     /// Warning (else info) when the misaligned GEMMs take at least this share of step
     /// time, percent (proposal, as `Fp32GemmWithoutTensorCores`).
@@ -402,7 +399,7 @@ impl Default for GemmAlignment {
 #[serde(default, deny_unknown_fields)]
 pub struct LowOccupancy {
     /// A kernel is flagged when its time-weighted `est. achieved occupancy %` is below
-    /// this, percent (proposal: advisor-rules 3.16 names the signal without a threshold;
+    /// this, percent (proposal: no reference tool gives a threshold;
     /// torch-tb-profiler shows the number without judging it).
     pub warning_below_pct: f64,
     /// The dominant kernels: by name, longest total first, until they cover this share

@@ -1,7 +1,16 @@
 //! Facts every rule reuses, computed once per trace: the overview (steps stretched to
-//! their GPU work, breakdown, GPU metrics), step windows, and helpers that assign events
-//! to steps and walk host call stacks.
+//! their GPU work, breakdown, GPU metrics), step windows, the other analyses the rules
+//! take their numbers from (memory view, HTA host-wait gaps, launch statistics, the
+//! kernel table), each computed on first use, and helpers that assign events to steps
+//! and walk host call stacks.
 
+use std::sync::OnceLock;
+
+use kinetoscope_analysis::gpu_time::idle::{device_host_wait, Gap};
+use kinetoscope_analysis::gpu_time::launches::{launch_stats, LaunchOptions, LaunchStats};
+use kinetoscope_analysis::gpu_time::{select, Compat};
+use kinetoscope_analysis::kernels::{analyze_kernels_in, KernelGroupBy, KernelsTable};
+use kinetoscope_analysis::memory::{analyze_trace, MemoryOptions, MemoryView};
 use kinetoscope_analysis::overview::{overview, TraceOverview};
 use kinetoscope_trace::{CategoryKind, EventId, Phase, Trace};
 
@@ -39,11 +48,19 @@ pub struct Facts<'a> {
     /// Whether steps come from `ProfilerStep#` markers.
     pub has_step_markers: bool,
     /// Runtime launches per track, sorted by start: (start, end, GPU time launched).
-    launches: std::sync::OnceLock<PerTrack<(i64, i64, i64)>>,
+    launches: OnceLock<PerTrack<(i64, i64, i64)>>,
     /// User-code Python frames per track, sorted by start: (start, end, event).
-    user_frames: std::sync::OnceLock<PerTrack<(i64, i64, usize)>>,
+    user_frames: OnceLock<PerTrack<(i64, i64, usize)>>,
     /// Operators and annotations per track, sorted by (start, longest first).
-    host_spans: std::sync::OnceLock<PerTrack<(i64, i64, usize)>>,
+    host_spans: OnceLock<PerTrack<(i64, i64, usize)>>,
+    /// The memory view.
+    memory: OnceLock<MemoryView>,
+    /// GPU-wide host-wait time.
+    host_wait: OnceLock<Vec<Gap>>,
+    /// Launch statistics.
+    launch_stats: OnceLock<LaunchStats>,
+    /// The kernel table over the steps, by name.
+    step_kernels: OnceLock<KernelsTable>,
 }
 
 impl<'a> Facts<'a> {
@@ -74,10 +91,55 @@ impl<'a> Facts<'a> {
             steps,
             has_gpu,
             has_step_markers,
-            launches: std::sync::OnceLock::new(),
-            user_frames: std::sync::OnceLock::new(),
-            host_spans: std::sync::OnceLock::new(),
+            launches: OnceLock::new(),
+            user_frames: OnceLock::new(),
+            host_spans: OnceLock::new(),
+            memory: OnceLock::new(),
+            host_wait: OnceLock::new(),
+            launch_stats: OnceLock::new(),
+            step_kernels: OnceLock::new(),
         }
+    }
+
+    /// The memory view of the trace, as `kinetoscope memory` shows it (peaks, per-step
+    /// pattern, allocations).
+    pub fn memory(&self) -> &MemoryView {
+        self.memory
+            .get_or_init(|| analyze_trace(self.trace, &MemoryOptions::default()))
+    }
+
+    /// The gaps in which the whole GPU waits for the host: HTA's host-wait
+    /// classification (as `kinetoscope idle`) over all streams as one queue, in start
+    /// order.
+    pub fn host_wait(&self) -> &[Gap] {
+        self.host_wait.get_or_init(|| {
+            device_host_wait(self.trace, &select(self.trace, Compat::Kinetoscope, false))
+        })
+    }
+
+    /// CUDA launch statistics, as `kinetoscope launches` shows them (per `ProfilerStep`).
+    pub fn launch_stats(&self) -> &LaunchStats {
+        self.launch_stats.get_or_init(|| {
+            launch_stats(
+                self.trace,
+                Compat::Kinetoscope,
+                false,
+                LaunchOptions::default(),
+            )
+        })
+    }
+
+    /// The kernel table by name (`kinetoscope kernels`) over the kernels that start in
+    /// the steps; each row lists the steps (indices into [`Self::steps`]) it ran in.
+    pub fn step_kernels(&self) -> &KernelsTable {
+        self.step_kernels.get_or_init(|| {
+            analyze_kernels_in(self.trace, KernelGroupBy::Name, Some(&self.step_windows()))
+        })
+    }
+
+    /// The steps as `[start, end)` windows, epoch ns.
+    pub fn step_windows(&self) -> Vec<(i64, i64)> {
+        self.steps.iter().map(|s| (s.start_ns, s.end_ns)).collect()
     }
 
     /// GPU time (kernels, copies, sets) launched by runtime calls made during a host
@@ -365,30 +427,6 @@ pub fn is_user_frame(name: &str) -> bool {
         || name.starts_with("<built-in"))
 }
 
-/// Mean of values.
-pub fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        0.0
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
-}
-
-/// Median of values (0 when empty).
-pub fn median(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
-}
-
 /// Milliseconds from nanoseconds.
 pub fn ms(ns: f64) -> f64 {
     ns / 1e6
@@ -405,7 +443,5 @@ mod tests {
             "/usr/lib/python3.11/site-packages/torch/nn/modules/module.py(1): _call_impl"
         ));
         assert!(!is_user_frame("<built-in method item of Tensor object>"));
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
     }
 }

@@ -114,6 +114,45 @@ pub struct Finding {
     pub rank: Option<i64>,
 }
 
+/// How many findings there are of each severity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeverityCounts {
+    /// Critical findings.
+    pub critical: usize,
+    /// Warnings.
+    pub warning: usize,
+    /// Info findings.
+    pub info: usize,
+}
+
+impl SeverityCounts {
+    /// Count `findings` by severity.
+    pub fn of(findings: &[Finding]) -> Self {
+        let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
+        Self {
+            critical: count(Severity::Critical),
+            warning: count(Severity::Warning),
+            info: count(Severity::Info),
+        }
+    }
+}
+
+/// Every finding of one input — each trace's, then the cross-rank ones — in one ranked
+/// list ([`rank_findings`]).
+pub fn all_findings<'a>(
+    per_trace: impl IntoIterator<Item = &'a [Finding]>,
+    cross_rank: &'a [Finding],
+) -> Vec<Finding> {
+    let mut all: Vec<Finding> = per_trace
+        .into_iter()
+        .flatten()
+        .chain(cross_rank)
+        .cloned()
+        .collect();
+    rank_findings(&mut all);
+    all
+}
+
 /// Order findings by estimated recoverable time (`impact_ns_per_step`, largest first),
 /// then severity (critical first), then id. Findings whose impact is unknown carry 0
 /// (memory findings, whose cost is the risk of running out of memory), so they follow

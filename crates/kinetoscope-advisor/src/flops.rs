@@ -1,5 +1,5 @@
 //! FLOPs from recorded shapes, achieved TFLOP/s per op class, and MFU against the dense
-//! peak of the detected GPU (docs/advisor-rules.md §4).
+//! peak of the detected GPU.
 //!
 //! Only leaf operators are counted (`aten::mm`, `aten::addmm`, `aten::bmm`,
 //! `aten::baddbmm`, `aten::_scaled_mm`, not the `aten::linear` / `aten::matmul` above
@@ -167,7 +167,7 @@ fn conv_out(x: &[i64], w: &[i64], concrete: &[String]) -> Option<Vec<i64>> {
     Some(out)
 }
 
-/// Dense peak TFLOP/s of one GPU (docs/advisor-rules.md §4.3; datasheet, no sparsity).
+/// Dense peak TFLOP/s of one GPU (vendor datasheets, without 2:4 sparsity).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuPeak {
     /// The table row used.

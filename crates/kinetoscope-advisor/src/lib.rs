@@ -30,7 +30,9 @@ pub mod summary;
 use serde::{Deserialize, Serialize};
 
 pub use config::Config;
-pub use finding::{rank_findings, About, Confidence, Finding, Severity};
+pub use finding::{
+    all_findings, rank_findings, About, Confidence, Finding, Severity, SeverityCounts,
+};
 
 /// The advisor's result for one trace.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

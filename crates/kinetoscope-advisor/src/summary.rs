@@ -2,6 +2,7 @@
 //! metrics, memory peaks against device memory, and communication time (used across
 //! ranks).
 
+use kinetoscope_analysis::note::Note;
 use kinetoscope_analysis::overview::{GpuMetrics, Parts};
 use kinetoscope_analysis::stats::DurationStats;
 use kinetoscope_analysis::steps::StepSource;
@@ -25,12 +26,12 @@ pub struct Phases {
     pub optimizer_ns: f64,
 }
 
-/// Peak memory of one device.
+/// Peak memory of one device, as the memory view (`kinetoscope memory`) reports it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemoryPeak {
     /// `CPU`, `GPU0`, ...
     pub device: String,
-    /// Peak `Total Allocated`, bytes.
+    /// Peak `Total Allocated` over the whole trace, bytes.
     pub peak_allocated_bytes: i64,
     /// Peak `Total Reserved`, bytes (0 when not recorded).
     pub peak_reserved_bytes: i64,
@@ -63,7 +64,7 @@ pub struct Summary {
     /// Host time in collectives per step, ns (outermost communication spans).
     pub communication_ns: f64,
     /// Warnings from reading and from the overview.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 /// Whether a host span is a collective.
@@ -128,41 +129,30 @@ pub fn summarize(facts: &Facts) -> Summary {
         fwd_ns += e.dur_ns[i].min(first_bwd[s] - e.ts_ns[i]);
     }
     let comm = facts.outermost(&facts.events(&host, is_collective));
-    let mut memory = Vec::new();
-    for (dev, steps) in crate::rules::memory::per_step_memory(facts) {
-        let peak_a = steps
-            .iter()
-            .flatten()
-            .map(|s| s.max_allocated)
-            .max()
-            .unwrap_or(0);
-        let peak_r = steps
-            .iter()
-            .flatten()
-            .map(|s| s.max_reserved)
-            .max()
-            .unwrap_or(0)
-            .max(0);
-        let cap = (dev.0 == 1)
-            .then(|| {
-                facts
-                    .trace
-                    .meta
-                    .devices
-                    .iter()
-                    .find(|d| d.id == dev.1)
-                    .map(|d| d.total_memory_bytes)
+    let memory = facts
+        .memory()
+        .devices
+        .iter()
+        .filter(|d| crate::rules::memory::has_totals(d))
+        .filter_map(|d| {
+            let capacity_bytes = d.capacity_bytes.filter(|c| *c > 0);
+            Some(MemoryPeak {
+                device: d.device.clone(),
+                peak_allocated_bytes: d.peak_allocated.as_ref()?.bytes,
+                peak_reserved_bytes: d.peak_reserved.as_ref().map_or(0, |p| p.bytes.max(0)),
+                capacity_bytes,
+                peak_share_of_capacity: capacity_bytes.and(
+                    match (
+                        d.peak_allocated_share_of_capacity,
+                        d.peak_reserved_share_of_capacity,
+                    ) {
+                        (Some(a), Some(r)) => Some(a.max(r)),
+                        (a, r) => a.or(r),
+                    },
+                ),
             })
-            .flatten()
-            .filter(|c| *c > 0);
-        memory.push(MemoryPeak {
-            device: crate::rules::memory::device_name(dev),
-            peak_allocated_bytes: peak_a,
-            peak_reserved_bytes: peak_r,
-            capacity_bytes: cap,
-            peak_share_of_capacity: cap.map(|c| peak_a.max(peak_r) as f64 / c as f64),
-        });
-    }
+        })
+        .collect();
     let avg = facts.overview.average.as_ref();
     Summary {
         step_source: facts.overview.step_source,

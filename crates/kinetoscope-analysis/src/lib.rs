@@ -1,5 +1,7 @@
 //! Analyses over the kinetoscope trace model. Every analysis takes a
-//! [`kinetoscope_trace::Trace`] and returns plain serialisable structs; none prints.
+//! [`kinetoscope_trace::Trace`] and returns plain serialisable structs of numbers, enums
+//! and ids; none prints or writes prose (what it had to assume is a [`note::Note`]; the
+//! renderers and the advisor word things).
 //!
 //! - [`comm`]: communication/computation overlap, exposed communication, collectives.
 //! - [`critical_path`]: the critical path of one step, by category and event.
@@ -8,6 +10,7 @@
 //! - [`kernels`]: the GPU kernel view (per kernel name, or name + operator + launch
 //!   properties).
 //! - [`memory`]: the memory view (curves, peaks, allocation events, per-operator statistics).
+//! - [`note`]: what an analysis had to assume or could not compute, as data.
 //! - [`ops`]: the operator view (per operator, by name, input shape, call stack or module).
 //! - [`ranks`]: rank traces side by side: collectives matched, skew, waits, stragglers.
 //! - [`sequences`]: frequent kernel sequences in an operator or a step (fusion candidates).
@@ -15,13 +18,13 @@
 //! - [`steps`]: training steps from `ProfilerStep#N` spans, with a documented fallback.
 //! - [`stats`]: distribution statistics (mean, median, p90, coefficient of variation).
 //! - [`summary`]: the per-trace summary behind `kinetoscope summary`.
-//! - [`units`]: human-readable sizes for verdict and evidence text.
 
 pub mod comm;
 pub mod critical_path;
 pub mod gpu_time;
 pub mod kernels;
 pub mod memory;
+pub mod note;
 pub mod ops;
 pub mod overview;
 pub mod ranks;
@@ -30,4 +33,3 @@ mod sort_key;
 pub mod stats;
 pub mod steps;
 pub mod summary;
-pub mod units;

@@ -1,4 +1,4 @@
-//! Frequent kernel sequences (docs/metrics.md B.14): fusion candidates.
+//! Frequent kernel sequences: fusion candidates.
 //!
 //! * **Operator mode** (`op` set, HTA's `get_frequent_cuda_kernel_sequences`): the roots
 //!   are the outermost CPU operators (or annotations) whose name contains `op`; each
@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, EventId, Phase, StrId, Trace, TrackId};
 
+use crate::note::Note;
 use crate::overview::classify::Classes;
 use crate::overview::step_ranges::plan_steps;
 
@@ -92,7 +93,7 @@ pub struct TraceSequences {
     /// The patterns, most frequent first.
     pub sequences: Vec<KernelSequence>,
     /// What the analysis had to assume.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 /// Find the frequent kernel sequences of a trace.
@@ -224,7 +225,7 @@ fn step_mode(trace: &Trace, min_len: usize, max_len: usize, top: usize) -> Trace
         .collect();
     let mut warnings = Vec::new();
     if plan.source == crate::steps::StepSource::WholeTrace {
-        warnings.push("no ProfilerStep# spans: the whole trace is one step".into());
+        warnings.push(Note::NoStepMarkers);
     }
     TraceSequences {
         path: String::new(),
@@ -346,9 +347,10 @@ fn operator_mode(trace: &Trace, op: &str, min_len: usize, top: usize) -> TraceSe
     list.truncate(top);
     let mut warnings = Vec::new();
     if roots == 0 {
-        warnings.push(format!(
-            "no operator whose name contains {op:?} launched at least {min_len} kernels"
-        ));
+        warnings.push(Note::NoMatchingOperator {
+            operator: op.to_owned(),
+            min_len,
+        });
     }
     TraceSequences {
         path: String::new(),

@@ -3,22 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use kinetoscope_trace::read::rank_from_file_name;
-use kinetoscope_trace::{DeviceInfo, Trace};
+use kinetoscope_trace::{DeviceInfo, RankSource, Trace};
 use serde::{Deserialize, Serialize};
 
+use crate::note::Note;
 use crate::stats::DurationStats;
 use crate::steps::{find_steps, Step, StepSource};
-
-/// Where the rank number came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RankSource {
-    /// `distributedInfo.rank`.
-    DistributedInfo,
-    /// The file name (`rank-3...`).
-    FileName,
-}
 
 /// Summary of one trace.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -61,7 +51,7 @@ pub struct TraceSummary {
     /// Whether the file was gzip-compressed.
     pub gzip: bool,
     /// Warnings about the read (defects skipped or repaired) and the content.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 /// Summarise one trace.
@@ -81,32 +71,17 @@ pub fn summarize(trace: &Trace) -> TraceSummary {
     } else {
         None
     };
-    let file_name = trace
-        .path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let dist = trace.meta.distributed.as_ref();
-    let (rank, rank_source) = match dist.and_then(|d| d.rank) {
-        Some(r) => (Some(r), Some(RankSource::DistributedInfo)),
-        None => match rank_from_file_name(&file_name) {
-            Some(r) => (Some(r), Some(RankSource::FileName)),
-            None => (None, None),
-        },
-    };
-    let mut warnings = Vec::new();
-    if let Some(w) = trace.report.warning_line() {
-        warnings.push(w);
-    }
+    let mut warnings: Vec<Note> = Note::lenient_read(&trace.report).into_iter().collect();
     if step_source == StepSource::WholeTrace {
-        warnings.push("no ProfilerStep# spans: the whole trace is treated as one step".into());
+        warnings.push(Note::NoStepMarkers);
     }
     let span = trace.span_ns();
     TraceSummary {
         path: trace.path.display().to_string(),
         era: trace.meta.pytorch_era().to_owned(),
-        rank,
-        rank_source,
+        rank: trace.meta.rank.map(|r| r.value),
+        rank_source: trace.meta.rank.map(|r| r.source),
         world_size: dist.and_then(|d| d.world_size),
         backend: dist.and_then(|d| d.backend.clone()),
         devices: trace.meta.devices.clone(),

@@ -4,12 +4,28 @@
 use std::path::Path;
 
 use kinetoscope_analysis::memory::timeline::{analyze_timeline, TimelineView};
-use kinetoscope_trace::read::read_memory_timeline;
+use kinetoscope_trace::read::{sniff_path, ContentKind};
+use kinetoscope_trace::MemoryTimeline;
 
 use crate::error::EngineResult;
 
-/// Read and analyse a memory-timeline file down-sampled to `points`.
-pub fn timeline_view(path: &Path, points: usize) -> EngineResult<TimelineView> {
-    let tl = read_memory_timeline(path)?;
-    Ok(analyze_timeline(&path.display().to_string(), &tl, points))
+/// The view of a memory timeline read from `path`, down-sampled to about `points`.
+pub fn timeline_view(path: &Path, tl: &MemoryTimeline, points: usize) -> TimelineView {
+    analyze_timeline(&path.display().to_string(), tl, points)
+}
+
+/// Read `path` as a memory timeline if its content is one (`None` otherwise), opening
+/// and sniffing it once.
+pub fn read_timeline_if_any(path: &Path) -> EngineResult<Option<MemoryTimeline>> {
+    let sniffed = sniff_path(path)?;
+    if sniffed.kind() != ContentKind::MemoryTimeline {
+        return Ok(None);
+    }
+    Ok(Some(sniffed.read_memory_timeline()?))
+}
+
+/// Read `path` as a memory timeline; another kind of file is an error saying what it is.
+pub fn read_timeline(path: &Path) -> EngineResult<MemoryTimeline> {
+    let sniffed = sniff_path(path)?;
+    Ok(sniffed.read_memory_timeline()?)
 }

@@ -6,12 +6,12 @@
 //! Front ends render these and never compute: the JSON a document serialises to holds
 //! every number a terminal table shows (`docs/json.md`).
 
-use kinetoscope_advisor::{Finding, Severity, TraceReport};
+use kinetoscope_advisor::{Finding, Severity, SeverityCounts, TraceReport};
 use kinetoscope_analysis::gpu_time::Compat;
 use kinetoscope_analysis::memory::snapshot::SnapshotView;
 use kinetoscope_analysis::memory::timeline::TimelineView;
 use kinetoscope_analysis::ranks::RanksReport;
-use kinetoscope_trace::read::RunPhase;
+use kinetoscope_trace::RunPhase;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -159,6 +159,8 @@ pub struct ReportDocument {
     pub cross_rank_findings: Vec<Finding>,
     /// Every finding of the document (per trace and cross-rank), ranked.
     pub findings: Vec<Finding>,
+    /// `findings` by severity.
+    pub counts: SeverityCounts,
     /// Traces that could not be read.
     pub errors: Vec<ReadFailure>,
 }

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use kinetoscope_trace::read::{
-    parse_stage_name, read_trace, read_trace_bytes, Artifact, ArtifactKind, ReadOptions, RunPhase,
+use kinetoscope_trace::read::{read_trace, read_trace_bytes, ReadOptions, Sniffed};
+use kinetoscope_trace::{
+    parse_stage_name, Artifact, ArtifactKind, RunPhase, Trace, TraceError, TraceResult,
 };
-use kinetoscope_trace::{Trace, TraceError, TraceResult};
 
 use crate::document::{InputLayout, ReadFailure};
 
@@ -287,6 +287,17 @@ pub fn map_bytes<T>(
 ) -> PerTrace<T> {
     let path = PathBuf::from(name);
     let result = read_trace_bytes(&path, data, opts).map(|t| reduce(&t));
+    PerTrace { path, result }
+}
+
+/// Read one trace from a file already opened and sniffed, and reduce it.
+pub fn map_sniffed<T>(
+    sniffed: Sniffed<'_>,
+    opts: &ReadOptions,
+    reduce: impl Fn(&Trace) -> T,
+) -> PerTrace<T> {
+    let path = sniffed.path().to_owned();
+    let result = sniffed.read_trace(opts).map(|t| reduce(&t));
     PerTrace { path, result }
 }
 

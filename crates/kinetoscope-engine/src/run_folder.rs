@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
-use kinetoscope_trace::read::{is_memory_timeline_file, read_snapshot, ArtifactKind, RunPhase};
+use kinetoscope_trace::read::{read_snapshot, sniff_path, ContentKind};
+use kinetoscope_trace::{ArtifactKind, RunPhase};
 use serde::{Deserialize, Serialize};
 
 use crate::artifacts::timeline_view;
@@ -80,12 +81,17 @@ fn snapshot_row(a: &mut ArtifactMemory, path: &Path) {
 
 /// Timeline: the peak total and the largest category there.
 fn timeline_row(a: &mut ArtifactMemory, path: &Path) {
-    if !is_memory_timeline_file(path) {
-        a.error = Some("not a memory timeline (by content)".to_owned());
-        return;
-    }
-    match timeline_view(path, 10) {
-        Ok(v) => {
+    let tl = match sniff_path(path) {
+        Ok(s) if s.kind() == ContentKind::MemoryTimeline => s.read_memory_timeline(),
+        Ok(_) => {
+            a.error = Some("not a memory timeline (by content)".to_owned());
+            return;
+        }
+        Err(e) => Err(e),
+    };
+    match tl {
+        Ok(tl) => {
+            let v = timeline_view(path, &tl, 10);
             if let Some(p) = &v.series.peak {
                 a.peak_bytes = Some(p.total_bytes);
                 if let Some((k, b)) = p

@@ -172,7 +172,7 @@ pub fn to_table(doc: &CommDocument, top: usize) -> String {
             );
         }
         for w in &tr.warnings {
-            out.push_str(&format!("  warning: {w}\n"));
+            out.push_str(&format!("  warning: {}\n", crate::note::text(w)));
         }
         out.push('\n');
     }

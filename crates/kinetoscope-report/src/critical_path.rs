@@ -63,7 +63,7 @@ pub fn to_table(doc: &CriticalPathDocument) -> String {
             out.push_str(&t.to_terminal());
         }
         for w in &tr.warnings {
-            out.push_str(&format!("  warning: {w}\n"));
+            out.push_str(&format!("  warning: {}\n", crate::note::text(w)));
         }
         out.push('\n');
     }

@@ -32,7 +32,24 @@ pub fn percent(share: f64) -> f64 {
 
 /// Bytes in binary units (`512 B`, `1.5 KiB`, `31.7 GiB`).
 pub fn bytes(b: u64) -> String {
-    kinetoscope_analysis::units::bytes_text(b as f64)
+    bytes_f(b as f64)
+}
+
+/// Signed or fractional bytes in binary units (`-4.0 MiB`, `20.0 KiB` for a rate).
+pub fn bytes_f(b: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b.abs();
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    let sign = if b < 0.0 { "-" } else { "" };
+    if u == 0 {
+        format!("{sign}{v:.0} B")
+    } else {
+        format!("{sign}{v:.1} {}", UNITS[u])
+    }
 }
 
 /// An integer with thousands separators (`1,234,567`).
@@ -58,6 +75,9 @@ mod tests {
         assert_eq!((us(1500.0), ms(2.5e6), percent(0.25)), (1.5, 2.5, 25.0));
         assert_eq!(duration(41_700_000.0), "41.70 ms");
         assert_eq!(bytes(1536), "1.5 KiB");
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes_f(-4.0 * 1024.0 * 1024.0), "-4.0 MiB");
+        assert_eq!(bytes_f(31.7 * (1u64 << 30) as f64), "31.7 GiB");
         assert_eq!(count(1234567), "1,234,567");
         assert_eq!(count(12), "12");
     }

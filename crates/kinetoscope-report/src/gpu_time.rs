@@ -1,7 +1,7 @@
 //! `kinetoscope temporal`, `idle`, `launches` and `kernels --by-class`: GPU time as HTA
-//! defines it (docs/metrics.md Part B), as terminal tables, CSV or a versioned JSON
-//! document ([`GpuTimeDocument`], `docs/json.md`). Terminal and CSV times are µs; JSON
-//! times are ns.
+//! 0.5.0 defines it (`docs/hta-differences.md` lists where kinetoscope departs), as
+//! terminal tables, CSV or a versioned JSON document ([`GpuTimeDocument`],
+//! `docs/json.md`). Terminal and CSV times are µs; JSON times are ns.
 
 use kinetoscope_analysis::gpu_time::classes::ClassBreakdown;
 use kinetoscope_analysis::gpu_time::idle::IdleBreakdown;
@@ -178,9 +178,10 @@ pub fn idle_table(doc: &GpuTimeDocument<IdleBreakdown>) -> String {
     );
     for b in &doc.traces {
         out.push_str(&format!(
-            "{}{}\n",
+            "{}{}; host wait of the GPU as a whole (all streams as one queue): {:.1} µs\n",
             file_name(&b.path),
-            window_note(&b.window)
+            window_note(&b.window),
+            us(b.device_host_wait_ns)
         ));
     }
     out + &idle_rows(doc, false).to_terminal()
@@ -335,20 +336,12 @@ pub fn classes_table(doc: &GpuTimeDocument<ClassBreakdown>) -> String {
             ]);
         }
         out.push_str(&t.to_terminal());
-        let total: i64 = b.overlaps.iter().map(|o| o.time_ns).sum();
         let mut t = Tabular::new(["Classes running", "µs", "%"]);
         for o in &b.overlaps {
             t.push(vec![
                 o.label.clone().into(),
                 Value::float(us(o.time_ns), 0),
-                Value::float(
-                    if total > 0 {
-                        100.0 * o.time_ns as f64 / total as f64
-                    } else {
-                        0.0
-                    },
-                    1,
-                ),
+                Value::float(percent(o.share), 1),
             ]);
         }
         out.push_str(&t.to_terminal());

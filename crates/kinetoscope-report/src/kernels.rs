@@ -37,23 +37,19 @@ pub fn to_table(doc: &KernelsDocument) -> String {
     let mut out = String::new();
     for t in &doc.traces {
         let rank = t.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
-        let tc = if t.total_kernel_ns > 0 {
-            100.0 * t.tensor_core_kernel_ns as f64 / t.total_kernel_ns as f64
-        } else {
-            0.0
-        };
         let by = match t.group_by {
             KernelGroupBy::Name => "name",
             KernelGroupBy::Properties => "name + operator + launch properties",
         };
         let title = format!(
             "{}{rank}: {} of {} kernel rows, by {by}, sorted by {}; kernel time {:.1} µs, \
-             {tc:.1} % on tensor cores",
+             {:.1} % on tensor cores",
             t.path,
             t.rows.len(),
             t.total_rows,
             t.sort.as_str(),
             us(t.total_kernel_ns as f64),
+            percent(t.tensor_core_share),
         );
         let props = t.group_by == KernelGroupBy::Properties;
         let mut headers = vec!["Kernel"];

@@ -7,7 +7,8 @@
 //! [`overview`] renders `kinetoscope overview`. [`comm`] and [`ranks`] render
 //! `kinetoscope comm` and `kinetoscope ranks`; [`sequences`] `kinetoscope sequences`; [`critical_path`] `kinetoscope critical-path`. [`gpu_time`] renders `kinetoscope temporal`,
 //! `idle`, `launches` and `kernels --by-class`. [`report`] renders `kinetoscope report`
-//! (the advisor's summary and findings). [`run_folder`] shows each phase's memory
+//! (the advisor's summary and findings). [`note`] words the analyses' notes and
+//! warnings. [`run_folder`] shows each phase's memory
 //! artifacts side by side. [`document`] is the JSON envelope the view documents share.
 
 pub mod comm;
@@ -19,6 +20,7 @@ pub mod memory;
 pub mod memory_html;
 pub mod memory_snapshot;
 pub mod memory_timeline;
+pub mod note;
 pub mod ops;
 pub mod overview;
 pub mod ranks;

@@ -5,12 +5,13 @@
 //! CSV: one table for all traces and devices, sizes in bytes and times in ns since the
 //! trace's first event. JSON: every field of [`MemoryView`] (`docs/json.md`).
 
+use kinetoscope_analysis::memory::step_pattern::{MemoryPattern, StepPattern};
 use kinetoscope_analysis::memory::{
     op_context, Allocation, CurveKind, CurvePoint, DeviceMemory, MemoryView, OpMemoryStats, Peak,
 };
 use kinetoscope_engine::MemoryDocument;
 
-use crate::format::{count, duration};
+use crate::format::{bytes_f, count, duration};
 use crate::tabular::{Tabular, Value};
 
 /// Which table to write as CSV (or alone on the terminal).
@@ -26,11 +27,31 @@ pub enum MemoryTable {
 
 /// Signed bytes in binary units (`-1.5 KiB`).
 fn signed_bytes(b: i64) -> String {
-    let s = crate::format::bytes(b.unsigned_abs());
-    if b < 0 {
-        format!("-{s}")
-    } else {
-        s
+    bytes_f(b as f64)
+}
+
+/// The per-step pattern in one line.
+pub fn step_pattern_line(p: &StepPattern) -> String {
+    let n = p.steps.len();
+    match (p.verdict, &p.largest_spike) {
+        (MemoryPattern::GradualIncrease, _) => format!(
+            "gradual increase: the trough rises by {} per step over {n} steps ({} in all): \
+             memory is kept across steps (leak signature; `kinetoscope report` says where \
+             and what to change)",
+            bytes_f(p.growth_per_step_bytes),
+            bytes_f(p.trough_growth_bytes as f64)
+        ),
+        (MemoryPattern::SuddenSpike, Some(s)) => format!(
+            "sudden spike: {} peaks at {}, {:.1}× the median step peak ({})",
+            s.step,
+            bytes_f(s.peak_bytes as f64),
+            s.ratio,
+            bytes_f(p.median_peak_bytes)
+        ),
+        _ => format!(
+            "stable: troughs move {} over {n} steps, peaks within 1.5× of the median",
+            bytes_f(p.trough_growth_bytes as f64)
+        ),
     }
 }
 
@@ -95,15 +116,14 @@ fn sparkline(points: &[CurvePoint], width: usize) -> String {
         .collect()
 }
 
-fn peak_line(label: &str, p: &Peak, origin: i64, capacity: Option<u64>) -> String {
+fn peak_line(label: &str, p: &Peak, origin: i64, share_of_capacity: Option<f64>) -> String {
     let op =
         p.op.as_deref()
             .map(|o| format!(" in {}", op_context(Some(o), p.parent_op.as_deref())))
             .unwrap_or_else(|| " (outside any operator)".to_owned());
-    let of_capacity = match capacity {
-        Some(c) if c > 0 => format!(" ({:.1} % of capacity)", 100.0 * p.bytes as f64 / c as f64),
-        _ => String::new(),
-    };
+    let of_capacity = share_of_capacity
+        .map(|share| format!(" ({:.1} % of capacity)", 100.0 * share))
+        .unwrap_or_default();
     format!(
         "  {label:<15} {}{of_capacity} at +{:.3} ms{op}\n",
         signed_bytes(p.bytes),
@@ -207,10 +227,20 @@ fn device_section(d: &DeviceMemory, origin: i64, only: Option<MemoryTable>) -> S
         } else {
             "peak allocated"
         };
-        out.push_str(&peak_line(label, p, origin, d.capacity_bytes));
+        out.push_str(&peak_line(
+            label,
+            p,
+            origin,
+            d.peak_allocated_share_of_capacity,
+        ));
     }
     if let Some(p) = &d.peak_reserved {
-        out.push_str(&peak_line("peak reserved", p, origin, d.capacity_bytes));
+        out.push_str(&peak_line(
+            "peak reserved",
+            p,
+            origin,
+            d.peak_reserved_share_of_capacity,
+        ));
     }
     if let (Some(first), Some(last)) = (d.curve.points.first(), d.curve.points.last()) {
         out.push_str(&format!(
@@ -291,13 +321,17 @@ fn trace_section(v: &MemoryView, only: Option<MemoryTable>) -> String {
         ));
     }
     for n in &v.notes {
-        out.push_str(&format!("note     {n}\n"));
+        out.push_str(&format!("note     {}\n", crate::note::text(n)));
     }
     for d in &v.devices {
         out.push('\n');
         out.push_str(&device_section(d, v.origin_ns, only));
         if let (Some(p), None) = (&d.step_pattern, only) {
-            out.push_str(&format!("{} per step: {}\n", d.device, p.message));
+            out.push_str(&format!(
+                "{} per step: {}\n",
+                d.device,
+                step_pattern_line(p)
+            ));
         }
         if let (Some(c), None) = (&d.categories, only) {
             out.push('\n');

@@ -6,7 +6,9 @@
 //! top allocation sites at the peak, each OOM with what was live, leak suspects, the
 //! largest segments, and the allocator settings.
 
-use kinetoscope_analysis::memory::snapshot::{Site, SnapshotDevice, TimelinePoint};
+use kinetoscope_analysis::memory::snapshot::{
+    OomCause, OomReport, Site, SnapshotDevice, TimelinePoint,
+};
 use kinetoscope_engine::SnapshotDocument;
 
 use crate::format::{bytes, count};
@@ -52,6 +54,41 @@ fn sparkline(points: &[TimelinePoint], width: usize) -> String {
             LEVELS[(v as u128 * 7 / max as u128) as usize]
         })
         .collect()
+}
+
+/// The reading of an OOM's numbers in one line.
+fn oom_reading(o: &OomReport, d: &SnapshotDevice) -> String {
+    let mut out = match o.cause {
+        OomCause::Fragmentation => format!(
+            "{} reserved but unused ≥ the {} asked for: no free block was large enough \
+             (fragmentation); try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+            bytes(o.reserved_unused_bytes),
+            bytes(o.requested_bytes)
+        ),
+        OomCause::ExceedsCache => format!(
+            "the request needed {} more than the allocator had cached: lower the peak \
+             (smaller batch, activation checkpointing) or free what is live below",
+            bytes(o.shortfall_bytes)
+        ),
+    };
+    if let (true, Some(free)) = (o.device_free_covers_request, o.device_free_bytes) {
+        out.push_str(&format!(
+            "; CUDA reported {} free, more than asked: a per-process memory fraction cap, \
+             or device memory fragmented by other allocators",
+            bytes(free)
+        ));
+    }
+    if o.state_is_at_oom {
+        out.push_str(&format!(
+            "; the snapshot is the state at this OOM: largest free block {}{}",
+            bytes(d.state.largest_free_block_bytes),
+            d.state
+                .fragmentation
+                .map(|f| format!(", fragmentation {}", pct(f)))
+                .unwrap_or_default()
+        ));
+    }
+    out
 }
 
 fn sites_table(title: String, sites: &[Site]) -> String {
@@ -206,7 +243,7 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
             o.device_free_bytes
                 .map(|f| format!(", CUDA free {}", bytes(f)))
                 .unwrap_or_default(),
-            o.verdict,
+            oom_reading(o, d),
             o.frames.first().map_or("-", String::as_str),
         ));
         out.push_str(&sites_table("live at the OOM".to_owned(), &o.top_sites));
@@ -322,7 +359,7 @@ pub fn to_table(doc: &SnapshotDocument) -> String {
         ));
     }
     for n in &v.notes {
-        out.push_str(&format!("note: {n}\n"));
+        out.push_str(&format!("note: {}\n", crate::note::text(n)));
     }
     out
 }

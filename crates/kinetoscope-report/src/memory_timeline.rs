@@ -6,7 +6,7 @@
 use kinetoscope_analysis::memory::categories::InferredCategories;
 use kinetoscope_analysis::memory::timeline::{CategoryComparison, CategorySeries};
 use kinetoscope_engine::TimelineDocument;
-use kinetoscope_trace::read::TimelineFormat;
+use kinetoscope_trace::TimelineFormat;
 
 use crate::format::count;
 use crate::tabular::{Tabular, Value};
@@ -20,33 +20,33 @@ fn bytes(b: i64) -> String {
     }
 }
 
-fn pct(part: i64, whole: i64) -> Value {
-    if whole == 0 {
-        Value::Empty
-    } else {
-        Value::float(100.0 * part as f64 / whole as f64, 1)
-    }
-}
-
 /// The peak line and the per-category table at the peak.
 pub fn peak_breakdown(series: &CategorySeries, origin_ns: i64, title: &str) -> String {
     let Some(peak) = &series.peak else {
         return format!("{title}: no points\n");
     };
     let mut t = Tabular::new(["Category", "At peak", "% of peak", "Own maximum"]);
+    let pct = |k: usize| {
+        peak.share_by_category
+            .as_ref()
+            .map_or(Value::Empty, |p| Value::float(100.0 * p[k], 1))
+    };
     for (k, name) in series.categories.iter().enumerate() {
-        let b = peak.by_category[k];
         t.push(vec![
             name.clone().into(),
-            bytes(b).into(),
-            pct(b, peak.total_bytes),
+            bytes(peak.by_category[k]).into(),
+            pct(k),
             bytes(series.max_by_category[k]).into(),
         ]);
     }
     t.push(vec![
         "total".into(),
         bytes(peak.total_bytes).into(),
-        pct(peak.total_bytes, peak.total_bytes),
+        if peak.share_by_category.is_some() {
+            Value::float(100.0, 1)
+        } else {
+            Value::Empty
+        },
         Value::Empty,
     ]);
     format!(
@@ -63,10 +63,10 @@ pub fn series_table(series: &CategorySeries, origin_ns: i64, title: &str) -> Str
     headers.extend(series.categories.iter().cloned());
     headers.push("total".to_owned());
     let mut t = Tabular::new(headers);
-    for p in &series.points {
+    for (p, total) in series.points.iter().zip(&series.totals) {
         let mut row: Vec<Value> = vec![Value::float((p.ts_ns - origin_ns) as f64 / 1e6, 3)];
         row.extend(p.bytes.iter().map(|b| Value::Int(*b)));
-        row.push(Value::Int(p.total()));
+        row.push(Value::Int(*total));
         t.push(row);
     }
     let sampled = if series.downsampled {
@@ -157,7 +157,7 @@ pub fn comparison_section(c: &CategoryComparison, origin_ns: i64) -> String {
         "total".into(),
         bytes(c.timeline_peak.total_bytes).into(),
         bytes(c.inferred_peak.total_bytes).into(),
-        bytes(c.inferred_at_timeline_peak.iter().sum()).into(),
+        bytes(c.inferred_at_timeline_peak_total).into(),
     ]);
     t.push(vec![
         "peak time (ms)".into(),

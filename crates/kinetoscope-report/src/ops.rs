@@ -99,7 +99,7 @@ pub fn to_table(doc: &OpsDocument) -> String {
         }
         out.push_str(&table.to_terminal());
         for w in &t.warnings {
-            out.push_str(&format!("warning: {w}\n"));
+            out.push_str(&format!("warning: {}\n", crate::note::text(w)));
         }
         out.push('\n');
     }

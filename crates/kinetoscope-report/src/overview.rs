@@ -149,7 +149,7 @@ fn trace_section(out: &mut String, tr: &TraceOverview, order: StepOrder, top: us
     out.push_str(&head);
     out.push('\n');
     for w in &tr.warnings {
-        out.push_str(&format!("  warning: {w}\n"));
+        out.push_str(&format!("  warning: {}\n", crate::note::text(w)));
     }
     out.push('\n');
     if tr.steps.is_empty() {

@@ -4,7 +4,7 @@
 //! [`RanksReport`] (`docs/json.md`).
 
 use kinetoscope_analysis::overview::Parts;
-use kinetoscope_analysis::ranks::RanksReport;
+use kinetoscope_analysis::ranks::{ClockMode, RanksReport, Straggler, StragglerBasis};
 use kinetoscope_engine::RanksDocument;
 
 use crate::format::{percent, us};
@@ -64,12 +64,79 @@ pub fn to_csv(doc: &RanksDocument) -> String {
     rank_table(&doc.report).to_csv()
 }
 
+/// How the clocks were treated, in words.
+fn clock_line(r: &RanksReport) -> String {
+    let applied: Vec<String> = r
+        .ranks
+        .iter()
+        .filter(|x| x.clock_offset_applied && x.clock_offset_ns != 0)
+        .map(|x| format!("rank {}: {:+.1} µs", x.rank, us(x.clock_offset_ns as f64)))
+        .collect();
+    match r.clock.mode {
+        ClockMode::None => "timestamps used as recorded (one shared clock assumed)".to_owned(),
+        _ if applied.is_empty() => "timestamps used as recorded: no constant clock offset \
+                                    between ranks fits the collective end times"
+            .to_owned(),
+        _ => format!(
+            "clock offsets estimated from collective end times and subtracted: {}",
+            applied.join(", ")
+        ),
+    }
+}
+
+/// A straggler's evidence, one line each.
+fn straggler_evidence(s: &Straggler, basis: StragglerBasis) -> Vec<String> {
+    let mut out = Vec::new();
+    if basis == StragglerBasis::CausedWait {
+        out.push(format!(
+            "arrived last at {} of {} matched collectives ({:.0}%); the other ranks waited \
+             {:.1} µs in all for it",
+            s.arrived_last,
+            s.matched,
+            percent(s.arrived_last_share),
+            us(s.caused_wait_ns)
+        ));
+    }
+    if s.mean_step_ns > 0.0 {
+        out.push(format!(
+            "mean step {:.1} µs vs median rank {:.1} µs ({:+.1}%)",
+            us(s.mean_step_ns),
+            us(s.median_step_ns),
+            percent(s.step_excess_ratio)
+        ));
+    }
+    if !s.slowest_steps.is_empty() {
+        let list = &s.slowest_steps;
+        let more = if list.len() > 6 {
+            format!(" and {} more", list.len() - 6)
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "slowest rank in {} of {} steps: {}{more}",
+            list.len(),
+            s.of_steps,
+            list[..list.len().min(6)].join(", ")
+        ));
+    }
+    if let Some(p) = &s.slower_phase {
+        out.push(format!(
+            "{p} takes {:.1} µs/step more than on the median rank{}",
+            us(s.slower_phase_excess_ns),
+            s.slower_phase_excess_ratio
+                .map(|x| format!(" ({:+.1}%)", percent(x)))
+                .unwrap_or_default()
+        ));
+    }
+    out
+}
+
 /// Render as a terminal report; `top` cuts the step and collective tables (0 = all).
 pub fn to_table(doc: &RanksDocument, top: usize) -> String {
     let r = &doc.report;
     let n = if top == 0 { usize::MAX } else { top };
     let mut out = format!("{}: {} ranks\n", doc.input, r.ranks.len());
-    out.push_str(&format!("clocks: {}\n", r.clock.note));
+    out.push_str(&format!("clocks: {}\n", clock_line(r)));
     let full = rank_table(r);
     let split = 4 + Parts::<f64>::KEYS.len();
     let mut steps_t =
@@ -98,7 +165,7 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
     for s in r.steps.iter().take(n) {
         t.push(vec![
             s.name.clone().into(),
-            s.dur_ns.iter().filter(|d| d.is_some()).count().into(),
+            s.ranks.into(),
             us1(s.min_ns as f64),
             us1(s.median_ns),
             us1(s.max_ns as f64),
@@ -125,11 +192,9 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
             "ranks",
             "start_skew_us",
             "last_rank",
-            "max_wait_us",
         ])
         .titled("Collectives with the largest start skew");
         for c in r.collectives.iter().take(n) {
-            let max_wait = c.wait_ns.iter().flatten().copied().max().unwrap_or(0);
             t.push(vec![
                 c.collective.clone().into(),
                 c.process_group.clone().into(),
@@ -141,7 +206,6 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
                 c.ranks.into(),
                 us1(c.start_skew_ns as f64),
                 Value::Int(c.last_rank),
-                us1(max_wait as f64),
             ]);
         }
         out.push_str(&t.to_terminal());
@@ -152,13 +216,13 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
         out.push_str("Stragglers (the ranks the others wait for, most wait caused first):\n");
         for (i, s) in r.stragglers.iter().enumerate() {
             out.push_str(&format!("  {}. rank {}\n", i + 1, s.rank));
-            for e in &s.evidence {
+            for e in straggler_evidence(s, r.straggler_basis) {
                 out.push_str(&format!("     - {e}\n"));
             }
         }
     }
     for w in &r.warnings {
-        out.push_str(&format!("warning: {w}\n"));
+        out.push_str(&format!("warning: {}\n", crate::note::text(w)));
     }
     for e in &doc.errors {
         out.push_str(&format!("error: {}: {}\n", e.path, e.error));

@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use kinetoscope_advisor::{Finding, Severity, TraceReport};
+use kinetoscope_advisor::{Finding, TraceReport};
 use kinetoscope_engine::ReportDocument;
 
 use crate::format::{bytes, duration, ms, percent};
@@ -30,15 +30,15 @@ pub fn to_table(doc: &ReportDocument) -> String {
         let _ = writeln!(out, "error: {}: {}", e.path, e.error);
     }
     if doc.traces.len() > 1 || !doc.cross_rank_findings.is_empty() {
-        let count = |s: Severity| doc.findings.iter().filter(|f| f.severity == s).count();
+        let c = &doc.counts;
         let _ = writeln!(
             out,
             "{} traces, {} findings: {} critical, {} warning, {} info",
             doc.traces.len(),
             doc.findings.len(),
-            count(Severity::Critical),
-            count(Severity::Warning),
-            count(Severity::Info)
+            c.critical,
+            c.warning,
+            c.info
         );
     }
     out
@@ -171,7 +171,7 @@ fn trace_section(out: &mut String, t: &TraceReport) {
             .unwrap_or_default()
     );
     for w in &s.warnings {
-        let _ = writeln!(out, "  warning: {w}");
+        let _ = writeln!(out, "  warning: {}", crate::note::text(w));
     }
     out.push('\n');
     if t.findings.is_empty() {

@@ -3,7 +3,7 @@
 //! RUN_FOLDER`).
 
 use kinetoscope_engine::run_folder::{ArtifactMemory, PhaseMemory};
-use kinetoscope_trace::read::ArtifactKind;
+use kinetoscope_trace::ArtifactKind;
 
 use crate::format::bytes;
 

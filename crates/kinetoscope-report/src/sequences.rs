@@ -139,7 +139,7 @@ pub fn to_table(doc: &SequencesDocument) -> String {
             );
         }
         for w in &tr.warnings {
-            out.push_str(&format!("  warning: {w}\n"));
+            out.push_str(&format!("  warning: {}\n", crate::note::text(w)));
         }
         out.push('\n');
     }

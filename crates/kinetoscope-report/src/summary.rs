@@ -148,7 +148,7 @@ fn trace_table(t: &TraceSummary) -> String {
         out.push('\n');
     }
     for w in &t.warnings {
-        out.push_str(&format!("warning: {w}\n"));
+        out.push_str(&format!("warning: {}\n", crate::note::text(w)));
     }
     out
 }

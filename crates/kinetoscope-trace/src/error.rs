@@ -26,6 +26,17 @@ pub enum TraceError {
         /// A description of what the content looks like (for example "a Python pickle").
         looks_like: String,
     },
+    /// The content is not the kind of artifact that was asked for, or not in its shape
+    /// (a memory timeline that is a trace, a timeline row with too few columns).
+    #[error("{path}: not a {expected}: {why}")]
+    NotA {
+        /// The file.
+        path: PathBuf,
+        /// What was asked for ("memory timeline").
+        expected: &'static str,
+        /// What the content is instead, or where it departs from the shape.
+        why: String,
+    },
     /// The JSON is malformed at a known place (strict mode, or a defect that leniency
     /// cannot get past).
     #[error("{path}: byte {offset}{}: {message}", event_index.map(|i| format!(", event #{i}")).unwrap_or_default())]

@@ -2,9 +2,10 @@
 //! (`torch.cuda.memory._dump_snapshot("x.pickle")`), read by
 //! [`crate::read::read_snapshot`].
 //!
-//! Every layout from PyTorch 1.13 to 2.15 reads into this one shape (`formats.md` §2 of
-//! the shared specs): the 1.13 bare list of segments, `history`-style blocks, blocks
-//! without addresses (computed from the segment base), trace entries without `time_us`.
+//! Every layout from PyTorch 1.13 to 2.15 reads into this one shape (as written by
+//! `torch.cuda.memory._snapshot()` in each release): the 1.13 bare list of segments,
+//! `history`-style blocks, blocks without addresses (computed from the segment base),
+//! trace entries without `time_us`.
 //! Every top-level key except `segments` is optional. Stacks are stored once in
 //! [`Snapshot::stacks`] and referred to by [`StackId`].
 

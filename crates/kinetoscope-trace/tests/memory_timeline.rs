@@ -4,8 +4,14 @@
 use std::path::{Path, PathBuf};
 
 use kinetoscope_trace::read::{
-    is_memory_timeline_file, read_memory_timeline, read_trace, ReadOptions, TimelineFormat,
+    read_memory_timeline, read_trace, sniff_path, timeline_from_bytes, timeline_from_reader,
+    ContentKind, ReadOptions,
 };
+use kinetoscope_trace::{MemoryTimeline, TimelineFormat};
+
+fn is_timeline(p: &Path) -> bool {
+    sniff_path(p).unwrap().kind() == ContentKind::MemoryTimeline
+}
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/memory_timelines")
@@ -13,7 +19,7 @@ fn fixtures() -> PathBuf {
 
 const PEAK: [i64; 8] = [71_208, 76_896, 8_456, 4, 34_052, 44_112, 0, 0];
 
-fn peak(tl: &kinetoscope_trace::read::MemoryTimeline) -> (i64, i64, [i64; 8]) {
+fn peak(tl: &MemoryTimeline) -> (i64, i64, [i64; 8]) {
     let mut best = 0;
     for i in 0..tl.times_ns.len() {
         if tl.total_at(i) > tl.total_at(best) {
@@ -26,7 +32,7 @@ fn peak(tl: &kinetoscope_trace::read::MemoryTimeline) -> (i64, i64, [i64; 8]) {
 #[test]
 fn raw_form_reads() {
     let p = fixtures().join("torch-2.2.2/mem.raw.json.gz");
-    assert!(is_memory_timeline_file(&p));
+    assert!(is_timeline(&p));
     let tl = read_memory_timeline(&p).unwrap();
     assert_eq!(tl.format, TimelineFormat::Raw);
     assert_eq!(tl.rows, 491);
@@ -35,6 +41,10 @@ fn raw_form_reads() {
     assert_eq!(t, 1_795_238_866_200_158_049);
     assert_eq!(total, 234_728);
     assert_eq!(by, PEAK);
+    // The same from the gzip bytes in memory and as a stream.
+    let bytes = std::fs::read(&p).unwrap();
+    assert_eq!(timeline_from_bytes(&p, &bytes).unwrap(), tl);
+    assert_eq!(timeline_from_reader(&p, bytes.as_slice()).unwrap(), tl);
     // Every category ends non-negative.
     assert!(tl.sizes.last().unwrap().iter().all(|b| *b >= 0));
 }
@@ -42,7 +52,7 @@ fn raw_form_reads() {
 #[test]
 fn coalesced_form_agrees_with_raw() {
     let p = fixtures().join("torch-2.2.2_mem_coalesced_memory_timeline.json");
-    assert!(is_memory_timeline_file(&p));
+    assert!(is_timeline(&p));
     let tl = read_memory_timeline(&p).unwrap();
     assert_eq!(tl.format, TimelineFormat::Coalesced);
     let (t, total, by) = peak(&tl);
@@ -54,7 +64,7 @@ fn coalesced_form_agrees_with_raw() {
 #[test]
 fn traces_are_not_timelines_and_timelines_not_traces() {
     let trace = fixtures().join("torch-2.2.2/plain.pt.trace.json.gz");
-    assert!(!is_memory_timeline_file(&trace));
+    assert!(!is_timeline(&trace));
     assert!(read_memory_timeline(&trace).is_err());
     let err = read_trace(
         &fixtures().join("torch-2.2.2/mem.raw.json.gz"),
@@ -77,7 +87,7 @@ fn hta_raw_timeline() {
         eprintln!("skipped: {} not found", p.display());
         return;
     }
-    assert!(is_memory_timeline_file(&p));
+    assert!(is_timeline(&p));
     let tl = read_memory_timeline(&p).unwrap();
     assert_eq!(tl.format, TimelineFormat::Raw);
     assert_eq!(tl.rows, 16_845);

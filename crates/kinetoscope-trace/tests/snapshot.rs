@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use kinetoscope_trace::read::pickle::{unpickle, PickleError, REFUSED_OPCODES};
-use kinetoscope_trace::read::{is_snapshot_file, read_snapshot, snapshot_from_bytes};
+use kinetoscope_trace::read::{
+    read_snapshot, snapshot_from_bytes, snapshot_from_reader, sniff_path, ContentKind,
+};
 use kinetoscope_trace::snapshot::*;
 use kinetoscope_trace::TraceError;
 use proptest::prelude::*;
@@ -209,13 +211,23 @@ fn reads_gzip_and_detects_by_content() {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     std::io::Write::write_all(&mut enc, &raw).unwrap();
     std::fs::write(&gz, enc.finish().unwrap()).unwrap();
-    assert!(is_snapshot_file(&gz));
-    let s = read_snapshot(&gz).unwrap();
+    let sniffed = sniff_path(&gz).unwrap();
+    assert_eq!(sniffed.kind(), ContentKind::Snapshot);
+    assert!(sniffed.is_gzip());
+    let s = sniffed.read_snapshot().unwrap();
+    assert!(s.gzip);
+    check_full_state(&s);
+    // The same from the gzip bytes in memory and as a stream.
+    let bytes = std::fs::read(&gz).unwrap();
+    let s = snapshot_from_bytes(&gz, &bytes).unwrap();
+    assert!(s.gzip);
+    check_full_state(&s);
+    let s = snapshot_from_reader(&gz, bytes.as_slice()).unwrap();
     assert!(s.gzip);
     check_full_state(&s);
     let json = tmp.path().join("x.pickle");
     std::fs::write(&json, b"{\"traceEvents\": []}").unwrap();
-    assert!(!is_snapshot_file(&json));
+    assert_eq!(sniff_path(&json).unwrap().kind(), ContentKind::KinetoTrace);
     let err = read_snapshot(&json).unwrap_err().to_string();
     assert!(
         err.contains("not a CUDA memory snapshot") && err.contains("JSON"),
@@ -465,8 +477,12 @@ fn every_truncation_of_every_fixture_fails_cleanly() {
     for (name, bytes) in fixtures() {
         for n in 0..bytes.len() {
             let r = snapshot_from_bytes(Path::new(&name), &bytes[..n]);
+            // Too short to look like a pickle (n < 2), or a pickle cut short.
             assert!(
-                matches!(r, Err(TraceError::Malformed { .. })),
+                matches!(
+                    r,
+                    Err(TraceError::Malformed { .. } | TraceError::NotA { .. })
+                ),
                 "{name} cut at {n}: {r:?}"
             );
         }

@@ -69,7 +69,7 @@ pub enum Command {
     /// Operator table: per operator, calls, host self/total time, device self/total time
     /// (kernels, memcpy, memset launched by the operator, plain sums), tensor-core
     /// eligibility and tensor-core share of its device time (TensorBoard plugin
-    /// definitions, docs/metrics.md A.9).
+    /// definitions).
     ///
     /// Sort keys (--sort): device_self (default, like the plugin; ties by host self
     /// time), device_total, host_self, host_total, calls, tc_total, name.
@@ -78,12 +78,12 @@ pub enum Command {
     /// GPU kernel table: per kernel name (or name + launching operator + grid, block,
     /// registers, shared memory with --group-by properties), calls, total, mean, min and
     /// max duration, tensor-core use, time-weighted mean blocks per SM and est. achieved
-    /// occupancy (docs/metrics.md A.10).
+    /// occupancy (the TensorBoard plugin's GPU Kernel view).
     ///
     /// Sort keys (--sort): total (default), calls, mean, max, min, blocks_per_sm,
     /// occupancy, name. CSV: one table for all traces, times in µs.
     Kernels(KernelsArgs),
-    /// Per rank (HTA definition, docs/metrics.md B.6): over the span from the first to the
+    /// Per rank (HTA's temporal breakdown): over the span from the first to the
     /// last GPU activity, idle time, compute time (computation kernels) and non-compute
     /// time (communication, memory, sync not overlapped by computation), in µs and %.
     ///
@@ -180,6 +180,10 @@ pub struct ReadArgs {
     /// Worker threads (default: all cores).
     #[arg(long, short = 'j')]
     pub threads: Option<usize>,
+    /// Read plain JSON through read() instead of memory-mapping it: slower, but a file
+    /// truncated by another process while it is read gives an error instead of a crash.
+    #[arg(long)]
+    pub no_mmap: bool,
 }
 
 /// `report` options.
@@ -335,7 +339,7 @@ pub struct KernelsArgs {
     #[arg(long, value_enum, default_value_t)]
     pub group_by: KernelsGroupBy,
     /// Instead: time in computation, communication and memory kernels per rank (HTA
-    /// classes, docs/metrics.md B.4/B.8), their overlaps, and the top kernels of each.
+    /// classes), their overlaps, and the top kernels of each.
     #[arg(long)]
     pub by_class: bool,
     /// With --by-class: HTA 0.5.0's step filter and class rules (docs/hta-differences.md).

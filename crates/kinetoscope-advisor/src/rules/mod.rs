@@ -1,7 +1,7 @@
 //! The rule catalogue, one file per rule in `rules/<family>/`, each named after the
 //! problem it finds. Every rule has a stable code (never reused), a `since` version and
 //! a doc comment with the sections *What it finds*, *Why it matters*, *Evidence*, *Fix*
-//! and *Thresholds and sources* (docs/advisor-rules.md).
+//! and *Thresholds and sources*; `docs/rules.md` is generated from them.
 //!
 //! | family | codes |
 //! |---|---|

@@ -163,6 +163,8 @@ pub struct TraceBuilder {
     pub device: u32,
     /// Stream of the kernels and copies added next.
     pub stream: u32,
+    /// Duration of each launch call added next (µs).
+    pub launch_us: u64,
 }
 
 impl Default for TraceBuilder {
@@ -181,6 +183,7 @@ impl TraceBuilder {
             devices: Vec::new(),
             device: 0,
             stream: 7,
+            launch_us: 2,
         }
     }
 
@@ -286,8 +289,9 @@ impl TraceBuilder {
     /// and the GPU event it launched, linked by correlation; returns the correlation.
     fn launch(&mut self, api: &str, ext: u64, launch_ts: u64) -> u64 {
         let corr = 10_000 + self.id();
+        let dur = self.launch_us;
         self.events.push(format!(
-            r#"{{"ph":"X","cat":"cuda_runtime","name":"{api}","pid":100,"tid":100,"ts":{launch_ts},"dur":2,"args":{{"External id":{ext},"correlation":{corr}}}}}"#
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"{api}","pid":100,"tid":100,"ts":{launch_ts},"dur":{dur},"args":{{"External id":{ext},"correlation":{corr}}}}}"#
         ));
         corr
     }
@@ -353,8 +357,7 @@ impl TraceBuilder {
 
     /// Read the trace with the in-memory reader.
     pub fn trace(&self) -> Trace {
-        // The reader takes 'static bytes (it streams them on a thread); a test can leak.
-        let text: &'static str = Box::leak(self.json().into_boxed_str());
+        let text = self.json();
         read_trace_bytes(
             Path::new("inline.json"),
             text.as_bytes(),

@@ -212,11 +212,13 @@ const STEP: u64 = 10_000;
 fn memory_trace(mem: impl Fn(u64) -> (f64, f64)) -> TraceBuilder {
     let gib = |x: f64| (x * GIB as f64) as u64;
     let mut b = TraceBuilder::h100();
+    // Every step frees back to 80 % of the first step's level by its end.
+    let base = mem(0).0 * 0.8;
     b.steps(4, STEP, |b, n, t| {
         let (alloc, reserved) = mem(n);
         b.gemm(t + 100, t + 200, 4000);
         b.memory(t + 150, gib(alloc), gib(reserved));
-        b.memory(t + 9000, gib(alloc * 0.8), gib(reserved));
+        b.memory(t + 9000, gib(base), gib(reserved));
     });
     b
 }
@@ -407,11 +409,13 @@ fn low_gpu_utilization(bad: bool) -> Input {
     Input::Trace(b)
 }
 
-/// GP002: 200 kernels of 5 µs per step (clean: 20 of 200 µs).
+/// GP002: 200 kernels of 5 µs per step, each shorter than its 8 µs launch call
+/// (clean: 20 of 200 µs).
 fn launch_bound(bad: bool) -> Input {
     let (count, dur) = if bad { (200, 5) } else { (20, 200) };
     let every = 9000 / count;
     let mut b = TraceBuilder::h100();
+    b.launch_us = 8;
     b.steps(4, STEP, |b, _, t| {
         for i in 0..count {
             let ts = t + 100 + i * every;

@@ -13,8 +13,9 @@ pub mod overlap;
 
 use serde::{Deserialize, Serialize};
 
-use kinetoscope_trace::read::rank_from_file_name;
 use kinetoscope_trace::Trace;
+
+use crate::note::Note;
 
 pub use collectives::{collective_instances, collective_rows, CollectiveInstance, CollectiveRow};
 pub use overlap::{Overlap, OverlapDefinition, StepComm};
@@ -43,7 +44,7 @@ pub struct TraceComm {
     /// first.
     pub collectives: Vec<CollectiveRow>,
     /// What the analysis had to assume.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
     /// HTA mode: the rank's step names and its overlap without the filter, kept until
     /// [`resolve_hta`] decides which applies.
     #[serde(skip)]
@@ -68,19 +69,12 @@ pub fn comm(trace: &Trace, opts: CommOptions) -> TraceComm {
     };
     let instances = collective_instances(trace);
     if instances.is_empty() {
-        warnings.push("no communication kernels or record_param_comms collectives".into());
+        warnings.push(Note::NoCollectives);
     }
-    let file_name = trace
-        .path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let dist = trace.meta.distributed.as_ref();
     TraceComm {
         path: trace.path.display().to_string(),
-        rank: dist
-            .and_then(|d| d.rank)
-            .or_else(|| rank_from_file_name(&file_name)),
+        rank: trace.meta.rank.map(|r| r.value),
         world_size: dist.and_then(|d| d.world_size),
         overlap: ov,
         steps,
@@ -91,7 +85,7 @@ pub fn comm(trace: &Trace, opts: CommOptions) -> TraceComm {
 }
 
 /// HTA mode over all ranks of an input: HTA filters only when the set of distinct
-/// `ProfilerStep#N` names over **all** ranks has at least two members (B.3). Each
+/// `ProfilerStep#N` names over **all** ranks has at least two members. Each
 /// trace's overlap is replaced by its unfiltered one otherwise. A no-op outside HTA
 /// mode.
 pub fn resolve_hta(traces: &mut [TraceComm]) {
@@ -107,11 +101,7 @@ pub fn resolve_hta(traces: &mut [TraceComm]) {
         if let Some((_, unfiltered)) = t.hta_pending.take() {
             if !filter {
                 t.overlap = unfiltered;
-                t.warnings.push(
-                    "HTA mode: fewer than two ProfilerStep names over all ranks, so HTA \
-                     filters nothing"
-                        .into(),
-                );
+                t.warnings.push(Note::HtaFiltersNothing);
             }
         }
     }

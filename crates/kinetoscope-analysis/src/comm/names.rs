@@ -1,9 +1,9 @@
 //! What a kernel is to the communication analyses, and what its name and collective
 //! arguments say: the collective, the NCCL algorithm and protocol, element sizes and the
-//! nccl-tests bus-bandwidth factors (docs/advisor-rules.md §3.12).
+//! nccl-tests bus-bandwidth factors (NVIDIA nccl-tests, `doc/PERFORMANCE.md`).
 
 /// The class of a GPU activity under HTA 0.5.0's anchored, case-sensitive regexes
-/// (docs/metrics.md B.4).
+/// (HTA's kernel classes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HtaClass {
     /// `^nccl.*Kernel`.

@@ -5,10 +5,10 @@
 //!   of non-communication kernels, communication = the union of communication kernels
 //!   ([`is_comm_kernel`]); overlap share = |comp ∩ comm| / |comm|; exposed
 //!   communication = |comm ∖ comp| per step.
-//! * **HTA 0.5.0** (`--hta-compat`, docs/metrics.md B.9): after HTA's load-time filter
-//!   (B.3: GPU activities whose launch lies before the start of the rank's last
+//! * **HTA 0.5.0** (`--hta-compat`, `get_comm_comp_overlap`): after HTA's load-time filter
+//!   (GPU activities whose launch lies before the start of the rank's last
 //!   `ProfilerStep`, when the input has at least two step names) and with HTA 0.5.0's
-//!   kernel-class regexes (B.4), over the whole trace; times stay exact nanoseconds.
+//!   kernel-class regexes, over the whole trace; times stay exact nanoseconds.
 
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,6 @@
-//! The critical path of one step (docs/metrics.md B.17), found by walking back from the
-//! end of the step and asking at each point what the current activity waited for:
+//! The critical path of one step (after HTA's `critical_path_analysis`), found by walking
+//! back from the end of the step and asking at each point what the current activity waited
+//! for:
 //!
 //! * a GPU activity waited for the latest-finishing of its prerequisites: the previous
 //!   activity on its stream (stream order), its launch call (host → device edge; the
@@ -26,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use kinetoscope_trace::{CategoryKind, Phase, Trace, TrackId, TrackKind};
 
 use crate::comm::names::is_comm_kernel;
+use crate::note::Note;
 use crate::overview::classify::Classes;
 use crate::overview::step_ranges::plan_steps;
 
@@ -135,7 +137,7 @@ pub struct CriticalPath {
     /// Pieces (edges) on the path.
     pub pieces: u64,
     /// What the analysis had to assume.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 #[derive(Clone, Copy)]
@@ -228,10 +230,7 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         None => plan.steps.last(),
     };
     let Some(step) = step else {
-        out.warnings.push(match opts.step {
-            Some(n) => format!("no kept step ProfilerStep#{n}"),
-            None => "no step to analyse".into(),
-        });
+        out.warnings.push(Note::NoSuchStep { step: opts.step });
         return out;
     };
     out.step = Some(step.name.clone());
@@ -322,37 +321,34 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         .and_then(|tr| thread_ix.get(&tr))
         .and_then(|&ti| threads[ti as usize].evs.iter().map(|x| x.end.min(w1)).max())
         .unwrap_or(i64::MIN);
+    // The thread whose work ends last: where the walk starts when there is no step span
+    // (whole-trace fallback) and no later GPU work.
+    let mut latest: Option<(i64, u32)> = None;
+    for (ti, th) in threads.iter().enumerate() {
+        if let Some(x) = th.evs.iter().map(|x| x.end.min(w1)).max() {
+            if latest.is_none_or(|(b, _)| x > b) {
+                latest = Some((x, ti as u32));
+            }
+        }
+    }
     if last_gpu.0 > i64::MIN && last_gpu.0 >= host_last {
         place = Some(Place::Gpu(last_gpu.1));
     } else if let Some(tr) = step_track.and_then(|tr| thread_ix.get(&tr)) {
         place = Some(Place::Cpu(*tr));
-    } else {
-        // No step span (whole-trace fallback): the thread whose work ends last.
-        let mut best: Option<(i64, u32)> = None;
-        for (ti, th) in threads.iter().enumerate() {
-            if let Some(x) = th.evs.iter().map(|x| x.end.min(w1)).max() {
-                if best.is_none_or(|(b, _)| x > b) {
-                    best = Some((x, ti as u32));
-                }
-            }
-        }
-        if let Some((x, ti)) = best {
-            t = x;
-            place = Some(Place::Cpu(ti));
-        }
+    } else if let Some((x, ti)) = latest {
+        t = x;
+        place = Some(Place::Cpu(ti));
     }
     let Some(mut place) = place else {
-        out.warnings
-            .push("no host thread or GPU activity in the step".into());
+        out.warnings.push(Note::NoActivityInStep);
         return out;
     };
-    // The step's thread (or the thread the walk starts on); none when a step without
-    // a host span starts on the GPU.
-    let main = match (step_track.and_then(|tr| thread_ix.get(&tr)), place) {
-        (Some(&m), _) => Some(m),
-        (None, Place::Cpu(m)) => Some(m),
-        (None, Place::Gpu(_)) => None,
-    };
+    // The step's thread; without one, the thread whose work ends last (also when the
+    // walk starts on the GPU). `None` only when there is no host thread, and then the
+    // walk never reaches the host.
+    let main = step_track
+        .and_then(|tr| thread_ix.get(&tr).copied())
+        .or(latest.map(|(_, ti)| ti));
 
     let mut by_cat: FxHashMap<PathCategory, i64> = FxHashMap::default();
     let mut by_event: FxHashMap<(u32, PathCategory), (i64, u64)> = FxHashMap::default();
@@ -538,8 +534,7 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         }
     }
     if guard >= limit {
-        out.warnings
-            .push("the walk stopped early (iteration limit)".into());
+        out.warnings.push(Note::WalkStoppedEarly);
     }
     let total: i64 = by_cat.values().sum();
     out.length_ns = total;
@@ -575,12 +570,10 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
     evs.truncate(if opts.top == 0 { usize::MAX } else { opts.top });
     out.top_events = evs;
     if (out.length_ns - (w1 - w0)).abs() as f64 > 0.01 * (w1 - w0) as f64 {
-        out.warnings.push(format!(
-            "the path covers {:.1} µs of the {:.1} µs window (it stopped where no \
-             predecessor was found)",
-            out.length_ns as f64 / 1e3,
-            (w1 - w0) as f64 / 1e3
-        ));
+        out.warnings.push(Note::PartialPath {
+            length_ns: out.length_ns,
+            window_ns: w1 - w0,
+        });
     }
     out
 }

@@ -1,6 +1,7 @@
-//! Kernel classes (docs/metrics.md B.4) and the per-class kernel breakdown (B.8, B.9):
-//! per rank, time in computation, communication and memory kernels, the time where
-//! classes overlap, and the top kernels of each class.
+//! Kernel classes (HTA's) and the per-class kernel breakdown (HTA's
+//! `get_gpu_kernel_breakdown` and `get_comm_comp_overlap`): per rank, time in computation,
+//! communication and memory kernels, the time where classes overlap, and the top kernels of
+//! each class.
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -8,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use kinetoscope_trace::{StrId, Trace};
 
 use super::{merge_sorted, select, Compat, GpuRows, Window};
-use crate::ops::rank_of;
 
 /// A kernel class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -76,7 +76,7 @@ fn nccl_kernel(name: &str) -> bool {
 }
 
 /// Classify a kernel (or memcpy / memset / sync) name with HTA's anchored, case-sensitive
-/// regexes (B.4): the first of communication, memory, computation that matches.
+/// regexes: the first of communication, memory, computation that matches.
 pub fn classify(name: &str, rules: ClassRules) -> KernelClass {
     match rules {
         ClassRules::Hta050 => {
@@ -194,13 +194,15 @@ pub struct ClassTotal {
     pub top: Vec<KernelStat>,
 }
 
-/// Time covered by exactly one combination of classes (HTA's kernel-type table, B.8).
+/// Time covered by exactly one combination of classes (HTA's kernel-type table).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassOverlap {
     /// `COMPUTATION`, `COMPUTATION overlapping COMMUNICATION`, ...
     pub label: String,
     /// Length, ns.
     pub time_ns: i64,
+    /// Share of the time any class runs (the sum over all combinations), 0–1.
+    pub share: f64,
 }
 
 /// The per-class kernel breakdown of one rank.
@@ -380,11 +382,13 @@ pub fn breakdown_of(
         }
         prev = t;
     }
+    let covered: i64 = by_mask[1..].iter().sum();
     let mut overlaps: Vec<ClassOverlap> = (1..8)
         .filter(|&m| by_mask[m] > 0)
         .map(|m| ClassOverlap {
             label: mask_label(m),
             time_ns: by_mask[m],
+            share: by_mask[m] as f64 / covered as f64,
         })
         .collect();
     overlaps.sort_by(|a, b| {
@@ -398,7 +402,7 @@ pub fn breakdown_of(
 
     ClassBreakdown {
         path: trace.path.display().to_string(),
-        rank: rank_of(trace),
+        rank: trace.meta.rank.map(|r| r.value),
         window: rows.window.clone(),
         rules,
         classes,

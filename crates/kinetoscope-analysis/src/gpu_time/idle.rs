@@ -1,14 +1,15 @@
-//! Idle-time breakdown (docs/metrics.md B.7): per stream, the gap before each kernel,
-//! memcpy or memset (after the previous one on the same stream ended), classified as
-//! **host wait** (the launch call came after the stream had drained), **kernel wait** (a
+//! Idle-time breakdown (HTA's `get_idle_time_breakdown`): per stream, the gap before each
+//! kernel, memcpy or memset (after the previous one on the same stream ended), classified
+//! as **host wait** (the launch call came after the stream had drained), **kernel wait** (a
 //! short gap between back-to-back work, below a threshold, 30 µs by default) or **other**.
+//! The same classification over all streams as one queue gives the host wait of the GPU
+//! as a whole ([`device_host_wait`]), which the advisor uses.
 
 use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::Trace;
 
 use super::{select, Compat, GpuRows, LaunchIndex, RowKind, Window};
-use crate::ops::rank_of;
 use crate::stats::percentile;
 
 /// HTA's default `consecutive_kernel_delay`: 30 µs.
@@ -128,66 +129,161 @@ pub struct IdleBreakdown {
     pub kernel_wait_ns: i64,
     /// Streams in order of their first row in the file.
     pub streams: Vec<StreamIdle>,
+    /// Host wait of the GPU as a whole ([`device_host_wait`]: all streams as one queue),
+    /// ns; what `kinetoscope report` counts as the GPU waiting for the host.
+    pub device_host_wait_ns: i64,
 }
 
-struct StreamAcc {
-    stream: i64,
-    first_event: u32,
-    rows: u64,
-    prev_end: Option<i64>,
-    gaps: [Vec<i64>; 3],
-    first_other: bool,
+/// One gap on a stream: from the end of a GPU row to the start of the next row on the
+/// same stream, classified as HTA does. Times ns on the rows' clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gap {
+    /// CUDA stream.
+    pub stream: i64,
+    /// The previous row's end.
+    pub start_ns: i64,
+    /// The next row's start (before `start_ns` when the rows overlap).
+    pub end_ns: i64,
+    /// The category.
+    pub category: IdleCategory,
+    /// The next row (event index).
+    pub row: u32,
+    /// Its launch call (event index), when known.
+    pub launch: Option<u32>,
 }
 
-/// The breakdown from already selected rows (sync rows are skipped, as in HTA).
-pub fn idle_of(trace: &Trace, rows: &GpuRows, kernel_wait_ns: i64) -> IdleBreakdown {
+/// Which queue a gap is measured in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Queue {
+    /// Each stream on its own (HTA): a gap runs from the previous row's end on the stream.
+    Stream,
+    /// All streams as one queue: a gap runs from the latest end of all earlier rows.
+    Device,
+}
+
+/// Walk the non-sync rows in start order: `on_row(stream, row, gap before it)`, the gap
+/// being `None` for the first row of its queue.
+fn walk(
+    trace: &Trace,
+    rows: &GpuRows,
+    kernel_wait_ns: i64,
+    queue: Queue,
+    mut on_row: impl FnMut(i64, u32, Option<Gap>),
+) {
     let e = &trace.events;
     let launches = LaunchIndex::build(trace);
-    let mut streams: Vec<StreamAcc> = Vec::new();
+    // (queue, end of its previous row) per queue.
+    let mut prev: Vec<(i64, i64)> = Vec::new();
     for (k, &id) in rows.rows.iter().enumerate() {
         if rows.kind[k] == RowKind::Sync {
             continue;
         }
         let i = id as usize;
         let stream = rows.stream[k];
-        let s = match streams.iter().position(|s| s.stream == stream) {
+        let key = match queue {
+            Queue::Stream => stream,
+            Queue::Device => 0,
+        };
+        let (ts, end) = rows.clock.span(trace, i);
+        let slot = match prev.iter().position(|p| p.0 == key) {
             Some(p) => p,
             None => {
-                streams.push(StreamAcc {
-                    stream,
-                    first_event: id,
-                    rows: 0,
-                    prev_end: None,
-                    gaps: Default::default(),
-                    first_other: false,
-                });
-                streams.len() - 1
+                prev.push((key, end));
+                on_row(stream, id, None);
+                continue;
             }
         };
-        let acc = &mut streams[s];
-        acc.rows += 1;
-        acc.first_event = acc.first_event.min(id);
-        let (ts, end) = rows.clock.span(trace, i);
-        match acc.prev_end {
-            None => acc.first_other = true,
-            Some(prev_end) => {
-                let gap = ts - prev_end;
-                let launch_ts = launches
-                    .get(e.correlation[i])
-                    .filter(|_| e.correlation[i] != 0)
-                    .map(|l| rows.clock.start(e.ts_ns[l as usize]));
-                let cat = if launch_ts.is_some_and(|t| t > prev_end) {
-                    IdleCategory::HostWait
-                } else if gap < kernel_wait_ns {
-                    IdleCategory::KernelWait
-                } else {
-                    IdleCategory::Other
-                };
-                acc.gaps[cat as usize].push(gap);
-            }
-        }
-        acc.prev_end = Some(end);
+        let prev_end = prev[slot].1;
+        prev[slot].1 = match queue {
+            Queue::Stream => end,
+            Queue::Device => prev_end.max(end),
+        };
+        let launch = launches
+            .get(e.correlation[i])
+            .filter(|_| e.correlation[i] != 0);
+        let launch_ts = launch.map(|l| rows.clock.start(e.ts_ns[l as usize]));
+        let gap = ts - prev_end;
+        let category = if launch_ts.is_some_and(|t| t > prev_end) {
+            IdleCategory::HostWait
+        } else if gap < kernel_wait_ns {
+            IdleCategory::KernelWait
+        } else {
+            IdleCategory::Other
+        };
+        on_row(
+            stream,
+            id,
+            Some(Gap {
+                stream,
+                start_ns: prev_end,
+                end_ns: ts,
+                category,
+                row: id,
+                launch,
+            }),
+        );
     }
+}
+
+/// The time the whole GPU waits for the host: HTA's classification applied to all
+/// streams as one queue. A gap runs from the moment every stream had drained (the
+/// latest end of all earlier rows) to the next row's start, on any stream; it is host
+/// wait when that row's launch call came after the GPU had drained. Only gaps of
+/// positive length, in start order. On a single stream these are the stream's
+/// `host_wait` gaps of [`idle_of`].
+pub fn device_host_wait(trace: &Trace, rows: &GpuRows) -> Vec<Gap> {
+    let mut out = Vec::new();
+    walk(
+        trace,
+        rows,
+        DEFAULT_KERNEL_WAIT_NS,
+        Queue::Device,
+        |_, _, g| {
+            out.extend(g.filter(|g| g.category == IdleCategory::HostWait && g.end_ns > g.start_ns))
+        },
+    );
+    out
+}
+
+struct StreamAcc {
+    stream: i64,
+    first_event: u32,
+    rows: u64,
+    gaps: [Vec<i64>; 3],
+    first_other: bool,
+}
+
+/// The breakdown from already selected rows (sync rows are skipped, as in HTA).
+pub fn idle_of(trace: &Trace, rows: &GpuRows, kernel_wait_ns: i64) -> IdleBreakdown {
+    let mut streams: Vec<StreamAcc> = Vec::new();
+    walk(
+        trace,
+        rows,
+        kernel_wait_ns,
+        Queue::Stream,
+        |stream, id, gap| {
+            let s = match streams.iter().position(|s| s.stream == stream) {
+                Some(p) => p,
+                None => {
+                    streams.push(StreamAcc {
+                        stream,
+                        first_event: id,
+                        rows: 0,
+                        gaps: Default::default(),
+                        first_other: false,
+                    });
+                    streams.len() - 1
+                }
+            };
+            let acc = &mut streams[s];
+            acc.rows += 1;
+            acc.first_event = acc.first_event.min(id);
+            match gap {
+                None => acc.first_other = true,
+                Some(g) => acc.gaps[g.category as usize].push(g.end_ns - g.start_ns),
+            }
+        },
+    );
     streams.sort_by_key(|s| s.first_event);
     let streams = streams
         .into_iter()
@@ -219,10 +315,14 @@ pub fn idle_of(trace: &Trace, rows: &GpuRows, kernel_wait_ns: i64) -> IdleBreakd
         .collect();
     IdleBreakdown {
         path: trace.path.display().to_string(),
-        rank: rank_of(trace),
+        rank: trace.meta.rank.map(|r| r.value),
         window: rows.window.clone(),
         kernel_wait_ns,
         streams,
+        device_host_wait_ns: device_host_wait(trace, rows)
+            .iter()
+            .map(|g| g.end_ns - g.start_ns)
+            .sum(),
     }
 }
 

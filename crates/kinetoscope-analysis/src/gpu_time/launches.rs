@@ -1,15 +1,14 @@
-//! CUDA kernel launch statistics (docs/metrics.md B.12): for each launch call and the GPU
-//! row it launched, the call's duration, the row's duration and the launch delay
-//! `max(0, row start − call end)`; short kernels (shorter than their launch call, whose
-//! call is not itself an outlier), runtime outliers (call longer than a cutoff) and delay
-//! outliers; a per-step summary.
+//! CUDA kernel launch statistics (HTA's `get_cuda_kernel_launch_stats`): for each launch
+//! call and the GPU row it launched, the call's duration, the row's duration and the launch
+//! delay `max(0, row start − call end)`; short kernels (shorter than their launch call,
+//! whose call is not itself an outlier), runtime outliers (call longer than a cutoff) and
+//! delay outliers; a per-step summary.
 
 use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{Phase, Trace};
 
 use super::{cut_of, select, Compat, LaunchIndex, Window};
-use crate::ops::rank_of;
 use crate::stats::DurationStats;
 use crate::steps::{find_steps, StepSource};
 
@@ -17,6 +16,9 @@ use crate::steps::{find_steps, StepSource};
 pub const DEFAULT_RUNTIME_CUTOFF_NS: i64 = 50_000;
 /// HTA's default `launch_delay_cutoff`: 100 µs.
 pub const DEFAULT_DELAY_CUTOFF_NS: i64 = 100_000;
+
+/// The step name of the launches outside every `ProfilerStep` ([`StepLaunches::step`]).
+pub const OUTSIDE_STEPS: &str = "(outside steps)";
 
 /// Launch calls HTA 0.5.0 counts (with `include_memory_events=True`).
 const HTA_LAUNCHES: [&str; 5] = [
@@ -98,7 +100,7 @@ pub struct Launch {
 /// Launches of one step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepLaunches {
-    /// `ProfilerStep#N`, or `(outside steps)`.
+    /// `ProfilerStep#N`, or [`OUTSIDE_STEPS`].
     pub step: String,
     /// N.
     pub number: Option<i64>,
@@ -232,7 +234,7 @@ pub fn launch_stats(
         })
         .collect();
     per_step.push(StepLaunches {
-        step: "(outside steps)".into(),
+        step: OUTSIDE_STEPS.into(),
         number: None,
         launches: 0,
         cpu_ns: 0,
@@ -319,7 +321,7 @@ pub fn launch_stats(
     };
     LaunchStats {
         path: trace.path.display().to_string(),
-        rank: rank_of(trace),
+        rank: trace.meta.rank.map(|r| r.value),
         window: rows.window.clone(),
         options: opts,
         count: n as u64,

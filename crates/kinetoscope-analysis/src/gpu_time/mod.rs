@@ -1,14 +1,14 @@
-//! GPU time as Holistic Trace Analysis (HTA) defines it (docs/metrics.md Part B): which
+//! GPU time as Holistic Trace Analysis (HTA 0.5.0) defines it: which
 //! rows count as GPU work, HTA's load-time step filter, and the analyses built on them:
 //!
 //! - [`classes`]: kernel classes (computation, communication, memory) and the per-class
-//!   kernel breakdown (B.4, B.8, B.9).
-//! - [`temporal`]: idle / compute / non-compute time per rank (B.6).
-//! - [`idle`]: idle time per stream split into host wait, kernel wait and other (B.7).
-//! - [`launches`]: CUDA kernel launch statistics (B.12).
+//!   kernel breakdown (HTA's `get_gpu_kernel_breakdown`, `get_comm_comp_overlap`).
+//! - [`temporal`]: idle / compute / non-compute time per rank.
+//! - [`idle`]: idle time per stream split into host wait, kernel wait and other.
+//! - [`launches`]: CUDA kernel launch statistics.
 //!
 //! Every analysis runs in one of two modes ([`Compat`]). kinetoscope's default keeps every
-//! GPU row of the trace; `--hta-compat` reproduces HTA 0.5.0's filter (B.3): drop host
+//! GPU row of the trace; `--hta-compat` reproduces HTA 0.5.0's load-time filter: drop host
 //! events from the start of the rank's last `ProfilerStep` on, and GPU rows whose launch
 //! was dropped. The differences are documented in `docs/hta-differences.md`.
 
@@ -30,7 +30,7 @@ pub enum Compat {
     /// every known launch call.
     #[default]
     Kinetoscope,
-    /// HTA 0.5.0's: the load-time step filter (B.3), 0.5.0 kernel classes, HTA's list of
+    /// HTA 0.5.0's: the load-time step filter, 0.5.0 kernel classes, HTA's list of
     /// launch calls.
     Hta,
 }
@@ -54,7 +54,7 @@ pub struct Window {
 }
 
 /// Event times as an analysis sees them. HTA rounds every event to whole microseconds,
-/// start up and end down (docs/metrics.md B.2b; a no-op on integer-µs traces, and events
+/// start up and end down (its trace parser; a no-op on integer-µs traces, and events
 /// under 1 µs can get a negative duration); kinetoscope keeps exact nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Clock {
@@ -108,7 +108,8 @@ pub enum RowKind {
     Sync,
 }
 
-/// The GPU rows of one trace ("K" in B.5), sorted by start time (ties in file order).
+/// The GPU rows of one trace (HTA's rows with a stream), sorted by start time (ties in file
+/// order).
 #[derive(Clone, Debug)]
 pub struct GpuRows {
     /// Event indices.
@@ -218,8 +219,8 @@ pub fn launch_kept(
 
 /// Select the GPU rows of a trace: kernels, memcpys, memsets and `cuda_sync` events that
 /// carry a stream (not `Event Sync` / `Context Sync`), as HTA's "rows with a stream"
-/// (B.5), minus the host-side Triton ops HTA also counts (docs/hta-differences.md).
-/// With `filter`, apply HTA's step filter (B.3).
+/// minus the host-side Triton ops HTA also counts (docs/hta-differences.md).
+/// With `filter`, apply HTA's step filter.
 pub fn select(trace: &Trace, compat: Compat, filter: bool) -> GpuRows {
     let e = &trace.events;
     let clock = Clock::of(compat);
@@ -309,7 +310,7 @@ pub fn select(trace: &Trace, compat: Compat, filter: bool) -> GpuRows {
 }
 
 /// One rank's result before HTA's cross-rank decision: HTA filters only when the step set
-/// over **all** ranks has two or more names (B.3), so a rank with a single step keeps
+/// over **all** ranks has two or more names, so a rank with a single step keeps
 /// both answers until every rank has been read.
 #[derive(Clone, Debug)]
 pub struct PerRank<T> {
@@ -362,7 +363,7 @@ pub fn filter_all<'a>(names: impl IntoIterator<Item = &'a Vec<String>>) -> bool 
     all.len() >= 2
 }
 
-/// Length of the union of half-open intervals given in start order, HTA's way (B.5): a
+/// Length of the union of half-open intervals given in start order, HTA's way: a
 /// new merged interval starts only when `start > max(end so far)`. Returns (first start,
 /// last merged end, total length), or `None` when there are none.
 pub fn union_sorted(spans: impl IntoIterator<Item = (i64, i64)>) -> Option<(i64, i64, i64)> {

@@ -1,7 +1,7 @@
-//! Temporal breakdown (docs/metrics.md B.6): over the span from a rank's first to its last
-//! GPU activity, the time no GPU row runs (idle), the time some computation kernel runs
-//! (compute), and the rest (non-compute: communication, memory and sync not overlapped by
-//! computation).
+//! Temporal breakdown (HTA's `get_temporal_breakdown`): over the span from a rank's first
+//! to its last GPU activity, the time no GPU row runs (idle), the time some computation
+//! kernel runs (compute), and the rest (non-compute: communication, memory and sync not
+//! overlapped by computation).
 
 use serde::{Deserialize, Serialize};
 
@@ -9,7 +9,6 @@ use kinetoscope_trace::Trace;
 
 use super::classes::{ClassCache, ClassRules, KernelClass};
 use super::{select, share, union_sorted, Compat, GpuRows, Window};
-use crate::ops::rank_of;
 
 /// The temporal breakdown of one rank. Times ns; shares of `total_ns` (0–1, full
 /// precision: HTA rounds its percentages to 2 decimals).
@@ -63,7 +62,7 @@ pub fn temporal_of(trace: &Trace, rows: &GpuRows, rules: ClassRules) -> Temporal
     let non_compute = total - compute - idle;
     Temporal {
         path: trace.path.display().to_string(),
-        rank: rank_of(trace),
+        rank: trace.meta.rank.map(|r| r.value),
         window: rows.window.clone(),
         gpu_start_ns: start,
         gpu_end_ns: end,

@@ -1,6 +1,6 @@
-//! The GPU kernel view (`docs/metrics.md` A.10): per kernel name, or per kernel name +
-//! launching operator + launch properties, calls, total / mean / min / max duration,
-//! tensor-core use, and time-weighted mean blocks per SM and estimated achieved
+//! The GPU kernel view (the TensorBoard plugin's GPU Kernel view): per kernel name, or per
+//! kernel name + launching operator + launch properties, calls, total / mean / min / max
+//! duration, tensor-core use, and time-weighted mean blocks per SM and estimated achieved
 //! occupancy.
 //!
 //! Every kernel event counts, in both groupings. A kernel's launching operator is the host
@@ -20,7 +20,6 @@ use crate::ops::eligibility::is_eligible_name;
 use crate::ops::idmap::IdMap;
 use crate::ops::launch::{launcher_of, runtime_launchers, NO_RUNTIME, ROOT, UNMATCHED};
 use crate::ops::names::NameFlags;
-use crate::ops::rank_of;
 use crate::ops::tree::for_each_node_event;
 use crate::overview::tensor_cores::uses_tensor_cores;
 
@@ -85,6 +84,10 @@ pub struct KernelRow {
     /// `Σ occupancy · dur / Σ dur` over launches with a known `est. achieved occupancy
     /// %`, as a fraction (0–1); null when none has one.
     pub mean_est_achieved_occupancy: Option<f64>,
+    /// For a table over time windows ([`analyze_kernels_in`]): the windows (indices) in
+    /// which the row's kernels ran; empty (and not serialised) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<u32>,
 }
 
 /// The kernel table of one trace.
@@ -105,6 +108,8 @@ pub struct KernelsTable {
     /// Σ duration of tensor-core kernels among all kernels, ns (the plugin's Kernel-view
     /// tensor-core pie).
     pub tensor_core_kernel_ns: i64,
+    /// `tensor_core_kernel_ns / total_kernel_ns`, 0–1 (0 without kernel time).
+    pub tensor_core_share: f64,
     /// Rows, sorted.
     pub rows: Vec<KernelRow>,
 }
@@ -170,11 +175,28 @@ struct Acc {
     max: i64,
     blocks: Weighted,
     occupancy: Weighted,
+    windows: Vec<u32>,
 }
 
 /// Build the kernel table of a trace, sorted by total time.
 pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
+    analyze_kernels_in(trace, group_by, None)
+}
+
+/// The kernel table of the kernels that start inside one of `windows` (`[start, end)`
+/// epoch ns, sorted and disjoint, e.g. the overview's steps), each row listing the
+/// windows it ran in; every kernel of the trace when `windows` is `None`.
+pub fn analyze_kernels_in(
+    trace: &Trace,
+    group_by: KernelGroupBy,
+    windows: Option<&[(i64, i64)]>,
+) -> KernelsTable {
     let e = &trace.events;
+    let window_of = |ts: i64| -> Option<u32> {
+        let w = windows?;
+        let at = w.partition_point(|x| x.0 <= ts).checked_sub(1)?;
+        (ts < w[at].1).then_some(at as u32)
+    };
     let by_props = group_by == KernelGroupBy::Properties;
 
     // Launching operator per correlation id (only when grouping by properties).
@@ -199,6 +221,10 @@ pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
     for i in 0..e.len() {
         if e.phase[i] != Phase::Complete || trace.categories.kind(e.cat[i]) != CategoryKind::Kernel
         {
+            continue;
+        }
+        let window = window_of(e.ts_ns[i]);
+        if windows.is_some() && window.is_none() {
             continue;
         }
         while cursor < kargs.len() && (kargs[cursor].event.0 as usize) < i {
@@ -235,6 +261,7 @@ pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
                 max: i64::MIN,
                 blocks: Weighted::default(),
                 occupancy: Weighted::default(),
+                windows: Vec::new(),
             });
         }
         let dur = e.dur_ns[i];
@@ -246,6 +273,11 @@ pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
         a.blocks.add(args.and_then(|x| x.blocks_per_sm), dur);
         a.occupancy
             .add(args.and_then(|x| x.est_achieved_occupancy_pct), dur);
+        if let Some(w) = window {
+            if a.windows.last() != Some(&w) {
+                a.windows.push(w);
+            }
+        }
     }
 
     let mut tc = NameFlags::new(&trace.strings, uses_tensor_cores);
@@ -301,18 +333,30 @@ pub fn analyze_kernels(trace: &Trace, group_by: KernelGroupBy) -> KernelsTable {
                 tensor_cores,
                 mean_blocks_per_sm: a.blocks.mean(),
                 mean_est_achieved_occupancy: a.occupancy.mean().map(|pct| pct / 100.0),
+                windows: {
+                    // Kernels come in file order, not always time order.
+                    let mut w = a.windows.clone();
+                    w.sort_unstable();
+                    w.dedup();
+                    w
+                },
             }
         })
         .collect();
 
     let mut table = KernelsTable {
         path: trace.path.display().to_string(),
-        rank: rank_of(trace),
+        rank: trace.meta.rank.map(|r| r.value),
         group_by,
         sort: KernelSortKey::Total,
         total_rows: rows.len(),
         total_kernel_ns,
         tensor_core_kernel_ns,
+        tensor_core_share: if total_kernel_ns > 0 {
+            tensor_core_kernel_ns as f64 / total_kernel_ns as f64
+        } else {
+            0.0
+        },
         rows,
     };
     table.sort_by(KernelSortKey::Total);

@@ -1,8 +1,8 @@
 //! Memory categories inferred from a trace recorded with `profile_memory=True`.
 //!
 //! PyTorch's own memory timeline (`export_memory_timeline`) labels tensors from a
-//! data-flow graph of tensor ids and versions (formats.md §3.5) that is not in the
-//! Chrome trace. kinetoscope has only each allocation's size, address, time and the
+//! data-flow graph of tensor ids and versions (`torch.profiler._memory_profiler`) that is
+//! not in the Chrome trace. kinetoscope has only each allocation's size, address, time and the
 //! operator it happened in, so it labels allocations by **lifetime relative to the
 //! training phases** instead. Each memory record's phase comes from the operators
 //! around it: inside `Optimizer.step*` → optimizer; inside `Optimizer.zero_grad*` →
@@ -29,7 +29,7 @@
 
 use std::collections::HashMap;
 
-use kinetoscope_trace::read::TIMELINE_CATEGORIES;
+use kinetoscope_trace::TIMELINE_CATEGORIES;
 use serde::{Deserialize, Serialize};
 
 use super::timeline::{CategoryPoint, CategorySeries};

@@ -19,9 +19,9 @@
 //!   timeline file (`export_memory_timeline`).
 //! - [`snapshot`]: the separate view of a CUDA caching-allocator snapshot (pickle).
 //!
-//! Definitions follow the TensorBoard plugin's Memory view (`docs/metrics.md` A.12 of the
-//! shared specs); where that plugin has a quirk kinetoscope does the sound thing instead,
-//! listed in `docs/tb-plugin-differences.md`.
+//! Definitions follow the TensorBoard plugin's Memory view; where that plugin has a
+//! quirk kinetoscope does the sound thing instead, listed in
+//! `docs/tb-plugin-differences.md`.
 
 pub mod categories;
 pub mod curve;
@@ -40,13 +40,12 @@ use std::str::FromStr;
 use kinetoscope_trace::Trace;
 use serde::{Deserialize, Serialize};
 
+use crate::note::Note;
+
 pub use curve::{Curve, CurveKind, CurvePoint, Peak};
 pub use events::{Allocation, AllocationTable};
 pub use op_stats::OpMemoryStats;
 pub use sort::SortKey;
-
-/// The message for a trace without `[memory]` events.
-pub const NO_MEMORY_EVENTS: &str = "no [memory] events: record with profile_memory=True";
 
 /// Default number of curve points per device after down-sampling.
 pub const DEFAULT_POINTS: usize = 500;
@@ -257,7 +256,7 @@ pub struct MemoryView {
     /// Per device, CPU first then GPUs by id (after `--device`).
     pub devices: Vec<DeviceMemory>,
     /// Notes on what could not be computed and why.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// PyTorch's memory-timeline categories next to the inferred ones, when a
     /// timeline of the same run was found or given (`--timeline`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -283,6 +282,10 @@ pub struct DeviceMemory {
     pub peak_allocated: Option<Peak>,
     /// Highest reserved bytes (caching allocator), when recorded.
     pub peak_reserved: Option<Peak>,
+    /// `peak_allocated` over `capacity_bytes` (0–1), when both are known.
+    pub peak_allocated_share_of_capacity: Option<f64>,
+    /// `peak_reserved` over `capacity_bytes` (0–1), when both are known.
+    pub peak_reserved_share_of_capacity: Option<f64>,
     /// Allocated / reserved over time, down-sampled.
     pub curve: Curve,
     /// Allocations paired with their frees.
@@ -325,13 +328,9 @@ pub fn analyze(path: &str, input: &MemoryInput, opts: &MemoryOptions) -> MemoryV
         timeline_comparison: None,
     };
     if recs.is_empty() {
-        view.notes.push(NO_MEMORY_EVENTS.to_owned());
+        view.notes.push(Note::NoMemoryEvents);
     } else if view.records_with_addr == 0 && view.records_with_totals == 0 {
-        view.notes.push(
-            "these [memory] events have no Addr / Total Allocated (PyTorch < 1.10): no \
-             allocation table; curves are the net bytes allocated since profiling started"
-                .to_owned(),
-        );
+        view.notes.push(Note::NoAddressOrTotals);
     }
     let mut by_device: BTreeMap<Device, Vec<&MemoryRecord>> = BTreeMap::new();
     for r in recs {
@@ -348,8 +347,7 @@ pub fn analyze(path: &str, input: &MemoryInput, opts: &MemoryOptions) -> MemoryV
             .push(device_memory(device, &records, input, opts.points));
     }
     if !recs.is_empty() && view.devices.is_empty() {
-        view.notes
-            .push("no [memory] events on the selected device".to_owned());
+        view.notes.push(Note::NoRecordsOnDevice);
     }
     view
 }
@@ -364,13 +362,20 @@ fn device_memory(
     let peak_allocated = curve::peak_allocated(&full, records, &input.ops);
     let peak_reserved = curve::peak_reserved(&full, records, &input.ops);
     let operators = op_stats::op_stats(records, &input.ops);
+    let capacity_bytes = input.capacity.get(&device).copied();
+    let share_of_capacity = |p: &Option<Peak>| match (p, capacity_bytes) {
+        (Some(p), Some(c)) if c > 0 => Some(p.bytes as f64 / c as f64),
+        _ => None,
+    };
     DeviceMemory {
         device: device.to_string(),
         device_type: device.device_type,
         device_id: device.device_id,
         records: records.len() as u64,
         out_of_memory_events: input.out_of_memory.get(&device).copied().unwrap_or(0),
-        capacity_bytes: input.capacity.get(&device).copied(),
+        capacity_bytes,
+        peak_allocated_share_of_capacity: share_of_capacity(&peak_allocated),
+        peak_reserved_share_of_capacity: share_of_capacity(&peak_reserved),
         peak_allocated,
         peak_reserved,
         curve: curve::downsampled(full, points),

@@ -1,6 +1,7 @@
 //! The per-step memory pattern of a trace recorded with `profile_memory=True`: for each
 //! `ProfilerStep#N`, the allocated bytes entering the step, its trough (minimum), peak
-//! (maximum) and exit, and a verdict over the steps (advisor rule 3.14):
+//! (maximum) and exit, and a verdict over the steps (the rising-trough leak signature
+//! behind advisor rule ME001, `docs/rules.md`):
 //!
 //! - **gradual increase** (a leak signature): the trough rises from step to step — it
 //!   rises in at least half of the step transitions, falls in at most a fifth, and grows
@@ -8,15 +9,15 @@
 //!   is the least-squares slope of the troughs.
 //! - **sudden spike**: some step's peak is more than 1.5 × the median step peak.
 //!
-//! The thresholds are kinetoscope's own (proposal; rule 3.14 names the rising trough as
-//! the signature but gives no numbers).
 //! - **stable**: neither.
+//!
+//! The thresholds are kinetoscope's own (no reference tool gives numbers for the rising
+//! trough). The result is numbers and a verdict; the renderers word them.
 //!
 //! Allocated bytes are `Total Allocated` when every record of the device has it, else the
 //! net bytes allocated since profiling started. Needs at least 3 steps with
 //! `ProfilerStep#N` markers; without them there is no verdict.
 
-use crate::units::bytes_text;
 use kinetoscope_trace::Trace;
 use serde::{Deserialize, Serialize};
 
@@ -66,6 +67,17 @@ pub enum MemoryPattern {
     SuddenSpike,
 }
 
+/// The highest step peak among the spike steps.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Spike {
+    /// `ProfilerStep#N`.
+    pub step: String,
+    /// Its peak allocated bytes.
+    pub peak_bytes: i64,
+    /// That peak over the median step peak.
+    pub ratio: f64,
+}
+
 /// The per-step pattern of one device.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepPattern {
@@ -73,12 +85,18 @@ pub struct StepPattern {
     pub verdict: MemoryPattern,
     /// Last step's trough minus the first's.
     pub trough_growth_bytes: i64,
-    /// Least-squares slope of the troughs, bytes per step.
+    /// Least-squares slope of the troughs, bytes per step: the leak rate.
     pub growth_per_step_bytes: f64,
+    /// Step-to-step changes of the trough that are rises.
+    pub trough_rises: usize,
+    /// Step-to-step changes of the trough that are falls.
+    pub trough_falls: usize,
+    /// Median of the step peaks, bytes.
+    pub median_peak_bytes: f64,
     /// Steps whose peak exceeds 1.5 × the median step peak.
     pub spike_steps: Vec<String>,
-    /// One line explaining the verdict.
-    pub message: String,
+    /// The highest of those steps, when there is one.
+    pub largest_spike: Option<Spike>,
     /// Per step, in time order.
     pub steps: Vec<StepMemory>,
 }
@@ -171,48 +189,31 @@ fn verdict(steps: Vec<StepMemory>) -> StepPattern {
         && 2 * rises >= n - 1
         && 5 * falls < n
         && growth as f64 >= (MIN_GROWTH_SHARE * max_peak as f64).max(MIN_GROWTH_BYTES as f64);
-    let (verdict, message) = if leak {
-        (
-            MemoryPattern::GradualIncrease,
-            format!(
-                "gradual increase: the trough rises by {} per step over {n} steps ({} in \
-                 all): memory is kept across steps (leak signature; look for tensors kept \
-                 in lists, `total_loss += loss` without .item(), retain_graph=True)",
-                bytes_text(slope),
-                bytes_text(growth as f64)
-            ),
-        )
+    let largest_spike = steps
+        .iter()
+        .filter(|s| spike_steps.contains(&s.step))
+        .max_by_key(|s| s.peak_bytes)
+        .map(|s| Spike {
+            step: s.step.clone(),
+            peak_bytes: s.peak_bytes,
+            ratio: s.peak_bytes as f64 / median,
+        });
+    let verdict = if leak {
+        MemoryPattern::GradualIncrease
     } else if !spike_steps.is_empty() {
-        let worst = steps
-            .iter()
-            .filter(|s| spike_steps.contains(&s.step))
-            .max_by_key(|s| s.peak_bytes)
-            .expect("a spike step");
-        (
-            MemoryPattern::SuddenSpike,
-            format!(
-                "sudden spike: {} peaks at {}, {:.1}× the median step peak ({})",
-                worst.step,
-                bytes_text(worst.peak_bytes as f64),
-                worst.peak_bytes as f64 / median,
-                bytes_text(median)
-            ),
-        )
+        MemoryPattern::SuddenSpike
     } else {
-        (
-            MemoryPattern::Stable,
-            format!(
-                "stable: troughs move {} over {n} steps, peaks within 1.5× of the median",
-                bytes_text(growth as f64)
-            ),
-        )
+        MemoryPattern::Stable
     };
     StepPattern {
         verdict,
         trough_growth_bytes: growth,
         growth_per_step_bytes: slope,
+        trough_rises: rises,
+        trough_falls: falls,
+        median_peak_bytes: median,
         spike_steps,
-        message,
+        largest_spike,
         steps,
     }
 }
@@ -290,8 +291,9 @@ mod tests {
         }
         let refs: Vec<&MemoryRecord> = r.iter().collect();
         let p = step_pattern(&refs, &steps(6)).unwrap();
-        assert_eq!(p.verdict, MemoryPattern::GradualIncrease, "{}", p.message);
+        assert_eq!(p.verdict, MemoryPattern::GradualIncrease, "{p:?}");
         assert_eq!(p.trough_growth_bytes, 100 * K);
+        assert_eq!((p.trough_rises, p.trough_falls), (5, 0));
         assert!((p.growth_per_step_bytes - 20.0 * K as f64).abs() < 1e-6);
         assert_eq!(p.steps[0].enter_bytes, 1000 * K);
         assert_eq!(p.steps[0].peak_bytes, 1120 * K);
@@ -306,7 +308,7 @@ mod tests {
             .collect();
         let refs: Vec<&MemoryRecord> = small.iter().collect();
         let p = step_pattern(&refs, &steps(6)).unwrap();
-        assert_eq!(p.verdict, MemoryPattern::Stable, "{}", p.message);
+        assert_eq!(p.verdict, MemoryPattern::Stable, "{p:?}");
 
         // Spike: flat, but step 3 allocates 5000 transiently.
         let mut r = Vec::new();
@@ -317,7 +319,13 @@ mod tests {
         }
         let refs: Vec<&MemoryRecord> = r.iter().collect();
         let p = step_pattern(&refs, &steps(6)).unwrap();
-        assert_eq!(p.verdict, MemoryPattern::SuddenSpike, "{}", p.message);
+        assert_eq!(p.verdict, MemoryPattern::SuddenSpike, "{p:?}");
         assert_eq!(p.spike_steps, vec!["ProfilerStep#3"]);
+        let spike = p.largest_spike.unwrap();
+        assert_eq!(
+            (spike.step.as_str(), spike.peak_bytes),
+            ("ProfilerStep#3", 6000)
+        );
+        assert!((spike.ratio - 6000.0 / 1100.0).abs() < 1e-12);
     }
 }

@@ -1,5 +1,5 @@
 //! Bytes per memory category over time, from any source: a profiler memory timeline
-//! file (`export_memory_timeline`, read by `kinetoscope_trace::read::timeline`) or the
+//! file (`export_memory_timeline`, read by `kinetoscope_trace::read::read_memory_timeline`) or the
 //! categories kinetoscope infers from a trace ([`super::categories`]).
 //!
 //! [`CategorySeries`] is the shared shape: category names, points (bytes per category
@@ -7,7 +7,7 @@
 //! highest-total point so the exact peak survives) and the peak with every category's
 //! bytes at that instant.
 
-use kinetoscope_trace::read::{MemoryTimeline, TimelineFormat, TIMELINE_CATEGORIES};
+use kinetoscope_trace::{MemoryTimeline, TimelineFormat, TIMELINE_CATEGORIES};
 use serde::{Deserialize, Serialize};
 
 /// One point: bytes live per category (same order as [`CategorySeries::categories`]).
@@ -27,7 +27,7 @@ impl CategoryPoint {
 }
 
 /// The highest total, when first reached, and each category's bytes then.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CategoryPeak {
     /// When first reached, epoch ns.
     pub ts_ns: i64,
@@ -35,10 +35,31 @@ pub struct CategoryPeak {
     pub total_bytes: i64,
     /// Bytes per category at that instant.
     pub by_category: Vec<i64>,
+    /// Each category's share of `total_bytes` (0–1); `None` when the total is 0.
+    pub share_by_category: Option<Vec<f64>>,
+}
+
+impl CategoryPeak {
+    /// The peak at `ts_ns` with these bytes per category.
+    pub fn new(ts_ns: i64, by_category: Vec<i64>) -> Self {
+        let total_bytes: i64 = by_category.iter().sum();
+        let share_by_category = (total_bytes != 0).then(|| {
+            by_category
+                .iter()
+                .map(|b| *b as f64 / total_bytes as f64)
+                .collect()
+        });
+        Self {
+            ts_ns,
+            total_bytes,
+            by_category,
+            share_by_category,
+        }
+    }
 }
 
 /// Bytes per category over time.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CategorySeries {
     /// Category names, in column order.
     pub categories: Vec<String>,
@@ -48,6 +69,8 @@ pub struct CategorySeries {
     pub downsampled: bool,
     /// The points, in time order.
     pub points: Vec<CategoryPoint>,
+    /// The sum over categories of each point of `points`.
+    pub totals: Vec<i64>,
     /// The peak (at full resolution); `None` without points.
     pub peak: Option<CategoryPeak>,
     /// The highest bytes each category reached on its own (not necessarily at once).
@@ -67,17 +90,14 @@ impl CategorySeries {
                 *m = (*m).max(*b);
             }
         }
-        let peak = peak.map(|p| CategoryPeak {
-            ts_ns: p.ts_ns,
-            total_bytes: p.total(),
-            by_category: p.bytes.clone(),
-        });
+        let peak = peak.map(|p| CategoryPeak::new(p.ts_ns, p.bytes.clone()));
         let raw_points = full.len();
         let points = downsample(full, max_points.max(10));
         CategorySeries {
             categories,
             raw_points,
             downsampled: points.len() < raw_points,
+            totals: points.iter().map(CategoryPoint::total).collect(),
             points,
             peak,
             max_by_category,
@@ -208,6 +228,8 @@ pub struct CategoryComparison {
     pub inferred_peak: CategoryPeak,
     /// kinetoscope's inferred bytes at the timeline's peak time (same clock: epoch ns).
     pub inferred_at_timeline_peak: Vec<i64>,
+    /// Their sum.
+    pub inferred_at_timeline_peak_total: i64,
 }
 
 /// Compare a timeline with the categories inferred for one device of the same run;
@@ -219,15 +241,17 @@ pub fn compare(
 ) -> Option<CategoryComparison> {
     let tp = timeline.series.peak.as_ref()?;
     let ip = inferred.peak.as_ref()?;
-    let mut t = tp.clone();
-    t.by_category.resize(inferred.categories.len(), 0);
+    let mut by_category = tp.by_category.clone();
+    by_category.resize(inferred.categories.len(), 0);
+    let at_peak = inferred.at(tp.ts_ns);
     Some(CategoryComparison {
         timeline: timeline.path.clone(),
         device: device.to_owned(),
         categories: inferred.categories.clone(),
-        timeline_peak: t,
+        timeline_peak: CategoryPeak::new(tp.ts_ns, by_category),
         inferred_peak: ip.clone(),
-        inferred_at_timeline_peak: inferred.at(tp.ts_ns),
+        inferred_at_timeline_peak_total: at_peak.iter().sum(),
+        inferred_at_timeline_peak: at_peak,
     })
 }
 
@@ -271,6 +295,10 @@ mod tests {
         let peak = s.peak.as_ref().unwrap();
         assert_eq!((peak.ts_ns, peak.total_bytes), (537, 503));
         assert_eq!(peak.by_category, vec![500, 3]);
+        let share = peak.share_by_category.as_ref().unwrap();
+        assert!((share[0] - 500.0 / 503.0).abs() < 1e-11);
+        assert_eq!(s.totals.len(), s.points.len());
+        assert!(s.totals.contains(&503));
         assert!(s.points.iter().any(|p| p.ts_ns == 537));
         assert_eq!(s.max_by_category, vec![500, 3]);
         assert_eq!(s.at(-5), vec![0, 0]);

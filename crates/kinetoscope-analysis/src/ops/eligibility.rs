@@ -1,4 +1,4 @@
-//! Tensor-core eligible operators (`docs/metrics.md` A.7).
+//! Tensor-core eligible operators (as the TensorBoard plugin decides them).
 //!
 //! An operator is eligible when its name is in [`PLUGIN_ELIGIBLE_OPS`] (the TensorBoard
 //! plugin's list) or [`MODERN_ELIGIBLE_OPS`] (names PyTorch ≥ 1.11 uses for the same work,

@@ -1,7 +1,7 @@
-//! Who launched each GPU activity (`docs/metrics.md` A.3): a runtime (or driver) call hangs
-//! on the host node whose `External id` equals its own, or on its thread's root when that
-//! id is 0; a kernel, memcpy or memset hangs on the runtime call with the same CUPTI
-//! `correlation`. Both links are lookups on integer ids ([`IdMap`]).
+//! Who launched each GPU activity (as the TensorBoard plugin links them): a runtime (or
+//! driver) call hangs on the host node whose `External id` equals its own, or on its
+//! thread's root when that id is 0; a kernel, memcpy or memset hangs on the runtime call
+//! with the same CUPTI `correlation`. Both links are lookups on integer ids ([`IdMap`]).
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace};
 

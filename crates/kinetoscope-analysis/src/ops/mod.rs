@@ -1,6 +1,6 @@
-//! The operator view (`docs/metrics.md` A.9): per operator (or per operator and its input
-//! shapes, call stack or enclosing module), calls, host self/total time, device self/total
-//! time and tensor-core eligibility and share.
+//! The operator view (the TensorBoard plugin's Operator view): per operator (or per
+//! operator and its input shapes, call stack or enclosing module), calls, host self/total
+//! time, device self/total time and tensor-core eligibility and share.
 //!
 //! Definitions follow the TensorBoard plugin: operators nest by time containment per thread
 //! (`tree.rs`); runtime calls hang on the node with their `External id` and GPU work on the
@@ -18,13 +18,13 @@ mod sort;
 mod stats;
 pub(crate) mod tree;
 
-use kinetoscope_trace::read::rank_from_file_name;
 use kinetoscope_trace::Trace;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 pub use sort::OpSortKey;
 
+use crate::note::Note;
 use group::Grouper;
 use names::NameFlags;
 use stats::node_stats;
@@ -108,7 +108,7 @@ pub struct OpsTable {
     /// Rows, sorted.
     pub rows: Vec<OpRow>,
     /// Things the reader should know (overlapping spans, unmatched runtime calls).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 impl OpsTable {
@@ -228,22 +228,18 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
 
     let mut warnings = Vec::new();
     if tree.overlapping > 0 {
-        warnings.push(format!(
-            "{} host spans started inside another span on the same thread and ended after \
-             it; they are kept as its siblings (the TensorBoard plugin drops them)",
-            tree.overlapping
-        ));
+        warnings.push(Note::OverlappingSpans {
+            count: tree.overlapping,
+        });
     }
     if stats.unmatched_runtimes > 0 {
-        warnings.push(format!(
-            "{} runtime calls have an External id that matches no operator; their device \
-             time is in no operator's row",
-            stats.unmatched_runtimes
-        ));
+        warnings.push(Note::UnmatchedRuntimeCalls {
+            count: stats.unmatched_runtimes,
+        });
     }
     let mut table = OpsTable {
         path: trace.path.display().to_string(),
-        rank: rank_of(trace),
+        rank: trace.meta.rank.map(|r| r.value),
         group_by,
         sort: OpSortKey::DeviceSelf,
         total_rows: rows.len(),
@@ -262,17 +258,4 @@ fn share(part: i64, whole: i64) -> f64 {
     } else {
         0.0
     }
-}
-
-/// The rank of a trace: `distributedInfo.rank`, else the number in the file name.
-pub(crate) fn rank_of(trace: &Trace) -> Option<i64> {
-    trace
-        .meta
-        .distributed
-        .as_ref()
-        .and_then(|d| d.rank)
-        .or_else(|| {
-            let name = trace.path.file_name()?.to_string_lossy();
-            rank_from_file_name(&name)
-        })
 }

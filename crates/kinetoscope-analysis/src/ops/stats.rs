@@ -1,6 +1,6 @@
-//! Per-node statistics (`docs/metrics.md` A.7, A.9): host self time, device self and total
-//! time, tensor-core kernel time and tensor-core eligibility, computed in three linear
-//! passes over the node tree, the runtime calls and the device activities.
+//! Per-node statistics (the TensorBoard plugin's Operator view): host self time, device
+//! self and total time, tensor-core kernel time and tensor-core eligibility, computed in
+//! three linear passes over the node tree, the runtime calls and the device activities.
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace};
 

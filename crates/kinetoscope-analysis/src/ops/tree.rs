@@ -1,4 +1,4 @@
-//! The host node tree of `docs/metrics.md` A.3, built over the columnar model.
+//! The TensorBoard plugin's host node tree (per thread), built over the columnar model.
 //!
 //! Nodes are the host spans the TensorBoard plugin nests: operators (`cpu_op`, 1.8/1.9
 //! `Operator`), `ProfilerStep#N` steps, `record_function` annotations (`user_annotation`)
@@ -51,7 +51,8 @@ pub(crate) struct NodeTree {
     pub overlapping: u64,
 }
 
-/// Whether an operator name is left out of the operator table (A.9): the DataLoader
+/// Whether an operator name is left out of the operator table (as in the plugin): the
+/// DataLoader
 /// iterator, optimizer steps and the (D)DP forward wrappers.
 pub(crate) fn is_excluded_op(name: &str) -> bool {
     name.starts_with("Optimizer.")
@@ -163,7 +164,7 @@ impl NodeTree {
             tree.kind.push(kind);
         }
 
-        // Same-name merge (A.3): an operator whose only child is an operator of the same
+        // Same-name merge (the plugin's): an operator whose only child is an operator of the same
         // name is one call. Parents come before children in pre-order.
         for idx in 0..n {
             let p = tree.parent[idx];

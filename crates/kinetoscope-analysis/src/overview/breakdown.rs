@@ -1,7 +1,7 @@
-//! The eight-way step-time breakdown (docs/metrics.md A.5): every instant of a step is
-//! given to the highest-priority role active anywhere at that instant (Kernel, Memcpy,
-//! Memset, Communication, Runtime, DataLoader, CPU Exec), and what is left is Other, so
-//! the parts of a step add up to its (stretched) duration.
+//! The eight-way step-time breakdown (the TensorBoard plugin's Overview): every instant of
+//! a step is given to the highest-priority role active anywhere at that instant (Kernel,
+//! Memcpy, Memset, Communication, Runtime, DataLoader, CPU Exec), and what is left is
+//! Other, so the parts of a step add up to its (stretched) duration.
 
 use kinetoscope_trace::Trace;
 

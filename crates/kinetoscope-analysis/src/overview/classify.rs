@@ -1,5 +1,6 @@
-//! What each event is to the overview (docs/metrics.md A.2, A.5): a GPU activity, a launch
-//! call, a host span, or nothing; and which role a host span plays.
+//! What each event is to the overview (the TensorBoard plugin's event model and breakdown
+//! roles): a GPU activity, a launch call, a host span, or nothing; and which role a host
+//! span plays.
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace};
 

@@ -1,6 +1,6 @@
 //! Per-GPU metrics over the step window `[first step start, last step end)`
-//! (docs/metrics.md A.6): utilization, estimated SM efficiency, estimated achieved
-//! occupancy, and the share of kernel time on tensor cores.
+//! (the TensorBoard plugin's GPU summary): utilization, estimated SM efficiency,
+//! estimated achieved occupancy, and the share of kernel time on tensor cores.
 
 use std::collections::{BTreeMap, HashMap};
 

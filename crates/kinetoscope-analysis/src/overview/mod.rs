@@ -1,5 +1,6 @@
 //! The overview behind `kinetoscope overview`: the TensorBoard plugin's Overview page
-//! (docs/metrics.md A.4–A.7), made sound where the plugin is not
+//! (torch-tb-profiler: steps, step-time breakdown, GPU summary, tensor cores), made
+//! sound where the plugin is not
 //! (docs/tb-plugin-differences.md).
 //!
 //! * Steps: `ProfilerStep#N` host spans, each stretched to the end of the GPU work it
@@ -17,10 +18,10 @@ pub(crate) mod intervals;
 pub(crate) mod step_ranges;
 pub mod tensor_cores;
 
-use kinetoscope_trace::read::rank_from_file_name;
 use kinetoscope_trace::{DeviceInfo, Trace};
 use serde::{Deserialize, Serialize};
 
+use crate::note::Note;
 use crate::steps::StepSource;
 
 /// One value per part of a step, in the plugin's priority order (Other last).
@@ -181,7 +182,7 @@ pub struct TraceOverview {
     /// GPUs from `deviceProperties`.
     pub devices: Vec<DeviceInfo>,
     /// What the reader repaired and what the analysis had to assume.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 /// Compute the overview of one trace.
@@ -223,29 +224,15 @@ pub fn overview(trace: &Trace) -> TraceOverview {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let (worker, span) = worker_and_span(&file_name);
-    let rank = trace
-        .meta
-        .distributed
-        .as_ref()
-        .and_then(|d| d.rank)
-        .or_else(|| rank_from_file_name(&file_name));
-    let mut warnings = Vec::new();
-    if let Some(w) = trace.report.warning_line() {
-        warnings.push(w);
-    }
+    let rank = trace.meta.rank.map(|r| r.value);
+    let mut warnings: Vec<Note> = Note::lenient_read(&trace.report).into_iter().collect();
     if plan.source == StepSource::WholeTrace {
-        warnings.push(
-            "no ProfilerStep# spans: the host span of all operators is treated as one step".into(),
-        );
+        warnings.push(Note::NoStepMarkers);
     }
     if !plan.dropped.is_empty() {
-        let names: Vec<&str> = plan.dropped.iter().map(|s| s.name.as_str()).collect();
-        warnings.push(format!(
-            "dropped the last {} step(s) ({}): they launched no GPU work, or less than 0.8× \
-             the step before, so the profiler probably missed some of their kernels",
-            names.len(),
-            names.join(", ")
-        ));
+        warnings.push(Note::DroppedTailSteps {
+            steps: plan.dropped.iter().map(|s| s.name.clone()).collect(),
+        });
     }
     TraceOverview {
         path: trace.path.display().to_string(),

@@ -1,6 +1,6 @@
-//! Step windows as the plugin draws them (docs/metrics.md A.4): host `ProfilerStep#N`
-//! spans, stretched to the end of the GPU work they launched, then trailing steps whose
-//! GPU work was probably not captured are dropped.
+//! Step windows as the TensorBoard plugin draws them: host `ProfilerStep#N` spans,
+//! stretched to the end of the GPU work they launched, then trailing steps whose GPU work
+//! was probably not captured are dropped.
 
 use kinetoscope_trace::{EventId, Trace};
 

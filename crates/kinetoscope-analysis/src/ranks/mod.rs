@@ -29,6 +29,7 @@ pub use summary::{RankCollective, RankStep, RankSummary};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
+use crate::note::Note;
 use crate::overview::Parts;
 
 /// How clock offsets between ranks are handled.
@@ -113,6 +114,8 @@ pub struct StepAcross {
     pub max_ns: i64,
     /// The rank with the longest step.
     pub slowest_rank: i64,
+    /// Ranks that have the step.
+    pub ranks: usize,
 }
 
 /// One collective matched across ranks.
@@ -130,13 +133,23 @@ pub struct MatchedCollective {
     pub ranks: usize,
     /// Earliest start after clock correction, epoch ns.
     pub first_start_ns: i64,
-    /// max − min start, ns.
+    /// max − min start, ns: also the longest wait, the first arriver's.
     pub start_skew_ns: i64,
     /// The rank that arrived last.
     pub last_rank: i64,
     /// Each rank's wait (last start − own start), ns, in [`RanksReport::ranks`] order;
     /// `None` where the rank lacks it.
     pub wait_ns: Vec<Option<i64>>,
+}
+
+/// What the straggler ranking is based on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StragglerBasis {
+    /// The wait each rank caused at matched collectives.
+    CausedWait,
+    /// Mean step time (no collective could be matched).
+    StepTime,
 }
 
 /// A rank others wait for.
@@ -151,16 +164,26 @@ pub struct Straggler {
     pub arrived_last: usize,
     /// Of how many matched.
     pub matched: usize,
+    /// `arrived_last / matched` (0–1).
+    pub arrived_last_share: f64,
     /// Steps where it had the longest duration.
     pub slowest_steps: Vec<String>,
+    /// Steps compared across ranks.
+    pub of_steps: usize,
+    /// Its mean step time, ns.
+    pub mean_step_ns: f64,
+    /// The median over ranks of the mean step time, ns.
+    pub median_step_ns: f64,
     /// Its mean step time minus the median over ranks, ns.
     pub step_excess_ns: f64,
+    /// `step_excess_ns` over the median (a ratio; 0 when the median is 0).
+    pub step_excess_ratio: f64,
     /// The breakdown part (not communication) most longer than on the median rank.
     pub slower_phase: Option<String>,
     /// That part's excess per step, ns.
     pub slower_phase_excess_ns: f64,
-    /// The evidence in words.
-    pub evidence: Vec<String>,
+    /// That excess over the part on the median rank (a ratio); `None` when that is 0.
+    pub slower_phase_excess_ratio: Option<f64>,
 }
 
 /// How the clocks were treated.
@@ -170,8 +193,6 @@ pub struct ClockReport {
     pub mode: ClockMode,
     /// The reference rank.
     pub reference_rank: Option<i64>,
-    /// What was done and why.
-    pub note: String,
 }
 
 /// Skew statistics over all matched collectives.
@@ -202,18 +223,16 @@ pub struct RanksReport {
     pub skew: SkewSummary,
     /// The matched collectives with the largest start skew.
     pub collectives: Vec<MatchedCollective>,
+    /// What the straggler ranking is based on.
+    pub straggler_basis: StragglerBasis,
     /// Ranks others wait for, most wait caused first (empty when nobody waits).
     pub stragglers: Vec<Straggler>,
     /// What the analysis had to assume.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 /// (group, by_seq, index) key, rank index, start, end of one collective call.
 type Entry = ((u32, bool, i64), u32, i64, i64);
-
-fn us(ns: i64) -> f64 {
-    ns as f64 / 1e3
-}
 
 fn median_i64(v: &mut [i64]) -> i64 {
     v.sort_unstable();
@@ -246,7 +265,7 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
     seen.sort_unstable();
     seen.dedup();
     if seen.len() != ids.len() {
-        warnings.push("several files have the same rank: ranks are numbered by file order".into());
+        warnings.push(Note::DuplicateRanks);
         ids = (0..ranks.len() as i64).collect();
     }
     let mut order: Vec<usize> = (0..ranks.len()).collect();
@@ -324,7 +343,6 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
     }
     let mut offsets = vec![0i64; n];
     let mut applied = vec![false; n];
-    let mut notes = Vec::new();
     for r in 1..n {
         if diffs[r].is_empty() {
             continue;
@@ -338,22 +356,7 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
             ClockMode::CollectiveEnd => true,
             ClockMode::Auto => med != 0 && mad <= (med.abs() / 10).max(5_000),
         };
-        if applied[r] && med != 0 {
-            notes.push(format!("rank {}: {:+.1} µs", ids[r], us(med)));
-        }
     }
-    let note = match opts.clock {
-        ClockMode::None => "timestamps used as recorded (one shared clock assumed)".to_string(),
-        _ if notes.is_empty() => {
-            "timestamps used as recorded: no constant clock offset between ranks fits the \
-             collective end times"
-                .to_string()
-        }
-        _ => format!(
-            "clock offsets estimated from collective end times and subtracted: {}",
-            notes.join(", ")
-        ),
-    };
 
     // Per matched collective: skew and waits.
     let mut total_wait = vec![0i64; n];
@@ -424,9 +427,7 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         max_skew_ns: skews.iter().copied().max().unwrap_or(0),
     };
     if n >= 2 && matched_runs.is_empty() {
-        warnings.push(
-            "no collective could be matched across ranks: waits and skews are unknown".into(),
-        );
+        warnings.push(Note::NoMatchedCollectives);
     }
 
     // Steps across ranks, by number (or name).
@@ -478,6 +479,7 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
             median_ns: median_f64(present.iter().map(|x| x.1 as f64).collect()),
             max_ns: max,
             slowest_rank: ids[slow_r],
+            ranks: present.len(),
         });
     }
 
@@ -516,21 +518,23 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         })
         .collect();
 
-    let stragglers = if n >= 2 {
-        stragglers(
-            &rows,
-            &caused,
-            &slowest_steps,
-            !matched_runs.is_empty(),
-            steps.len(),
-        )
+    let straggler_basis = if matched_runs.is_empty() {
+        StragglerBasis::StepTime
     } else {
-        warnings.push("one rank only: nothing to compare".into());
+        StragglerBasis::CausedWait
+    };
+    let stragglers = if n >= 2 {
+        stragglers(&rows, &caused, &slowest_steps, straggler_basis, steps.len())
+    } else {
+        warnings.push(Note::OneRank);
         Vec::new()
     };
     for s in &ranks {
         for w in &s.warnings {
-            warnings.push(format!("{}: {w}", s.path));
+            warnings.push(Note::InRank {
+                path: s.path.clone(),
+                note: Box::new(w.clone()),
+            });
         }
     }
     RanksReport {
@@ -539,10 +543,10 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         clock: ClockReport {
             mode: opts.clock,
             reference_rank: ids.first().copied(),
-            note,
         },
         skew,
         collectives: listed,
+        straggler_basis,
         stragglers,
         warnings,
     }
@@ -566,9 +570,10 @@ fn stragglers(
     rows: &[RankRow],
     caused: &[f64],
     slowest_steps: &[Vec<String>],
-    by_wait: bool,
+    basis: StragglerBasis,
     n_steps: usize,
 ) -> Vec<Straggler> {
+    let by_wait = basis == StragglerBasis::CausedWait;
     let n = rows.len();
     let median_step = median_f64(rows.iter().map(|r| r.mean_step_ns).collect());
     let part_medians: Vec<f64> = (0..8)
@@ -601,70 +606,30 @@ fn stragglers(
                 let x = parts[p] - part_medians[p];
                 if x > excess {
                     excess = x;
-                    phase = Some(Parts::<f64>::NAMES[p].to_string());
+                    phase = Some(p);
                 }
             }
-            let mut evidence = Vec::new();
-            if by_wait {
-                evidence.push(format!(
-                    "arrived last at {} of {} matched collectives ({:.0}%); the other ranks \
-                     waited {:.1} µs in all for it",
-                    row.arrived_last,
-                    row.matched,
-                    100.0 * row.arrived_last_share,
-                    caused[r] / 1e3
-                ));
-            }
             let step_excess = row.mean_step_ns - median_step;
-            if row.steps > 0 {
-                evidence.push(format!(
-                    "mean step {:.1} µs vs median rank {:.1} µs ({:+.1}%)",
-                    row.mean_step_ns / 1e3,
-                    median_step / 1e3,
-                    if median_step > 0.0 {
-                        100.0 * step_excess / median_step
-                    } else {
-                        0.0
-                    }
-                ));
-            }
-            if !slowest_steps[r].is_empty() {
-                let list = &slowest_steps[r];
-                let more = if list.len() > 6 {
-                    format!(" and {} more", list.len() - 6)
-                } else {
-                    String::new()
-                };
-                evidence.push(format!(
-                    "slowest rank in {} of {} steps: {}{more}",
-                    list.len(),
-                    n_steps,
-                    list[..list.len().min(6)].join(", ")
-                ));
-            }
-            if let Some(p) = &phase {
-                let idx = Parts::<f64>::NAMES.iter().position(|x| x == p).unwrap_or(0);
-                let base = part_medians[idx];
-                evidence.push(format!(
-                    "{p} takes {:.1} µs/step more than on the median rank{}",
-                    excess / 1e3,
-                    if base > 0.0 {
-                        format!(" ({:+.1}%)", 100.0 * excess / base)
-                    } else {
-                        String::new()
-                    }
-                ));
-            }
+            let base = phase.map_or(0.0, |p| part_medians[p]);
             Straggler {
                 rank: row.rank,
                 caused_wait_ns: if by_wait { caused[r] } else { 0.0 },
                 arrived_last: row.arrived_last,
                 matched: row.matched,
+                arrived_last_share: row.arrived_last_share,
                 slowest_steps: slowest_steps[r].clone(),
+                of_steps: n_steps,
+                mean_step_ns: row.mean_step_ns,
+                median_step_ns: median_step,
                 step_excess_ns: step_excess,
-                slower_phase: phase,
+                step_excess_ratio: if median_step > 0.0 {
+                    step_excess / median_step
+                } else {
+                    0.0
+                },
+                slower_phase: phase.map(|p| Parts::<f64>::NAMES[p].to_owned()),
+                slower_phase_excess_ratio: (phase.is_some() && base > 0.0).then(|| excess / base),
                 slower_phase_excess_ns: excess,
-                evidence,
             }
         })
         .collect()

@@ -8,6 +8,7 @@ use kinetoscope_trace::Trace;
 
 use crate::comm::collective_instances;
 use crate::comm::names::fold_collective;
+use crate::note::Note;
 use crate::overview::{overview, Parts};
 
 /// One step of one rank.
@@ -59,7 +60,7 @@ pub struct RankSummary {
     /// Total communication kernel time, ns.
     pub comm_kernel_ns: i64,
     /// Warnings of the reader and the overview.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Note>,
 }
 
 impl RankSummary {

@@ -10,17 +10,17 @@ use std::path::{Path, PathBuf};
 use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
 use kinetoscope_analysis::memory::timeline::attach_comparison;
 use kinetoscope_analysis::memory::{analyze_trace, sort, MemoryView, SortKey};
-use kinetoscope_trace::read::{
-    is_memory_timeline_file, is_snapshot_file, read_snapshot, ArtifactKind, RunPhase,
-};
+use kinetoscope_analysis::note::Note;
+use kinetoscope_trace::read::{sniff_path, ContentKind, Sniffed};
+use kinetoscope_trace::{ArtifactKind, MemoryTimeline, RunPhase};
 use serde::{Deserialize, Serialize};
 
-use crate::artifacts::timeline_view;
+use crate::artifacts::{read_timeline, read_timeline_if_any, timeline_view};
 use crate::document::{
     Document, InputLayout, MemoryFileKind, SnapshotDocument, TimelineDocument, SCHEMA_VERSION,
 };
 use crate::error::{EngineError, EngineResult};
-use crate::input::{split_results, Source};
+use crate::input::{map_sniffed, split_results, Source};
 use crate::run_folder::phase_memory;
 use crate::views::ensure_any_read;
 use crate::Engine;
@@ -61,24 +61,35 @@ pub enum MemoryResult {
 impl Engine {
     /// `memory`: the snapshot, timeline or trace view of `src`, by content.
     pub fn memory(&self, src: &Source, opts: &MemoryOptions) -> EngineResult<MemoryResult> {
+        // A file is opened and sniffed once; what it is decides the view.
         if let Some(path) = src.path().filter(|p| p.is_file()) {
-            if is_snapshot_file(path) {
-                return Ok(MemoryResult::Snapshot(self.memory_snapshot(path, opts)?));
-            }
-            if is_memory_timeline_file(path) {
-                return Ok(MemoryResult::Timeline(TimelineDocument {
-                    schema_version: SCHEMA_VERSION,
-                    kind: MemoryFileKind::MemoryTimeline,
-                    view: timeline_view(path, opts.points)?,
-                }));
-            }
+            let sniffed = sniff_path(path)?;
+            return Ok(match sniffed.kind() {
+                ContentKind::Snapshot => {
+                    MemoryResult::Snapshot(self.memory_snapshot(sniffed, opts)?)
+                }
+                ContentKind::MemoryTimeline => {
+                    let tl = sniffed.read_memory_timeline()?;
+                    MemoryResult::Timeline(TimelineDocument {
+                        schema_version: SCHEMA_VERSION,
+                        kind: MemoryFileKind::MemoryTimeline,
+                        view: timeline_view(path, &tl, opts.points),
+                    })
+                }
+                _ => MemoryResult::Traces(self.memory_traces(src, Some(sniffed), opts)?),
+            });
         }
-        Ok(MemoryResult::Traces(self.memory_traces(src, opts)?))
+        Ok(MemoryResult::Traces(self.memory_traces(src, None, opts)?))
     }
 
     /// A CUDA caching-allocator snapshot.
-    fn memory_snapshot(&self, path: &Path, opts: &MemoryOptions) -> EngineResult<SnapshotDocument> {
-        let snap = read_snapshot(path)?;
+    fn memory_snapshot(
+        &self,
+        sniffed: Sniffed<'_>,
+        opts: &MemoryOptions,
+    ) -> EngineResult<SnapshotDocument> {
+        let input = sniffed.path().display().to_string();
+        let snap = sniffed.read_snapshot()?;
         let view = analyze_snapshot(
             &snap,
             &SnapshotOptions {
@@ -90,19 +101,31 @@ impl Engine {
         Ok(SnapshotDocument {
             schema_version: SCHEMA_VERSION,
             kind: MemoryFileKind::MemorySnapshot,
-            input: path.display().to_string(),
+            input,
             snapshot: view,
         })
     }
 
-    /// The memory views of every trace of `src`, compared with their timelines, sorted
-    /// and cut.
-    fn memory_traces(&self, src: &Source, opts: &MemoryOptions) -> EngineResult<MemoryDocument> {
+    /// The memory views of every trace of `src` (one file already sniffed, or a
+    /// folder), compared with their timelines, sorted and cut.
+    fn memory_traces(
+        &self,
+        src: &Source,
+        sniffed: Option<Sniffed<'_>>,
+        opts: &MemoryOptions,
+    ) -> EngineResult<MemoryDocument> {
         let analysis = kinetoscope_analysis::memory::MemoryOptions {
             points: opts.points,
             device: opts.device,
         };
-        let mapped = self.map_any(src, |t| analyze_trace(t, &analysis))?;
+        let reduce = |t: &kinetoscope_trace::Trace| analyze_trace(t, &analysis);
+        let mapped = match sniffed {
+            Some(s) => crate::views::Mapped {
+                layout: InputLayout::File,
+                results: vec![map_sniffed(s, &self.read, reduce)],
+            },
+            None => self.map_any(src, reduce)?,
+        };
         let results = ensure_any_read(mapped.results)?;
         let mut doc = Document::with_options(src.name(), mapped.layout, opts.clone());
         let mut peaks = HashMap::new();
@@ -126,12 +149,22 @@ impl Engine {
     }
 }
 
-/// The memory-timeline file for a trace: the explicit one, else the one timeline file
-/// beside the trace (by content), if exactly one.
-fn timeline_for(trace: &Path, explicit: Option<&Path>) -> Option<PathBuf> {
+/// The memory timeline for a single trace: the explicit one (an error if it cannot be
+/// read), else the one timeline file beside the trace (by content), if exactly one.
+fn timeline_for(
+    trace: &Path,
+    explicit: Option<&Path>,
+) -> EngineResult<Option<(PathBuf, MemoryTimeline)>> {
     if let Some(p) = explicit {
-        return Some(p.to_owned());
+        let tl = read_timeline(p)
+            .map_err(|e| EngineError::Option(format!("--timeline {}: {e}", p.display())))?;
+        return Ok(Some((p.to_owned(), tl)));
     }
+    Ok(timeline_beside(trace))
+}
+
+/// The one memory-timeline file in the trace's folder, read, if exactly one.
+fn timeline_beside(trace: &Path) -> Option<(PathBuf, MemoryTimeline)> {
     let dir = trace.parent()?;
     let dir = if dir.as_os_str().is_empty() {
         Path::new(".")
@@ -144,9 +177,11 @@ fn timeline_for(trace: &Path, explicit: Option<&Path>) -> Option<PathBuf> {
         let name = e.file_name().to_string_lossy().to_ascii_lowercase();
         if p.is_file()
             && (name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".gz"))
-            && is_memory_timeline_file(&p)
+            && p != trace
         {
-            found.push(p);
+            if let Ok(Some(tl)) = read_timeline_if_any(&p) {
+                found.push((p, tl));
+            }
         }
     }
     (found.len() == 1).then(|| found.remove(0))
@@ -156,10 +191,11 @@ fn timeline_for(trace: &Path, explicit: Option<&Path>) -> Option<PathBuf> {
 fn phase_timelines(phases: &[RunPhase]) -> Vec<(PathBuf, PathBuf)> {
     let mut pairs = Vec::new();
     for ph in phases {
+        // Named as a timeline; read (and checked by content) when compared.
         let tl = ph
             .artifacts
             .iter()
-            .find(|a| a.kind == ArtifactKind::MemoryTimeline && is_memory_timeline_file(&a.path));
+            .find(|a| a.kind == ArtifactKind::MemoryTimeline);
         let Some(tl) = tl else { continue };
         for a in ph
             .artifacts
@@ -192,25 +228,19 @@ fn compare_with_timelines(doc: &mut MemoryDocument, opts: &MemoryOptions) -> Eng
     let single = matches!(doc.layout, InputLayout::File);
     for v in &mut doc.traces {
         let trace = PathBuf::from(&v.path);
-        let tl_path = if single {
-            timeline_for(&trace, explicit)
+        let found = if single {
+            timeline_for(&trace, explicit)?
         } else {
-            pairs
-                .iter()
-                .find(|(t, _)| *t == trace)
-                .map(|(_, tl)| tl.clone())
-        };
-        let Some(tl_path) = tl_path else { continue };
-        let tl = match timeline_view(&tl_path, opts.points) {
-            Ok(tl) => tl,
-            Err(e) if explicit.is_some() => {
-                return Err(EngineError::Option(format!(
-                    "--timeline {}: {e}",
-                    tl_path.display()
-                )))
+            let named = pairs.iter().find(|(t, _)| *t == trace).map(|(_, tl)| tl);
+            match named.map(|p| read_timeline_if_any(p).map(|tl| tl.map(|tl| (p.clone(), tl)))) {
+                Some(Ok(found)) => found,
+                _ => None,
             }
-            Err(_) => continue,
         };
+        let Some((tl_path, timeline)) = found else {
+            continue;
+        };
+        let tl = timeline_view(&tl_path, &timeline, opts.points);
         if !attach_comparison(v, &tl) {
             continue;
         }
@@ -228,10 +258,9 @@ fn compare_with_timelines(doc: &mut MemoryDocument, opts: &MemoryOptions) -> Eng
                 continue;
             }
         }
-        v.notes.push(format!(
-            "categories compared with PyTorch's memory timeline {}",
-            tl_path.display()
-        ));
+        v.notes.push(Note::ComparedWithTimeline {
+            path: tl_path.display().to_string(),
+        });
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! Each trace is reduced to its report on the thread that read it; for a rank folder
 //! the cross-rank rules run afterwards on the rank comparison.
 
-use kinetoscope_advisor::{advise_ranks, advise_trace, rank_findings, Config};
+use kinetoscope_advisor::{advise_ranks, advise_trace, all_findings, Config, SeverityCounts};
 use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
 
 use crate::document::{InputLayout, ReportDocument, SCHEMA_VERSION};
@@ -33,12 +33,11 @@ impl Engine {
             } else {
                 Vec::new()
             };
-        let mut findings: Vec<_> = traces
-            .iter()
-            .flat_map(|t| t.findings.iter().cloned())
-            .chain(cross_rank_findings.iter().cloned())
-            .collect();
-        rank_findings(&mut findings);
+        let findings = all_findings(
+            traces.iter().map(|t| t.findings.as_slice()),
+            &cross_rank_findings,
+        );
+        let counts = SeverityCounts::of(&findings);
         Ok(ReportDocument {
             schema_version: SCHEMA_VERSION,
             input,
@@ -46,6 +45,7 @@ impl Engine {
             traces,
             cross_rank_findings,
             findings,
+            counts,
             errors,
         })
     }

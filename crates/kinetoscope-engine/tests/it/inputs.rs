@@ -3,10 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use kinetoscope_analysis::summary::summarize;
 use kinetoscope_engine::input::{map_paths, open_path as open_input, Input};
-use kinetoscope_trace::read::ArtifactKind;
-use kinetoscope_trace::TraceError;
+use kinetoscope_trace::{ArtifactKind, TraceError};
 
 use crate::common::{fixture, fixtures_dir, lenient};
 
@@ -41,8 +39,11 @@ fn rank_folder_of_two_traces() {
     // Read them in parallel; results come back in input order, ranks from
     // `distributedInfo`.
     let ranks: Vec<_> = map_paths(traces, &lenient(2), |t| {
-        let s = summarize(t);
-        (s.rank, s.world_size)
+        let dist = t.meta.distributed.as_ref();
+        (
+            t.meta.rank.map(|r| r.value),
+            dist.and_then(|d| d.world_size),
+        )
     })
     .into_iter()
     .map(|r| r.result.unwrap())

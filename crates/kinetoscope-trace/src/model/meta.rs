@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::rank_from_file_name;
+
 /// Top-level keys of a Kineto trace, read leniently.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TraceMeta {
@@ -22,6 +24,10 @@ pub struct TraceMeta {
     pub devices: Vec<DeviceInfo>,
     /// `distributedInfo`, when `torch.distributed` was initialised.
     pub distributed: Option<DistributedInfo>,
+    /// The rank of the process that wrote the trace, decided once by the reader:
+    /// `distributedInfo.rank`, else the number in the file name (`rank-3`, `rank_3`,
+    /// `rank3`); `None` when neither says.
+    pub rank: Option<Rank>,
     /// Profiler options that were on (`record_shapes`, `profile_memory`, `with_stack`,
     /// `with_modules`, `with_flops`).
     pub profiler_options: Vec<String>,
@@ -63,6 +69,25 @@ pub struct DistributedInfo {
     pub nccl_version: Option<String>,
 }
 
+/// The rank of a trace and where it came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rank {
+    /// The rank number.
+    pub value: i64,
+    /// Where it came from.
+    pub source: RankSource,
+}
+
+/// Where a trace's rank number came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RankSource {
+    /// `distributedInfo.rank`.
+    DistributedInfo,
+    /// The file name (`rank-3...`).
+    FileName,
+}
+
 /// Features of the file format the reader saw, from which the PyTorch era is estimated.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FormatFeatures {
@@ -92,8 +117,22 @@ pub struct FormatFeatures {
 }
 
 impl TraceMeta {
+    /// Decide [`TraceMeta::rank`]: `distributedInfo.rank`, else the rank in `file_name`.
+    pub(crate) fn decide_rank(&mut self, file_name: &str) {
+        self.rank = match self.distributed.as_ref().and_then(|d| d.rank) {
+            Some(value) => Some(Rank {
+                value,
+                source: RankSource::DistributedInfo,
+            }),
+            None => rank_from_file_name(file_name).map(|value| Rank {
+                value,
+                source: RankSource::FileName,
+            }),
+        };
+    }
+
     /// The PyTorch release range that wrote this trace, estimated from format features
-    /// (see `docs/formats.md` §1.10 of the shared specs): never from `schemaVersion`.
+    /// (the keys and event fields each Kineto release added): never from `schemaVersion`.
     pub fn pytorch_era(&self) -> &'static str {
         let f = &self.features;
         let flow = |c: &str| f.flow_categories.iter().any(|x| x == c);

@@ -5,8 +5,13 @@
 //! the arguments analyses need in sparse side tables ([`ArgTables`]); flow arrows in
 //! [`FlowTable`]. Links that cost time to build (nesting, correlation lookups) are
 //! computed on first use by [`Trace::nesting`] and [`Trace::correlation_index`].
+//!
+//! Beside the trace: the memory timeline ([`MemoryTimeline`]), and the files of a run
+//! ([`ArtifactKind`], [`RunPhase`]). The CUDA memory snapshot model is
+//! [`crate::snapshot`].
 
 mod args;
+mod artifact;
 mod category;
 mod events;
 mod flows;
@@ -14,9 +19,11 @@ mod index;
 mod meta;
 mod read_report;
 mod strings;
+mod timeline;
 mod tracks;
 
 pub use args::*;
+pub use artifact::*;
 pub use category::*;
 pub use events::*;
 pub use flows::*;
@@ -24,6 +31,7 @@ pub use index::*;
 pub use meta::*;
 pub use read_report::*;
 pub use strings::*;
+pub use timeline::*;
 pub use tracks::*;
 
 use std::path::PathBuf;

@@ -210,6 +210,8 @@ impl TraceBuilder {
             }
         }
         t.report.elements = self.elements;
+        let file_name = t.path.file_name().unwrap_or_default().to_string_lossy();
+        t.meta.decide_rank(&file_name);
         for (_, c) in t.categories.iter() {
             let f = &mut t.meta.features;
             match c.raw.as_str() {

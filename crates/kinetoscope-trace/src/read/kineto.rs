@@ -182,7 +182,7 @@ pub(crate) fn read_kineto(
 }
 
 /// Read a Kineto trace that is in memory as one slice (a memory-mapped plain file, or
-/// bytes embedded in the binary). `release(upto)` is told when bytes before `upto` are
+/// plain bytes in memory), in place. `release(upto)` is told when bytes before `upto` are
 /// no longer needed, so a mapping can drop them from the resident set.
 pub(crate) fn read_contiguous(
     path: &Path,

@@ -3,135 +3,47 @@
 //! raw `.raw.json.gz` form (rows `[t_ns, action, bytes, category]`), both read into one
 //! [`MemoryTimeline`]: bytes live per category after each distinct timestamp.
 //!
-//! Detected by content, not name ([`is_memory_timeline_file`]): (gzip-compressed) JSON
-//! whose text starts with an array of arrays. The files are small (one row per
-//! allocation event), so they are read whole with `serde_json`.
+//! Detected by content, not name ([`super::ContentKind::MemoryTimeline`]):
+//! (gzip-compressed) JSON whose text starts with an array of arrays. The files are small
+//! (one row per allocation event), so they are read whole with `serde_json`.
 
 use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::ContentKind;
+use super::{sniff_bytes, sniff_path, sniff_reader};
+use crate::model::{MemoryTimeline, TimelineFormat};
 use crate::{TraceError, TraceResult};
 
-/// The 8 categories in the order files index them (`_CATEGORY_TO_COLORS`):
-/// index 7 is "unknown" (PyTorch's `None`).
-pub const TIMELINE_CATEGORIES: [&str; 8] = [
-    "parameter",
-    "optimizer_state",
-    "input",
-    "temporary",
-    "activation",
-    "gradient",
-    "autograd_detail",
-    "unknown",
-];
-
-/// Which of the two file forms was read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TimelineFormat {
-    /// `[times_us, sizes]`: one row per timestamp, 9 columns (a 0 baseline, then the 8
-    /// categories).
-    Coalesced,
-    /// `[[t_ns, action, bytes, category], ...]`: one row per event.
-    Raw,
-}
-
-/// A memory timeline: bytes live per category after each distinct timestamp.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MemoryTimeline {
-    /// Which form the file had.
-    pub format: TimelineFormat,
-    /// Rows in the file (events for raw, timestamps for coalesced).
-    pub rows: usize,
-    /// Raw form: rows written for allocations alive before profiling (`t = -1`).
-    pub preexisting_rows: usize,
-    /// Timestamps, epoch ns, ascending (coalesced files have µs resolution).
-    pub times_ns: Vec<i64>,
-    /// Bytes live in each category ([`TIMELINE_CATEGORIES`] order) after all events of
-    /// the same index in `times_ns`.
-    pub sizes: Vec<[i64; 8]>,
-}
-
-impl MemoryTimeline {
-    /// Total bytes live at index `i`.
-    pub fn total_at(&self, i: usize) -> i64 {
-        self.sizes[i].iter().sum()
-    }
-}
-
-fn not_timeline(path: &Path, why: impl Into<String>) -> TraceError {
-    TraceError::NotATrace {
+/// The error for content that is not a memory timeline, saying `why`.
+pub(crate) fn not_timeline(path: &Path, why: impl Into<String>) -> TraceError {
+    TraceError::NotA {
         path: path.to_owned(),
-        looks_like: format!("not a memory timeline: {}", why.into()),
+        expected: "memory timeline",
+        why: why.into(),
     }
-}
-
-/// Read a file's whole text, inflating gzip whatever the file is called.
-fn read_text(path: &Path) -> TraceResult<Vec<u8>> {
-    let bytes = std::fs::read(path).map_err(|e| TraceError::Io {
-        path: path.to_owned(),
-        source: e,
-    })?;
-    if ContentKind::sniff(&bytes[..bytes.len().min(64)]) == ContentKind::Gzip {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(&bytes[..])
-            .read_to_end(&mut out)
-            .map_err(|e| TraceError::Io {
-                path: path.to_owned(),
-                source: e,
-            })?;
-        Ok(out)
-    } else {
-        Ok(bytes)
-    }
-}
-
-/// Whether `head` (decompressed text) starts like a memory timeline: `[` then `[`.
-pub fn looks_like_timeline(head: &[u8]) -> bool {
-    let mut it = head
-        .iter()
-        .copied()
-        .filter(|b| !b" \t\r\n".contains(b) && ![0xef, 0xbb, 0xbf].contains(b));
-    it.next() == Some(b'[') && it.next() == Some(b'[')
-}
-
-/// Whether the file at `path` is a memory timeline (by content; gzip is inflated).
-pub fn is_memory_timeline_file(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut head = Vec::with_capacity(64);
-    if std::io::Read::take(&file, 64)
-        .read_to_end(&mut head)
-        .is_err()
-    {
-        return false;
-    }
-    if ContentKind::sniff(&head) == ContentKind::Gzip {
-        let Ok(file) = std::fs::File::open(path) else {
-            return false;
-        };
-        let mut inner = Vec::with_capacity(64);
-        let dec = flate2::read::MultiGzDecoder::new(file);
-        if dec.take(64).read_to_end(&mut inner).is_err() && inner.is_empty() {
-            return false;
-        }
-        return looks_like_timeline(&inner);
-    }
-    looks_like_timeline(&head)
 }
 
 /// Read a memory timeline file (either form, plain or gzip).
 pub fn read_memory_timeline(path: &Path) -> TraceResult<MemoryTimeline> {
-    let text = read_text(path)?;
-    timeline_from_bytes(path, &text)
+    sniff_path(path)?.read_memory_timeline()
 }
 
-/// Parse a memory timeline held in memory; `path` is used in messages.
-pub fn timeline_from_bytes(path: &Path, text: &[u8]) -> TraceResult<MemoryTimeline> {
+/// Read a memory timeline held in memory (either form, plain or gzip); `name` is used in
+/// messages.
+pub fn timeline_from_bytes(name: &Path, bytes: &[u8]) -> TraceResult<MemoryTimeline> {
+    sniff_bytes(name, bytes)?.read_memory_timeline()
+}
+
+/// Read a memory timeline from a stream (either form, plain or gzip); `name` is used in
+/// messages.
+pub fn timeline_from_reader(name: &Path, reader: impl Read + Send) -> TraceResult<MemoryTimeline> {
+    sniff_reader(name, reader)?.read_memory_timeline()
+}
+
+/// Parse the whole (decompressed) text of a memory timeline; `path` is used in messages.
+pub(crate) fn parse(path: &Path, text: &[u8]) -> TraceResult<MemoryTimeline> {
     let value: Value = serde_json::from_slice(text).map_err(|e| TraceError::Malformed {
         path: path.to_owned(),
         offset: 0,
@@ -301,9 +213,6 @@ mod tests {
 
     #[test]
     fn detects_and_refuses() {
-        assert!(looks_like_timeline(b" [ [1,2"));
-        assert!(!looks_like_timeline(b"{\"traceEvents\""));
-        assert!(!looks_like_timeline(b"[1,2]"));
         assert!(timeline_from_bytes(Path::new("x"), b"{}").is_err());
         assert!(timeline_from_bytes(Path::new("x"), b"[[1,2]]").is_err());
         assert!(timeline_from_bytes(Path::new("x"), b"[[1],[[0,1]]]").is_err());

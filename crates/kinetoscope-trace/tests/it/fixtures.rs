@@ -2,11 +2,13 @@
 //! (an independent `serde_json` reading): element counts per category, events, flows,
 //! steps to the nanosecond, time base, devices, rank and world size.
 
-use kinetoscope_analysis::summary::summarize;
-use kinetoscope_trace::read::read_trace;
-use kinetoscope_trace::{CategoryKind, Phase, TrackKind};
+use kinetoscope_trace::read::{read_trace, read_trace_bytes, read_trace_from, ReadOptions};
+use kinetoscope_trace::{CategoryKind, Phase, Rank, RankSource, Trace, TrackKind};
 
-use crate::common::{assert_matches_oracle, fixture, fixtures_dir, lenient};
+use crate::common::{
+    assert_matches_oracle, categories, fixture, fixtures_dir, gzip, json_text, lenient, step_spans,
+    temp_file,
+};
 
 macro_rules! agrees_with_oracle {
     ($($test:ident => $file:literal,)*) => {
@@ -38,7 +40,57 @@ macro_rules! agrees_with_oracle {
             }
             assert!(missing.is_empty(), "fixtures without a test: {missing:?}");
         }
+
+        /// Every entry reads every fixture into the same model: the text as a plain
+        /// file (mapped, and through `read()`), as bytes in memory and as a stream, and
+        /// the same for its gzip.
+        #[test]
+        fn every_entry_reads_every_fixture_the_same() {
+            for name in [$($file),*] {
+                entries_agree(name);
+            }
+        }
     };
+}
+
+/// The model as text, with what differs between plain and gzip input (and between
+/// temporary folders) left out.
+fn fingerprint(mut t: Trace) -> String {
+    t.path = Default::default();
+    t.report.file_bytes = 0;
+    t.report.gzip = false;
+    format!("{t:?}")
+}
+
+fn entries_agree(name: &str) {
+    let text = json_text(&fixture(name));
+    let opts = lenient(3);
+    let no_mmap = ReadOptions {
+        mmap: false,
+        ..opts.clone()
+    };
+    let mut first: Option<(String, String)> = None;
+    for gz in [false, true] {
+        let bytes = if gz { gzip(&text) } else { text.clone() };
+        let (_dir, path) = temp_file("t.json", &bytes, false);
+        let reads = [
+            ("file", read_trace(&path, &opts)),
+            ("file without mmap", read_trace(&path, &no_mmap)),
+            ("bytes", read_trace_bytes(&path, &bytes, &opts)),
+            ("reader", read_trace_from(&path, bytes.as_slice(), &opts)),
+        ];
+        for (entry, r) in reads {
+            let what = format!("{name} as {entry}, gz={gz}");
+            let t = r.unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(t.report.gzip, gz, "{what}");
+            assert_eq!(t.report.file_bytes, bytes.len() as u64, "{what}");
+            let f = fingerprint(t);
+            match &first {
+                None => first = Some((what, f)),
+                Some((w0, f0)) => assert!(*f0 == f, "{what} differs from {w0}"),
+            }
+        }
+    }
 }
 
 agrees_with_oracle! {
@@ -128,35 +180,70 @@ fn time_base_position() {
 /// A few facts stated in `shared/external/hta/SOURCE.md`.
 #[test]
 fn hta_inventory_facts() {
+    let rank = |value| {
+        Some(Rank {
+            value,
+            source: RankSource::DistributedInfo,
+        })
+    };
     let t = read("ranks/sampled_rank-1.json.gz");
-    let s = summarize(&t);
-    assert_eq!((s.rank, s.world_size), (Some(1), Some(128)));
-    assert_eq!(s.backend.as_deref(), Some("nccl"));
-    assert_eq!(s.total_events, 4720);
-    assert_eq!(s.events_by_category["kernel"], 1104);
-    assert_eq!(s.steps.len(), 2);
+    let d = t.meta.distributed.as_ref().unwrap();
+    assert_eq!((t.meta.rank, d.world_size), (rank(1), Some(128)));
+    assert_eq!(d.backend.as_deref(), Some("nccl"));
+    assert_eq!(t.report.elements, 4720);
+    assert_eq!(categories(&t)["kernel"], 1104);
+    assert_eq!(step_spans(&t).len(), 2);
 
     let t = read("rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
-    let s = summarize(&t);
-    assert_eq!((s.rank, s.world_size), (Some(34), Some(300)));
-    assert_eq!(s.backend.as_deref(), Some("gloo"));
-    assert!(s.devices.is_empty());
+    let d = t.meta.distributed.as_ref().unwrap();
+    assert_eq!((t.meta.rank, d.world_size), (rank(34), Some(300)));
+    assert_eq!(d.backend.as_deref(), Some("gloo"));
+    assert!(t.meta.devices.is_empty());
 
     let t = read("mi250_minitoy_train_ROCm6_2_kineto.json.gz");
-    let s = summarize(&t);
-    assert_eq!(s.devices.len(), 4);
-    // The GPU-side `ProfilerStep#1` (`gpu_user_annotation`) is not a step.
+    assert_eq!(t.meta.devices.len(), 4);
+    // The GPU-side `ProfilerStep#1` is a `gpu_user_annotation`, not a host step span.
     assert_eq!(
-        s.steps.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+        step_spans(&t)
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>(),
         ["ProfilerStep#1", "ProfilerStep#2"]
     );
 
     let t = read("inference_rank_1.json.gz");
-    let s = summarize(&t);
-    assert_eq!(s.events_by_category["kernel"], 4);
-    assert_eq!(s.events_by_category["cuda_runtime"], 8);
-    assert_eq!(s.events_by_category["ac2g"], 8);
-    assert!(!s.events_by_category.contains_key("Kernel"));
+    let c = categories(&t);
+    assert_eq!(c["kernel"], 4);
+    assert_eq!(c["cuda_runtime"], 8);
+    assert_eq!(c["ac2g"], 8);
+    assert!(!c.contains_key("Kernel"));
+}
+
+/// The rank comes from `distributedInfo.rank`, else from the file name.
+#[test]
+fn rank_from_the_file_name() {
+    let text = json_text(&fixture("backward_thread.json"));
+    let t = read_trace_bytes("run/rank_5.pt.trace.json".as_ref(), &text, &lenient(1)).unwrap();
+    let from_info = t.meta.distributed.as_ref().and_then(|d| d.rank).unwrap();
+    assert_eq!(
+        t.meta.rank,
+        Some(Rank {
+            value: from_info,
+            source: RankSource::DistributedInfo
+        })
+    );
+    let text = json_text(&fixture("gpu_metrics_input.json"));
+    let t = read_trace_bytes("run/rank_5.pt.trace.json".as_ref(), &text, &lenient(1)).unwrap();
+    assert!(t.meta.distributed.is_none());
+    assert_eq!(
+        t.meta.rank,
+        Some(Rank {
+            value: 5,
+            source: RankSource::FileName
+        })
+    );
+    let t = read_trace_bytes("run/worker0.json".as_ref(), &text, &lenient(1)).unwrap();
+    assert_eq!(t.meta.rank, None);
 }
 
 /// 1.9-era files: string tids, GPU streams named `stream N`, `[memory]` instants without
@@ -166,10 +253,10 @@ fn torch_1_9_specifics() {
     let t = read("worker0.1623143089861.pt.trace.json.gz");
     assert!(t.meta.features.string_tids);
     assert!(t.meta.features.operator_category);
-    let s = summarize(&t);
-    assert_eq!(s.events_by_category["cpu_instant_event"], 12_838);
-    assert_eq!(s.total_events, 75_718);
-    let names: Vec<&str> = s.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(categories(&t)["cpu_instant_event"], 12_838);
+    assert_eq!(t.report.elements, 75_718);
+    let steps = step_spans(&t);
+    let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         names,
         [

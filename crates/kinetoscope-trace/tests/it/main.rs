@@ -3,6 +3,7 @@
 //! and (ignored by default) the whole shared reference corpus.
 
 mod common;
+mod entries;
 mod fixtures;
 mod fuzz;
 mod malformed;

@@ -1,19 +1,53 @@
 //! Hand-written small traces, one per defect or oddity the reader must get past (or
-//! refuse), each read both as plain JSON and gzip-compressed.
+//! refuse), each read both as plain JSON and gzip-compressed, through every entry: a
+//! file (mapped and not), bytes in memory and a stream.
 
-use kinetoscope_analysis::summary::summarize;
-use kinetoscope_trace::read::{read_trace, ReadOptions};
+use kinetoscope_trace::read::{read_trace, read_trace_bytes, read_trace_from, ReadOptions};
 use kinetoscope_trace::{DefectKind, RawId, Trace, TraceError, TraceResult, TrackKind};
 
-use crate::common::{gzip, lenient, not_a_trace, strict, temp_file};
+use crate::common::{categories, gzip, lenient, not_a_trace, step_spans, strict, temp_file};
 
-/// Read `text` from a temp file, plain and gzip-compressed, and hand both results to
+/// How a test input was read: gzip or not, and through which entry.
+#[derive(Clone, Copy, Debug)]
+struct Via {
+    gz: bool,
+    entry: &'static str,
+}
+
+impl std::fmt::Display for Via {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} via {}", self.gz, self.entry)
+    }
+}
+
+/// Read the stored bytes `raw` (named `name`) through every entry: a file mapped and
+/// read through `read()`, bytes in memory, and a stream.
+fn each_entry(
+    name: &str,
+    raw: &[u8],
+    gz: bool,
+    opts: &ReadOptions,
+    check: impl Fn(TraceResult<Trace>, Via),
+) {
+    let (_dir, path) = temp_file(name, raw, false);
+    let no_mmap = ReadOptions {
+        mmap: false,
+        ..opts.clone()
+    };
+    let via = |entry| Via { gz, entry };
+    check(read_trace(&path, opts), via("file"));
+    check(read_trace(&path, &no_mmap), via("file without mmap"));
+    check(read_trace_bytes(&path, raw, opts), via("bytes"));
+    check(read_trace_from(&path, raw, opts), via("reader"));
+}
+
+/// Read `text` plain and gzip-compressed, through every entry, and hand each result to
 /// `check` (with `gz` telling which).
-fn both(text: &[u8], opts: &ReadOptions, check: impl Fn(TraceResult<Trace>, bool)) {
+fn both(text: &[u8], opts: &ReadOptions, check: impl Fn(TraceResult<Trace>, Via)) {
     for gz in [false, true] {
         let name = if gz { "t.json.gz" } else { "t.json" };
-        let (_dir, path) = temp_file(name, text, gz);
-        check(read_trace(&path, opts), gz);
+        let raw = if gz { gzip(text) } else { text.to_vec() };
+        each_entry(name, &raw, gz, opts, &check);
     }
 }
 
@@ -221,12 +255,6 @@ fn truncated_mid_event_keeps_every_complete_event() {
         let d = &t.report.defects[0];
         assert_eq!(d.first_offset, third as u64, "gz={gz}");
         assert_eq!(d.first_event_index, 2, "gz={gz}");
-        let s = summarize(&t);
-        assert!(
-            s.warnings.iter().any(|w| w.contains("truncated")),
-            "{:?}",
-            s.warnings
-        );
     });
     both(cut.as_bytes(), &strict(), |r, gz| match r {
         Err(TraceError::Malformed {
@@ -289,12 +317,11 @@ fn truncated_gzip_stream_does_not_panic() {
     let full = three_ops();
     let gz = gzip(full.as_bytes());
     let cut = &gz[..gz.len() * 2 / 3];
-    let (_dir, path) = temp_file("t.json.gz", cut, false);
-    match read_trace(&path, &lenient(2)) {
-        Ok(t) => assert!(kinds(&t).contains(&DefectKind::TruncatedTail)),
+    each_entry("t.json.gz", cut, true, &lenient(2), |r, via| match r {
+        Ok(t) => assert!(kinds(&t).contains(&DefectKind::TruncatedTail), "{via}"),
         Err(TraceError::Io { .. }) | Err(TraceError::Malformed { .. }) => {}
-        Err(e) => panic!("unexpected error {e}"),
-    }
+        Err(e) => panic!("{via}: unexpected error {e}"),
+    });
 }
 
 // --- Top-level keys and time bases.
@@ -326,10 +353,10 @@ fn keys_after_trace_events_are_applied() {
         let d = t.meta.distributed.as_ref().unwrap();
         assert_eq!((d.rank, d.world_size), (Some(3), Some(8)));
         assert_eq!(t.meta.trace_name.as_deref(), Some("t.json"));
-        let s = summarize(&t);
-        assert_eq!(s.steps.len(), 1);
-        assert_eq!(s.steps[0].start_ns, BASE + 999_000);
-        assert_eq!(s.era, "PyTorch 2.4–2.6");
+        let steps = step_spans(&t);
+        assert_eq!(steps.len(), 1);
+        assert_eq!(steps[0].start_ns, BASE + 999_000);
+        assert_eq!(t.meta.pytorch_era(), "PyTorch 2.4–2.6");
     });
 }
 
@@ -415,11 +442,11 @@ fn string_pid_and_tid() {
         assert_eq!(t.strings.get(k.thread_name), "stream 7 ");
         let span = t.tracks.get(t.events.track[2]);
         assert_eq!(span.kind, TrackKind::Other);
-        let s = summarize(&t);
-        assert_eq!(s.events_by_category["cpu_op"], 1);
-        assert_eq!(s.events_by_category["kernel"], 1);
-        assert_eq!(s.events_by_category["Trace"], 1);
-        assert_eq!(s.events_by_category["(metadata)"], 1);
+        let c = categories(&t);
+        assert_eq!(c["cpu_op"], 1);
+        assert_eq!(c["kernel"], 1);
+        assert_eq!(c["Trace"], 1);
+        assert_eq!(c["(metadata)"], 1);
     });
 }
 
@@ -439,9 +466,9 @@ fn legacy_bare_array() {
         assert_eq!(t.flows.len(), 1, "gz={gz}");
         assert_eq!(t.report.elements, 3, "gz={gz}");
         assert!(t.report.defects.is_empty(), "gz={gz}");
-        let s = summarize(&t);
-        assert_eq!(s.events_by_category["(none)"], 2);
-        assert_eq!(s.events_by_category["cpu_to_cuda"], 1);
+        let c = categories(&t);
+        assert_eq!(c["(none)"], 2);
+        assert_eq!(c["cpu_to_cuda"], 1);
     });
 }
 
@@ -452,7 +479,8 @@ fn empty_event_array() {
         let t = r.unwrap();
         assert!(t.events.is_empty(), "gz={gz}");
         assert!(t.report.defects.is_empty(), "gz={gz}");
-        assert!(summarize(&t).steps.is_empty());
+        assert!(step_spans(&t).is_empty());
+        assert_eq!(t.span_ns(), None);
     });
 }
 
@@ -539,7 +567,7 @@ fn marshal_profile_is_not_a_trace() {
 #[test]
 fn json_object_without_trace_events_is_not_a_trace() {
     let et = br#"{"schema": "1.0.1", "pid": 1, "time": "2023", "start_ts": 1, "nodes": [{"id": 1}], "finish_ts": 2}"#;
-    assert_not_a_trace(et, "benchmark_et.json", "traceevents");
+    assert_not_a_trace(et, "benchmark_et.json", "execution trace");
     assert_not_a_trace(b"{}", "empty_object.json", "traceevents");
 }
 
@@ -621,7 +649,7 @@ fn defect_deep_in_a_large_file_is_located_exactly() {
         let strict = ReadOptions {
             strict: true,
             threads,
-            progress: None,
+            ..ReadOptions::default()
         };
         both(text.as_bytes(), &strict, |r, gz| match r {
             Err(TraceError::Malformed {

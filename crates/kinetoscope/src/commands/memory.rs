@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use kinetoscope_engine::{MemoryOptions, MemoryResult, Source};
 use kinetoscope_report::memory::MemoryTable;
-use kinetoscope_report::{memory, memory_html, memory_snapshot, memory_timeline};
+use kinetoscope_report::{memory, memory_html, memory_snapshot, memory_timeline, note};
 
 use super::engine;
 use super::output::emit;
@@ -50,7 +50,8 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
             }
             if v.format == ViewFormat::Csv {
                 for t in doc.traces.iter().filter(|t| t.records == 0) {
-                    eprintln!("{}: {}", t.path, t.notes.join("; "));
+                    let notes: Vec<String> = t.notes.iter().map(note::text).collect();
+                    eprintln!("{}: {}", t.path, notes.join("; "));
                 }
             }
             let csv_table = table.unwrap_or(MemoryTable::Operators);

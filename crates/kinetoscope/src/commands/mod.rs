@@ -43,6 +43,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn engine(read: &ReadArgs) -> Engine {
     let mut opts = ReadOptions {
         strict: read.strict,
+        mmap: !read.no_mmap,
         ..ReadOptions::default()
     };
     if let Some(t) = read.threads {

@@ -23,7 +23,7 @@
 //! Exposed communication ≥ 5 % of step time (TraceLens flags > 5 % of total GPU time;
 //! kinetoscope uses the step), with at least 100 µs of communication per step (TraceLens
 //! ignores less); the overlap ratio is reported against TraceLens's 70 %.
-//! `exposed_communication.*`; docs/advisor-rules.md 3.12.
+//! `exposed_communication.*`. The numbers are `kinetoscope comm`'s.
 
 use kinetoscope_analysis::comm::{comm, CommOptions, StepComm};
 
@@ -96,9 +96,8 @@ impl Rule for ExposedCommunication {
                     .join(", ")
             ),
         ];
-        let mut rows: Vec<_> = c.collectives.iter().collect();
-        rows.sort_by_key(|r| std::cmp::Reverse(r.latency_ns));
-        for r in rows.iter().take(2) {
+        // The analysis lists collectives by total latency, largest first.
+        for r in c.collectives.iter().take(2) {
             evidence.push(format!(
                 "{}: {} calls, {:.2} ms kernel time",
                 r.collective,
@@ -124,7 +123,7 @@ impl Rule for ExposedCommunication {
                     .to_owned(),
                 details: format!(
                     "Exposed {share:.1} % ≥ {} % of step (TraceLens: > 5 % of GPU time) with \
-                     {comm_us:.0} µs ≥ {} µs of communication per step; advisor-rules.md 3.12. \
+                     {comm_us:.0} µs ≥ {} µs of communication per step. \
                      Impact: the exposed time, {:.3} ms per step.",
                     th.warning_pct,
                     th.min_comm_us,

@@ -17,8 +17,7 @@
 //! --nproc-per-node=N`), NCCL backend.
 //!
 //! ## Thresholds and sources
-//! Presence with > 1 GPU (torch-tb-profiler's DataParallel recommendation;
-//! advisor-rules.md 3.16).
+//! Presence with > 1 GPU (torch-tb-profiler's DataParallel recommendation).
 
 use kinetoscope_trace::CategoryKind;
 
@@ -82,7 +81,7 @@ impl Rule for DataParallelInsteadOfDdp {
                 fix: "Switch to torch.nn.parallel.DistributedDataParallel with one process per \
                       GPU (torchrun --nproc-per-node=N) and the NCCL backend."
                     .to_owned(),
-                details: "DataParallel with > 1 GPU (torch-tb-profiler; advisor-rules.md 3.16). \
+                details: "DataParallel with > 1 GPU (torch-tb-profiler). \
                           No time impact is claimed: the gain depends on the model."
                     .to_owned(),
             },

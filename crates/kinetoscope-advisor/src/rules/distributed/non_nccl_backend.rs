@@ -19,9 +19,9 @@
 //!
 //! ## Thresholds and sources
 //! Presence: a non-NCCL backend with GPUs of compute capability ≥ 3.5 and a world size
-//! above 1 (or unknown) (torch-tb-profiler's distributed recommendation; advisor-rules.md
-//! 3.16). Impact: the host time of the backend's collective operators (0 when the trace
-//! has none: no time is claimed then).
+//! above 1 (or unknown) (torch-tb-profiler's distributed recommendation). Impact: the
+//! host time of the backend's collective operators (0 when the trace has none: no time
+//! is claimed then).
 
 use kinetoscope_trace::CategoryKind;
 
@@ -109,7 +109,7 @@ impl Rule for NonNcclBackend {
                       \"cpu:gloo,cuda:nccl\" when CPU tensors are reduced too)."
                     .to_owned(),
                 details: "Non-NCCL backend on GPUs with compute capability ≥ 3.5 \
-                          (torch-tb-profiler; advisor-rules.md 3.16). Impact: the host time of \
+                          (torch-tb-profiler). Impact: the host time of \
                           the backend's collective operators, when recorded."
                     .to_owned(),
             },

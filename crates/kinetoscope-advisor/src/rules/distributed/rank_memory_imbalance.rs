@@ -19,7 +19,7 @@
 //!
 //! ## Thresholds and sources
 //! Skew = (largest − smallest peak allocated) / largest; warning at 20 %, critical at
-//! 30 % (TraceML rank memory imbalance; advisor-rules.md 3.13; TraceML's exact skew
+//! 30 % (TraceML rank memory imbalance; TraceML's exact skew
 //! formula unverified), gated on memory pressure: the fullest rank's peak must reach
 //! 90 % of device memory (`rank_memory.min_pressure_pct`, as `MemoryPressure`'s warning,
 //! torch-tb-profiler). Steps gate severity as for every finding. No time impact (the
@@ -74,8 +74,8 @@ pub fn check(reports: &[TraceReport], config: &Config, input: &str) -> Vec<Findi
         .min()
         .unwrap_or(0);
     let mut details = format!(
-        "Skew {skew:.1} % ≥ {} % (critical {} %; TraceML rank memory imbalance, \
-         advisor-rules.md 3.13) with the fullest rank at {pressure:.1} % ≥ {} % of device \
+        "Skew {skew:.1} % ≥ {} % (critical {} %; TraceML rank memory \
+         imbalance) with the fullest rank at {pressure:.1} % ≥ {} % of device \
          memory (gate). No time impact is claimed.",
         th.warning_skew_pct, th.critical_skew_pct, th.min_pressure_pct
     );

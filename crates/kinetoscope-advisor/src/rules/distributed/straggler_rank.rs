@@ -29,7 +29,7 @@
 //! warning at 10 %, critical at 20 % (TraceML); the cause is named only if that part's
 //! excess covers ≥ 80 % of the wait (TraceML). Waits are host time in collective spans
 //! (`gloo:*`, `nccl:*`, `c10d::*`, `record_param_comms`), which includes the transfer
-//! itself. docs/advisor-rules.md 3.13.
+//! itself.
 
 use kinetoscope_analysis::overview::Parts;
 use kinetoscope_analysis::ranks::RanksReport;
@@ -115,7 +115,7 @@ pub fn check(
         Severity::Warning
     };
     let mut details = format!(
-        "Score {score:.1} % ≥ warning {} % / critical {} % (TraceML; advisor-rules.md 3.13). \
+        "Score {score:.1} % ≥ warning {} % / critical {} % (TraceML). \
          Impact: the waiting rank's extra time in collectives per step.",
         th.warning_pct, th.critical_pct
     );
@@ -236,7 +236,7 @@ fn from_matched(r: &RanksReport, config: &Config, input: &str) -> Option<Finding
         Severity::Warning
     };
     let mut details = format!(
-        "Score {score:.1} % ≥ warning {} % / critical {} % (TraceML; advisor-rules.md 3.13), from \
+        "Score {score:.1} % ≥ warning {} % / critical {} % (TraceML), from \
          {} collectives matched across ranks (kinetoscope ranks). Impact: the wait this rank \
          caused per step.",
         th.warning_pct, th.critical_pct, s.matched
@@ -256,7 +256,30 @@ fn from_matched(r: &RanksReport, config: &Config, input: &str) -> Option<Finding
         s.matched,
         wait_us / 1e3
     )];
-    evidence.extend(s.evidence.iter().cloned());
+    if s.mean_step_ns > 0.0 {
+        evidence.push(format!(
+            "mean step {:.2} ms vs {:.2} ms on the median rank ({:+.1} %)",
+            s.mean_step_ns / 1e6,
+            s.median_step_ns / 1e6,
+            100.0 * s.step_excess_ratio
+        ));
+    }
+    if !s.slowest_steps.is_empty() {
+        evidence.push(format!(
+            "slowest rank in {} of {} steps",
+            s.slowest_steps.len(),
+            s.of_steps
+        ));
+    }
+    if let Some(phase) = &s.slower_phase {
+        evidence.push(format!(
+            "{phase} takes {:.2} ms per step more than on the median rank{}",
+            s.slower_phase_excess_ns / 1e6,
+            s.slower_phase_excess_ratio
+                .map(|x| format!(" ({:+.1} %)", 100.0 * x))
+                .unwrap_or_default()
+        ));
+    }
     Some(Finding {
         id: META.code.to_owned(),
         rule: META.name.to_owned(),

@@ -20,7 +20,7 @@
 //! supported head dim, and `is_causal=True` instead of a dense mask.
 //!
 //! ## Thresholds and sources
-//! Presence in ≥ 2 steps (advisor-rules.md 3.10; step gating from TraceML); warning on
+//! Presence in ≥ 2 steps (step gating from TraceML); warning on
 //! GPU traces, info on CPU-only traces.
 
 use kinetoscope_trace::{parse_dims, CategoryKind, EventId};
@@ -120,8 +120,8 @@ impl Rule for AttentionWithoutFlash {
                       attn_implementation=\"sdpa\" or \"flash_attention_2\") with fp16/bf16 \
                       inputs and is_causal=True instead of a dense mask."
                     .to_owned(),
-                details: "Math SDPA fallback or S×S softmax outside fused attention \
-                          (advisor-rules.md 3.10). Impact: the time of the unfused softmax / \
+                details: "Math SDPA fallback or S×S softmax outside fused attention. \
+                          Impact: the time of the unfused softmax / \
                           math operator (upper bound)."
                     .to_owned(),
             },

@@ -21,7 +21,7 @@
 //!
 //! ## Thresholds and sources
 //! Flagged when the transpose kernels take more than 10 % of the convolutions' kernel
-//! time (TraceLens conv analyser; advisor-rules.md 3.16); a warning when they also take
+//! time (TraceLens conv analyser); a warning when they also take
 //! ≥ 1 % of the step (proposal), else info. `conv_layout.*`. Impact: the transpose
 //! kernels' time, which channels-last removes.
 
@@ -164,7 +164,7 @@ impl Rule for ConvLayoutTransposes {
                     .to_owned(),
                 details: format!(
                     "Transpose kernels {share:.1} % > {} % of convolution kernel time \
-                     (TraceLens conv analyser; advisor-rules.md 3.16); warning from {} % of \
+                     (TraceLens conv analyser); warning from {} % of \
                      the step (proposal). Impact: the transpose kernels' time.",
                     th.max_transpose_share_pct, th.warning_step_share_pct
                 ),

@@ -18,8 +18,8 @@
 //!
 //! ## Thresholds and sources
 //! torch-tb-profiler: compute capability ≥ 7.0 and tensor-core-eligible time > 0 with
-//! no tensor-core use; peaks from advisor-rules.md §4.3. Warning when the time is ≥ 1 %
-//! of the step (proposal), else info. advisor-rules.md 3.9.
+//! no tensor-core use; FP32 and TF32 peaks from vendor datasheets (`flops.rs`). Warning
+//! when the time is ≥ 1 % of the step (proposal), else info.
 
 use std::collections::BTreeMap;
 
@@ -158,7 +158,7 @@ impl Rule for Fp32GemmWithoutTensorCores {
                     .to_owned(),
                 details: format!(
                     "FP32 inputs, no tensor-core kernel, compute capability ≥ 7.0 \
-                     (torch-tb-profiler; advisor-rules.md 3.9). Impact: GEMM time × (1 − \
+                     (torch-tb-profiler). Impact: GEMM time × (1 − \
                      FP32/TF32 peak) = × {:.3}{}.",
                     1.0 - 1.0 / speedup,
                     if peak.is_some() {

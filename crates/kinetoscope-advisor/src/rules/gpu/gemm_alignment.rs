@@ -18,12 +18,11 @@
 //! ## Fix
 //! Pad the dimensions the model controls (hidden and feed-forward sizes, vocabulary,
 //! heads × head dim, batch × sequence) to a multiple of 8 for FP16/BF16 and 16 for FP8;
-//! NVIDIA's performance guide recommends multiples of 64 on A100 and newer (unverified;
-//! not in advisor-rules.md).
+//! NVIDIA's performance guide recommends multiples of 64 on A100 and newer (unverified).
 //!
 //! ## Thresholds and sources
-//! Multiples of 8 (FP16/BF16) and 16 (FP8) from advisor-rules.md 3.9 (NVIDIA's matmul
-//! performance guide; unverified per dtype). Warning when the misaligned GEMMs take ≥ 1 %
+//! Multiples of 8 (FP16/BF16) and 16 (FP8), after NVIDIA's matrix-multiplication
+//! performance guide (unverified per dtype). Warning when the misaligned GEMMs take ≥ 1 %
 //! of the step (proposal), else info. Impact: 25 % of their time (proposal: the gain
 //! depends on the cuBLAS version and GPU). `gemm_alignment.*`. The outermost of nested
 //! GEMM operators is counted (`aten::linear` over its `aten::addmm`), once.
@@ -216,8 +215,8 @@ impl Rule for GemmDimsNotAligned {
                     th.multiple_16bit, th.multiple_8bit
                 ),
                 details: format!(
-                    "FP16/BF16 dimensions not multiples of {}, FP8 not of {} (advisor-rules.md \
-                     3.9, after NVIDIA's matmul performance guide; unverified per dtype); \
+                    "FP16/BF16 dimensions not multiples of {}, FP8 not of {} (after \
+                     NVIDIA's matmul performance guide; unverified per dtype); \
                      warning from {} % of the step (proposal). Impact: {} % of the misaligned \
                      GEMMs' time (proposal).",
                     th.multiple_16bit,

@@ -1,10 +1,10 @@
 //! GP005 `HostBoundGaps`.
 //!
 //! ## What it finds
-//! GPU idle time caused by the host: gaps in the GPU timeline (all streams together)
-//! where the next kernel or copy was launched only after all earlier GPU work had
-//! finished (HTA's "host wait"), with what the launching thread was doing when the queue
-//! drained.
+//! GPU idle time caused by the host: HTA's host-wait gaps, with all streams taken as one
+//! queue — the GPU had finished all its work and the next kernel or copy was launched
+//! only afterwards (on one stream, exactly `kinetoscope idle`'s `host_wait`) — with what
+//! the launching thread was doing when the queue drained.
 //!
 //! ## Why it matters
 //! These gaps are pure host overhead — Python, per-op dispatch, data handling, syncs —
@@ -22,13 +22,10 @@
 //! Python side.
 //!
 //! ## Thresholds and sources
-//! Host-wait idle ≥ 15 % of step time (TraceLens Agent flags idle > 15 %; the host-wait
-//! class is HTA's idle-time categorisation, docs/metrics.md B.7); `host_bound_gaps.*`;
-//! advisor-rules.md 3.1 and 3.3.
+//! Host-wait idle ≥ 15 % of step time (TraceLens Agent flags idle > 15 %); the host-wait
+//! class is HTA's idle-time breakdown (`get_idle_time_breakdown`); `host_bound_gaps.*`.
 
 use std::collections::BTreeMap;
-
-use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
@@ -55,61 +52,28 @@ impl Rule for HostBoundGaps {
         if !facts.has_gpu || facts.n_steps() == 0 {
             return Vec::new();
         }
-        let t = facts.trace;
-        let e = &t.events;
-        // All GPU activity inside the steps, as one timeline (a gap on one stream that
-        // another stream fills is not idle).
-        let mut ks: Vec<usize> = facts
-            .events(
-                &[
-                    CategoryKind::Kernel,
-                    CategoryKind::GpuMemcpy,
-                    CategoryKind::GpuMemset,
-                ],
-                |_| true,
-            )
-            .into_iter()
-            .filter(|&k| facts.step_of(e.ts_ns[k]).is_some())
-            .collect();
-        if ks.is_empty() {
-            return Vec::new();
-        }
-        ks.sort_by_key(|&k| (e.ts_ns[k], k));
-        let idx = t.correlation_index();
+        let e = &facts.trace.events;
         let mut per_step = vec![0i64; facts.n_steps()];
         let mut gaps = 0u64;
         let mut by_op: BTreeMap<String, i64> = BTreeMap::new();
-        let mut prev_end: Option<i64> = None;
-        for &k in &ks {
-            let start = e.ts_ns[k];
-            let end = start + e.dur_ns[k];
-            let Some(prev) = prev_end.replace(prev_end.map_or(end, |p| p.max(end))) else {
-                continue;
-            };
-            let gap = start - prev;
-            if gap <= 0 {
-                continue;
-            }
-            let Some(launch) = idx.launch.get(&e.correlation[k]).map(|l| l.index()) else {
-                continue;
-            };
-            // Host wait: launched after the queue had drained.
-            if e.ts_ns[launch] < prev {
-                continue;
-            }
-            let (Some(a), Some(b)) = (facts.step_of(prev), facts.step_of(start)) else {
+        for g in facts.host_wait() {
+            // A gap counts in a step when it lies inside it.
+            let (Some(a), Some(b)) = (facts.step_of(g.start_ns), facts.step_of(g.end_ns - 1))
+            else {
                 continue;
             };
             if a != b {
                 continue;
             }
-            per_step[a] += gap;
+            let len = g.end_ns - g.start_ns;
+            per_step[a] += len;
             gaps += 1;
-            let who = facts
-                .host_op_at(e.track[launch].0, prev)
+            let who = g
+                .launch
+                .and_then(|l| facts.host_op_at(e.track[l as usize].0, g.start_ns))
                 .map(|o| facts.name(o).to_owned())
                 .unwrap_or_else(|| "(no operator: Python or idle host)".to_owned());
-            *by_op.entry(who).or_default() += gap;
+            *by_op.entry(who).or_default() += len;
         }
         let n = facts.n_steps() as f64;
         let mean = per_step.iter().sum::<i64>() as f64 / n;
@@ -159,8 +123,8 @@ impl Rule for HostBoundGaps {
                     .to_owned(),
                 details: format!(
                     "Host-wait idle {share:.1} % ≥ {} % of step (TraceLens Agent idle > 15 %; \
-                     HTA host-wait class); advisor-rules.md 3.1, 3.3. Impact: the host-wait \
-                     gaps (part of LowGpuUtilization's idle time).",
+                     HTA host-wait class, as kinetoscope idle). Impact: the host-wait gaps \
+                     (part of LowGpuUtilization's idle time).",
                     th.warning_pct
                 ),
             },

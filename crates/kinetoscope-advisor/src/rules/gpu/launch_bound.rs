@@ -1,16 +1,18 @@
 //! GP002 `LaunchBound`.
 //!
 //! ## What it finds
-//! Steps made of many tiny kernels while the GPU idles: most kernels run for less than
-//! 10 µs, so the host cannot launch them as fast as the GPU finishes them.
+//! Steps made of many tiny kernels while the GPU idles: most kernels run shorter than
+//! the host call that launched them (HTA's "short kernels", from the launch statistics
+//! of `kinetoscope launches`), so the host cannot launch them as fast as the GPU
+//! finishes them.
 //!
 //! ## Why it matters
 //! A kernel launch costs 5–20 µs of host time (HTA). When kernels are shorter than
 //! that, the GPU waits for the CPU between kernels however fast the GPU is.
 //!
 //! ## Evidence
-//! Kernels per step, the share under the threshold and their total time, the mean
-//! kernel duration, GPU utilization.
+//! Launches per step, the share of short kernels, the mean GPU time per launch, GPU
+//! utilization.
 //!
 //! ## Fix
 //! CUDA graphs (`torch.compile(mode="reduce-overhead")`, `torch.cuda.graphs`), operator
@@ -18,11 +20,12 @@
 //! optimizers, no Python-loop tensor ops.
 //!
 //! ## Thresholds and sources
-//! Short kernel < 10 µs (TraceLens `short_kernel_threshold_us`); flagged when ≥ 50 % of
-//! kernels are short (proposal) and utilization is below the `LowGpuUtilization`
-//! warning threshold. `launch_bound.*`; advisor-rules.md 3.2.
+//! Short kernel: GPU time shorter than its launch call, the call itself not longer than
+//! HTA's 50 µs runtime cutoff (HTA `get_cuda_kernel_launch_stats`); flagged when ≥ 50 %
+//! of the launches in the steps are short (proposal) and utilization is below the
+//! `LowGpuUtilization` warning threshold. `launch_bound.*`.
 
-use kinetoscope_trace::CategoryKind;
+use kinetoscope_analysis::gpu_time::launches::{StepLaunches, OUTSIDE_STEPS};
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
@@ -59,36 +62,34 @@ impl Rule for LaunchBound {
             return Vec::new();
         }
         let th = &config.launch_bound;
-        let kernels = facts.events(&[CategoryKind::Kernel], |_| true);
-        let e = &facts.trace.events;
-        let short_ns = (th.short_kernel_us * 1e3) as i64;
-        let mut seen = vec![(0u64, 0u64); facts.n_steps()];
-        let (mut n, mut short, mut short_time, mut total_time) = (0u64, 0u64, 0i64, 0i64);
-        for &k in &kernels {
-            let Some(s) = facts.step_of(e.ts_ns[k]) else {
-                continue;
-            };
-            n += 1;
-            total_time += e.dur_ns[k];
-            seen[s].0 += 1;
-            if e.dur_ns[k] < short_ns {
-                short += 1;
-                short_time += e.dur_ns[k];
-                seen[s].1 += 1;
-            }
+        let stats = facts.launch_stats();
+        // Per ProfilerStep; a trace without step markers is one step.
+        let mut steps: Vec<&StepLaunches> = stats
+            .steps
+            .iter()
+            .filter(|s| s.step != OUTSIDE_STEPS)
+            .collect();
+        if steps.is_empty() {
+            steps = stats.steps.iter().collect();
         }
+        let n: u64 = steps.iter().map(|s| s.launches).sum();
         if n == 0 {
             return Vec::new();
         }
+        let short: u64 = steps.iter().map(|s| s.short_kernels).sum();
+        let gpu_ns: i64 = steps.iter().map(|s| s.gpu_ns).sum();
         let share = 100.0 * short as f64 / n as f64;
         if share < th.short_share_pct {
             return Vec::new();
         }
-        let steps_seen = seen
+        let steps_seen = steps
             .iter()
-            .filter(|(a, b)| *a > 0 && 100.0 * *b as f64 / *a as f64 >= th.short_share_pct)
+            .filter(|s| {
+                s.launches > 0
+                    && 100.0 * s.short_kernels as f64 / s.launches as f64 >= th.short_share_pct
+            })
             .count();
-        let steps = facts.n_steps() as f64;
+        let per = steps.len() as f64;
         let step = facts.mean_step_ns();
         let idle = (1.0 - util) * step;
         vec![finish(
@@ -98,21 +99,20 @@ impl Rule for LaunchBound {
             Draft {
                 about: About::Trace,
                 title: format!(
-                    "Launch-bound: {share:.0} % of {:.0} kernels per step run < {} µs",
-                    n as f64 / steps,
-                    th.short_kernel_us
+                    "Launch-bound: {share:.0} % of the kernels per step ({:.0} launches) run \
+                     shorter than their launch call",
+                    n as f64 / per
                 ),
                 severity: Severity::Warning,
                 impact_ns: idle * share / 100.0,
                 steps_seen,
                 evidence: vec![
                     format!(
-                        "{:.0} kernels per step, mean {:.1} µs; {:.0} short kernels per step \
-                         take {:.3} ms in total",
-                        n as f64 / steps,
-                        total_time as f64 / n as f64 / 1e3,
-                        short as f64 / steps,
-                        ms(short_time as f64 / steps)
+                        "{:.0} launches per step, mean GPU time {:.1} µs; {:.0} short kernels \
+                         per step (GPU time < launch call, as kinetoscope launches)",
+                        n as f64 / per,
+                        gpu_ns as f64 / n as f64 / 1e3,
+                        short as f64 / per
                     ),
                     format!(
                         "GPU utilization {:.1} %: {:.2} ms idle per {:.2} ms step",
@@ -126,13 +126,10 @@ impl Rule for LaunchBound {
                       foreach/fused optimizers, no per-element Python loops over tensors."
                     .to_owned(),
                 details: format!(
-                    "{share:.0} % ≥ {} % of kernels shorter than {} µs (TraceLens \
-                     short_kernel_threshold_us; share is a proposal) with utilization below {} %; \
-                     advisor-rules.md 3.2. Impact: idle time × short-kernel share (overlaps \
-                     LowGpuUtilization).",
-                    th.short_share_pct,
-                    th.short_kernel_us,
-                    config.low_gpu_utilization.warning_below_pct
+                    "{share:.0} % ≥ {} % of launches are short kernels (HTA: GPU time < launch \
+                     call; the share is a proposal) with utilization below {} %. Impact: idle \
+                     time × short-kernel share (overlaps LowGpuUtilization).",
+                    th.short_share_pct, config.low_gpu_utilization.warning_below_pct
                 ),
             },
         )]

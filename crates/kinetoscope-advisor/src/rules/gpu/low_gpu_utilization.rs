@@ -19,9 +19,9 @@
 //! "reduce-overhead")`, overlapping data movement.
 //!
 //! ## Thresholds and sources
-//! Warning below 80 % (TraceLens Agent: computation > 80 % is efficient; issue 5's
-//! checklist); critical below 30 % (TraceML "low" band). torch-tb-profiler's own hint
-//! fires below 50 %. `low_gpu_utilization.*`; advisor-rules.md 3.1.
+//! Warning below 80 % (TraceLens Agent: computation > 80 % is efficient); critical below
+//! 30 % (TraceML "low" band). torch-tb-profiler's own hint fires below 50 %.
+//! `low_gpu_utilization.*`.
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
@@ -113,7 +113,7 @@ impl Rule for LowGpuUtilization {
                         .to_owned(),
                     details: format!(
                         "Utilization {pct:.1} % < warning {} % (TraceLens Agent) / critical {} % \
-                         (TraceML); advisor-rules.md 3.1. Impact: the idle time, the upper bound \
+                         (TraceML). Impact: the idle time, the upper bound \
                          for every host-side fix (it overlaps the other findings' impact).",
                         th.warning_below_pct, th.critical_below_pct
                     ),

@@ -2,8 +2,9 @@
 //!
 //! ## What it finds
 //! Steps that spend a large share of their time waiting for the next batch: the
-//! DataLoader iterator's `__next__` spans (`enumerate(DataLoader)#…__next__`) inside
-//! each step.
+//! DataLoader part of the overview's step breakdown (`kinetoscope overview`), i.e. the
+//! time inside the DataLoader iterator's `__next__` spans (`enumerate(DataLoader)#…
+//! __next__`) during which no GPU work, communication or runtime call runs.
 //!
 //! ## Why it matters
 //! While the training loop waits for data, nothing else runs on the host and the GPU
@@ -20,9 +21,9 @@
 //! storage formats; check `collate_fn`.
 //!
 //! ## Thresholds and sources
-//! Warning at ≥ 5 % of step time (torch-tb-profiler); critical at ≥ 20 % (TraceML
-//! `INPUT_BOUND`), with ≥ 2 steps for a warning and ≥ 20 for critical (TraceML).
-//! docs/advisor-rules.md 3.4.
+//! Warning at ≥ 5 % of step time (the TensorBoard plugin's DataLoader recommendation,
+//! over the same breakdown part); critical at ≥ 20 % (TraceML `INPUT_BOUND`), with ≥ 2
+//! steps for a warning and ≥ 20 for critical (TraceML).
 
 use kinetoscope_trace::CategoryKind;
 
@@ -59,14 +60,24 @@ impl Rule for DataloaderStall {
             is_dataloader,
         );
         let ev = facts.outermost(&ev);
+        let Some(avg) = facts.overview.average.as_ref() else {
+            return Vec::new();
+        };
         if ev.is_empty() || facts.n_steps() == 0 {
             return Vec::new();
         }
-        let per = facts.per_step_ns(&ev);
+        // The breakdown's DataLoader part: per step, its mean and its share of the mean
+        // step.
+        let per: Vec<i64> = facts
+            .overview
+            .steps
+            .iter()
+            .map(|s| s.breakdown_ns.dataloader)
+            .collect();
         let calls = facts.per_step_count(&ev);
-        let mean = per.iter().sum::<i64>() as f64 / per.len() as f64;
-        let step = facts.mean_step_ns();
-        let share = 100.0 * mean / step.max(1.0);
+        let mean = avg.breakdown_ns.dataloader;
+        let step = avg.dur_ns;
+        let share = 100.0 * avg.share.dataloader;
         let th = &config.dataloader_stall;
         if share < th.warning_pct {
             return Vec::new();
@@ -128,8 +139,8 @@ impl Rule for DataloaderStall {
                 evidence,
                 fix: fix.to_owned(),
                 details: format!(
-                    "DataLoader share {share:.1} % ≥ warning {} % (torch-tb-profiler) / \
-                     critical {} % (TraceML INPUT_BOUND); advisor-rules.md 3.4. Impact: the \
+                    "DataLoader share {share:.1} % of the step breakdown ≥ warning {} % \
+                     (torch-tb-profiler) / critical {} % (TraceML INPUT_BOUND). Impact: the \
                      whole wait, recoverable by loading in the background.",
                     th.warning_pct, th.critical_pct
                 ),

@@ -18,7 +18,7 @@
 //! profiling.
 //!
 //! ## Thresholds and sources
-//! Any such call in ≥ 2 steps after the first (advisor-rules.md 3.8; step gating from
+//! Any such call in ≥ 2 steps after the first (step gating from
 //! TraceML).
 
 use std::collections::BTreeMap;
@@ -124,7 +124,7 @@ impl Rule for AllocatorChurn {
                       static shapes (pad or bucket), a lower peak (checkpointing, smaller \
                       micro-batch), PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."
                     .to_owned(),
-                details: "Allocator calls after the first step (advisor-rules.md 3.8). Impact: \
+                details: "Allocator calls after the first step. Impact: \
                           the calls' host time; cudaFree also synchronises the device."
                     .to_owned(),
             },

@@ -1,9 +1,10 @@
 //! ME001 `MemoryLeak`.
 //!
 //! ## What it finds
-//! Memory that grows from step to step: the per-step minimum of `Total Allocated` (the
+//! Memory that grows from step to step: the per-step minimum of allocated memory (the
 //! trough after the optimizer has freed the step's temporaries) rises in almost every
-//! step, per device.
+//! step, per device — the `gradual_increase` pattern of `kinetoscope memory`, whose
+//! numbers (troughs, leak rate) the finding quotes.
 //!
 //! ## Why it matters
 //! A rising trough means every step keeps something alive: the run will eventually hit
@@ -11,8 +12,8 @@
 //! flushes), which slows steps down.
 //!
 //! ## Evidence
-//! Troughs per step, growth per step, and the operators whose allocations inside the
-//! steps were never freed while profiling.
+//! Troughs per step, growth per step (the least-squares slope of the troughs), and the
+//! operators whose allocations inside the steps were never freed while profiling.
 //!
 //! ## Fix
 //! Do not keep tensors that hold autograd history across steps: `total_loss +=
@@ -20,20 +21,23 @@
 //! `retain_graph=True`, `torch.no_grad()` for evaluation.
 //!
 //! ## Thresholds and sources
-//! At least `memory_leak.min_steps` (3) steps with records; ≥ 80 % of step-to-step
-//! changes of the trough are rises (`memory_leak.rising_fraction`); growth ≥ 1 MiB per
-//! step (`memory_leak.min_mib_per_step`). These are proposals: TraceML's creep rule
+//! The memory view's `gradual_increase` verdict (troughs rise in ≥ half of the step
+//! changes, fall in < a fifth, and grow by ≥ 0.1 % of the highest peak and ≥ 64 KiB),
+//! with at least `memory_leak.min_steps` (3) steps; ≥ 80 % of step-to-step changes of
+//! the trough are rises (`memory_leak.rising_fraction`); growth ≥ 1 MiB per step
+//! (`memory_leak.min_mib_per_step`). These are proposals: TraceML's creep rule
 //! (baseline / mid / recent windows of ≥ 50 steps, confirmed at ≥ 1 GiB) needs longer
-//! runs than a profile holds. docs/advisor-rules.md 3.14.
+//! runs than a profile holds.
 
 use std::collections::BTreeMap;
 
-use kinetoscope_analysis::memory::{analyze_trace, MemoryOptions};
+use kinetoscope_analysis::memory::step_pattern::MemoryPattern;
+use kinetoscope_analysis::memory::{op_context, DeviceMemory};
 
 use crate::config::Config;
 use crate::facts::Facts;
 use crate::finding::{About, Finding, Severity};
-use crate::rules::memory::{device_name, mib, per_step_memory};
+use crate::rules::memory::mib;
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -55,53 +59,50 @@ impl Rule for MemoryLeak {
     fn check(&self, facts: &Facts, config: &Config) -> Vec<Finding> {
         let th = &config.memory_leak;
         let mut out = Vec::new();
-        for (dev, steps) in per_step_memory(facts) {
-            let troughs: Vec<(usize, i64)> = steps
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| s.map(|s| (i, s.min_allocated)))
-                .collect();
-            if troughs.len() < th.min_steps.max(2) {
+        for d in &facts.memory().devices {
+            let Some(p) = &d.step_pattern else { continue };
+            let n = p.steps.len();
+            if p.verdict != MemoryPattern::GradualIncrease || n < th.min_steps.max(2) {
                 continue;
             }
-            let rises = troughs.windows(2).filter(|w| w[1].1 > w[0].1).count();
-            let frac = rises as f64 / (troughs.len() - 1) as f64;
-            let growth = (troughs[troughs.len() - 1].1 - troughs[0].1) as f64;
-            let per_step = growth / (troughs.len() - 1) as f64;
+            let frac = p.trough_rises as f64 / (n - 1) as f64;
+            let per_step = p.growth_per_step_bytes;
             if frac < th.rising_fraction || mib(per_step) < th.min_mib_per_step {
                 continue;
             }
-            let list: Vec<String> = troughs
+            let list: Vec<String> = p
+                .steps
                 .iter()
                 .take(10)
-                .map(|(_, b)| format!("{:.1}", mib(*b as f64)))
+                .map(|s| format!("{:.1}", mib(s.trough_bytes as f64)))
                 .collect();
             let mut evidence = vec![
                 format!(
-                    "{}: allocated trough rose in {rises} of {} steps, {:.2} MiB per step \
+                    "{}: allocated trough rose in {} of {} steps, {:.2} MiB per step \
                      ({:.1} MiB over the profile)",
-                    device_name(dev),
-                    troughs.len() - 1,
+                    d.device,
+                    p.trough_rises,
+                    n - 1,
                     mib(per_step),
-                    mib(growth)
+                    mib(p.trough_growth_bytes as f64)
                 ),
                 format!("per-step minimum allocated: {} MiB", list.join(", ")),
             ];
-            evidence.extend(unfreed_by_operator(facts, dev));
+            evidence.extend(unfreed_by_operator(facts, d));
             out.push(finish(
                 &META,
                 facts,
                 config,
                 Draft {
-                    about: About::Device(device_name(dev)),
+                    about: About::Device(d.device.clone()),
                     title: format!(
                         "{} memory grows by {:.1} MiB every step (leak)",
-                        device_name(dev),
+                        d.device,
                         mib(per_step)
                     ),
                     severity: Severity::Warning,
                     impact_ns: 0.0,
-                    steps_seen: rises,
+                    steps_seen: p.trough_rises,
                     evidence,
                     fix: "Find what keeps tensors alive across steps: accumulate `loss.item()` \
                           or `loss.detach()` instead of `loss`, clear lists of outputs or \
@@ -111,9 +112,9 @@ impl Rule for MemoryLeak {
                         .to_owned(),
                     details: format!(
                         "Trough rises in {:.0} % ≥ {:.0} % of steps and grows {:.2} ≥ {} MiB \
-                         per step (memory_leak.*; proposals after TraceML's creep rule, \
-                         advisor-rules.md 3.14). No time impact is claimed: the cost is the \
-                         eventual out-of-memory.",
+                         per step (least-squares slope, as kinetoscope memory; memory_leak.*, \
+                         proposals after TraceML's creep rule). No time impact is claimed: \
+                         the cost is the eventual out-of-memory.",
                         100.0 * frac,
                         100.0 * th.rising_fraction,
                         mib(per_step),
@@ -127,15 +128,7 @@ impl Rule for MemoryLeak {
 }
 
 /// Operators whose allocations inside the steps were never freed, largest first.
-fn unfreed_by_operator(facts: &Facts, dev: (i64, i64)) -> Vec<String> {
-    let view = analyze_trace(facts.trace, &MemoryOptions::default());
-    let Some(d) = view
-        .devices
-        .iter()
-        .find(|d| d.device_type == dev.0 && d.device_id == dev.1)
-    else {
-        return Vec::new();
-    };
+fn unfreed_by_operator(facts: &Facts, d: &DeviceMemory) -> Vec<String> {
     let mut by_op: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     for a in &d.allocations.rows {
         let (Some(t), None) = (a.alloc_ns, a.release_ns) else {
@@ -144,8 +137,9 @@ fn unfreed_by_operator(facts: &Facts, dev: (i64, i64)) -> Vec<String> {
         if facts.step_of(t).is_none() {
             continue;
         }
-        let op = kinetoscope_analysis::memory::op_context(a.op.as_deref(), a.parent_op.as_deref());
-        let e = by_op.entry(op).or_default();
+        let e = by_op
+            .entry(op_context(a.op.as_deref(), a.parent_op.as_deref()))
+            .or_default();
         e.0 += 1;
         e.1 += a.bytes;
     }

@@ -18,8 +18,9 @@
 //! gradient accumulation, FSDP / ZeRO sharding, `expandable_segments:True`.
 //!
 //! ## Thresholds and sources
-//! Warning above 90 % of device memory (torch-tb-profiler); critical above 95 % (issue 5;
-//! TraceML uses 97 %). `memory_pressure.*`. docs/advisor-rules.md 3.15.
+//! Warning above 90 % of device memory (torch-tb-profiler); critical above 95 %
+//! (proposal; TraceML uses 97 %). `memory_pressure.*`. Peaks from the memory view
+//! (`kinetoscope memory`).
 
 use crate::config::Config;
 use crate::facts::Facts;
@@ -46,10 +47,8 @@ impl Rule for MemoryPressure {
     fn check(&self, facts: &Facts, config: &Config) -> Vec<Finding> {
         let th = &config.memory_pressure;
         let mut out = Vec::new();
-        for (id, alloc, reserved, cap) in gpu_peaks(facts) {
-            let Some(cap) = cap else { continue };
-            let peak = reserved.max(alloc) as f64;
-            let pct = 100.0 * peak / cap as f64;
+        for g in gpu_peaks(facts) {
+            let (id, pct) = (g.id, g.pct);
             if pct <= th.warning_pct {
                 continue;
             }
@@ -71,9 +70,9 @@ impl Rule for MemoryPressure {
                     evidence: vec![format!(
                         "GPU{id}: peak allocated {:.0} MiB, peak reserved {:.0} MiB, device \
                          memory {:.0} MiB",
-                        mib(alloc as f64),
-                        mib(reserved as f64),
-                        mib(cap as f64)
+                        mib(g.allocated as f64),
+                        mib(g.reserved as f64),
+                        mib(g.capacity as f64)
                     )],
                     fix: "Lower the peak: activation checkpointing, bf16 autocast, a smaller \
                           micro-batch with gradient accumulation, FSDP/ZeRO sharding; \
@@ -81,7 +80,7 @@ impl Rule for MemoryPressure {
                         .to_owned(),
                     details: format!(
                         "Peak {pct:.1} % > warning {} % (torch-tb-profiler) / critical {} % \
-                         (issue 5; TraceML 97 %); advisor-rules.md 3.15. No time impact is \
+                         (proposal; TraceML 97 %). No time impact is \
                          claimed: the risk is out-of-memory and allocator retries.",
                         th.warning_pct, th.critical_pct
                     ),

@@ -1,7 +1,8 @@
 //! ME006 `MemorySpike`.
 //!
 //! ## What it finds
-//! A step whose peak allocated memory is far above the other steps' (median) peak.
+//! A step whose peak allocated memory is far above the other steps' (median) peak: the
+//! largest of the spike steps of `kinetoscope memory`'s per-step pattern.
 //!
 //! ## Why it matters
 //! The run must fit its worst step: a spike (a long sequence, an evaluation batch, a
@@ -16,13 +17,13 @@
 //! early (`del`), run evaluation under `torch.no_grad()`.
 //!
 //! ## Thresholds and sources
-//! Peak ≥ 1.5× the median step peak and ≥ 64 MiB above it (proposal; no reference tool
-//! defines a spike threshold).
+//! Peak > 1.5× the median step peak (the memory view's spike steps) and ≥ 64 MiB above
+//! it (proposal; no reference tool defines a spike threshold); at least 3 steps.
 
 use crate::config::Config;
-use crate::facts::{median, Facts};
+use crate::facts::Facts;
 use crate::finding::{About, Finding, Severity};
-use crate::rules::memory::{device_name, mib, per_step_memory};
+use crate::rules::memory::mib;
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -43,20 +44,13 @@ impl Rule for MemorySpike {
 
     fn check(&self, facts: &Facts, config: &Config) -> Vec<Finding> {
         let mut out = Vec::new();
-        for (dev, steps) in per_step_memory(facts) {
-            let peaks: Vec<(usize, f64)> = steps
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| s.map(|s| (i, s.max_allocated as f64)))
-                .collect();
-            if peaks.len() < 3 {
-                continue;
-            }
-            let med = median(&peaks.iter().map(|p| p.1).collect::<Vec<_>>());
-            let Some(&(worst, peak)) = peaks.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+        for d in &facts.memory().devices {
+            let Some(p) = &d.step_pattern else { continue };
+            let Some(spike) = &p.largest_spike else {
                 continue;
             };
-            if peak < 1.5 * med || mib(peak - med) < 64.0 {
+            let med = p.median_peak_bytes;
+            if mib(spike.peak_bytes as f64 - med) < 64.0 {
                 continue;
             }
             out.push(finish(
@@ -64,27 +58,27 @@ impl Rule for MemorySpike {
                 facts,
                 config,
                 Draft {
-                    about: About::Device(device_name(dev)),
+                    about: About::Device(d.device.clone()),
                     title: format!(
                         "{}: {} peaks at {:.1}× the median step",
-                        device_name(dev),
-                        facts.steps[worst].name,
-                        peak / med.max(1.0)
+                        d.device, spike.step, spike.ratio
                     ),
                     severity: Severity::Info,
                     impact_ns: 0.0,
                     steps_seen: 1,
                     evidence: vec![format!(
                         "{} peak allocated {:.0} MiB vs median step peak {:.0} MiB",
-                        facts.steps[worst].name,
-                        mib(peak),
+                        spike.step,
+                        mib(spike.peak_bytes as f64),
                         mib(med)
                     )],
                     fix: "Find what that step does differently (longer sequence, evaluation, \
                           metrics on the full output); cap or bucket input sizes, compute in \
                           chunks, free temporaries early."
                         .to_owned(),
-                    details: "Peak ≥ 1.5× median and ≥ 64 MiB above it (proposal).".to_owned(),
+                    details: "Peak > 1.5× median (the memory view's spike steps) and ≥ 64 MiB \
+                              above it (proposal)."
+                        .to_owned(),
                 },
             ));
         }

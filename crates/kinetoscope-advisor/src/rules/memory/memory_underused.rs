@@ -15,7 +15,8 @@
 //! gradient-accumulation steps.
 //!
 //! ## Thresholds and sources
-//! Info below 50 % (`memory_pressure.underused_pct`; issue 5, "< 50 % underused").
+//! Info below 50 % (`memory_pressure.underused_pct`; proposal). Peaks from the memory
+//! view (`kinetoscope memory`).
 
 use crate::config::Config;
 use crate::facts::Facts;
@@ -41,10 +42,8 @@ impl Rule for MemoryUnderused {
 
     fn check(&self, facts: &Facts, config: &Config) -> Vec<Finding> {
         let mut out = Vec::new();
-        for (id, alloc, reserved, cap) in gpu_peaks(facts) {
-            let Some(cap) = cap else { continue };
-            let peak = reserved.max(alloc) as f64;
-            let pct = 100.0 * peak / cap as f64;
+        for g in gpu_peaks(facts) {
+            let (id, pct) = (g.id, g.pct);
             if pct >= config.memory_pressure.underused_pct {
                 continue;
             }
@@ -60,14 +59,14 @@ impl Rule for MemoryUnderused {
                     steps_seen: facts.n_steps(),
                     evidence: vec![format!(
                         "GPU{id}: peak reserved {:.0} MiB of {:.0} MiB",
-                        mib(peak),
-                        mib(cap as f64)
+                        mib(g.reserved.max(g.allocated) as f64),
+                        mib(g.capacity as f64)
                     )],
                     fix: "If GPU utilization is low, raise the batch size (or drop activation \
                           checkpointing) to use the free memory."
                         .to_owned(),
                     details: format!(
-                        "Peak {pct:.1} % < {} % (memory_pressure.underused_pct; issue 5).",
+                        "Peak {pct:.1} % < {} % (memory_pressure.underused_pct; proposal).",
                         config.memory_pressure.underused_pct
                     ),
                 },

@@ -18,7 +18,8 @@
 //!
 //! ## Thresholds and sources
 //! Reserved / allocated ≥ 2.0 and reserved ≥ 30 % of device memory (TraceML
-//! `GPU_MEMORY_RESERVED_OVERHANG`); `reserved_overhang.*`. docs/advisor-rules.md 3.15.
+//! `GPU_MEMORY_RESERVED_OVERHANG`); `reserved_overhang.*`. Peaks from the memory view
+//! (`kinetoscope memory`).
 
 use crate::config::Config;
 use crate::facts::Facts;
@@ -45,13 +46,13 @@ impl Rule for ReservedOverhang {
     fn check(&self, facts: &Facts, config: &Config) -> Vec<Finding> {
         let th = &config.reserved_overhang;
         let mut out = Vec::new();
-        for (id, alloc, reserved, cap) in gpu_peaks(facts) {
-            let Some(cap) = cap else { continue };
+        for g in gpu_peaks(facts) {
+            let (id, alloc, reserved) = (g.id, g.allocated, g.reserved);
             if alloc <= 0 || reserved <= 0 {
                 continue;
             }
             let ratio = reserved as f64 / alloc as f64;
-            let share = 100.0 * reserved as f64 / cap as f64;
+            let share = g.reserved_pct;
             if ratio < th.ratio || share < th.min_reserved_pct {
                 continue;
             }
@@ -77,7 +78,7 @@ impl Rule for ReservedOverhang {
                         .to_owned(),
                     details: format!(
                         "Ratio {ratio:.2} ≥ {} and reserved {share:.1} % ≥ {} % of device \
-                         memory (TraceML GPU_MEMORY_RESERVED_OVERHANG; advisor-rules.md 3.15). \
+                         memory (TraceML GPU_MEMORY_RESERVED_OVERHANG). \
                          Ratio from whole-trace peaks.",
                         th.ratio, th.min_reserved_pct
                     ),

@@ -18,8 +18,9 @@
 //! ZeRO / FSDP optimizer-state sharding across ranks.
 //!
 //! ## Thresholds and sources
-//! Warning above 15 % of step time (`optimizer.slow_step_pct`; the TensorBoard-era
-//! checklist in docs/users.md; advisor-rules.md 3.11 proposes 10 %).
+//! Warning above 15 % of step time (`optimizer.slow_step_pct`; a proposal after common
+//! profiling checklists; `UnfusedOptimizer` judges the for-loop implementation from
+//! 10 %).
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
@@ -89,7 +90,7 @@ impl Rule for SlowOptimizerStep {
                     .to_owned(),
                 details: format!(
                     "Optimizer share {share:.1} % > {} % (optimizer.slow_step_pct; \
-                     TensorBoard-era checklist, docs/users.md).",
+                     proposal).",
                     config.optimizer.slow_step_pct
                 ),
             },

@@ -22,7 +22,7 @@
 //!
 //! ## Thresholds and sources
 //! Warning when the for-loop step takes ≥ 10 % of step time
-//! (`optimizer.unfused_warning_pct`; advisor-rules.md 3.11, proposal), else info.
+//! (`optimizer.unfused_warning_pct`; proposal), else info.
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
@@ -99,7 +99,7 @@ impl Rule for UnfusedOptimizer {
                     .to_owned(),
                 details: format!(
                     "For-loop optimizer; warning from {} % of step time \
-                     (optimizer.unfused_warning_pct; advisor-rules.md 3.11, proposal). Impact: \
+                     (optimizer.unfused_warning_pct; proposal). Impact: \
                      the whole optimizer step (upper bound; a fused step still takes some time).",
                     config.optimizer.unfused_warning_pct
                 ),

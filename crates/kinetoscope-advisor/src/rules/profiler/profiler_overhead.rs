@@ -17,8 +17,8 @@
 //! an operator, `profile_memory` only for memory questions; keep `active` steps few.
 //!
 //! ## Thresholds and sources
-//! All three options on, or overhead events present (advisor-rules.md 3.16, the
-//! nanochat pattern). Always info.
+//! All three options on (the pattern of nanochat's profiling pull request, which records
+//! with every option), or overhead events present. Always info.
 
 use kinetoscope_trace::CategoryKind;
 
@@ -92,7 +92,7 @@ impl Rule for ProfilerOverhead {
                       question; keep the active window short."
                     .to_owned(),
                 details: "with_stack + record_shapes + profile_memory all on, or CUPTI overhead \
-                          events (advisor-rules.md 3.16). Impact: overhead events only; the \
+                          events. Impact: overhead events only; the \
                           per-operator cost of the options is not measurable from the trace."
                     .to_owned(),
             },

@@ -19,12 +19,14 @@
 //! shapes.
 //!
 //! ## Thresholds and sources
-//! CV > 10 % (`step_time_variance.warning_cv_pct`; the TensorBoard-era checklist in
-//! docs/users.md), with ≥ 3 steps. The first step is left out when `WarmupInProfile`
-//! would flag it.
+//! CV > 10 % (`step_time_variance.warning_cv_pct`; a proposal after common profiling
+//! checklists), with ≥ 3 steps; the statistics are `kinetoscope summary`'s. The first
+//! step is left out when `WarmupInProfile` would flag it.
 
 use crate::config::Config;
-use crate::facts::{median, ms, Facts};
+use kinetoscope_analysis::stats::DurationStats;
+
+use crate::facts::{ms, Facts};
 use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
@@ -49,21 +51,23 @@ impl Rule for StepTimeVariance {
         if !facts.has_step_markers || facts.n_steps() < th.min_steps {
             return Vec::new();
         }
-        let all: Vec<f64> = facts.steps.iter().map(|s| s.dur_ns() as f64).collect();
+        let durs: Vec<i64> = facts.steps.iter().map(|s| s.dur_ns()).collect();
         // Leave out a warm-up first step (reported by WarmupInProfile).
+        let rest_median = DurationStats::of(&durs[1..]).map_or(0.0, |s| s.median_ns);
         let skip = usize::from(
-            all.len() > th.min_steps
-                && all[0] >= config.warmup.first_step_ratio * median(&all[1..]),
+            durs.len() > th.min_steps
+                && durs[0] as f64 >= config.warmup.first_step_ratio * rest_median,
         );
-        let d = &all[skip..];
-        let n = d.len() as f64;
-        let mean = d.iter().sum::<f64>() / n;
-        let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
-        let cv = 100.0 * sd / mean.max(1.0);
+        let Some(st) = DurationStats::of(&durs[skip..]) else {
+            return Vec::new();
+        };
+        let cv = 100.0 * st.cv;
         if cv <= th.warning_cv_pct {
             return Vec::new();
         }
-        let med = median(d);
+        let d: Vec<f64> = durs[skip..].iter().map(|x| *x as f64).collect();
+        let n = d.len() as f64;
+        let med = st.median_ns;
         let excess: f64 = d.iter().map(|x| (x - med).max(0.0)).sum::<f64>() / n;
         let mut slow: Vec<(usize, f64)> =
             d.iter().enumerate().map(|(i, x)| (i + skip, *x)).collect();
@@ -72,8 +76,6 @@ impl Rule for StepTimeVariance {
             .iter()
             .filter(|x| (**x - med).abs() > med * th.warning_cv_pct / 100.0)
             .count();
-        let min = d.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = d.iter().copied().fold(0.0, f64::max);
         vec![finish(
             &META,
             facts,
@@ -87,11 +89,11 @@ impl Rule for StepTimeVariance {
                 evidence: vec![
                     format!(
                         "{} steps: mean {:.2} ms, median {:.2} ms, min {:.2} ms, max {:.2} ms",
-                        d.len(),
-                        ms(mean),
+                        st.count,
+                        ms(st.mean_ns),
                         ms(med),
-                        ms(min),
-                        ms(max)
+                        ms(st.min_ns as f64),
+                        ms(st.max_ns as f64)
                     ),
                     format!(
                         "slowest: {}",
@@ -107,8 +109,8 @@ impl Rule for StepTimeVariance {
                       gc) out of the loop or make it asynchronous; bucket variable input shapes."
                     .to_owned(),
                 details: format!(
-                    "CV {cv:.1} % > {} % (step_time_variance.warning_cv_pct; TensorBoard-era \
-                     checklist, docs/users.md).{} Impact: mean excess of steps over the median.",
+                    "CV {cv:.1} % > {} % (step_time_variance.warning_cv_pct; proposal).{} \
+                     Impact: mean excess of steps over the median.",
                     th.warning_cv_pct,
                     if skip == 1 {
                         " First step excluded (warm-up)."

@@ -18,12 +18,14 @@
 //!
 //! ## Thresholds and sources
 //! First step ≥ 1.5× the median of the others (`warmup.first_step_ratio`; proposal —
-//! advisor-rules.md 3.16 names the pattern, not a ratio); ≥ 3 steps.
+//! no reference tool gives a ratio); ≥ 3 steps.
 
 use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
-use crate::facts::{median, ms, Facts};
+use kinetoscope_analysis::stats::DurationStats;
+
+use crate::facts::{ms, Facts};
 use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
@@ -56,8 +58,9 @@ impl Rule for WarmupInProfile {
         if !facts.has_step_markers || facts.n_steps() < 3 {
             return Vec::new();
         }
-        let d: Vec<f64> = facts.steps.iter().map(|s| s.dur_ns() as f64).collect();
-        let med = median(&d[1..]);
+        let durs: Vec<i64> = facts.steps.iter().map(|s| s.dur_ns()).collect();
+        let d: Vec<f64> = durs.iter().map(|x| *x as f64).collect();
+        let med = DurationStats::of(&durs[1..]).map_or(0.0, |s| s.median_ns);
         let ratio = d[0] / med.max(1.0);
         let compile = facts.events(
             &[
@@ -109,8 +112,8 @@ impl Rule for WarmupInProfile {
                       torch.compile) before starting the profiler."
                     .to_owned(),
                 details: format!(
-                    "First step ≥ {}× the median (warmup.first_step_ratio, proposal; \
-                     advisor-rules.md 3.16). Impact: its excess over the median, spread over \
+                    "First step ≥ {}× the median (warmup.first_step_ratio, \
+                     proposal). Impact: its excess over the median, spread over \
                      the profiled steps — a profiling artefact, not a training cost.",
                     config.warmup.first_step_ratio
                 ),

@@ -26,7 +26,6 @@
 //! (1 %) of step time (proposals: a sync that finds the GPU idle costs little), else
 //! info. Scalar reads
 //! inside `Optimizer.step` are skipped: `torch.optim` reads its host-side step counters.
-//! docs/advisor-rules.md 3.5.
 
 use std::collections::BTreeMap;
 
@@ -165,7 +164,7 @@ impl Rule for HostDeviceSync {
                       torch.cuda.set_sync_debug_mode(\"warn\") lists every sync."
                     .to_owned(),
                 details: format!(
-                    "Sync calls in {seen} of {} steps (advisor-rules.md 3.5); warning from {} \
+                    "Sync calls in {seen} of {} steps; warning from {} \
                      calls per step or {} % of step time (host_device_sync.*, proposals), else \
                      info. Impact: the host time blocked in these calls; on a GPU the idle time \
                      after each sync adds to it.",

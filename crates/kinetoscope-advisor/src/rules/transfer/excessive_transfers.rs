@@ -19,7 +19,7 @@
 //!
 //! ## Thresholds and sources
 //! Time > 5 % of step time or > 10 transfers per step per direction (TraceLens; the
-//! count is per step here). `transfers.*`; advisor-rules.md 3.6.
+//! count is per step here). `transfers.*`.
 
 use std::collections::BTreeMap;
 
@@ -127,7 +127,7 @@ impl Rule for ExcessiveTransfers {
                         .to_owned(),
                     details: format!(
                         "{share:.1} % > {} % of step or {count:.1} > {} copies per step \
-                         (TraceLens; advisor-rules.md 3.6). Impact: the copies' GPU time.",
+                         (TraceLens). Impact: the copies' GPU time.",
                         th.max_share_pct, th.max_per_step
                     ),
                 },

@@ -17,7 +17,7 @@
 //! `.to(device, non_blocking=True)`. Pin at the source, not per transfer.
 //!
 //! ## Thresholds and sources
-//! Presence in ≥ 2 steps (nsys `cuda_memcpy_async` rule; advisor-rules.md 3.7).
+//! Presence in ≥ 2 steps (Nsight Systems' `cuda_memcpy_async` expert rule).
 
 use kinetoscope_trace::{CategoryKind, EventId};
 
@@ -90,8 +90,8 @@ impl Rule for PageableMemcpy {
                       buffer.pin_memory() once for reused buffers; then \
                       .to(device, non_blocking=True)."
                     .to_owned(),
-                details: "Pageable copies in the steps (nsys cuda_memcpy_async; \
-                          advisor-rules.md 3.7). Impact: their GPU time (upper bound; pinned \
+                details: "Pageable copies in the steps (Nsight Systems \
+                          cuda_memcpy_async rule). Impact: their GPU time (upper bound; pinned \
                           copies also take time, but overlap)."
                     .to_owned(),
             },

@@ -15,7 +15,6 @@ pub mod replay;
 pub mod stacks;
 pub mod state;
 
-use crate::units::bytes_text;
 use std::collections::BTreeMap;
 use std::collections::HashMap;
 
@@ -29,6 +28,7 @@ pub use stacks::Sites;
 pub use state::{AllocatorState, SegmentRow};
 
 use super::{Device, DeviceFilter};
+use crate::note::Note;
 
 /// OOM entries reported in detail per device (each costs a replay of the trace up to it).
 pub const MAX_OOM_REPORTS: usize = 16;
@@ -101,7 +101,7 @@ pub struct SnapshotView {
     /// Per device, by ordinal (after `--device`).
     pub devices: Vec<SnapshotDevice>,
     /// Notes on what could not be computed and why.
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
 }
 
 /// Everything the view shows for one device.
@@ -162,7 +162,7 @@ pub struct HistorySummary {
     pub peak_reserved_bytes: u64,
     /// cudaMalloc / cudaFree calls (`segment_alloc`/`segment_map`,
     /// `segment_free`/`segment_unmap`) after the first quarter of the trace: each is a
-    /// device synchronisation in steady state (advisor rule 3.8).
+    /// device synchronisation in steady state (see advisor rule ME005 in `docs/rules.md`).
     pub late_segment_events: u64,
 }
 
@@ -205,6 +205,17 @@ pub struct TimelinePoint {
     pub reserved_bytes: u64,
 }
 
+/// Why an allocation failed, from the allocator state just before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OomCause {
+    /// The allocator held at least the requested bytes reserved but unused, in no block
+    /// large enough: fragmentation.
+    Fragmentation,
+    /// The request exceeded what the allocator had cached by `shortfall_bytes`.
+    ExceedsCache,
+}
+
 /// An allocation that failed, and the allocator state just before it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OomReport {
@@ -232,8 +243,13 @@ pub struct OomReport {
     /// `segments` (the `state` above) are the allocator state at this OOM, as when the
     /// snapshot is dumped by an OOM observer.
     pub state_is_at_oom: bool,
-    /// A one-line reading of the numbers.
-    pub verdict: String,
+    /// The reading of the numbers above.
+    pub cause: OomCause,
+    /// Requested minus reserved-but-unused bytes (0 for fragmentation).
+    pub shortfall_bytes: u64,
+    /// Whether CUDA reported at least the requested bytes free on the device: a
+    /// per-process memory-fraction cap, or device memory held by other allocators.
+    pub device_free_covers_request: bool,
 }
 
 /// Allocations of one stack made inside the trace and never freed.
@@ -279,11 +295,7 @@ pub fn analyze_snapshot(snap: &Snapshot, opts: &SnapshotOptions) -> SnapshotView
         .as_ref()
         .is_some_and(|t| t.iter().any(|d| !d.is_empty()));
     if !traced {
-        view.notes.push(
-            "no allocation history (record with torch.cuda.memory._record_memory_history()): \
-             no timeline, peak or leak suspects; sites are those live at snapshot time"
-                .to_owned(),
-        );
+        view.notes.push(Note::NoAllocationHistory);
     }
     let mut sites = Sites::default();
     for d in snap.devices() {
@@ -294,9 +306,9 @@ pub fn analyze_snapshot(snap: &Snapshot, opts: &SnapshotOptions) -> SnapshotView
     }
     if view.devices.is_empty() {
         view.notes.push(if snap.segments.is_empty() && !traced {
-            "the snapshot is empty: no segments and no history".to_owned()
+            Note::EmptySnapshot
         } else {
-            "no device matches --device".to_owned()
+            Note::NoDeviceMatches
         });
     }
     view
@@ -422,42 +434,14 @@ fn device_view(
         let active = r.active_before(i);
         let reserved = r.reserved_before(i);
         let unused = reserved.saturating_sub(active);
-        let mut verdict = if unused >= e.size {
-            format!(
-                "{} reserved but unused ≥ the {} asked for: no free block was large enough \
-                 (fragmentation); try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
-                bytes_text(unused as f64),
-                bytes_text(e.size as f64)
-            )
+        let cause = if unused >= e.size {
+            OomCause::Fragmentation
         } else {
-            format!(
-                "the request needed {} more than the allocator had cached: lower the peak \
-                 (smaller batch, activation checkpointing) or free what is live below",
-                bytes_text((e.size - unused) as f64)
-            )
+            OomCause::ExceedsCache
         };
-        if let Some(free) = e.device_free {
-            if free >= e.size {
-                verdict.push_str(&format!(
-                    "; CUDA reported {} free, more than asked: a per-process memory \
-                     fraction cap, or device memory fragmented by other allocators",
-                    bytes_text(free as f64)
-                ));
-            }
-        }
         let state_is_at_oom = entries[i + 1..]
             .iter()
             .all(|x| matches!(x.action, Action::Oom | Action::Snapshot));
-        if state_is_at_oom {
-            verdict.push_str(&format!(
-                "; the snapshot is the state at this OOM: largest free block {}{}",
-                bytes_text(dev.state.largest_free_block_bytes as f64),
-                dev.state
-                    .fragmentation
-                    .map(|f| format!(", fragmentation {:.1} %", f * 100.0))
-                    .unwrap_or_default()
-            ));
-        }
         let sid = sites.site(snap, e.stack);
         dev.ooms.push(OomReport {
             index: i as u64,
@@ -471,7 +455,9 @@ fn device_view(
             reserved_unused_bytes: unused,
             top_sites: top_sites(snap, sites, &live, SitesAt::Oom, None, opts.top).sites,
             state_is_at_oom,
-            verdict,
+            cause,
+            shortfall_bytes: e.size.saturating_sub(unused),
+            device_free_covers_request: e.device_free.is_some_and(|f| f >= e.size),
         });
     }
     let mut leaks = leak_suspects(snap, sites, &r, entries);
@@ -622,7 +608,8 @@ fn leak_suspects(
     out
 }
 
-/// Which PyTorch releases write a snapshot with this file's features (`formats.md` §2).
+/// Which PyTorch releases write a snapshot with this file's features (the keys each
+/// release of `torch.cuda.memory._snapshot` added).
 fn pytorch_versions(snap: &Snapshot) -> String {
     let entries = || snap.device_traces.iter().flatten().flatten();
     if snap.layout == SnapshotLayout::BareList {

@@ -1,8 +1,8 @@
 //! Replaying a device's trace entries: active and reserved memory after each entry, the
 //! peak, what was live at a given entry, and allocations never freed.
 //!
-//! Rules follow `MemoryViz.js`'s Active Memory Timeline (`formats.md` §2.8): an `alloc`
-//! adds its block, a `free_completed` removes it (or a `free_requested` when the trace
+//! Rules follow the Active Memory Timeline of PyTorch's memory viewer (`MemoryViz.js`,
+//! pytorch.org/memory_viz): an `alloc` adds its block, a `free_completed` removes it (or a `free_requested` when the trace
 //! holds no `free_completed` at all, e.g. with `skip_actions`); a free of an address not
 //! allocated inside the trace, and every `active_allocated` block of the final state not
 //! still open at the end of the trace, were alive from the start. Unlike the viewer,

@@ -16,12 +16,13 @@
 mod decode;
 mod vm;
 
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
 
 pub use vm::{unpickle, Obj, Pickle, PickleError, Val, REFUSED_OPCODES};
 
-use super::ContentKind;
+use super::{sniff_bytes, sniff_path, sniff_reader};
 use crate::snapshot::Snapshot;
 use crate::{TraceError, TraceResult};
 
@@ -41,52 +42,35 @@ pub mod limits {
     pub const MAX_MEMO: usize = 1 << 26;
 }
 
-/// Whether the file's content is a pickle (or a gzip-compressed pickle).
-pub fn is_snapshot_file(path: &Path) -> bool {
-    let Ok(f) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut head = Vec::with_capacity(8);
-    if f.take(8).read_to_end(&mut head).is_err() {
-        return false;
-    }
-    match ContentKind::sniff(&head) {
-        ContentKind::Pickle => true,
-        ContentKind::Gzip => {
-            let Ok(f) = std::fs::File::open(path) else {
-                return false;
-            };
-            let mut inner = Vec::with_capacity(8);
-            let _ = flate2::read::MultiGzDecoder::new(f)
-                .take(8)
-                .read_to_end(&mut inner);
-            ContentKind::sniff(&inner) == ContentKind::Pickle
-        }
-        _ => false,
+/// Read a CUDA caching-allocator snapshot file (`_dump_snapshot` pickle, optionally
+/// gzipped).
+pub fn read_snapshot(path: &Path) -> TraceResult<Snapshot> {
+    sniff_path(path)?.read_snapshot()
+}
+
+/// Read a snapshot held in memory (plain or gzip); `name` is used in messages.
+pub fn snapshot_from_bytes(name: &Path, bytes: &[u8]) -> TraceResult<Snapshot> {
+    sniff_bytes(name, bytes)?.read_snapshot()
+}
+
+/// Read a snapshot from a stream (plain or gzip); `name` is used in messages.
+pub fn snapshot_from_reader(name: &Path, reader: impl Read + Send) -> TraceResult<Snapshot> {
+    sniff_reader(name, reader)?.read_snapshot()
+}
+
+fn malformed(path: &Path, offset: u64, message: String) -> TraceError {
+    TraceError::Malformed {
+        path: path.to_owned(),
+        offset,
+        event_index: None,
+        message,
     }
 }
 
-/// Read a CUDA caching-allocator snapshot (`_dump_snapshot` pickle, optionally gzipped).
-pub fn read_snapshot(path: &Path) -> TraceResult<Snapshot> {
-    let io_err = |e: std::io::Error| TraceError::Io {
-        path: path.to_owned(),
-        source: e,
-    };
-    let file = std::fs::File::open(path).map_err(io_err)?;
-    let mut head = Vec::with_capacity(8);
-    (&file).take(8).read_to_end(&mut head).map_err(io_err)?;
-    let gzip = ContentKind::sniff(&head) == ContentKind::Gzip;
-    let file = std::fs::File::open(path).map_err(io_err)?;
-    let reader: Box<dyn Read> = if gzip {
-        Box::new(flate2::read::MultiGzDecoder::new(file))
-    } else {
-        Box::new(file)
-    };
-    let mut data = Vec::new();
-    reader
-        .take(limits::MAX_INPUT_BYTES + 1)
-        .read_to_end(&mut data)
-        .map_err(io_err)?;
+/// Decode the whole (decompressed) pickle of a snapshot (refused above
+/// [`limits::MAX_INPUT_BYTES`]); the raw bytes are dropped once the values are built,
+/// before the typed decoding.
+pub(crate) fn decode(path: &Path, data: Cow<'_, [u8]>, gzip: bool) -> TraceResult<Snapshot> {
     if data.len() as u64 > limits::MAX_INPUT_BYTES {
         return Err(malformed(
             path,
@@ -102,33 +86,7 @@ pub fn read_snapshot(path: &Path) -> TraceResult<Snapshot> {
     Ok(s)
 }
 
-fn malformed(path: &Path, offset: u64, message: String) -> TraceError {
-    TraceError::Malformed {
-        path: path.to_owned(),
-        offset,
-        event_index: None,
-        message,
-    }
-}
-
-/// Decode a snapshot held in memory; `path` names it in errors.
-pub fn snapshot_from_bytes(path: &Path, data: &[u8]) -> TraceResult<Snapshot> {
-    let p = parse(path, data)?;
-    decode_snapshot(path, &p, data.len() as u64)
-}
-
 fn parse(path: &Path, data: &[u8]) -> TraceResult<Pickle> {
-    let kind = ContentKind::sniff(&data[..data.len().min(64)]);
-    if kind != ContentKind::Pickle {
-        return Err(malformed(
-            path,
-            0,
-            format!(
-                "not a CUDA memory snapshot: the content looks like {}",
-                kind.describe()
-            ),
-        ));
-    }
     unpickle(data).map_err(|e| {
         let offset = e.offset();
         let full = e.to_string();

@@ -1,0 +1,107 @@
+//! What an analysis had to assume, skipped or could not compute, as data: one [`Note`]
+//! per fact, with the numbers and names it concerns. Analyses attach them to their
+//! results (`warnings`, `notes`); the renderers word them.
+
+use kinetoscope_trace::Defect;
+use serde::{Deserialize, Serialize};
+
+/// One thing the reader of a result should know. Serialised with a `kind` tag
+/// (`{"kind": "dropped_tail_steps", "steps": [...]}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Note {
+    /// The reader got past defects in the file (repaired, read as null, or skipped).
+    LenientRead {
+        /// One entry per kind of defect, with its count and first location.
+        defects: Vec<Defect>,
+    },
+    /// No `ProfilerStep#` spans: the whole trace is treated as one step.
+    NoStepMarkers,
+    /// Trailing steps dropped because they launched no GPU work, or less than 0.8× the
+    /// step before (their kernels were probably not all captured).
+    DroppedTailSteps {
+        /// The dropped steps, in time order.
+        steps: Vec<String>,
+    },
+    /// Host spans that started inside another span on the same thread and ended after
+    /// it; they are kept as its siblings.
+    OverlappingSpans {
+        /// How many.
+        count: u64,
+    },
+    /// Runtime calls whose `External id` matches no operator: their device time is in
+    /// no operator's row.
+    UnmatchedRuntimeCalls {
+        /// How many.
+        count: u64,
+    },
+    /// The step asked for is not among the kept steps (or there is no step at all).
+    NoSuchStep {
+        /// `N` of the `ProfilerStep#N` asked for; `None` when none was asked for.
+        step: Option<i64>,
+    },
+    /// No host thread or GPU activity inside the step.
+    NoActivityInStep,
+    /// The critical-path walk hit its iteration limit and stopped early.
+    WalkStoppedEarly,
+    /// The critical path stopped where no predecessor was found, short of the window.
+    PartialPath {
+        /// Time the path covers, ns.
+        length_ns: i64,
+        /// The step window, ns.
+        window_ns: i64,
+    },
+    /// No operator matching the name launched enough kernels for a sequence.
+    NoMatchingOperator {
+        /// The name asked for (matched as a substring).
+        operator: String,
+        /// The shortest sequence asked for.
+        min_len: usize,
+    },
+    /// Several files carry the same rank: ranks are numbered by file order.
+    DuplicateRanks,
+    /// No collective could be matched across ranks: waits and skews are unknown.
+    NoMatchedCollectives,
+    /// One rank only: nothing to compare.
+    OneRank,
+    /// A note about one rank's trace.
+    InRank {
+        /// The rank's file.
+        path: String,
+        /// The note.
+        note: Box<Note>,
+    },
+    /// No communication kernels and no `record_param_comms` collectives.
+    NoCollectives,
+    /// HTA mode with fewer than two `ProfilerStep` names over all ranks: HTA's step
+    /// filter drops nothing.
+    HtaFiltersNothing,
+    /// No `[memory]` events (recorded only with `profile_memory=True`).
+    NoMemoryEvents,
+    /// `[memory]` events without `Addr` and `Total Allocated` (PyTorch < 1.10): no
+    /// allocation table, and the curves are net bytes since profiling started.
+    NoAddressOrTotals,
+    /// No `[memory]` events on the selected device.
+    NoRecordsOnDevice,
+    /// The inferred categories were compared with a PyTorch memory timeline.
+    ComparedWithTimeline {
+        /// The timeline file.
+        path: String,
+    },
+    /// The snapshot has no allocation history (`_record_memory_history` was off): no
+    /// timeline, peak or leak suspects, and sites are those live at snapshot time.
+    NoAllocationHistory,
+    /// The snapshot has neither segments nor history.
+    EmptySnapshot,
+    /// No device matches `--device`.
+    NoDeviceMatches,
+}
+
+impl Note {
+    /// The reader's defects as a note, when it met any.
+    pub fn lenient_read(report: &kinetoscope_trace::ReadReport) -> Option<Self> {
+        (!report.defects.is_empty()).then(|| Self::LenientRead {
+            defects: report.defects.clone(),
+        })
+    }
+}

@@ -1,0 +1,27 @@
+//! The analyses' integration tests, one test binary (as ruff's and uv's
+//! `crates/*/tests/it`): one module per theme and one shared helper module, [`common`]
+//! (where the fixtures and `../shared` are, reading traces from files and inline JSON).
+//!
+//! - [`overview`], [`ops_kernels`], [`memory`]: the TensorBoard plugin's views against
+//!   its reference outputs, its unit-test traces, and each documented difference.
+//! - [`hta_trace_filter`], [`hta_differences`]: the GPU-time views against HTA 0.5.0,
+//!   and each documented difference.
+//! - [`comm_ranks`]: communication, the rank comparison, sequences, the critical path on
+//!   real traces.
+//! - [`critical_path`]: the critical path of small inline traces, computed by hand.
+//! - [`memory_snapshot`], [`memory_step_pattern`]: CUDA memory snapshots; per-step
+//!   memory patterns.
+//!
+//! Tests that read `../shared` (`$KINETOSCOPE_SHARED`) are `#[ignore]`d, and fail with a
+//! message naming the folder when it is missing: `cargo test -- --ignored`.
+
+mod comm_ranks;
+mod common;
+mod critical_path;
+mod hta_differences;
+mod hta_trace_filter;
+mod memory;
+mod memory_snapshot;
+mod memory_step_pattern;
+mod ops_kernels;
+mod overview;

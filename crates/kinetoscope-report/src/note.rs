@@ -1,0 +1,118 @@
+//! The words for the analyses' [`Note`]s (warnings and notes), shared by every renderer.
+
+use kinetoscope_analysis::note::Note;
+
+/// One note as a line of text.
+pub fn text(note: &Note) -> String {
+    match note {
+        Note::LenientRead { defects } => {
+            let parts: Vec<String> = defects
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{} {} (first at byte {}, event #{})",
+                        d.count,
+                        d.kind.describe(),
+                        d.first_offset,
+                        d.first_event_index
+                    )
+                })
+                .collect();
+            format!("lenient read: {}", parts.join("; "))
+        }
+        Note::NoStepMarkers => {
+            "no ProfilerStep# spans: the whole trace is treated as one step".to_owned()
+        }
+        Note::DroppedTailSteps { steps } => format!(
+            "dropped the last {} step(s) ({}): they launched no GPU work, or less than 0.8× \
+             the step before, so the profiler probably missed some of their kernels",
+            steps.len(),
+            steps.join(", ")
+        ),
+        Note::OverlappingSpans { count } => format!(
+            "{count} host spans started inside another span on the same thread and ended \
+             after it; they are kept as its siblings (the TensorBoard plugin drops them)"
+        ),
+        Note::UnmatchedRuntimeCalls { count } => format!(
+            "{count} runtime calls have an External id that matches no operator; their \
+             device time is in no operator's row"
+        ),
+        Note::NoSuchStep { step: Some(n) } => format!("no kept step ProfilerStep#{n}"),
+        Note::NoSuchStep { step: None } => "no step to analyse".to_owned(),
+        Note::NoActivityInStep => "no host thread or GPU activity in the step".to_owned(),
+        Note::WalkStoppedEarly => "the walk stopped early (iteration limit)".to_owned(),
+        Note::PartialPath {
+            length_ns,
+            window_ns,
+        } => format!(
+            "the path covers {:.1} µs of the {:.1} µs window (it stopped where no \
+             predecessor was found)",
+            *length_ns as f64 / 1e3,
+            *window_ns as f64 / 1e3
+        ),
+        Note::NoMatchingOperator { operator, min_len } => format!(
+            "no operator whose name contains {operator:?} launched at least {min_len} kernels"
+        ),
+        Note::DuplicateRanks => {
+            "several files have the same rank: ranks are numbered by file order".to_owned()
+        }
+        Note::NoMatchedCollectives => {
+            "no collective could be matched across ranks: waits and skews are unknown".to_owned()
+        }
+        Note::OneRank => "one rank only: nothing to compare".to_owned(),
+        Note::InRank { path, note } => format!("{path}: {}", text(note)),
+        Note::NoCollectives => {
+            "no communication kernels or record_param_comms collectives".to_owned()
+        }
+        Note::HtaFiltersNothing => "HTA mode: fewer than two ProfilerStep names over all \
+                                    ranks, so HTA filters nothing"
+            .to_owned(),
+        Note::NoMemoryEvents => "no [memory] events: record with profile_memory=True".to_owned(),
+        Note::NoAddressOrTotals => "these [memory] events have no Addr / Total Allocated \
+                                    (PyTorch < 1.10): no allocation table; curves are the net \
+                                    bytes allocated since profiling started"
+            .to_owned(),
+        Note::NoRecordsOnDevice => "no [memory] events on the selected device".to_owned(),
+        Note::ComparedWithTimeline { path } => {
+            format!("categories compared with PyTorch's memory timeline {path}")
+        }
+        Note::NoAllocationHistory => "no allocation history (record with \
+                                      torch.cuda.memory._record_memory_history()): no \
+                                      timeline, peak or leak suspects; sites are those live \
+                                      at snapshot time"
+            .to_owned(),
+        Note::EmptySnapshot => "the snapshot is empty: no segments and no history".to_owned(),
+        Note::NoDeviceMatches => "no device matches --device".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kinetoscope_trace::{Defect, DefectKind};
+
+    #[test]
+    fn words() {
+        let read = Note::LenientRead {
+            defects: vec![Defect {
+                kind: DefectKind::BareToken,
+                count: 2,
+                first_offset: 10,
+                first_event_index: 1,
+            }],
+        };
+        assert_eq!(
+            text(&read),
+            "lenient read: 2 bare tokens such as N/A (read as null) (first at byte 10, event #1)"
+        );
+        let nested = Note::InRank {
+            path: "r1.json".into(),
+            note: Box::new(Note::NoStepMarkers),
+        };
+        assert!(text(&nested).starts_with("r1.json: no ProfilerStep#"));
+        assert_eq!(
+            text(&Note::NoSuchStep { step: Some(3) }),
+            "no kept step ProfilerStep#3"
+        );
+    }
+}

@@ -1,0 +1,92 @@
+//! The one helper module of the CLI's tests: where the test data lives, running the
+//! `kinetoscope` binary and capturing what it wrote, and the snapshots' insta settings.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The reader's fixtures (`crates/kinetoscope-trace/tests/fixtures`, see its SOURCE.md).
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../kinetoscope-trace/tests/fixtures")
+}
+
+/// HTA's two-rank `trace_filter` folder (`fixtures/ranks`).
+pub fn rank_folder() -> PathBuf {
+    fixtures().join("ranks")
+}
+
+/// The synthetic CUDA memory snapshots (`fixtures/snapshots`, see its README.md).
+pub fn memory_snapshots() -> PathBuf {
+    fixtures().join("snapshots")
+}
+
+/// The profiler memory timelines and their traces (`fixtures/memory_timelines`).
+pub fn memory_timelines() -> PathBuf {
+    fixtures().join("memory_timelines")
+}
+
+/// The advisor corpus: traces with planted problems (`corpus/traces`, corpus/README.md).
+pub fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/traces")
+}
+
+/// Exit code, stdout and stderr of one run.
+pub struct Run {
+    /// The exit code (`None` when killed by a signal, e.g. after a panic abort).
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Run {
+    /// Exit code, stdout and stderr in one text, for a snapshot.
+    pub fn transcript(&self) -> String {
+        format!(
+            "exit code: {:?}\n--- stdout ---\n{}--- stderr ---\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+
+    /// Exit code, stdout and stderr, for `let (code, out, err) = ...`.
+    pub fn into_parts(self) -> (Option<i32>, String, String) {
+        (self.code, self.stdout, self.stderr)
+    }
+
+    /// Stdout parsed as JSON, after checking that the run exited with 0.
+    pub fn json(&self) -> serde_json::Value {
+        assert_eq!(self.code, Some(0), "{}", self.stderr);
+        serde_json::from_str(&self.stdout).expect("stdout is JSON")
+    }
+}
+
+/// Run `kinetoscope args` in `dir`: 100 columns wide (help text wraps the same whatever
+/// the caller's terminal), no `LINES`, no colours.
+pub fn kinetoscope(dir: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(args)
+        .current_dir(dir)
+        .env("COLUMNS", "100")
+        .env_remove("LINES")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run kinetoscope");
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    }
+}
+
+/// `kinetoscope args` in `dir`, which must exit with 0; its stdout as JSON.
+pub fn json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    kinetoscope(dir, args).json()
+}
+
+/// Insta settings of this binary: a snapshot file is named by the snapshot's name alone
+/// (`snapshots/<name>.snap`), not prefixed by the test module.
+pub fn snapshot_settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_prepend_module_to_snapshot(false);
+    s
+}

@@ -1,0 +1,27 @@
+//! The `kinetoscope` binary's integration tests, one test binary (as ruff's and uv's
+//! `crates/*/tests/it`): one module per theme and one shared helper module, [`common`],
+//! which runs the binary. Insta snapshots are in `snapshots/`, named by the snapshot alone.
+//!
+//! - [`cli`]: help, the default subcommand, `summary`, read errors and exit codes.
+//! - [`views`]: one snapshot per view of what the terminal shows, and no view panicking
+//!   on any committed input.
+//! - [`ops_kernels`], [`gpu_time`], [`ranks`]: `ops`, `kernels`; `temporal`, `idle`,
+//!   `launches`, `kernels --by-class`; `comm`, `ranks`, `sequences`, `critical-path`:
+//!   formats, options and exit codes.
+//! - [`memory`], [`memory_snapshot`], [`memory_timeline`]: `memory` on traces, CUDA
+//!   memory snapshots, profiler memory timelines and run folders.
+//! - [`memory_html_browser`]: `memory --html` in headless Chromium (passes with a note
+//!   when Chromium is missing, fails then if `KINETOSCOPE_REQUIRE_BROWSER` is set).
+//! - [`report`]: the advisor's `report` on the planted-problem corpus.
+
+mod cli;
+mod common;
+mod gpu_time;
+mod memory;
+mod memory_html_browser;
+mod memory_snapshot;
+mod memory_timeline;
+mod ops_kernels;
+mod ranks;
+mod report;
+mod views;

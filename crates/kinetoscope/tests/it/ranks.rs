@@ -1,0 +1,190 @@
+//! End-to-end tests of `kinetoscope comm`, `kinetoscope ranks` and `kinetoscope
+//! sequences`: the real two-rank folder (HTA's `trace_filter`), a folder made by
+//! `kinetoscope-synth` with a planted slow rank, JSON and CSV output, and errors.
+
+use std::path::Path;
+
+use kinetoscope_synth::decimal::Factor;
+use kinetoscope_synth::{load_source, write_ranks, LoadOptions, RankOptions, Target};
+
+use crate::common::{json, kinetoscope, rank_folder};
+
+/// 4 ranks, rank 2 slowed down 1.3× by the generator.
+fn slow_folder(dir: &Path) {
+    let src_path = rank_folder().join("sampled_rank-0.json.gz");
+    let src = load_source(&src_path, &LoadOptions::default()).unwrap();
+    write_ranks(
+        &src,
+        Some(&src_path),
+        dir,
+        &RankOptions {
+            ranks: 4,
+            gzip: true,
+            slow: Some((2, Factor::parse("1.3").unwrap())),
+            target: Target::Copies(1),
+            jobs: 2,
+        },
+    )
+    .unwrap();
+}
+
+#[test]
+fn ranks_names_the_planted_slow_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    slow_folder(dir.path());
+    let p = dir.path().to_str().unwrap();
+    let v = json(&rank_folder(), &["ranks", p, "--format", "json"]);
+    assert_eq!(v["schema_version"], 2);
+    let report = &v["report"];
+    assert_eq!(report["ranks"].as_array().unwrap().len(), 4);
+    assert_eq!(report["stragglers"][0]["rank"], 2);
+    assert!(report["skew"]["matched"].as_u64().unwrap() > 0);
+
+    let t = kinetoscope(&rank_folder(), &["ranks", p]);
+    assert_eq!(t.code, Some(0), "{}", t.stderr);
+    assert!(t.stdout.contains("Stragglers"));
+    assert!(t.stdout.contains("  1. rank 2"), "{}", t.stdout);
+    assert!(t.stdout.contains("arrived last at"));
+
+    let csv = kinetoscope(&rank_folder(), &["ranks", p, "--format", "csv"]);
+    assert_eq!(csv.code, Some(0));
+    let lines: Vec<&str> = csv.stdout.lines().collect();
+    assert!(lines[0].starts_with("rank,steps,mean_step_us"));
+    assert_eq!(lines.len(), 5);
+}
+
+#[test]
+fn ranks_on_the_real_folder() {
+    let p = rank_folder();
+    let v = json(
+        &rank_folder(),
+        &["ranks", p.to_str().unwrap(), "--format", "json"],
+    );
+    let ranks = v["report"]["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    assert_eq!(ranks[0]["collectives"], 10);
+    assert_eq!(v["report"]["clock"]["mode"], "auto");
+}
+
+#[test]
+fn ranks_needs_a_folder_of_two() {
+    let f = rank_folder().join("sampled_rank-0.json.gz");
+    let r = kinetoscope(&rank_folder(), &["ranks", f.to_str().unwrap()]);
+    assert_eq!(r.code, Some(2));
+    assert!(
+        r.stderr.contains("at least two rank trace files"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn comm_hta_compat_matches_reference() {
+    let p = rank_folder();
+    let v = json(
+        &rank_folder(),
+        &[
+            "comm",
+            p.to_str().unwrap(),
+            "--hta-compat",
+            "--format",
+            "json",
+        ],
+    );
+    let traces = v["traces"].as_array().unwrap();
+    let pct: Vec<f64> = traces
+        .iter()
+        .map(|t| 100.0 * t["overlap"]["overlap_share"].as_f64().unwrap())
+        .collect();
+    // reference/hta/trace_filter/comm_comp_overlap.csv
+    assert!((pct[0] - 11.81).abs() < 0.005, "{pct:?}");
+    assert!((pct[1] - 20.05).abs() < 0.005, "{pct:?}");
+    assert_eq!(traces[0]["overlap"]["definition"], "hta");
+}
+
+#[test]
+fn comm_table_and_csv() {
+    let f = rank_folder().join("sampled_rank-0.json.gz");
+    let t = kinetoscope(&rank_folder(), &["comm", f.to_str().unwrap()]);
+    assert_eq!(t.code, Some(0), "{}", t.stderr);
+    assert!(t.stdout.contains("communication/computation overlap"));
+    assert!(t.stdout.contains("SendRecv"));
+    assert!(t.stdout.contains("ProfilerStep#551"));
+    let csv = kinetoscope(
+        &rank_folder(),
+        &["comm", f.to_str().unwrap(), "--format", "csv"],
+    );
+    assert!(csv
+        .stdout
+        .starts_with("trace,rank,collective,process_group,algorithm"));
+    assert!(csv.stdout.contains(",SendRecv,,RING_SIMPLE,"));
+}
+
+#[test]
+fn sequences_step_and_operator_modes() {
+    let f = rank_folder().join("sampled_rank-0.json.gz");
+    let v = json(
+        &rank_folder(),
+        &[
+            "sequences",
+            f.to_str().unwrap(),
+            "--format",
+            "json",
+            "--top",
+            "3",
+        ],
+    );
+    let t = &v["traces"][0];
+    assert_eq!(t["scope"]["kind"], "step");
+    let seqs = t["sequences"].as_array().unwrap();
+    assert!(!seqs.is_empty() && seqs.len() <= 3);
+    for s in seqs {
+        assert!(s["kernels"].as_array().unwrap().len() >= 3);
+        assert!(s["count"].as_u64().unwrap() >= 2);
+    }
+    let v = json(
+        &rank_folder(),
+        &[
+            "sequences",
+            f.to_str().unwrap(),
+            "--op",
+            "ProfilerStep",
+            "--min-len",
+            "3",
+            "--format",
+            "json",
+        ],
+    );
+    let t = &v["traces"][0];
+    assert_eq!(t["scope"]["name"], "ProfilerStep");
+    assert!(t["roots"].as_u64().unwrap() >= 1);
+    let csv = kinetoscope(
+        &rank_folder(),
+        &["sequences", f.to_str().unwrap(), "--format", "csv"],
+    );
+    assert!(csv
+        .stdout
+        .starts_with("trace,rank_by_count,operator,length,count"));
+}
+
+#[test]
+fn critical_path_command() {
+    let f = rank_folder().join("sampled_rank-0.json.gz");
+    let t = kinetoscope(
+        &rank_folder(),
+        &["critical-path", f.to_str().unwrap(), "--step", "551"],
+    );
+    assert_eq!(t.code, Some(0), "{}", t.stderr);
+    assert!(t.stdout.contains("critical path of ProfilerStep#551"));
+    assert!(t.stdout.contains("Time on the critical path"));
+    let v = json(
+        &rank_folder(),
+        &["critical-path", f.to_str().unwrap(), "--format", "json"],
+    );
+    assert_eq!(v["traces"][0]["step"], "ProfilerStep#552");
+    let csv = kinetoscope(
+        &rank_folder(),
+        &["critical-path", f.to_str().unwrap(), "--format", "csv"],
+    );
+    assert!(csv.stdout.starts_with("trace,step,category,time_us,pct"));
+}

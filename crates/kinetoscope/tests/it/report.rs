@@ -1,0 +1,96 @@
+//! End-to-end checks of `kinetoscope report` on the advisor corpus (corpus/traces):
+//! exit codes with `--fail-on`, the JSON document's findings, thresholds from
+//! `--config` and `--set`, and a rank folder's cross-rank findings.
+
+use crate::common::{corpus, kinetoscope};
+
+/// `kinetoscope args` in `corpus/traces`: exit code, stdout, stderr.
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    kinetoscope(&corpus(), args).into_parts()
+}
+
+#[test]
+fn fail_on_sets_exit_code_1() {
+    let (code, out, err) = run(&["report", "dataloader/trace.json.gz", "--fail-on", "warning"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(out.contains("IN001 DataloaderStall"), "{out}");
+    // Six steps: the critical threshold is crossed but gated to a warning.
+    let (code, _, err) = run(&[
+        "report",
+        "dataloader/trace.json.gz",
+        "--fail-on",
+        "critical",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = run(&[
+        "dataloader/trace.json.gz",
+        "--fail-on",
+        "critical",
+        "--set",
+        "gating.min_steps_critical=2",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    let (code, _, err) = run(&["report", "clean/trace.json.gz", "--fail-on", "warning"]);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn json_findings_have_the_documented_fields() {
+    let (code, out, err) = run(&["report", "item_sync/trace.json.gz", "--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["schema_version"], 2);
+    let f = &v["findings"][0];
+    assert_eq!(f["id"], "SY001");
+    assert_eq!(f["severity"], "warning");
+    assert_eq!(f["subject"], "SY001:trace");
+    for key in ["impact_ns_per_step", "impact_share"] {
+        assert!(f[key].is_number(), "{key}: {f}");
+    }
+    assert!(f["evidence"].as_array().is_some_and(|e| !e.is_empty()));
+    assert!(f["fix"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(f["confidence"]["steps"].is_number());
+    assert!(v["traces"][0]["summary"]["step_stats"]["mean_ns"].is_number());
+    assert!(v["traces"][0]["flops"]["flops_per_step"].is_number());
+}
+
+#[test]
+fn config_file_changes_thresholds() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("advisor.toml");
+    std::fs::write(&cfg, "[dataloader_stall]\nwarning_pct = 99.0\n").unwrap();
+    let cfg = cfg.display().to_string();
+    let (code, out, err) = run(&[
+        "report",
+        "dataloader/trace.json.gz",
+        "--config",
+        &cfg,
+        "--fail-on",
+        "warning",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!out.contains("IN001"), "{out}");
+    std::fs::write(dir.path().join("bad.toml"), "[no_such_rule]\nx = 1\n").unwrap();
+    let bad = dir.path().join("bad.toml").display().to_string();
+    let (code, _, err) = run(&["report", "clean/trace.json.gz", "--config", &bad]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no_such_rule"), "{err}");
+}
+
+#[test]
+fn rank_folder_reports_the_straggler() {
+    let (code, out, err) = run(&["report", "straggler", "--fail-on", "warning"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(out.contains("Across ranks"), "{out}");
+    assert!(
+        out.contains("DI001 StragglerRank: Rank 1 is a straggler"),
+        "{out}"
+    );
+}
+
+#[test]
+fn peak_tflops_gives_mfu() {
+    let (code, out, err) = run(&["report", "clean/trace.json.gz", "--peak-tflops", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("against --peak-tflops 1"), "{out}");
+}
