@@ -28,9 +28,23 @@ pub fn fixture(name: &str) -> PathBuf {
     fixtures_dir().join(name)
 }
 
+/// The shared reference folder, for the `#[ignore]`d checks against it: a missing
+/// folder is a failure naming where it was looked for, never a silent pass.
+pub fn require_shared() -> PathBuf {
+    shared_dir().unwrap_or_else(|| {
+        panic!(
+            "the shared reference folder is missing: looked for $KINETOSCOPE_SHARED, then {}; \
+             set KINETOSCOPE_SHARED or run without --ignored",
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../../shared")
+                .display()
+        )
+    })
+}
+
 /// The shared reference folder: `$KINETOSCOPE_SHARED`, or `shared/` beside the
 /// workspace (`CARGO_MANIFEST_DIR/../../../shared`).
-pub fn shared_dir() -> Option<PathBuf> {
+fn shared_dir() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("KINETOSCOPE_SHARED") {
         let p = PathBuf::from(p);
         return p.is_dir().then_some(p);

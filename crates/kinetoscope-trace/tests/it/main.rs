@@ -1,10 +1,14 @@
-//! Integration tests of the trace reader: real fixtures against an independent
-//! `serde_json` reading, malformed and hostile inputs, property tests, input folders,
-//! and (ignored by default) the whole shared reference corpus.
+//! Integration tests of the trace crate: real fixtures against an independent
+//! `serde_json` reading, every reader entry (file, bytes, stream, with and without
+//! mmap), malformed and hostile inputs, property tests, memory timelines, CUDA
+//! snapshots (the safe pickle reader), and (ignored by default) the whole shared
+//! reference corpus.
 
 mod common;
 mod entries;
 mod fixtures;
 mod fuzz;
 mod malformed;
+mod memory_timeline;
 mod shared_corpus;
+mod snapshot;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use kinetoscope_trace::read::{read_trace, sniff_path, ContentKind, ReadOptions};
 use kinetoscope_trace::TraceError;
 
-use crate::common::{compare, oracle, shared_dir};
+use crate::common::{compare, oracle};
 
 /// The files in the corpus that are not Kineto traces, by file name, and what they are
 /// sniffed as: raw memory timelines and PyTorch execution traces.
@@ -50,7 +50,7 @@ fn data_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn corpus() -> Vec<PathBuf> {
-    let shared = shared_dir().expect("no shared folder: set KINETOSCOPE_SHARED");
+    let shared = crate::common::require_shared();
     let mut files = Vec::new();
     for sub in ["external", "samples"] {
         data_files(&shared.join(sub), &mut files);

@@ -14,7 +14,7 @@ fn is_timeline(p: &Path) -> bool {
 }
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/memory_timelines")
+    crate::common::fixtures_dir().join("memory_timelines")
 }
 
 const PEAK: [i64; 8] = [71_208, 76_896, 8_456, 4, 34_052, 44_112, 0, 0];
@@ -76,17 +76,12 @@ fn traces_are_not_timelines_and_timelines_not_traces() {
 }
 
 /// HTA's raw timeline (`shared/external/hta/memory_analysis/memory_timeline.raw.gz`):
-/// 16,845 rows, all 4 actions and 8 categories. Run with `--ignored` when `../shared`
-/// exists.
+/// 16,845 rows, all 4 actions and 8 categories.
 #[test]
-#[ignore]
+#[ignore = "reads ../shared (KINETOSCOPE_SHARED); fails when it is missing"]
 fn hta_raw_timeline() {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/external/hta/memory_analysis/memory_timeline.raw.gz");
-    if !p.exists() {
-        eprintln!("skipped: {} not found", p.display());
-        return;
-    }
+    let p =
+        crate::common::require_shared().join("external/hta/memory_analysis/memory_timeline.raw.gz");
     assert!(is_timeline(&p));
     let tl = read_memory_timeline(&p).unwrap();
     assert_eq!(tl.format, TimelineFormat::Raw);

@@ -18,7 +18,7 @@ const BASE: u64 = 0x7F00_0000_0000;
 const T0: i64 = 1_795_000_000_000_000;
 
 fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/snapshots")
+    crate::common::fixtures_dir().join("snapshots")
 }
 
 fn read(name: &str) -> Snapshot {
