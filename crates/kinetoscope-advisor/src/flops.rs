@@ -302,13 +302,18 @@ pub struct FlopsSummary {
 pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
     let t: &Trace = facts.trace;
     let e = &t.events;
-    // Tensor-core/TF32 use per External id.
-    let mut device: FxHashMap<i64, (i64, bool)> = FxHashMap::default();
+    // Tensor-core/TF32 use of the kernels each operator launched (the trace's launch
+    // link).
+    let mut device: FxHashMap<EventId, (i64, bool)> = FxHashMap::default();
     if facts.has_gpu {
+        let links = t.launch_links();
         for i in 0..e.len() {
-            if t.categories.kind(e.cat[i]) == CategoryKind::Kernel && e.external_id[i] != 0 {
+            if t.categories.kind(e.cat[i]) != CategoryKind::Kernel {
+                continue;
+            }
+            if let Some(op) = links.operator_of_gpu(t, EventId(i as u32)) {
                 let name = t.strings.get(e.name[i]);
-                let d = device.entry(e.external_id[i]).or_default();
+                let d = device.entry(op).or_default();
                 d.0 += e.dur_ns[i];
                 d.1 |= name.contains("tf32")
                     || kinetoscope_analysis::overview::tensor_cores::uses_tensor_cores(name);
@@ -360,7 +365,7 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
             .get(dtype_idx)
             .and_then(|s| Precision::from_dtype(s))
             .unwrap_or(Precision::Fp32);
-        let tc = facts.has_gpu && device.get(&e.external_id[i]).is_some_and(|d| d.1);
+        let tc = facts.has_gpu && device.get(&EventId(i as u32)).is_some_and(|d| d.1);
         // GPU time launched during the call (by correlation), else host time.
         let time = facts.op_time_ns(i);
         if prec == Precision::Fp32 && tc {

@@ -2,7 +2,7 @@
 //! per fact, with the numbers and names it concerns. Analyses attach them to their
 //! results (`warnings`, `notes`); the renderers word them.
 
-use kinetoscope_trace::Defect;
+use kinetoscope_trace::{Defect, ReadReport};
 use serde::{Deserialize, Serialize};
 
 /// One thing the reader of a result should know. Serialised with a `kind` tag
@@ -14,6 +14,19 @@ pub enum Note {
     LenientRead {
         /// One entry per kind of defect, with its count and first location.
         defects: Vec<Defect>,
+    },
+    /// Runtime calls whose `External id` could not be taken as the link to their
+    /// operator (the ids of operators and runtime calls are different numberings in some
+    /// exporters) and were linked by time instead: to the innermost operator enclosing
+    /// them on their thread.
+    RepairedLaunchLinks {
+        /// Calls whose id named an operator they do not run inside, relinked by time.
+        relinked: u64,
+        /// Calls whose id named an operator they do not run inside, with no operator
+        /// around them: linked to none.
+        unlinked: u64,
+        /// Calls whose id named no operator, linked by time.
+        nested: u64,
     },
     /// No `ProfilerStep#` spans: the whole trace is treated as one step.
     NoStepMarkers,
@@ -98,10 +111,23 @@ pub enum Note {
 }
 
 impl Note {
-    /// The reader's defects as a note, when it met any.
-    pub fn lenient_read(report: &kinetoscope_trace::ReadReport) -> Option<Self> {
-        (!report.defects.is_empty()).then(|| Self::LenientRead {
-            defects: report.defects.clone(),
-        })
+    /// What the reader got past or repaired, as notes: its defects and its repaired
+    /// launch links, each when there are any.
+    pub fn from_read(report: &ReadReport) -> Vec<Self> {
+        let mut notes = Vec::new();
+        if !report.defects.is_empty() {
+            notes.push(Self::LenientRead {
+                defects: report.defects.clone(),
+            });
+        }
+        let links = report.launch_links;
+        if !links.is_empty() {
+            notes.push(Self::RepairedLaunchLinks {
+                relinked: links.relinked,
+                unlinked: links.unlinked,
+                nested: links.nested,
+            });
+        }
+        notes
     }
 }

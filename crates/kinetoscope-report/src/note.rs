@@ -20,6 +20,32 @@ pub fn text(note: &Note) -> String {
                 .collect();
             format!("lenient read: {}", parts.join("; "))
         }
+        Note::RepairedLaunchLinks {
+            relinked,
+            unlinked,
+            nested,
+        } => {
+            let mut parts = Vec::new();
+            if relinked + unlinked > 0 {
+                parts.push(format!(
+                    "{} whose External id names an operator they do not run inside",
+                    relinked + unlinked
+                ));
+            }
+            if *nested > 0 {
+                parts.push(format!("{nested} whose External id names no operator"));
+            }
+            let none = if *unlinked > 0 {
+                format!(" ({unlinked} with none around them are in no operator's row)")
+            } else {
+                String::new()
+            };
+            format!(
+                "launch links repaired: runtime calls {}; each is linked to the innermost \
+                 operator around it on its thread{none}",
+                parts.join(", ")
+            )
+        }
         Note::NoStepMarkers => {
             "no ProfilerStep# spans: the whole trace is treated as one step".to_owned()
         }
@@ -110,6 +136,17 @@ mod tests {
             note: Box::new(Note::NoStepMarkers),
         };
         assert!(text(&nested).starts_with("r1.json: no ProfilerStep#"));
+        let links = Note::RepairedLaunchLinks {
+            relinked: 3,
+            unlinked: 0,
+            nested: 2,
+        };
+        assert_eq!(
+            text(&links),
+            "launch links repaired: runtime calls 3 whose External id names an operator they \
+             do not run inside, 2 whose External id names no operator; each is linked to the \
+             innermost operator around it on its thread"
+        );
         assert_eq!(
             text(&Note::NoSuchStep { step: Some(3) }),
             "no kept step ProfilerStep#3"

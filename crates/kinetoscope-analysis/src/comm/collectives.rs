@@ -1,6 +1,6 @@
 //! Collective operations of one trace: every communication kernel (with the collective
 //! arguments Kineto copied onto it, or those of the `record_param_comms` op that launched
-//! it, matched by `External id`), plus `record_param_comms` ops that launched no kernel
+//! it, by the trace's launch link), plus `record_param_comms` ops that launched no kernel
 //! (CPU collectives such as Gloo's), and the per-(collective, process group) table of
 //! `kinetoscope comm`.
 
@@ -44,18 +44,16 @@ pub struct CollectiveInstance {
 /// Every collective of a trace, in start order.
 pub fn collective_instances(trace: &Trace) -> Vec<CollectiveInstance> {
     let e = &trace.events;
-    // record_param_comms host ops with collective args, by External id.
-    let mut host: FxHashMap<i64, (EventId, &CollectiveArgs)> = FxHashMap::default();
+    // record_param_comms host ops with collective args.
+    let mut host: FxHashMap<EventId, &CollectiveArgs> = FxHashMap::default();
     for a in &trace.args.collective {
         let i = a.event.index();
-        if trace.kind(a.event) == CategoryKind::CpuOp
-            && e.phase[i] == Phase::Complete
-            && e.external_id[i] != 0
-        {
-            host.insert(e.external_id[i], (a.event, a));
+        if trace.kind(a.event) == CategoryKind::CpuOp && e.phase[i] == Phase::Complete {
+            host.insert(a.event, a);
         }
     }
-    let mut used: rustc_hash::FxHashSet<i64> = Default::default();
+    let links = trace.launch_links();
+    let mut used: rustc_hash::FxHashSet<EventId> = Default::default();
     let mut out = Vec::new();
     for i in 0..e.len() {
         if e.phase[i] != Phase::Complete || trace.categories.kind(e.cat[i]) != CategoryKind::Kernel
@@ -67,12 +65,13 @@ pub fn collective_instances(trace: &Trace) -> Vec<CollectiveInstance> {
             continue;
         }
         let id = EventId(i as u32);
-        let args = trace.args.collective_of(id).or_else(|| {
-            let x = e.external_id[i];
-            host.get(&x).map(|(_, a)| *a)
-        });
-        if e.external_id[i] != 0 {
-            used.insert(e.external_id[i]);
+        let launcher = links.operator_of_gpu(trace, id);
+        let args = trace
+            .args
+            .collective_of(id)
+            .or_else(|| launcher.and_then(|op| host.get(&op).copied()));
+        if let Some(op) = launcher {
+            used.insert(op);
         }
         let (kernel_op, algorithm) = parse_nccl_kernel(name);
         let stream = match trace.tracks.get(e.track[i]).kind {
@@ -87,8 +86,8 @@ pub fn collective_instances(trace: &Trace) -> Vec<CollectiveInstance> {
         c.on_gpu = true;
         out.push(c);
     }
-    for (x, (ev, a)) in &host {
-        if used.contains(x) {
+    for (ev, a) in &host {
+        if used.contains(ev) {
             continue;
         }
         let c = from_args(trace, Some(a), String::new());

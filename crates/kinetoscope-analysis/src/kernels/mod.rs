@@ -17,10 +17,8 @@ use serde::{Deserialize, Serialize};
 pub use sort::KernelSortKey;
 
 use crate::ops::eligibility::is_eligible_name;
-use crate::ops::idmap::IdMap;
-use crate::ops::launch::{launcher_of, runtime_launchers, NO_RUNTIME, ROOT, UNMATCHED};
+use crate::ops::launch::{launcher_key, ROOT, UNMATCHED};
 use crate::ops::names::NameFlags;
-use crate::ops::tree::for_each_node_event;
 use crate::overview::tensor_cores::uses_tensor_cores;
 
 /// The operator name shown for kernels launched outside any operator (as the plugin).
@@ -199,20 +197,7 @@ pub fn analyze_kernels_in(
     };
     let by_props = group_by == KernelGroupBy::Properties;
 
-    // Launching operator per correlation id (only when grouping by properties).
-    let by_corr = if by_props {
-        let mut pairs: Vec<(i64, u32)> = Vec::new();
-        for_each_node_event(trace, |i, _| {
-            let ext = e.external_id[i];
-            if ext != 0 {
-                pairs.push((ext, e.name[i].0));
-            }
-        });
-        let ext_to_name = IdMap::build(|| pairs.iter().copied(), true);
-        runtime_launchers(trace, &ext_to_name, |_, _| {})
-    } else {
-        IdMap::build(std::iter::empty, false)
-    };
+    let links = trace.launch_links();
 
     let kargs = &trace.args.kernel;
     let mut cursor = 0usize;
@@ -232,10 +217,8 @@ pub fn analyze_kernels_in(
         }
         let args = kargs.get(cursor).filter(|a| a.event.0 as usize == i);
         let key: RowKey = if by_props {
-            let op = match launcher_of(&by_corr, e.correlation[i]) {
-                NO_RUNTIME => ROOT,
-                l => l,
-            };
+            let launcher = links.of_correlation(e.correlation[i]).map(|(_, l)| l);
+            let op = launcher_key(launcher, |op| e.name[op.index()].0);
             match args {
                 Some(a) => (
                     e.name[i].0,

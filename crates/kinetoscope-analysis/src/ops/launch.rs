@@ -1,27 +1,17 @@
-//! Who launched each GPU activity (as the TensorBoard plugin links them): a runtime (or
-//! driver) call hangs on the host node whose `External id` equals its own, or on its
-//! thread's root when that id is 0; a kernel, memcpy or memset hangs on the runtime call
-//! with the same CUPTI `correlation`. Both links are lookups on integer ids ([`IdMap`]).
+//! Who launched each GPU activity: a kernel, memcpy or memset hangs on the runtime call
+//! with the same CUPTI `correlation`, and that call on its operator as the trace's launch
+//! link decides ([`kinetoscope_trace::Trace::launch_links`]: the `External id` where the
+//! call lies inside that operator on its thread, else the innermost operator around it).
+//! The TensorBoard plugin links by `External id` alone; on traces whose ids agree with
+//! time the two are the same.
 
-use kinetoscope_trace::{CategoryKind, Phase, Trace};
+use kinetoscope_trace::{CategoryKind, Launcher};
 
-use super::idmap::IdMap;
-
-/// Launched by a runtime call with `External id` 0: outside any operator (the plugin's
+/// Launched outside any operator (`External id` 0, or no runtime call: the plugin's
 /// `CallTreeRoot`).
 pub(crate) const ROOT: u32 = u32::MAX - 2;
-/// Launched by a runtime call whose `External id` matches no host node.
+/// Launched by a runtime call whose operator is unknown.
 pub(crate) const UNMATCHED: u32 = u32::MAX - 1;
-/// No runtime call has the activity's correlation id.
-pub(crate) const NO_RUNTIME: u32 = u32::MAX;
-
-/// Whether events of this kind are host-side launch calls.
-pub(crate) fn is_runtime(kind: CategoryKind) -> bool {
-    matches!(
-        kind,
-        CategoryKind::CudaRuntime | CategoryKind::CudaDriver | CategoryKind::OtherRuntime
-    )
-}
 
 /// Whether events of this kind are device work counted as device time (kernels, memcpy,
 /// memset).
@@ -32,40 +22,15 @@ pub(crate) fn is_device_work(kind: CategoryKind) -> bool {
     )
 }
 
-/// Correlation id → launcher (a node value from `ext_to_node`, [`ROOT`] or
-/// [`UNMATCHED`]), built from every runtime call (the last call of a repeated id wins).
-/// `on_runtime(event, launcher)` is called for each runtime call on the way.
-pub(crate) fn runtime_launchers(
-    trace: &Trace,
-    ext_to_node: &IdMap,
-    mut on_runtime: impl FnMut(usize, u32),
-) -> IdMap {
-    let e = &trace.events;
-    let mut runtimes: Vec<(i64, u32)> = Vec::new();
-    for i in 0..e.len() {
-        if e.phase[i] != Phase::Complete || !is_runtime(trace.categories.kind(e.cat[i])) {
-            continue;
-        }
-        let ext = e.external_id[i];
-        let launcher = if ext == 0 {
-            ROOT
-        } else {
-            ext_to_node.get(ext).unwrap_or(UNMATCHED)
-        };
-        on_runtime(i, launcher);
-        let corr = e.correlation[i];
-        if corr != 0 {
-            runtimes.push((corr, launcher));
-        }
+/// A launcher as a `u32` key: `op(event)` for an operator, else [`ROOT`] (outside any
+/// operator, or no launcher at all) or [`UNMATCHED`].
+pub(crate) fn launcher_key(
+    launcher: Option<Launcher>,
+    op: impl FnOnce(kinetoscope_trace::EventId) -> u32,
+) -> u32 {
+    match launcher {
+        Some(Launcher::Span(ev)) => op(ev),
+        Some(Launcher::Unknown) => UNMATCHED,
+        Some(Launcher::Outside) | None => ROOT,
     }
-    IdMap::build(|| runtimes.iter().copied(), false)
-}
-
-/// The launcher of a device activity from the correlation map, or [`NO_RUNTIME`].
-#[inline]
-pub(crate) fn launcher_of(by_corr: &IdMap, correlation: i64) -> u32 {
-    if correlation == 0 {
-        return NO_RUNTIME;
-    }
-    by_corr.get(correlation).unwrap_or(NO_RUNTIME)
 }

@@ -3,15 +3,15 @@
 //! time, device self/total time and tensor-core eligibility and share.
 //!
 //! Definitions follow the TensorBoard plugin: operators nest by time containment per thread
-//! (`tree.rs`); runtime calls hang on the node with their `External id` and GPU work on the
-//! runtime call with its `correlation` (`launch.rs`); device time is a plain sum of kernel,
+//! (`tree.rs`); runtime calls hang on the operator the trace's launch link names (its
+//! `External id` when the call lies inside it, else the innermost operator around the
+//! call) and GPU work on the runtime call with its `correlation` (`launch.rs`); device time is a plain sum of kernel,
 //! memcpy and memset durations. Nested operators are separate rows, so totals
 //! double-count across rows by design. Where kinetoscope departs from the plugin is listed
 //! in `docs/tb-plugin-differences.md`.
 
 pub mod eligibility;
 mod group;
-pub(crate) mod idmap;
 pub(crate) mod launch;
 pub(crate) mod names;
 mod sort;
@@ -107,7 +107,8 @@ pub struct OpsTable {
     pub has_device_work: bool,
     /// Rows, sorted.
     pub rows: Vec<OpRow>,
-    /// Things the reader should know (overlapping spans, unmatched runtime calls).
+    /// Things the reader should know (repaired launch links, overlapping spans, unmatched
+    /// runtime calls).
     pub warnings: Vec<Note>,
 }
 
@@ -226,7 +227,11 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
         })
         .collect();
 
-    let mut warnings = Vec::new();
+    // The reader's repaired launch links decide device time here: say so.
+    let mut warnings: Vec<Note> = Note::from_read(&trace.report)
+        .into_iter()
+        .filter(|n| matches!(n, Note::RepairedLaunchLinks { .. }))
+        .collect();
     if tree.overlapping > 0 {
         warnings.push(Note::OverlappingSpans {
             count: tree.overlapping,

@@ -5,8 +5,7 @@
 use kinetoscope_trace::{CategoryKind, Phase, Trace};
 
 use super::eligibility::is_eligible_name;
-use super::idmap::IdMap;
-use super::launch::{is_device_work, launcher_of, runtime_launchers, ROOT};
+use super::launch::{is_device_work, launcher_key, ROOT, UNMATCHED};
 use super::names::NameFlags;
 use super::tree::{NodeKind, NodeTree, NONE};
 use crate::overview::tensor_cores::uses_tensor_cores;
@@ -14,7 +13,7 @@ use crate::overview::tensor_cores::uses_tensor_cores;
 /// Statistics per node; only merge-chain heads ([`NodeTree::rep`]) carry values.
 #[derive(Debug, Default)]
 pub(crate) struct NodeStats {
-    /// Duration minus child nodes minus own runtime calls, ns.
+    /// Duration minus child nodes minus own runtime calls, ns, at least 0.
     pub host_self: Vec<i64>,
     /// Device work launched by the node's own runtime calls, ns.
     pub device_self: Vec<i64>,
@@ -29,7 +28,8 @@ pub(crate) struct NodeStats {
     pub eligible: Vec<bool>,
     /// Whether the trace has any kernel, memcpy or memset.
     pub has_device_work: bool,
-    /// Runtime calls whose `External id` matched no host node.
+    /// Runtime calls with an `External id` but no operator (none carries the id, none
+    /// encloses the call).
     pub unmatched_runtimes: u64,
 }
 
@@ -48,27 +48,25 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
         unmatched_runtimes: 0,
     };
 
-    let ext_to_node = IdMap::build(
-        || {
-            tree.event
-                .iter()
-                .enumerate()
-                .map(|(idx, &ev)| (e.external_id[ev as usize], idx as u32))
-                .filter(|&(ext, _)| ext != 0)
-        },
-        true,
-    );
+    // Node of each launching event (operators and annotations are nodes).
+    let mut node_of = vec![NONE; e.len()];
+    for (idx, &ev) in tree.event.iter().enumerate() {
+        node_of[ev as usize] = idx as u32;
+    }
+    let links = trace.launch_links();
 
     // Runtime calls: their time is not the node's own host time.
     let mut unmatched = 0u64;
-    let by_corr = runtime_launchers(trace, &ext_to_node, |i, launcher| {
-        if launcher < ROOT {
-            let r = tree.rep[launcher as usize] as usize;
-            s.host_self[r] -= e.dur_ns[i];
-        } else if launcher != ROOT {
-            unmatched += 1;
+    for (call, launcher) in links.iter() {
+        match launcher_key(Some(launcher), |op| node_of[op.index()]) {
+            UNMATCHED => unmatched += 1,
+            node if node < ROOT => {
+                let r = tree.rep[node as usize] as usize;
+                s.host_self[r] -= e.dur_ns[call.index()];
+            }
+            _ => {}
         }
-    });
+    }
     s.unmatched_runtimes = unmatched;
 
     // Device work: a plain sum of durations per launching node.
@@ -82,7 +80,10 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
             continue;
         }
         s.has_device_work = true;
-        let launcher = launcher_of(&by_corr, e.correlation[i]);
+        let launcher = links
+            .of_correlation(e.correlation[i])
+            .map(|(_, launcher)| launcher);
+        let launcher = launcher_key(launcher, |op| node_of[op.index()]);
         if launcher >= ROOT {
             continue;
         }
@@ -117,6 +118,11 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
         if s.eligible[idx] && tree.kind[r] == NodeKind::Op {
             s.eligible[r] = true;
         }
+    }
+    // A runtime call inside a child that names the parent (or a span that overlaps its
+    // siblings) would be subtracted twice: host self time is never below 0.
+    for h in &mut s.host_self {
+        *h = (*h).max(0);
     }
     s
 }

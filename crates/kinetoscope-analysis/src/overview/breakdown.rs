@@ -3,7 +3,8 @@
 //! Memcpy, Memset, Communication, Runtime, DataLoader, CPU Exec), and what is left is
 //! Other, so the parts of a step add up to its (stretched) duration.
 
-use kinetoscope_trace::Trace;
+use kinetoscope_trace::{EventId, Trace};
+use rustc_hash::FxHashSet;
 
 use super::classify::{host_role, is_communication_kernel, Class, Classes, HostRole};
 use super::intervals::{intersect, merge, overlap, subtract, Span};
@@ -16,24 +17,25 @@ const ROLES: usize = 7;
 /// The merged interval set of each role, in priority order, over the whole trace.
 pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] {
     let e = &trace.events;
-    // External ids of host communication calls: kernels carrying one are communication
-    // (the plugin's link); NCCL kernels are recognised by name as well.
-    let mut comm_ids = std::collections::HashSet::new();
+    // Host communication calls: kernels they launched are communication (the plugin's
+    // link by External id, here the trace's validated launch link); NCCL kernels are
+    // recognised by name as well.
+    let mut comm_ops: FxHashSet<EventId> = FxHashSet::default();
     for i in 0..e.len() {
         let class = classes.of(trace, i);
-        if host_role(class, trace.strings.get(e.name[i])) == Some(HostRole::Communication)
-            && e.external_id[i] != 0
-        {
-            comm_ids.insert(e.external_id[i]);
+        if host_role(class, trace.strings.get(e.name[i])) == Some(HostRole::Communication) {
+            comm_ops.insert(EventId(i as u32));
         }
     }
+    let links = trace.launch_links();
     let mut sets: [Vec<Span>; ROLES] = Default::default();
     for i in 0..e.len() {
         let class = classes.of(trace, i);
         let span = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]);
         let role = match class {
             Class::Kernel => {
-                if comm_ids.contains(&e.external_id[i])
+                let launcher = links.operator_of_gpu(trace, EventId(i as u32));
+                if launcher.is_some_and(|op| comm_ops.contains(&op))
                     || is_communication_kernel(trace.strings.get(e.name[i]))
                 {
                     3

@@ -119,6 +119,12 @@ impl CategoryKind {
         )
     }
 
+    /// Whether events of this kind are host-side runtime or driver calls, the calls
+    /// that launch GPU work.
+    pub fn is_launch_call(self) -> bool {
+        matches!(self, Self::CudaRuntime | Self::CudaDriver | Self::OtherRuntime)
+    }
+
     /// Whether this kind is a flow arrow.
     pub fn is_flow(self) -> bool {
         matches!(self, Self::FlowLaunch | Self::FlowForwardBackward)

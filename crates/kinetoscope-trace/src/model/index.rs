@@ -83,10 +83,7 @@ impl CorrelationIndex {
             let kind = trace.categories.kind(e.cat[i]);
             if kind.is_gpu() {
                 idx.gpu.entry(c).or_default().push(EventId(i as u32));
-            } else if matches!(
-                kind,
-                CategoryKind::CudaRuntime | CategoryKind::CudaDriver | CategoryKind::OtherRuntime
-            ) {
+            } else if kind.is_launch_call() {
                 idx.launch.insert(c, EventId(i as u32));
             }
         }

@@ -3,8 +3,10 @@
 //! Events live in [`EventTable`] (one column per field, indexed by [`EventId`]); names and
 //! other repeated strings in [`StringTable`]; rows of the timeline in [`TrackTable`];
 //! the arguments analyses need in sparse side tables ([`ArgTables`]); flow arrows in
-//! [`FlowTable`]. Links that cost time to build (nesting, correlation lookups) are
-//! computed on first use by [`Trace::nesting`] and [`Trace::correlation_index`].
+//! [`FlowTable`]. Which operator launched each runtime call is decided once by the reader
+//! ([`Trace::launch_links`], checked against time); links that cost time to build
+//! (nesting, correlation lookups) are computed on first use by [`Trace::nesting`] and
+//! [`Trace::correlation_index`].
 //!
 //! Beside the trace: the memory timeline ([`MemoryTimeline`]), and the files of a run
 //! ([`ArtifactKind`], [`RunPhase`]). The CUDA memory snapshot model is
@@ -15,7 +17,9 @@ mod artifact;
 mod category;
 mod events;
 mod flows;
+mod idmap;
 mod index;
+mod links;
 mod meta;
 mod read_report;
 mod strings;
@@ -28,6 +32,7 @@ pub use category::*;
 pub use events::*;
 pub use flows::*;
 pub use index::*;
+pub use links::*;
 pub use meta::*;
 pub use read_report::*;
 pub use strings::*;
@@ -58,6 +63,8 @@ pub struct Trace {
     pub flows: FlowTable,
     /// What the reader skipped, repaired or could not understand.
     pub report: ReadReport,
+    /// The launcher of every runtime call, decided by the reader.
+    pub(crate) links: LaunchLinks,
     pub(crate) nesting: OnceLock<Nesting>,
     pub(crate) correlation: OnceLock<CorrelationIndex>,
 }
@@ -71,6 +78,14 @@ impl Trace {
     /// The normalised kind of an event's category.
     pub fn kind(&self, event: EventId) -> CategoryKind {
         self.categories.kind(self.events.cat[event.index()])
+    }
+
+    /// Which operator launched each runtime call (and, through the CUPTI correlation,
+    /// each GPU activity): the `External id` link where the call lies inside that
+    /// operator on its thread, else the innermost operator enclosing it. Every analysis
+    /// that attributes launches or device time to operators uses this link.
+    pub fn launch_links(&self) -> &LaunchLinks {
+        &self.links
     }
 
     /// Parent/child nesting of events on each track, built on first use.

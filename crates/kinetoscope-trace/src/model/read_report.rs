@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::LinkRepairs;
+
 /// A kind of input defect a lenient read gets past.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -61,6 +63,9 @@ pub struct ReadReport {
     pub gzip: bool,
     /// Elements of `traceEvents` read (events, flows and metadata).
     pub elements: u64,
+    /// Launch links (runtime call → operator) whose `External id` could not be taken as
+    /// written and were repaired by time nesting.
+    pub launch_links: LinkRepairs,
 }
 
 impl ReadReport {

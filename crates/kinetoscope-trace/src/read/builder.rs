@@ -198,7 +198,8 @@ impl TraceBuilder {
             })
     }
 
-    /// Apply the time base, row names and track kinds; return the finished trace.
+    /// Apply the time base, row names and track kinds, link launches to operators;
+    /// return the finished trace.
     pub fn finish(mut self) -> Trace {
         let t = &mut self.trace;
         if let Some(base) = t.meta.base_time_ns {
@@ -275,6 +276,9 @@ impl TraceBuilder {
                 TrackKind::Other
             };
         }
+        let (links, repairs) = LaunchLinks::build(t);
+        t.links = links;
+        t.report.launch_links = repairs;
         self.trace
     }
 }

@@ -66,11 +66,12 @@ impl Rule for Fp32GemmWithoutTensorCores {
             return Vec::new();
         }
         let e = &t.events;
-        // Kernel names per External id.
-        let mut kernels: rustc_hash::FxHashMap<i64, Vec<usize>> = Default::default();
+        // Kernels per launching operator (the trace's launch link).
+        let links = t.launch_links();
+        let mut kernels: rustc_hash::FxHashMap<EventId, Vec<usize>> = Default::default();
         for i in facts.events(&[CategoryKind::Kernel], |_| true) {
-            if e.external_id[i] != 0 {
-                kernels.entry(e.external_id[i]).or_default().push(i);
+            if let Some(op) = links.operator_of_gpu(t, EventId(i as u32)) {
+                kernels.entry(op).or_default().push(i);
             }
         }
         let mut by_op: BTreeMap<&str, (u64, i64, String)> = BTreeMap::new();
@@ -87,7 +88,7 @@ impl Rule for Fp32GemmWithoutTensorCores {
             if !types.iter().any(|x| x == "float") {
                 continue;
             }
-            let Some(ks) = kernels.get(&e.external_id[i]) else {
+            let Some(ks) = kernels.get(&EventId(i as u32)) else {
                 continue;
             };
             let names: Vec<&str> = ks.iter().map(|&k| t.strings.get(e.name[k])).collect();

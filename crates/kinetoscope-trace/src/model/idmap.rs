@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 const ABSENT: u32 = u32::MAX;
 
 /// Id → value, built once from (id, value) pairs.
+#[derive(Clone, Debug)]
 pub(crate) enum IdMap {
     /// Ids `min .. min + slots.len()`.
     Dense {
@@ -19,6 +20,16 @@ pub(crate) enum IdMap {
     },
     /// Any ids.
     Sparse(FxHashMap<i64, u32>),
+}
+
+impl Default for IdMap {
+    /// The empty map.
+    fn default() -> Self {
+        IdMap::Dense {
+            min: 0,
+            slots: Vec::new(),
+        }
+    }
 }
 
 impl IdMap {
@@ -100,5 +111,6 @@ mod tests {
         }
         let empty = IdMap::build(std::iter::empty, true);
         assert_eq!(empty.get(0), None);
+        assert_eq!(IdMap::default().get(0), None);
     }
 }
