@@ -42,8 +42,8 @@ pub enum Note {
         /// How many.
         count: u64,
     },
-    /// Runtime calls whose `External id` matches no operator: their device time is in
-    /// no operator's row.
+    /// Runtime calls with an `External id` that no operator around them carries, and no
+    /// operator around them: their device time is in no operator's row.
     UnmatchedRuntimeCalls {
         /// How many.
         count: u64,

@@ -60,8 +60,8 @@ pub fn text(note: &Note) -> String {
              after it; they are kept as its siblings (the TensorBoard plugin drops them)"
         ),
         Note::UnmatchedRuntimeCalls { count } => format!(
-            "{count} runtime calls have an External id that matches no operator; their \
-             device time is in no operator's row"
+            "{count} runtime calls have an External id that no operator around them carries, \
+             and no operator is around them; their device time is in no operator's row"
         ),
         Note::NoSuchStep { step: Some(n) } => format!("no kept step ProfilerStep#{n}"),
         Note::NoSuchStep { step: None } => "no step to analyse".to_owned(),

@@ -106,3 +106,36 @@ fn data_parallel_on_two_gpus() {
     // One GPU: no finding.
     assert!(find(&report(&Config::default()).findings, "DI002").is_none());
 }
+
+/// The operators' `External id`s and the launches' are different numberings (param's
+/// `linear` trace, some PyTorch 2.0–2.2 exporters): the launch of the FP32 GEMM's kernel
+/// names an `aten::view` it does not run inside. The FP32-GEMM rule and the FLOPs line
+/// both take the kernel as the GEMM's, through the trace's launch link.
+#[test]
+fn fp32_gemm_and_flops_follow_time_when_ids_disagree() {
+    let mut b = TraceBuilder::h100();
+    b.steps(4, 10_000, |b, _, t| {
+        let view = b.op("aten::view", t + 10, 5, "");
+        b.op(
+            "aten::mm",
+            t + 100,
+            40,
+            r#""Input Dims":[[4096,4096],[4096,4096]],"Input type":["float","float"]"#,
+        );
+        b.kernel(view, t + 110, "ampere_sgemm_128x64_nn", t + 200, 3000, "");
+    });
+    let r = b.report(&kinetoscope_advisor::Config::default());
+    let gemm = &r.flops.classes[0];
+    assert_eq!(gemm.time_ns_per_step, 3_000_000.0);
+    let f = expect_finding(&r.findings, "GP003");
+    assert!(
+        f.evidence[0].contains("3.000 ms per step of FP32 GEMM/conv kernels"),
+        "{:?}",
+        f.evidence
+    );
+    assert!(
+        f.evidence[1].starts_with("aten::mm: 1.0 calls, 3.000 ms per step"),
+        "{:?}",
+        f.evidence
+    );
+}

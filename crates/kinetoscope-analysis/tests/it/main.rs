@@ -9,6 +9,8 @@
 //! - [`comm_ranks`]: communication, the rank comparison, sequences, the critical path on
 //!   real traces.
 //! - [`critical_path`]: the critical path of small inline traces, computed by hand.
+//! - [`gpu_traces`]: real GPU traces with exporter quirks (launch links whose ids
+//!   disagree with time, ROCm device ids, matrix-core and Blackwell kernel names).
 //! - [`memory_snapshot`], [`memory_step_pattern`]: CUDA memory snapshots; per-step
 //!   memory patterns.
 //!
@@ -18,6 +20,7 @@
 mod comm_ranks;
 mod common;
 mod critical_path;
+mod gpu_traces;
 mod hta_differences;
 mod hta_trace_filter;
 mod memory;

@@ -637,7 +637,8 @@ fn difference_gpu_annotations_are_not_host_nodes() {
 /// Difference: kernels whose runtime call has `External id` 0 are `CallTreeRoot` kernels
 /// whatever the thread id looks like (the plugin loses them when tids are strings, as in
 /// 1.8/1.9 traces: see the hist_profiler_api_w0 comparison above); kernels whose runtime
-/// call names an unknown `External id` are `N/A` rows (the plugin leaves them out), and
+/// call names an unknown `External id` and lies inside no operator are `N/A` rows (the
+/// plugin leaves them out), and
 /// kernels without any runtime call are `CallTreeRoot` rows even when no thread has a
 /// `ProfilerStep` (the plugin leaves them out then).
 #[test]
@@ -645,7 +646,7 @@ fn difference_every_kernel_is_in_the_properties_view() {
     let string_tid_runtime = r#"{"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": "1", "ts": 60, "dur": 5, "args": {"external id": 0, "correlation": 101}}"#;
     let t = trace_of_events(&[
         op("aten::a", 0, 50, 1),
-        rt(10, 5, 99, 100),
+        rt(52, 5, 99, 100),
         string_tid_runtime.to_owned(),
         kernel("k_unknown", 20, 10, 100, ""),
         kernel("k_root", 70, 10, 101, ""),

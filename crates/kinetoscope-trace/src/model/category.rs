@@ -122,7 +122,10 @@ impl CategoryKind {
     /// Whether events of this kind are host-side runtime or driver calls, the calls
     /// that launch GPU work.
     pub fn is_launch_call(self) -> bool {
-        matches!(self, Self::CudaRuntime | Self::CudaDriver | Self::OtherRuntime)
+        matches!(
+            self,
+            Self::CudaRuntime | Self::CudaDriver | Self::OtherRuntime
+        )
     }
 
     /// Whether this kind is a flow arrow.

@@ -92,7 +92,9 @@ impl LaunchLinks {
             || {
                 (0..e.len())
                     .filter(|&i| {
-                        complete(i) && kind(i).is_some_and(is_launcher_kind) && e.external_id[i] != 0
+                        complete(i)
+                            && kind(i).is_some_and(is_launcher_kind)
+                            && e.external_id[i] != 0
                     })
                     .map(|i| (e.external_id[i], i as u32))
             },
@@ -111,7 +113,12 @@ impl LaunchLinks {
                 OUTSIDE
             } else {
                 match by_ext.get(ext) {
-                    Some(op) if e.track[op as usize] == e.track[i] && encloses(trace, op as usize, i) => op,
+                    Some(op)
+                        if e.track[op as usize] == e.track[i]
+                            && encloses(trace, op as usize, i) =>
+                    {
+                        op
+                    }
                     Some(_) => {
                         pending.push((pos, Pending::Rejected));
                         UNKNOWN

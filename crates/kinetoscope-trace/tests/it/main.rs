@@ -8,6 +8,7 @@ mod common;
 mod entries;
 mod fixtures;
 mod fuzz;
+mod links;
 mod malformed;
 mod memory_timeline;
 mod shared_corpus;

@@ -1,0 +1,160 @@
+//! The launch link (runtime call → operator) the reader decides: the `External id` when
+//! the call lies inside that operator on its thread, else the innermost operator or
+//! annotation around the call, with the repairs counted in the read report.
+
+use std::path::Path;
+
+use kinetoscope_trace::read::{read_trace_bytes, ReadOptions};
+use kinetoscope_trace::{EventId, Launcher, LinkRepairs, Trace};
+
+use crate::common::fixture;
+
+/// A host span (`cpu_op` or `user_annotation`) on thread `tid`.
+fn span(cat: &str, name: &str, tid: u32, ts: u32, dur: u32, ext: u32) -> String {
+    format!(
+        r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 1, "tid": {tid}, "ts": {ts}, "dur": {dur}, "args": {{"External id": {ext}}}}}"#
+    )
+}
+
+/// A `cudaLaunchKernel` call on thread `tid`.
+fn call(tid: u32, ts: u32, ext: u32, corr: u32) -> String {
+    format!(
+        r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": {tid}, "ts": {ts}, "dur": 2, "args": {{"External id": {ext}, "correlation": {corr}}}}}"#
+    )
+}
+
+/// A kernel on stream 7.
+fn kernel(ts: u32, corr: u32) -> String {
+    format!(
+        r#"{{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": {ts}, "dur": 5, "args": {{"device": 0, "stream": 7, "correlation": {corr}}}}}"#
+    )
+}
+
+fn read(events: &[String]) -> Trace {
+    let json = format!("{{\"traceEvents\": [\n{}\n]}}", events.join(",\n"));
+    read_trace_bytes(
+        Path::new("inline.json"),
+        json.as_bytes(),
+        &ReadOptions::default(),
+    )
+    .unwrap()
+}
+
+/// The launcher of the call with correlation `corr`, by the launching span's name.
+fn launcher_name(t: &Trace, corr: i64) -> String {
+    match t.launch_links().of_correlation(corr).unwrap().1 {
+        Launcher::Span(op) => t.name(op).to_owned(),
+        other => format!("{other:?}"),
+    }
+}
+
+#[test]
+fn ids_that_agree_with_time_are_kept() {
+    let t = read(&[
+        span("cpu_op", "aten::mm", 1, 0, 100, 5),
+        span("cpu_op", "aten::view", 1, 10, 20, 6),
+        // Inside aten::mm (but not inside the aten::view it follows) and named by id.
+        call(1, 40, 5, 100),
+        kernel(50, 100),
+        // External id 0: outside any operator.
+        call(1, 200, 0, 101),
+    ]);
+    assert_eq!(launcher_name(&t, 100), "aten::mm");
+    assert_eq!(launcher_name(&t, 101), "Outside");
+    assert_eq!(t.report.launch_links, LinkRepairs::default());
+    // The kernel's link goes through its correlation to the call's operator.
+    let kernel = EventId(3);
+    let links = t.launch_links();
+    assert_eq!(
+        links.operator_of_gpu(&t, kernel).map(|op| t.name(op)),
+        Some("aten::mm")
+    );
+    assert_eq!(links.len(), 2);
+    assert_eq!(
+        links.of_call(EventId(2)),
+        links.of_correlation(100).map(|l| l.1)
+    );
+    assert_eq!(links.of_call(kernel), None);
+}
+
+/// Operator ids and runtime ids numbered apart (as in the param `linear` trace): a call
+/// whose id names an operator on another thread, or one it is not inside, goes to the
+/// innermost operator around it; an id that names no operator too; with nothing around
+/// it, to none.
+#[test]
+fn ids_that_disagree_with_time_are_repaired_by_nesting() {
+    let t = read(&[
+        span("cpu_op", "aten::linear", 1, 0, 100, 1),
+        span("cpu_op", "aten::addmm", 1, 10, 80, 2),
+        span("user_annotation", "Optimizer.step#SGD.step", 1, 200, 100, 3),
+        span("cpu_op", "aten::add_", 1, 210, 20, 4),
+        span("cpu_op", "aten::view", 2, 0, 1000, 5),
+        // Names aten::view, which runs on thread 2: relinked to aten::addmm.
+        call(1, 20, 5, 100),
+        // Names aten::add_, which it is not inside: relinked to the annotation.
+        call(1, 250, 4, 101),
+        // Names nothing: linked to the innermost operator around it.
+        call(1, 212, 77, 102),
+        // Names aten::linear but runs after everything on its thread: linked to none.
+        call(1, 500, 1, 103),
+        // Names nothing and nothing is around it: unknown, not counted as repaired.
+        call(1, 600, 78, 104),
+    ]);
+    assert_eq!(launcher_name(&t, 100), "aten::addmm");
+    assert_eq!(launcher_name(&t, 101), "Optimizer.step#SGD.step");
+    assert_eq!(launcher_name(&t, 102), "aten::add_");
+    assert_eq!(launcher_name(&t, 103), "Unknown");
+    assert_eq!(launcher_name(&t, 104), "Unknown");
+    assert_eq!(
+        t.report.launch_links,
+        LinkRepairs {
+            relinked: 2,
+            unlinked: 1,
+            nested: 1,
+        }
+    );
+}
+
+/// Spans that overlap without nesting, zero-length calls at span edges and hostile
+/// durations neither panic nor link a call to a span that does not contain it.
+#[test]
+fn odd_spans_never_link_outside_their_time() {
+    let t = read(&[
+        span("cpu_op", "a", 1, 0, 100, 1),
+        span("cpu_op", "b", 1, 50, 100, 2),
+        span("cpu_op", "c", 1, 60, 10, 3),
+        span("cpu_op", "huge", 1, 1000, u32::MAX, 4),
+        r#"{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 100, "dur": 0, "args": {"External id": 9, "correlation": 100}}"#.to_owned(),
+        call(1, 90, 9, 101),
+        call(1, 62, 9, 102),
+        call(1, 5000, 9, 103),
+    ]);
+    // [100, 100] is inside a (ends at 100) and b.
+    assert_eq!(launcher_name(&t, 100), "b");
+    assert_eq!(launcher_name(&t, 101), "b");
+    assert_eq!(launcher_name(&t, 102), "c");
+    assert_eq!(launcher_name(&t, 103), "huge");
+    for (call, launcher) in t.launch_links().iter() {
+        if let Launcher::Span(op) = launcher {
+            let e = &t.events;
+            assert!(e.ts_ns[op.index()] <= e.ts_ns[call.index()]);
+            assert!(e.end_ns(call) <= e.end_ns(op));
+        }
+    }
+}
+
+/// The fixtures whose ids agree with time need no repair; the ROCm one has a call whose
+/// id names no operator and that no operator encloses.
+#[test]
+fn fixtures_need_no_repair() {
+    for name in [
+        "worker0.1623143089861.pt.trace.json.gz",
+        "gpu_metrics_input.json",
+        "mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+        "triton_example.json.gz",
+    ] {
+        let t =
+            kinetoscope_trace::read::read_trace(&fixture(name), &ReadOptions::default()).unwrap();
+        assert_eq!(t.report.launch_links, LinkRepairs::default(), "{name}");
+    }
+}
