@@ -6,6 +6,7 @@
 //! first), times in µs. JSON: [`KernelsDocument`], times in ns.
 
 use kinetoscope_analysis::kernels::{KernelGroupBy, KernelRow, KernelsTable};
+use kinetoscope_trace::GpuVendor;
 
 use crate::format::percent;
 use crate::ops::clip;
@@ -43,14 +44,16 @@ pub fn to_table(doc: &KernelsDocument) -> String {
         };
         let title = format!(
             "{}{rank}: {} of {} kernel rows, by {by}, sorted by {}; kernel time {:.1} µs, \
-             {:.1} % on tensor cores",
+             {:.1} % on {}",
             t.path,
             t.rows.len(),
             t.total_rows,
             t.sort.as_str(),
             us(t.total_kernel_ns as f64),
             percent(t.tensor_core_share),
+            t.vendor.matrix_units(),
         );
+        let amd = t.vendor == GpuVendor::Amd;
         let props = t.group_by == KernelGroupBy::Properties;
         let mut headers = vec!["Kernel"];
         if props {
@@ -60,7 +63,11 @@ pub fn to_table(doc: &KernelsDocument) -> String {
                 "Block",
                 "Regs",
                 "Shared mem",
-                "Op TC eligible",
+                if amd {
+                    "Op MC eligible"
+                } else {
+                    "Op TC eligible"
+                },
             ]);
         }
         headers.extend([
@@ -69,8 +76,8 @@ pub fn to_table(doc: &KernelsDocument) -> String {
             "Mean µs",
             "Min µs",
             "Max µs",
-            "Tensor cores",
-            "Blocks/SM",
+            if amd { "Matrix cores" } else { "Tensor cores" },
+            if amd { "Blocks/CU" } else { "Blocks/SM" },
             "Occupancy %",
         ]);
         let mut table = Tabular::new(headers).titled(title);

@@ -10,6 +10,7 @@ use std::cmp::Reverse;
 use std::str::FromStr;
 
 use kinetoscope_analysis::overview::{Parts, StepBreakdown, TraceOverview};
+use kinetoscope_trace::GpuVendor;
 
 use crate::format::{bytes, ms, percent, us};
 use crate::tabular::{Tabular, Value};
@@ -204,14 +205,23 @@ fn pct(v: Option<f64>) -> Value {
 }
 
 fn gpu_table(tr: &TraceOverview) -> Tabular {
+    let amd = tr.gpus.iter().any(|g| g.vendor == GpuVendor::Amd);
     let mut t = Tabular::new([
         "gpu",
         "name",
         "kernels",
         "utilization %",
-        "est. SM eff. %",
+        if amd {
+            "est. CU eff. %"
+        } else {
+            "est. SM eff. %"
+        },
         "est. occupancy %",
-        "tensor cores %",
+        if amd {
+            "matrix cores %"
+        } else {
+            "tensor cores %"
+        },
     ])
     .titled("GPUs (over the kept steps)");
     for g in &tr.gpus {
@@ -229,22 +239,28 @@ fn gpu_table(tr: &TraceOverview) -> Tabular {
 }
 
 fn device_table(tr: &TraceOverview) -> Tabular {
+    let amd = tr.devices.iter().any(|d| d.vendor == GpuVendor::Amd);
     let mut t = Tabular::new([
         "device",
         "name",
         "memory",
-        "compute capability",
-        "SMs",
+        if amd { "arch" } else { "compute capability" },
+        if amd { "CUs" } else { "SMs" },
         "used",
     ])
     .titled("Devices (deviceProperties)");
     for d in &tr.devices {
         let used = tr.gpus.iter().any(|g| g.id == d.id);
+        let arch = if amd {
+            d.arch.clone()
+        } else {
+            format!("{}.{}", d.compute_major, d.compute_minor)
+        };
         t.push(vec![
             d.id.into(),
             d.name.clone().into(),
             bytes(d.total_memory_bytes).into(),
-            format!("{}.{}", d.compute_major, d.compute_minor).into(),
+            arch.into(),
             d.num_sms.into(),
             if used { "yes" } else { "" }.into(),
         ]);
@@ -305,6 +321,7 @@ mod tests {
             gpus: vec![kinetoscope_analysis::overview::GpuMetrics {
                 id: 0,
                 name: Some("GPU".into()),
+                vendor: Default::default(),
                 kernels: 2,
                 utilization: Some(0.6),
                 sm_efficiency: None,

@@ -109,12 +109,14 @@ fn trace_section(out: &mut String, t: &TraceReport) {
         };
         let _ = writeln!(
             out,
-            "  GPU{}        {}: utilization {} · est. SM efficiency {} · est. occupancy {} · tensor cores {}",
+            "  GPU{}        {}: utilization {} · est. {} efficiency {} · est. occupancy {} · {} {}",
             g.id,
             g.name.as_deref().unwrap_or("unknown"),
             pct(g.utilization),
+            g.vendor.multiprocessor(),
             pct(g.sm_efficiency),
             pct(g.achieved_occupancy),
+            g.vendor.matrix_units(),
             pct(g.tensor_core_ratio)
         );
     }

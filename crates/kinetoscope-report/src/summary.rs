@@ -80,7 +80,7 @@ fn trace_table(t: &TraceSummary) -> String {
     }
     for d in &t.devices {
         out.push_str(&format!(
-            "device   {}: {} · {} · {} SMs · sm_{}{}\n",
+            "device   {}: {} · {} · {} {}s · {}\n",
             d.id,
             if d.name.is_empty() {
                 "(unnamed)"
@@ -89,8 +89,12 @@ fn trace_table(t: &TraceSummary) -> String {
             },
             bytes(d.total_memory_bytes),
             d.num_sms,
-            d.compute_major,
-            d.compute_minor
+            d.vendor.multiprocessor(),
+            if d.arch.is_empty() {
+                "arch unknown"
+            } else {
+                &d.arch
+            }
         ));
     }
     if let Some(span) = t.span_ns {

@@ -5,6 +5,7 @@
 //!   on its clean twin; the findings are snapshotted (`snapshots/`).
 //! - [`new_rules`], [`synthetic_gpu`]: rules on inline traces whose numbers are known by
 //!   construction.
+//! - [`rocm`]: ROCm device numbering, HIP memory and AMD's terms on an inline trace.
 //! - [`corpus`]: the traces with planted problems (`corpus/`).
 //! - [`fixtures_sweep`]: every reader fixture, and the GPU rules on a real trace.
 //! - [`shared_sweep`]: every trace of `../shared` (ignored: needs that folder).
@@ -14,6 +15,7 @@ mod common;
 mod corpus;
 mod fixtures_sweep;
 mod new_rules;
+mod rocm;
 mod rule_docs;
 mod rule_table;
 mod shared_sweep;

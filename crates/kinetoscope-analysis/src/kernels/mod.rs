@@ -10,7 +10,7 @@
 
 mod sort;
 
-use kinetoscope_trace::{CategoryKind, Phase, StrId, Trace};
+use kinetoscope_trace::{CategoryKind, GpuVendor, Phase, StrId, Trace};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
@@ -103,13 +103,16 @@ pub struct KernelsTable {
     pub total_rows: usize,
     /// Σ duration of all kernels, ns.
     pub total_kernel_ns: i64,
-    /// Σ duration of tensor-core kernels among all kernels, ns (the plugin's Kernel-view
-    /// tensor-core pie).
+    /// Σ duration of tensor-core (NVIDIA) or matrix-core (AMD) kernels among all
+    /// kernels, ns (the plugin's Kernel-view tensor-core pie).
     pub tensor_core_kernel_ns: i64,
     /// `tensor_core_kernel_ns / total_kernel_ns`, 0–1 (0 without kernel time).
     pub tensor_core_share: f64,
     /// Rows, sorted.
     pub rows: Vec<KernelRow>,
+    /// Whose GPUs ran the kernels (renderers say tensor or matrix cores).
+    #[serde(default)]
+    pub vendor: GpuVendor,
 }
 
 impl KernelsTable {
@@ -341,6 +344,7 @@ pub fn analyze_kernels_in(
             0.0
         },
         rows,
+        vendor: trace.meta.gpu_vendor.unwrap_or_default(),
     };
     table.sort_by(KernelSortKey::Total);
     table

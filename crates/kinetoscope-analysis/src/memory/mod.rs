@@ -74,18 +74,25 @@ impl Device {
         }
     }
 
-    /// Whether this is a CUDA device.
-    pub fn is_cuda(self) -> bool {
-        self.device_type == 1
+    /// Whether this is a GPU: CUDA (`c10::DeviceType` 1), or HIP (6, what ROCm builds
+    /// of PyTorch write in `[memory]` records).
+    pub fn is_gpu(self) -> bool {
+        is_gpu_type(self.device_type)
     }
 }
 
+/// Whether a `c10::DeviceType` is a GPU: CUDA (1) or HIP (6).
+pub fn is_gpu_type(device_type: i64) -> bool {
+    device_type == 1 || device_type == 6
+}
+
 impl fmt::Display for Device {
-    /// `CPU`, `GPU0` (the plugin's names), or `device<type>:<id>` for other types.
+    /// `CPU`, `GPU0` (the plugin's names; CUDA and HIP alike), or `device<type>:<id>`
+    /// for other types.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.device_type {
             0 => f.write_str("CPU"),
-            1 => write!(f, "GPU{}", self.device_id),
+            t if is_gpu_type(t) => write!(f, "GPU{}", self.device_id),
             t => write!(f, "device{t}:{}", self.device_id),
         }
     }
@@ -107,8 +114,8 @@ impl DeviceFilter {
     pub fn matches(self, device: Device) -> bool {
         match self {
             Self::Cpu => device.device_type == 0,
-            Self::AllGpus => device.is_cuda(),
-            Self::Gpu(id) => device.is_cuda() && device.device_id == id,
+            Self::AllGpus => device.is_gpu(),
+            Self::Gpu(id) => device.is_gpu() && device.device_id == id,
         }
     }
 }
@@ -201,7 +208,8 @@ pub struct MemoryInput {
     pub ops: OpForest,
     /// Time zero for relative times: the first event of the trace, epoch ns.
     pub origin_ns: i64,
-    /// Device capacities (CUDA `totalGlobalMem`), bytes.
+    /// Device capacities (`totalGlobalMem`) by GPU ordinal (keyed as [`Device::cuda`],
+    /// also for HIP records), bytes.
     pub capacity: BTreeMap<Device, u64>,
     /// `[OutOfMemory]` events per device.
     pub out_of_memory: BTreeMap<Device, u64>,
@@ -268,7 +276,7 @@ pub struct MemoryView {
 pub struct DeviceMemory {
     /// `CPU`, `GPU0`, ...
     pub device: String,
-    /// `Device Type` (0 CPU, 1 CUDA).
+    /// `Device Type` as written (0 CPU, 1 CUDA, 6 HIP).
     pub device_type: i64,
     /// `Device Id` (-1 for the CPU).
     pub device_id: i64,
@@ -362,7 +370,12 @@ fn device_memory(
     let peak_allocated = curve::peak_allocated(&full, records, &input.ops);
     let peak_reserved = curve::peak_reserved(&full, records, &input.ops);
     let operators = op_stats::op_stats(records, &input.ops);
-    let capacity_bytes = input.capacity.get(&device).copied();
+    // Capacities are keyed by GPU ordinal (`Device::cuda`), whatever the record type.
+    let capacity_bytes = device
+        .is_gpu()
+        .then(|| input.capacity.get(&Device::cuda(device.device_id)))
+        .flatten()
+        .copied();
     let share_of_capacity = |p: &Option<Peak>| match (p, capacity_bytes) {
         (Some(p), Some(c)) if c > 0 => Some(p.bytes as f64 / c as f64),
         _ => None,

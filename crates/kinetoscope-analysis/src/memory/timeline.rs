@@ -262,7 +262,7 @@ pub fn attach_comparison(view: &mut super::MemoryView, timeline: &TimelineView) 
         .devices
         .iter()
         .filter(|d| d.categories.is_some())
-        .min_by_key(|d| (d.device_type != 1, d.device_id));
+        .min_by_key(|d| (!super::is_gpu_type(d.device_type), d.device_id));
     let cmp = pick.and_then(|d| {
         compare(
             timeline,

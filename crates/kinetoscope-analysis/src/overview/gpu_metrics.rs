@@ -73,16 +73,14 @@ pub(crate) fn gpu_metrics(
         .into_iter()
         .map(|(id, mut kernels)| {
             kernels.sort_by_key(|k| k.start);
-            let name = trace
-                .meta
-                .devices
-                .iter()
-                .find(|d| d.id == id)
-                .map(|d| d.name.clone());
+            let device = trace.meta.devices.iter().find(|d| d.id == id);
+            let name = device.map(|d| d.display_name());
+            let vendor = device.map_or(trace.meta.gpu_vendor.unwrap_or_default(), |d| d.vendor);
             let w = window.filter(|(s, e)| e > s);
             GpuMetrics {
                 id,
                 name,
+                vendor,
                 kernels: kernels.len() as u64,
                 utilization: w.map(|w| utilization(&kernels, w)),
                 sm_efficiency: w.and_then(|w| sm_efficiency(&kernels, w)),

@@ -18,7 +18,7 @@ pub(crate) mod intervals;
 pub(crate) mod step_ranges;
 pub mod tensor_cores;
 
-use kinetoscope_trace::{DeviceInfo, Trace};
+use kinetoscope_trace::{DeviceInfo, GpuVendor, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::note::Note;
@@ -137,10 +137,16 @@ pub struct AverageBreakdown {
 /// Metrics of one GPU over the step window.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuMetrics {
-    /// Device id (the kernels' `device` arg).
+    /// Device id (the kernels' `device` arg; on ROCm the `deviceProperties` id the
+    /// reader matched the HSA agent to).
     pub id: i64,
-    /// Name from `deviceProperties`, when recorded.
+    /// Name from `deviceProperties` (the vendor and architecture, `AMD gfx942`, when the
+    /// name there is empty), when the device is listed.
     pub name: Option<String>,
+    /// Whose GPU it is: renderers say tensor cores and SMs (NVIDIA) or matrix cores and
+    /// CUs (AMD).
+    #[serde(default)]
+    pub vendor: GpuVendor,
     /// Kernels run on this GPU (in the whole trace).
     pub kernels: u64,
     /// Fraction of the window with at least one kernel running (0–1).
@@ -151,8 +157,8 @@ pub struct GpuMetrics {
     /// Estimated achieved occupancy (0–1): kernel-time-weighted mean of `est. achieved
     /// occupancy %` / 100; `None` without that arg.
     pub achieved_occupancy: Option<f64>,
-    /// Share of kernel time in the window spent in tensor-core kernels (0–1), by kernel
-    /// name ([`tensor_cores::uses_tensor_cores`]).
+    /// Share of kernel time in the window spent in tensor-core (NVIDIA) or matrix-core
+    /// (AMD) kernels (0–1), by kernel name ([`tensor_cores::uses_tensor_cores`]).
     pub tensor_core_ratio: Option<f64>,
 }
 

@@ -1,12 +1,16 @@
-//! Which GPU kernels run on tensor cores, recognised by name.
+//! Which GPU kernels run on tensor cores (NVIDIA) or matrix cores (AMD MFMA),
+//! recognised by name.
 //!
 //! The TensorBoard plugin uses an 18-entry list taken from NVIDIA PyProf in 2020
 //! ([`PLUGIN_PATTERNS`]): it knows the Volta/Turing cuBLAS and cuDNN names (`s884`,
 //! `h1688`, `16816`, `xmma_gemm`, …) but none of the names Ampere, Hopper and Blackwell
 //! libraries use, so modern runs read about 0 %. kinetoscope keeps the plugin's list and
-//! adds [`MODERN_PATTERNS`]; [`EXCLUDED`] names are never tensor-core kernels even when a
-//! pattern matches. Matching is a case-sensitive substring test, as in the plugin.
-//! `docs/tb-plugin-differences.md` explains the choice.
+//! adds [`MODERN_PATTERNS`], Blackwell's TensorRT-LLM-generated GEMMs
+//! ([`is_trtllm_gen_gemm`]), CUTLASS's tensor-core kernels ([`CUTLASS_PATTERNS`]) and
+//! AMD's matrix-core kernels ([`AMD_PATTERNS`], [`is_tensile_mfma`]); [`EXCLUDED`] names
+//! are never tensor-core kernels even when a pattern matches. Matching is a
+//! case-sensitive substring test, as in the plugin. `docs/tb-plugin-differences.md`
+//! explains the choice.
 
 /// The plugin's list (`tb_plugin/torch_tb_profiler/profiler/tensor_core.py`,
 /// `TC_Allowlist`): a kernel uses tensor cores if its name contains one of these.
@@ -38,19 +42,17 @@ pub const PLUGIN_PATTERNS: [&str; 18] = [
 ///   kernels (`sm80_xmma_fprop_implicit_gemm_…`, `sm80_xmma_dgrad_…`,
 ///   `sm86_xmma_wgrad_…`);
 /// * `tensorop`: CUTLASS tensor-op kernels (`cutlass_80_tensorop_…`,
-///   `cutlass3x_sm90_tensorop_gemm_…`);
-/// * `cutlass`: other CUTLASS kernels (PyTorch's `fmha_cutlassF_…` attention, FP8 and 2:4
-///   sparse GEMMs), except the SIMT and reduction ones in [`EXCLUDED`];
+///   `cutlass3x_sm90_tensorop_gemm_…`, Blackwell's block-scaled
+///   `cutlass3x_sm100_bstensorop_…`);
 /// * `wmma`: kernels built on the WMMA API;
 /// * `gmma`: Hopper warpgroup MMA (`wgmma`, `gmma`);
 /// * `tcgen05`: Blackwell fifth-generation tensor-core kernels;
 /// * `nvjet`: cuBLAS's Hopper/Blackwell GEMM kernels (CUDA 12.6+, `nvjet_tst_…`);
 /// * `flash_fwd`, `flash_bwd`, `FlashAttn`, `fmha`: FlashAttention and fused
-///   multi-head-attention kernels.
-pub const MODERN_PATTERNS: [&str; 11] = [
+///   multi-head-attention kernels (`fmhaSm100aKernel_…` on Blackwell).
+pub const MODERN_PATTERNS: [&str; 10] = [
     "xmma",
     "tensorop",
-    "cutlass",
     "wmma",
     "gmma",
     "tcgen05",
@@ -61,17 +63,71 @@ pub const MODERN_PATTERNS: [&str; 11] = [
     "fmha",
 ];
 
+/// CUTLASS kernels, recognised by the kernel's own name rather than by a `cutlass::` type
+/// among its template arguments (a `finalize` or routing kernel templated on
+/// `cutlass::bfloat16_t` runs no MMA): generated kernels (`cutlass_80_…`,
+/// `cutlass3x_…`, cuDNN's `cutlass_cudnn_…`) and the GEMM and convolution templates
+/// (`cutlass::gemm::kernel::GemmUniversal<…>`, FP8 `_scaled_mm` and 2:4 sparse GEMMs),
+/// except the SIMT and reduction ones in [`EXCLUDED`].
+pub const CUTLASS_PATTERNS: [&str; 4] = [
+    "cutlass_",
+    "cutlass3x",
+    "cutlass::gemm::",
+    "cutlass::conv::",
+];
+
+/// AMD matrix-core (MFMA) kernel families:
+///
+/// * `_xdl`: Composable Kernel's XDL (MFMA) GEMMs and convolutions
+///   (`kernel_batched_gemm_xdlops_…`, `GridwiseGemm_xdl_cshuffle_v3`);
+/// * `_gtcx`: MIOpen's implicit-GEMM convolutions built on xdlops (`igemm_fwd_gtcx3_…`
+///   on gfx942, `gtcx2` on gfx90a; the non-MFMA ones are `gtc_`);
+/// * `mfma`: kernels that name the instruction (`paged_attention_ll4mi_QKV_mfma16_…`);
+/// * `attn_fwd`: the Triton / aiter FlashAttention forward kernel (its two products are
+///   16-bit MMAs, MFMA on AMD, tensor cores on NVIDIA);
+/// * `_matmul_ogs_`: the Triton `matmul_ogs` GEMM (MoE layers; MX weights are upcast to
+///   16 bits and multiplied on matrix units).
+pub const AMD_PATTERNS: [&str; 5] = ["_xdl", "_gtcx", "mfma", "attn_fwd", "_matmul_ogs_"];
+
 /// Names containing one of these never count as tensor-core kernels: CUTLASS SIMT
 /// (CUDA-core) GEMMs and CUTLASS's split-K reduction.
-pub const EXCLUDED: [&str; 2] = ["simt", "cutlass::reduction"];
+pub const EXCLUDED: [&str; 3] = ["simt", "OpClassSimt", "cutlass::reduction"];
 
-/// Whether a kernel runs on tensor cores, by kinetoscope's list (the plugin's patterns
-/// plus [`MODERN_PATTERNS`], minus [`EXCLUDED`]).
+/// A Tensile (rocBLAS / hipBLASLt) GEMM that uses MFMA: a `Cijk_…` kernel whose name has
+/// a matrix-instruction field (`_MI16x16x1_`, `_MI32x32x8_`, `_MI16x16x16x1_`); Tensile's
+/// vector-ALU kernels have a thread tile (`_TT4_4_`) instead.
+pub fn is_tensile_mfma(kernel_name: &str) -> bool {
+    kernel_name.starts_with("Cijk_")
+        && kernel_name.match_indices("_MI").any(|(i, _)| {
+            kernel_name
+                .as_bytes()
+                .get(i + 3)
+                .is_some_and(u8::is_ascii_digit)
+        })
+}
+
+/// A GEMM generated by TensorRT-LLM for Blackwell (as FlashInfer and vLLM ship them,
+/// including the MX / block-scaled ones): `bmm_…` or `gemm_…` with an `_sm100`-family
+/// target suffix (`bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_…_sm100f`).
+pub fn is_trtllm_gen_gemm(kernel_name: &str) -> bool {
+    (kernel_name.starts_with("bmm_") || kernel_name.starts_with("gemm_"))
+        && ["_sm100", "_sm103", "_sm110", "_sm120", "_sm121"]
+            .iter()
+            .any(|t| kernel_name.contains(t))
+}
+
+/// Whether a kernel runs on tensor cores (NVIDIA) or matrix cores (AMD), by kinetoscope's
+/// list (the plugin's patterns plus the ones above, minus [`EXCLUDED`]).
 pub fn uses_tensor_cores(kernel_name: &str) -> bool {
     if EXCLUDED.iter().any(|p| kernel_name.contains(p)) {
         return false;
     }
-    plugin_uses_tensor_cores(kernel_name) || MODERN_PATTERNS.iter().any(|p| kernel_name.contains(p))
+    plugin_uses_tensor_cores(kernel_name)
+        || MODERN_PATTERNS.iter().any(|p| kernel_name.contains(p))
+        || CUTLASS_PATTERNS.iter().any(|p| kernel_name.contains(p))
+        || AMD_PATTERNS.iter().any(|p| kernel_name.contains(p))
+        || is_tensile_mfma(kernel_name)
+        || is_trtllm_gen_gemm(kernel_name)
 }
 
 /// Whether the plugin would say a kernel runs on tensor cores (its 2020 list only).
@@ -114,6 +170,66 @@ mod tests {
         ] {
             assert!(uses_tensor_cores(name), "{name}");
             assert!(!plugin_uses_tensor_cores(name) || name.contains("16816"), "{name}");
+        }
+    }
+
+    /// Blackwell kernels of the TraceLens B200 trace (vLLM + FlashInfer, MX GEMMs).
+    #[test]
+    fn blackwell_kernels() {
+        for name in [
+            "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN_transOut_schedP2x1x2x3_biasM_bN_tma_tmaOpt_clmp_swiGlu_dynBatch_sm100f",
+            "bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN_transOut_schedP2x1x2x3_biasM_bN_tmaOpt_clmp_dynBatch_sm100f",
+            "fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvCausalP16VarSeqQ128Kv128PersistentContext",
+            "nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT",
+            "nvjet_tst_144x128_64x6_2x1_v_bz_bias_TNN",
+        ] {
+            assert!(uses_tensor_cores(name), "{name}");
+        }
+        for name in [
+            // Templated on CUTLASS types, but no MMA: MoE finalize, routing, quantization.
+            "void moe::dev::finalize::finalizeKernelVecLoad<moe::dev::finalize::KernelParams<cutlass::bfloat16_t, cutlass::bfloat16_t, 4, true> >(moe::dev::finalize::KernelParams<cutlass::bfloat16_t, cutlass::bfloat16_t, 4, true>)",
+            "void moe::dev::routing::routingIndicesHistogramKernel<moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16, __nv_bfloat16, 128, false, true, true> >(moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16, __nv_bfloat16, 128, false, true, true>)",
+            "void tensorrt_llm::kernels::quantize_with_block_size<(tensorrt_llm::BlockScaleQuantizationType)2, __nv_bfloat16, 32, true>(int, int, int, int, __nv_bfloat16 const*, float const*, unsigned int*, unsigned int*, flashinfer::QuantizationSFLayout)",
+            "void vllm::scaled_fp8_quant_kernel_strided<c10::BFloat16, c10::Float8_e4m3fn>(c10::Float8_e4m3fn*, c10::BFloat16 const*, float const*, int, long, long)",
+            "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long, unsigned int**, unsigned long, unsigned long)",
+        ] {
+            assert!(!uses_tensor_cores(name), "{name}");
+        }
+    }
+
+    /// AMD kernels of the TraceLens MI300X / MI210 traces and HTA's MI250 trace.
+    #[test]
+    fn amd_matrix_core_kernels() {
+        for name in [
+            // hipBLASLt / rocBLAS (Tensile) with a matrix-instruction field.
+            "Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT256x128x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAM",
+            "Cijk_Ailk_Bjlk_BBS_BH_Bias_HAS_SAV_UserArgs_MT128x64x32_MI32x32x1_SN_LDSB0_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAMB_G",
+            "Cijk_Ailk_Bljk_BBS_BH_MT64x64x64_MI16x16x16x1_SN_1LDSB0_APM1_ABV0_ACED0_AF0EM1_AF1EM1_AMAS3_ASE_ASGT_ASLT_ASM_ASAE01_ASCE01_ASEM1_AAC0_BL1_BS1_CLR0_DTLA0_DTLB0",
+            "Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_EPS0_GRVWA2_GRVWB2_GSUAMB_ISA90a_IU1_K1_LBSPPA128",
+            // MIOpen implicit GEMM on xdlops (gfx942, gfx90a).
+            "igemm_fwd_gtcx3_nhwc_bf16_bx0_ex1_bt128x128x32_wt32x32x8_ws1x1_wr2x2_ta1x8x2x1_1x4x1x64_tb1x8x2x1_1x4x1x64_gkgs",
+            "igemm_wrw_gtcx2_nhwc_bf16_bx0_ex1_bt256x128x16_wt32x32x8_ws2x1_wr2x2_ta1x4x1x4_1x4x1x64_tb1x4x1x2_1x4x1x64_gkgs",
+            // Composable Kernel XDL.
+            "_ZN2ck16tensor_operation6device37kernel_batched_gemm_xdlops_bwd_weightINS_47GridwiseGemm_bk0mk1_bk0nk1_mn_xdlops_bwd_weightILi64EttftLNS_25InMemoryDataOperationEnumE1E",
+            "_ZN2ck16tensor_operation6device12_GLOBAL__N_139kernel_grouped_conv_fwd_xdl_cshuffle_v3INS_28GridwiseGemm_xdl_cshuffle_v3INS_13tensor_layout4gemm8RowMajorENS6_11ColumnMajorE",
+            "void paged_attention_ll4mi_QKV_mfma16_kernel<0, __hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0, 1, 128, 256, false, 4, 1, ck_tile::ComposedAttention<0u, false> >",
+            "attn_fwd",
+            "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu",
+        ] {
+            assert!(uses_tensor_cores(name), "{name}");
+        }
+        for name in [
+            "batched_transpose_16x32_half",
+            "SubTensorOpWithScalar1d",
+            "transpose_CNHW2NCHW_V2_2D_WG_off64",
+            "_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwdINS_27Rmsnorm2dFwdPipelineOnePassINS_27Rmsnorm2dFwdPipelineProblemIDF16bDF16bfDF16bDF16bDF16bffNS_19Generic2dBlockShapeI",
+            "_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256ELi16ELb1ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_S4_diiiiiiib",
+            "void paged_attention_ll4mi_reduce_kernel<__hip_bfloat16, __hip_bfloat16, 128, 128, 256, 3, false>",
+            "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)",
+            // A Tensile vector-ALU GEMM: a thread tile (`_TT8_8_`), no `_MI` field.
+            "Cijk_Ailk_Bljk_SB_MT128x128x8_SN_1LDSB0_APM1_ABV0_ACED0_AF0EM8_AF1EM1_AMAS3_ASE_ASGT_TT8_8_WG16_16_1_WGM8",
+        ] {
+            assert!(!uses_tensor_cores(name), "{name}");
         }
     }
 

@@ -22,6 +22,18 @@ pub struct TraceMeta {
     pub trace_name: Option<String>,
     /// GPUs from `deviceProperties` (or the pre-1.9 `computeProperties`).
     pub devices: Vec<DeviceInfo>,
+    /// Whose GPUs ran the trace, decided by the reader: AMD when the header has ROCm keys
+    /// (`roctracer_version`, `hip_runtime_version`, `hip_driver_version`), a device is
+    /// named AMD / Radeon / Instinct, or runtime calls are `hip*`; NVIDIA when there are
+    /// devices or GPU events otherwise; `None` for a CPU-only trace.
+    #[serde(default)]
+    pub gpu_vendor: Option<GpuVendor>,
+    /// ROCm traces: the device number the events wrote (the HSA agent index, which counts
+    /// the CPU agents first) and the `deviceProperties` id the reader replaced it with,
+    /// in every kernel, memcpy and memset and on every GPU track. Empty when nothing was
+    /// renumbered.
+    #[serde(default)]
+    pub gpu_agents: Vec<GpuAgent>,
     /// `distributedInfo`, when `torch.distributed` was initialised.
     pub distributed: Option<DistributedInfo>,
     /// The rank of the process that wrote the trace, decided once by the reader:
@@ -33,6 +45,55 @@ pub struct TraceMeta {
     pub profiler_options: Vec<String>,
     /// Format features observed while reading.
     pub features: FormatFeatures,
+}
+
+/// Whose GPUs ran a trace.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuVendor {
+    /// NVIDIA (CUDA).
+    #[default]
+    Nvidia,
+    /// AMD (ROCm / HIP).
+    Amd,
+}
+
+impl GpuVendor {
+    /// What the vendor calls its matrix-multiply units: `tensor cores`, `matrix cores`.
+    pub fn matrix_units(self) -> &'static str {
+        match self {
+            Self::Nvidia => "tensor cores",
+            Self::Amd => "matrix cores",
+        }
+    }
+
+    /// What the vendor calls one multiprocessor: `SM` (streaming multiprocessor), `CU`
+    /// (compute unit).
+    pub fn multiprocessor(self) -> &'static str {
+        match self {
+            Self::Nvidia => "SM",
+            Self::Amd => "CU",
+        }
+    }
+
+    /// What the vendor calls its general-purpose lanes, the units a GEMM runs on without
+    /// matrix units: `CUDA cores`, `vector ALUs`.
+    pub fn vector_units(self) -> &'static str {
+        match self {
+            Self::Nvidia => "CUDA cores",
+            Self::Amd => "vector ALUs",
+        }
+    }
+}
+
+/// A ROCm device number as the events wrote it and the `deviceProperties` id it stands
+/// for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuAgent {
+    /// The number in the events (`device` args, the GPU tracks' `pid`).
+    pub agent: i64,
+    /// The `deviceProperties` id.
+    pub device: i64,
 }
 
 /// One GPU from `deviceProperties`.
@@ -52,6 +113,50 @@ pub struct DeviceInfo {
     pub compute_minor: i64,
     /// `maxThreadsPerMultiprocessor`.
     pub max_threads_per_sm: u64,
+    /// Whose GPU it is (the trace's [`TraceMeta::gpu_vendor`]).
+    #[serde(default)]
+    pub vendor: GpuVendor,
+    /// The architecture in the vendor's terms, decided by the reader: `sm_90` from the
+    /// compute capability (NVIDIA); `gfx942`, `gfx950`, `gfx90a`, `gfx908` from the HIP
+    /// major.minor and the name (AMD), or `gfx9.0` when they do not say which. Empty
+    /// when unknown (major 0).
+    #[serde(default)]
+    pub arch: String,
+}
+
+impl DeviceInfo {
+    /// The architecture name (see [`DeviceInfo::arch`]) from what `deviceProperties`
+    /// says.
+    pub fn arch_of(vendor: GpuVendor, major: i64, minor: i64, name: &str) -> String {
+        if major <= 0 {
+            return String::new();
+        }
+        match vendor {
+            GpuVendor::Nvidia => format!("sm_{major}{minor}"),
+            GpuVendor::Amd => match (major, minor) {
+                // HIP reports gfx942 (MI300A/X, MI325X) as 9.4 and gfx950 (MI350/355X)
+                // as 9.5; 9.0 is gfx908 (MI100) or gfx90a (MI200), told apart by name.
+                (9, 4) => "gfx942".to_owned(),
+                (9, 5) => "gfx950".to_owned(),
+                (9, 0) if name.contains("MI100") => "gfx908".to_owned(),
+                (9, 0) if name.contains("MI2") => "gfx90a".to_owned(),
+                _ => format!("gfx{major}.{minor}"),
+            },
+        }
+    }
+
+    /// The name to show: the marketing name, else the vendor and architecture
+    /// (`AMD gfx942`), else `unknown`.
+    pub fn display_name(&self) -> String {
+        if !self.name.trim().is_empty() {
+            return self.name.clone();
+        }
+        match (self.vendor, self.arch.is_empty()) {
+            (_, true) => "unknown".to_owned(),
+            (GpuVendor::Nvidia, false) => format!("NVIDIA {}", self.arch),
+            (GpuVendor::Amd, false) => format!("AMD {}", self.arch),
+        }
+    }
 }
 
 /// `distributedInfo`.

@@ -198,8 +198,8 @@ impl TraceBuilder {
             })
     }
 
-    /// Apply the time base, row names and track kinds, link launches to operators;
-    /// return the finished trace.
+    /// Apply the time base, row names and track kinds, decide the GPU vendor and device
+    /// numbers, link launches to operators; return the finished trace.
     pub fn finish(mut self) -> Trace {
         let t = &mut self.trace;
         if let Some(base) = t.meta.base_time_ns {
@@ -276,6 +276,7 @@ impl TraceBuilder {
                 TrackKind::Other
             };
         }
+        super::devices::decide_devices(t);
         let (links, repairs) = LaunchLinks::build(t);
         t.links = links;
         t.report.launch_links = repairs;

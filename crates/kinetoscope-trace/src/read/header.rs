@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::model::{DeviceInfo, DistributedInfo, TraceMeta};
+use crate::model::{DeviceInfo, DistributedInfo, GpuVendor, TraceMeta};
 
 /// Apply one top-level key's raw JSON value to the metadata.
 pub(crate) fn apply_key(meta: &mut TraceMeta, key: &str, raw: &[u8], before_events: bool) {
@@ -39,6 +39,9 @@ pub(crate) fn apply_key(meta: &mut TraceMeta, key: &str, raw: &[u8], before_even
                 nccl_version: s("nccl_version"),
             });
         }
+        "roctracer_version" | "hip_runtime_version" | "hip_driver_version" => {
+            meta.gpu_vendor = Some(GpuVendor::Amd);
+        }
         "record_shapes" | "profile_memory" | "with_stack" | "with_modules" | "with_flops"
             if v.as_i64().unwrap_or(0) != 0 || v.as_bool() == Some(true) =>
         {
@@ -68,5 +71,8 @@ fn device(index: usize, d: &Value) -> DeviceInfo {
         compute_major: g("computeMajor").or_else(|| g("major")).unwrap_or(0),
         compute_minor: g("computeMinor").or_else(|| g("minor")).unwrap_or(0),
         max_threads_per_sm: u("maxThreadsPerMultiprocessor"),
+        // Decided when the whole trace has been read (`read::devices`).
+        vendor: GpuVendor::default(),
+        arch: String::new(),
     }
 }

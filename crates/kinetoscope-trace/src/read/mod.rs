@@ -6,6 +6,7 @@
 
 mod builder;
 mod detect;
+mod devices;
 mod event;
 mod header;
 mod kineto;

@@ -5,6 +5,7 @@
 //! reference corpus.
 
 mod common;
+mod devices;
 mod entries;
 mod fixtures;
 mod fuzz;

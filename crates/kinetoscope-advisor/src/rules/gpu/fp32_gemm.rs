@@ -3,7 +3,8 @@
 //! ## What it finds
 //! Matrix multiplications and convolutions with `float` (FP32) inputs whose kernels ran
 //! on CUDA cores (no `tf32`, `hmma`, `xmma`, … in the kernel name) on a GPU with tensor
-//! cores (compute capability ≥ 7.0).
+//! cores (compute capability ≥ 7.0); on AMD GPUs, on vector ALUs instead of matrix cores
+//! (no MFMA kernel: `Cijk_…_MI16x16x1_…`, CK `xdl`, …), said in AMD's terms.
 //!
 //! ## Why it matters
 //! FP32 on CUDA cores runs at a fraction of the tensor-core rate: A100 19.5 TFLOP/s FP32
@@ -24,7 +25,7 @@
 use std::collections::BTreeMap;
 
 use kinetoscope_analysis::overview::tensor_cores::uses_tensor_cores;
-use kinetoscope_trace::{CategoryKind, EventId};
+use kinetoscope_trace::{CategoryKind, EventId, GpuVendor};
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
@@ -123,13 +124,22 @@ impl Rule for Fp32GemmWithoutTensorCores {
         let share = 100.0 * per_step / facts.mean_step_ns().max(1.0);
         let mut rows: Vec<(&str, (u64, i64, String))> = by_op.into_iter().collect();
         rows.sort_by_key(|r| std::cmp::Reverse(r.1 .1));
+        // AMD's words on AMD: matrix cores, vector ALUs, the gfx architecture.
+        let (amd, vendor) = (dev.vendor == GpuVendor::Amd, dev.vendor);
+        let arch = if amd {
+            dev.arch.clone()
+        } else {
+            format!(
+                "compute capability {}.{}",
+                dev.compute_major, dev.compute_minor
+            )
+        };
         let mut evidence = vec![format!(
-            "{} (compute capability {}.{}): {:.3} ms per step of FP32 GEMM/conv kernels on CUDA \
-             cores ({share:.1} % of the step)",
-            dev.name,
-            dev.compute_major,
-            dev.compute_minor,
-            ms(per_step)
+            "{} ({arch}): {:.3} ms per step of FP32 GEMM/conv kernels on {} ({share:.1} % of \
+             the step)",
+            dev.display_name(),
+            ms(per_step),
+            vendor.vector_units()
         )];
         for (op, (c, time, k)) in rows.iter().take(4) {
             evidence.push(format!(
@@ -144,7 +154,10 @@ impl Rule for Fp32GemmWithoutTensorCores {
             config,
             Draft {
                 about: About::Trace,
-                title: format!("FP32 GEMMs run without tensor cores ({share:.1} % of step)"),
+                title: format!(
+                    "FP32 GEMMs run without {} ({share:.1} % of step)",
+                    vendor.matrix_units()
+                ),
                 severity: if share >= 1.0 {
                     Severity::Warning
                 } else {
@@ -153,14 +166,24 @@ impl Rule for Fp32GemmWithoutTensorCores {
                 impact_ns: impact,
                 steps_seen: seen.iter().filter(|s| **s).count(),
                 evidence,
-                fix: "Enable TF32 with torch.set_float32_matmul_precision(\"high\") \
-                      (and torch.backends.cudnn.allow_tf32 = True), or train in bf16 with \
-                      torch.autocast(\"cuda\", dtype=torch.bfloat16)."
-                    .to_owned(),
+                fix: if amd {
+                    "Train in bf16 with torch.autocast(\"cuda\", dtype=torch.bfloat16) so that \
+                     the GEMMs run on matrix cores (MFMA)."
+                } else {
+                    "Enable TF32 with torch.set_float32_matmul_precision(\"high\") \
+                     (and torch.backends.cudnn.allow_tf32 = True), or train in bf16 with \
+                     torch.autocast(\"cuda\", dtype=torch.bfloat16)."
+                }
+                .to_owned(),
                 details: format!(
-                    "FP32 inputs, no tensor-core kernel, compute capability ≥ 7.0 \
-                     (torch-tb-profiler). Impact: GEMM time × (1 − \
-                     FP32/TF32 peak) = × {:.3}{}.",
+                    "FP32 inputs, no {} kernel, {} (torch-tb-profiler). Impact: GEMM time × \
+                     (1 − FP32/TF32 peak) = × {:.3}{}.",
+                    if amd { "matrix-core" } else { "tensor-core" },
+                    if amd {
+                        "an AMD GPU with matrix cores"
+                    } else {
+                        "compute capability ≥ 7.0"
+                    },
                     1.0 - 1.0 / speedup,
                     if peak.is_some() {
                         ""

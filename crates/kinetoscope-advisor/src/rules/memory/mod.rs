@@ -6,7 +6,7 @@ pub mod memory_spike;
 pub mod memory_underused;
 pub mod reserved_overhang;
 
-use kinetoscope_analysis::memory::{CurveKind, DeviceMemory};
+use kinetoscope_analysis::memory::{is_gpu_type, CurveKind, DeviceMemory};
 
 use crate::facts::Facts;
 
@@ -27,14 +27,14 @@ pub(crate) struct GpuPeak {
     pub reserved_pct: f64,
 }
 
-/// Whole-trace peaks of each CUDA device whose records carry `Total Allocated` and whose
+/// Whole-trace peaks of each GPU (CUDA or HIP) whose records carry `Total Allocated` and whose
 /// capacity `deviceProperties` records, as `kinetoscope memory` reports them.
 pub(crate) fn gpu_peaks(facts: &Facts) -> Vec<GpuPeak> {
     facts
         .memory()
         .devices
         .iter()
-        .filter(|d| d.device_type == 1 && d.curve.kind == CurveKind::Recorded)
+        .filter(|d| is_gpu_type(d.device_type) && d.curve.kind == CurveKind::Recorded)
         .filter_map(|d| {
             let capacity = d.capacity_bytes.filter(|c| *c > 0)?;
             let allocated = d.peak_allocated.as_ref()?.bytes;
