@@ -7,7 +7,7 @@
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use kinetoscope_trace::{CategoryKind, CollectiveArgs, EventId, Phase, Trace, TrackKind};
+use kinetoscope_trace::{CategoryKind, CollectiveArgs, EventId, Launcher, Phase, Trace, TrackKind};
 
 use super::names::{busbw_factor, dtype_size, fold_collective, is_comm_kernel, parse_nccl_kernel};
 
@@ -52,7 +52,18 @@ pub fn collective_instances(trace: &Trace) -> Vec<CollectiveInstance> {
             host.insert(a.event, a);
         }
     }
-    let links = trace.launch_links();
+    // Correlation id of each runtime call such an op launched (the trace's launch link).
+    let mut launched_by: FxHashMap<i64, EventId> = FxHashMap::default();
+    if !host.is_empty() {
+        for (call, launcher) in trace.launch_links().iter() {
+            let corr = e.correlation[call.index()];
+            if let Launcher::Span(op) = launcher {
+                if corr != 0 && host.contains_key(&op) {
+                    launched_by.insert(corr, op);
+                }
+            }
+        }
+    }
     let mut used: rustc_hash::FxHashSet<EventId> = Default::default();
     let mut out = Vec::new();
     for i in 0..e.len() {
@@ -65,7 +76,7 @@ pub fn collective_instances(trace: &Trace) -> Vec<CollectiveInstance> {
             continue;
         }
         let id = EventId(i as u32);
-        let launcher = links.operator_of_gpu(trace, id);
+        let launcher = launched_by.get(&e.correlation[i]).copied();
         let args = trace
             .args
             .collective_of(id)

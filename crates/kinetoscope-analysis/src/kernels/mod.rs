@@ -220,7 +220,9 @@ pub fn analyze_kernels_in(
         }
         let args = kargs.get(cursor).filter(|a| a.event.0 as usize == i);
         let key: RowKey = if by_props {
-            let launcher = links.of_correlation(e.correlation[i]).map(|(_, l)| l);
+            let launcher = links
+                .of_correlation(trace, e.correlation[i])
+                .map(|(_, l)| l);
             let op = launcher_key(launcher, |op| e.name[op.index()].0);
             match args {
                 Some(a) => (

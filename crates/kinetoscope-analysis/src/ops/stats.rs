@@ -81,7 +81,7 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
         }
         s.has_device_work = true;
         let launcher = links
-            .of_correlation(e.correlation[i])
+            .of_correlation(trace, e.correlation[i])
             .map(|(_, launcher)| launcher);
         let launcher = launcher_key(launcher, |op| node_of[op.index()]);
         if launcher >= ROOT {

@@ -3,7 +3,7 @@
 //! Memcpy, Memset, Communication, Runtime, DataLoader, CPU Exec), and what is left is
 //! Other, so the parts of a step add up to its (stretched) duration.
 
-use kinetoscope_trace::{EventId, Trace};
+use kinetoscope_trace::{EventId, Launcher, Trace};
 use rustc_hash::FxHashSet;
 
 use super::classify::{host_role, is_communication_kernel, Class, Classes, HostRole};
@@ -18,8 +18,9 @@ const ROLES: usize = 7;
 pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] {
     let e = &trace.events;
     // Host communication calls: kernels they launched are communication (the plugin's
-    // link by External id, here the trace's validated launch link); NCCL kernels are
-    // recognised by name as well.
+    // link by External id, here the trace's validated launch link), found by the
+    // correlation ids of their runtime calls; NCCL kernels are recognised by name as
+    // well.
     let mut comm_ops: FxHashSet<EventId> = FxHashSet::default();
     for i in 0..e.len() {
         let class = classes.of(trace, i);
@@ -27,15 +28,22 @@ pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] 
             comm_ops.insert(EventId(i as u32));
         }
     }
-    let links = trace.launch_links();
+    let mut comm_launches: FxHashSet<i64> = FxHashSet::default();
+    if !comm_ops.is_empty() {
+        for (call, launcher) in trace.launch_links().iter() {
+            let corr = e.correlation[call.index()];
+            if matches!(launcher, Launcher::Span(op) if comm_ops.contains(&op)) && corr != 0 {
+                comm_launches.insert(corr);
+            }
+        }
+    }
     let mut sets: [Vec<Span>; ROLES] = Default::default();
     for i in 0..e.len() {
         let class = classes.of(trace, i);
         let span = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]);
         let role = match class {
             Class::Kernel => {
-                let launcher = links.operator_of_gpu(trace, EventId(i as u32));
-                if launcher.is_some_and(|op| comm_ops.contains(&op))
+                if comm_launches.contains(&e.correlation[i])
                     || is_communication_kernel(trace.strings.get(e.name[i]))
                 {
                     3

@@ -1,9 +1,8 @@
 //! A map from trace ids (`External id`, `correlation`) to `u32` values. Kineto draws both
 //! ids from counters, so they are usually dense: then the map is a plain vector indexed
 //! by `id - min` (one array access per lookup) when that takes at most 16 slots per id
-//! (64 bytes, about what a hash map entry costs); otherwise a hash map.
-
-use rustc_hash::FxHashMap;
+//! (64 bytes); otherwise a sorted vector of (id, value) pairs searched by bisection
+//! (16 bytes per id, less than a hash map's table).
 
 /// The value a dense slot holds when the id is absent.
 const ABSENT: u32 = u32::MAX;
@@ -18,8 +17,8 @@ pub(crate) enum IdMap {
         /// Value per id offset, [`ABSENT`] when none.
         slots: Vec<u32>,
     },
-    /// Any ids.
-    Sparse(FxHashMap<i64, u32>),
+    /// Any ids: (id, value) sorted by id, one pair per id.
+    Sparse(Vec<(i64, u32)>),
 }
 
 impl Default for IdMap {
@@ -61,16 +60,18 @@ impl IdMap {
             }
             IdMap::Dense { min, slots }
         } else {
-            let mut map = FxHashMap::default();
-            map.reserve(n);
-            for (id, v) in pairs() {
-                if first_wins {
-                    map.entry(id).or_insert(v);
-                } else {
-                    map.insert(id, v);
-                }
+            let mut list: Vec<(i64, u32)> = Vec::with_capacity(n);
+            list.extend(pairs());
+            // A stable sort keeps repeated ids in input order: keep the first or the last.
+            list.sort_by_key(|p| p.0);
+            if first_wins {
+                list.dedup_by_key(|p| p.0);
+            } else {
+                list.reverse();
+                list.dedup_by_key(|p| p.0);
+                list.reverse();
             }
-            IdMap::Sparse(map)
+            IdMap::Sparse(list)
         }
     }
 
@@ -86,7 +87,10 @@ impl IdMap {
                 let v = slots[off as usize];
                 (v != ABSENT).then_some(v)
             }
-            IdMap::Sparse(map) => map.get(&id).copied(),
+            IdMap::Sparse(list) => list
+                .binary_search_by_key(&id, |p| p.0)
+                .ok()
+                .map(|at| list[at].1),
         }
     }
 }

@@ -11,6 +11,8 @@
 //! thread. How many links were repaired so is counted in [`LinkRepairs`]
 //! (`ReadReport::launch_links`).
 
+use std::sync::OnceLock;
+
 use serde::{Deserialize, Serialize};
 
 use super::idmap::IdMap;
@@ -20,6 +22,10 @@ use super::{CategoryKind, EventId, Phase, Trace};
 const OUTSIDE: u32 = u32::MAX - 1;
 /// The stored launcher of a call whose operator is unknown.
 const UNKNOWN: u32 = u32::MAX;
+/// While building: the call's id names an operator the call is not inside.
+const REJECTED: u32 = u32::MAX - 2;
+/// While building: the call's id names no operator.
+const NO_SUCH_ID: u32 = u32::MAX - 3;
 
 /// Who launched a runtime call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -68,17 +74,9 @@ pub struct LaunchLinks {
     calls: Vec<u32>,
     /// The launcher of each call: an event index, [`OUTSIDE`] or [`UNKNOWN`].
     launcher: Vec<u32>,
-    /// Correlation id → position in `calls` (the last call of a repeated id).
-    by_correlation: IdMap,
-}
-
-/// Why a call's link by id was not taken.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Pending {
-    /// The id names an operator the call is not inside.
-    Rejected,
-    /// The id names no operator.
-    NoSuchId,
+    /// Correlation id → position in `calls` (the last call of a repeated id), built on
+    /// first use (reading a trace does not need it).
+    by_correlation: OnceLock<IdMap>,
 }
 
 impl LaunchLinks {
@@ -100,58 +98,50 @@ impl LaunchLinks {
             },
             true,
         );
-        let mut links = Self::default();
-        let mut pending: Vec<(u32, Pending)> = Vec::new();
-        let mut correlations: Vec<(i64, u32)> = Vec::new();
+        let is_call = |i: usize| complete(i) && kind(i).is_some_and(CategoryKind::is_launch_call);
+        let n = (0..e.len()).filter(|&i| is_call(i)).count();
+        let mut links = Self {
+            calls: Vec::with_capacity(n),
+            launcher: Vec::with_capacity(n),
+            by_correlation: OnceLock::new(),
+        };
+        let mut pending = false;
         for i in 0..e.len() {
-            if !complete(i) || !kind(i).is_some_and(CategoryKind::is_launch_call) {
+            if !is_call(i) {
                 continue;
             }
-            let pos = links.calls.len() as u32;
             let ext = e.external_id[i];
-            let launcher = if ext == 0 {
-                OUTSIDE
-            } else {
-                match by_ext.get(ext) {
-                    Some(op)
-                        if e.track[op as usize] == e.track[i]
-                            && encloses(trace, op as usize, i) =>
-                    {
-                        op
-                    }
-                    Some(_) => {
-                        pending.push((pos, Pending::Rejected));
-                        UNKNOWN
-                    }
-                    None => {
-                        pending.push((pos, Pending::NoSuchId));
-                        UNKNOWN
-                    }
+            let launcher = match (ext, by_ext.get(ext)) {
+                (0, _) => OUTSIDE,
+                (_, Some(op))
+                    if e.track[op as usize] == e.track[i] && encloses(trace, op as usize, i) =>
+                {
+                    op
                 }
+                (_, Some(_)) => REJECTED,
+                (_, None) => NO_SUCH_ID,
             };
+            pending |= launcher == REJECTED || launcher == NO_SUCH_ID;
             links.calls.push(i as u32);
             links.launcher.push(launcher);
-            if e.correlation[i] != 0 {
-                correlations.push((e.correlation[i], pos));
-            }
         }
-        links.by_correlation = IdMap::build(|| correlations.iter().copied(), false);
+        drop(by_ext);
 
         let mut repairs = LinkRepairs::default();
-        if !pending.is_empty() {
+        if pending {
             let enclosing = Enclosing::build(trace, &kinds);
-            for (pos, why) in pending {
-                let call = links.calls[pos as usize] as usize;
-                let found = enclosing.innermost(trace, call);
-                match (why, found) {
-                    (Pending::Rejected, Some(_)) => repairs.relinked += 1,
-                    (Pending::Rejected, None) => repairs.unlinked += 1,
-                    (Pending::NoSuchId, Some(_)) => repairs.nested += 1,
-                    (Pending::NoSuchId, None) => {}
+            for (&call, launcher) in links.calls.iter().zip(links.launcher.iter_mut()) {
+                if *launcher != REJECTED && *launcher != NO_SUCH_ID {
+                    continue;
                 }
-                if let Some(op) = found {
-                    links.launcher[pos as usize] = op;
+                let found = enclosing.innermost(trace, call as usize);
+                match (*launcher == REJECTED, found) {
+                    (true, Some(_)) => repairs.relinked += 1,
+                    (true, None) => repairs.unlinked += 1,
+                    (false, Some(_)) => repairs.nested += 1,
+                    (false, None) => {}
                 }
+                *launcher = found.unwrap_or(UNKNOWN);
             }
         }
         (links, repairs)
@@ -183,19 +173,36 @@ impl LaunchLinks {
 
     /// The runtime call with this CUPTI correlation id (the last one when repeated) and
     /// its launcher: the link of a kernel, memcpy or memset through its `correlation`.
-    /// `None` for id 0 or an id no runtime call carries.
-    pub fn of_correlation(&self, correlation: i64) -> Option<(EventId, Launcher)> {
+    /// `None` for id 0 or an id no runtime call carries. `trace` is the trace these
+    /// links belong to (its correlation column indexes them on first use).
+    pub fn of_correlation(&self, trace: &Trace, correlation: i64) -> Option<(EventId, Launcher)> {
         if correlation == 0 {
             return None;
         }
-        let pos = self.by_correlation.get(correlation)? as usize;
-        Some((EventId(self.calls[pos]), decode(self.launcher[pos])))
+        let map = self.by_correlation.get_or_init(|| {
+            let corr = &trace.events.correlation;
+            IdMap::build(
+                || {
+                    self.calls.iter().enumerate().filter_map(|(pos, &c)| {
+                        let id = corr.get(c as usize).copied().unwrap_or(0);
+                        (id != 0).then_some((id, pos as u32))
+                    })
+                },
+                false,
+            )
+        });
+        let pos = map.get(correlation)? as usize;
+        Some((
+            EventId(*self.calls.get(pos)?),
+            decode(*self.launcher.get(pos)?),
+        ))
     }
 
     /// The launcher of a GPU activity (by its `correlation`), as an operator or
     /// annotation event; `None` when it has no runtime call or its call has no launcher.
     pub fn operator_of_gpu(&self, trace: &Trace, gpu: EventId) -> Option<EventId> {
-        match self.of_correlation(trace.events.correlation[gpu.index()])? {
+        let correlation = *trace.events.correlation.get(gpu.index())?;
+        match self.of_correlation(trace, correlation)? {
             (_, Launcher::Span(op)) => Some(op),
             _ => None,
         }
@@ -222,80 +229,108 @@ fn encloses(trace: &Trace, outer: usize, inner: usize) -> bool {
     ts[outer] <= ts[inner] && end(trace, inner) <= end(trace, outer)
 }
 
-/// The operators and annotations of each track in pre-order, with their parents, to find
-/// the innermost one enclosing a call.
+/// How far [`Enclosing`] looks through open spans, or up a chain of parents, before it
+/// gives up: real traces nest a few dozen deep; hostile ones must not cost quadratic time.
+const MAX_WALK: usize = 256;
+
+/// The operators and annotations of every track in pre-order, with their parents, to find
+/// the innermost one enclosing a call. One flat list (track by track) keeps the
+/// allocation count and the peak memory low.
 struct Enclosing {
-    /// Per track (by index): the spans sorted by (start, end descending, file order).
-    spans: Vec<Vec<u32>>,
-    /// Per track: the position in `spans` of each span's parent (`u32::MAX` for none).
-    parent: Vec<Vec<u32>>,
+    /// Event indexes sorted by (track, start, end descending, file order).
+    spans: Vec<u32>,
+    /// Where each track's spans begin in `spans` (one more entry than tracks).
+    track_start: Vec<u32>,
+    /// The position in `spans` of each span's parent (`u32::MAX` for none).
+    parent: Vec<u32>,
 }
 
 impl Enclosing {
     /// Sort and nest the launcher spans of every track.
     fn build(trace: &Trace, kinds: &[CategoryKind]) -> Self {
         let e = &trace.events;
-        let mut spans: Vec<Vec<u32>> = vec![Vec::new(); trace.tracks.len()];
-        for i in 0..e.len() {
-            let launcher = e.phase[i] == Phase::Complete
+        let is_span = |i: usize| {
+            e.phase[i] == Phase::Complete
                 && kinds
                     .get(e.cat[i].0 as usize)
-                    .is_some_and(|&k| is_launcher_kind(k));
-            if let (true, Some(list)) = (launcher, spans.get_mut(e.track[i].index())) {
-                list.push(i as u32);
+                    .is_some_and(|&k| is_launcher_kind(k))
+        };
+        let n = (0..e.len()).filter(|&i| is_span(i)).count();
+        let mut spans: Vec<u32> = Vec::with_capacity(n);
+        spans.extend((0..e.len()).filter(|&i| is_span(i)).map(|i| i as u32));
+        // Kineto writes each thread's spans mostly in start order: a stable sort (which
+        // merges the runs it finds, ties kept in file order) is near linear on that.
+        spans.sort_by_key(|&i| {
+            let i = i as usize;
+            (e.track[i], e.ts_ns[i], std::cmp::Reverse(end(trace, i)))
+        });
+        let tracks = trace.tracks.len();
+        let mut track_start = vec![0u32; tracks + 1];
+        for &i in &spans {
+            if let Some(c) = track_start.get_mut(e.track[i as usize].index() + 1) {
+                *c += 1;
             }
         }
-        let mut parent = Vec::with_capacity(spans.len());
+        for t in 0..tracks {
+            track_start[t + 1] += track_start[t];
+        }
+        let mut parent = vec![u32::MAX; spans.len()];
         let mut stack: Vec<u32> = Vec::new();
-        for list in &mut spans {
-            list.sort_unstable_by_key(|&i| {
-                let i = i as usize;
-                (e.ts_ns[i], std::cmp::Reverse(end(trace, i)), i)
-            });
+        for t in 0..tracks {
             stack.clear();
-            let mut parents = vec![u32::MAX; list.len()];
-            for (pos, &i) in list.iter().enumerate() {
-                let (start, stop) = (e.ts_ns[i as usize], end(trace, i as usize));
+            for pos in track_start[t]..track_start[t + 1] {
+                let i = spans[pos as usize] as usize;
+                let (start, stop) = (e.ts_ns[i], end(trace, i));
                 // Close the spans that end before this one starts (or at its start,
                 // unless it is empty and so still inside them).
                 while stack.last().is_some_and(|&top| {
-                    let top_end = end(trace, list[top as usize] as usize);
+                    let top_end = end(trace, spans[top as usize] as usize);
                     top_end < start || (top_end == start && stop > start)
                 }) {
                     stack.pop();
                 }
                 // The innermost open span that contains this one (spans that overlap it
                 // without containing it are skipped, not closed).
-                parents[pos] = stack
+                parent[pos as usize] = stack
                     .iter()
                     .rev()
+                    .take(MAX_WALK)
                     .copied()
-                    .find(|&top| end(trace, list[top as usize] as usize) >= stop)
+                    .find(|&top| end(trace, spans[top as usize] as usize) >= stop)
                     .unwrap_or(u32::MAX);
-                stack.push(pos as u32);
+                stack.push(pos);
             }
-            parent.push(parents);
         }
-        Self { spans, parent }
+        Self {
+            spans,
+            track_start,
+            parent,
+        }
     }
 
     /// The innermost span on `call`'s track that encloses it, as an event index.
     fn innermost(&self, trace: &Trace, call: usize) -> Option<u32> {
         let track = trace.events.track[call].index();
-        let (list, parents) = (self.spans.get(track)?, self.parent.get(track)?);
+        let (lo, hi) = (
+            *self.track_start.get(track)? as usize,
+            *self.track_start.get(track + 1)? as usize,
+        );
+        let list = &self.spans[lo..hi];
         let start = trace.events.ts_ns[call];
-        let mut pos = list
-            .partition_point(|&i| trace.events.ts_ns[i as usize] <= start)
-            .checked_sub(1)? as u32;
-        loop {
-            let span = list[pos as usize];
+        let mut pos = lo
+            + list
+                .partition_point(|&i| trace.events.ts_ns[i as usize] <= start)
+                .checked_sub(1)?;
+        for _ in 0..MAX_WALK {
+            let span = self.spans[pos];
             if encloses(trace, span as usize, call) {
                 return Some(span);
             }
-            pos = parents[pos as usize];
-            if pos == u32::MAX {
-                return None;
-            }
+            pos = match self.parent[pos] {
+                u32::MAX => return None,
+                p => p as usize,
+            };
         }
+        None
     }
 }

@@ -24,7 +24,8 @@ pub struct TraceMeta {
     pub devices: Vec<DeviceInfo>,
     /// Whose GPUs ran the trace, decided by the reader: AMD when the header has ROCm keys
     /// (`roctracer_version`, `hip_runtime_version`, `hip_driver_version`), a device is
-    /// named AMD / Radeon / Instinct, or runtime calls are `hip*`; NVIDIA when there are
+    /// named AMD / Radeon / Instinct, or a HIP launch or copy call (`hipLaunchKernel`, …)
+    /// is named; NVIDIA when there are
     /// devices or GPU events otherwise; `None` for a CPU-only trace.
     #[serde(default)]
     pub gpu_vendor: Option<GpuVendor>,

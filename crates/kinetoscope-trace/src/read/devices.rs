@@ -39,23 +39,33 @@ pub(crate) fn decide_devices(t: &mut Trace) {
     }
 }
 
-/// The vendor when the header did not say: AMD names or `hip*` runtime calls; else
-/// NVIDIA when there are devices or GPU activities; else none.
+/// HIP runtime calls that launch or move GPU work: a trace that names one ran on ROCm.
+const HIP_CALLS: [&str; 8] = [
+    "hipLaunchKernel",
+    "hipExtLaunchKernel",
+    "hipModuleLaunchKernel",
+    "hipExtModuleLaunchKernel",
+    "hipGraphLaunch",
+    "hipMemcpyAsync",
+    "hipMemcpyWithStream",
+    "hipMemsetAsync",
+];
+
+/// The vendor when the header did not say: AMD names or HIP runtime calls; else NVIDIA
+/// when there are devices or GPU activities; else none. Looks at the string and category
+/// tables only, not at every event.
 fn vendor_from_content(t: &Trace) -> Option<GpuVendor> {
     let amd_name = |n: &str| n.contains("AMD") || n.contains("Radeon") || n.contains("Instinct");
-    if t.meta.devices.iter().any(|d| amd_name(&d.name)) {
+    if t.meta.devices.iter().any(|d| amd_name(&d.name))
+        || HIP_CALLS.iter().any(|n| t.strings.find(n).is_some())
+    {
         return Some(GpuVendor::Amd);
     }
-    let e = &t.events;
-    let mut gpu = !t.meta.devices.is_empty();
-    for i in 0..e.len() {
-        let kind = t.categories.kind(e.cat[i]);
-        if kind.is_launch_call() && t.strings.get(e.name[i]).starts_with("hip") {
-            return Some(GpuVendor::Amd);
-        }
-        gpu |= kind.is_gpu();
-    }
-    gpu.then_some(GpuVendor::Nvidia)
+    let gpu_events = t
+        .categories
+        .iter()
+        .any(|(_, c)| c.kind.is_gpu() && c.count > 0);
+    (gpu_events || !t.meta.devices.is_empty()).then_some(GpuVendor::Nvidia)
 }
 
 /// The agents the events name, matched to `deviceProperties` ids.

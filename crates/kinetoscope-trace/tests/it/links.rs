@@ -42,7 +42,7 @@ fn read(events: &[String]) -> Trace {
 
 /// The launcher of the call with correlation `corr`, by the launching span's name.
 fn launcher_name(t: &Trace, corr: i64) -> String {
-    match t.launch_links().of_correlation(corr).unwrap().1 {
+    match t.launch_links().of_correlation(t, corr).unwrap().1 {
         Launcher::Span(op) => t.name(op).to_owned(),
         other => format!("{other:?}"),
     }
@@ -72,7 +72,7 @@ fn ids_that_agree_with_time_are_kept() {
     assert_eq!(links.len(), 2);
     assert_eq!(
         links.of_call(EventId(2)),
-        links.of_correlation(100).map(|l| l.1)
+        links.of_correlation(&t, 100).map(|l| l.1)
     );
     assert_eq!(links.of_call(kernel), None);
 }
