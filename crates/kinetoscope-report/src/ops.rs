@@ -6,6 +6,7 @@
 //! ns.
 
 use kinetoscope_analysis::ops::{OpGroupBy, OpRow, OpsTable};
+use kinetoscope_trace::GpuVendor;
 
 use crate::format::percent;
 use crate::tabular::{Tabular, Value};
@@ -75,10 +76,13 @@ pub fn to_table(doc: &OpsDocument) -> String {
             "Device total µs",
             "Host self µs",
             "Host total µs",
-            "TC eligible",
-            "TC self %",
-            "TC total %",
         ]);
+        // MC: matrix cores, AMD's word for tensor cores.
+        headers.extend(if t.vendor == GpuVendor::Amd {
+            ["MC eligible", "MC self %", "MC total %"]
+        } else {
+            ["TC eligible", "TC self %", "TC total %"]
+        });
         let mut table = Tabular::new(headers).titled(title);
         for r in &t.rows {
             let mut row: Vec<Value> = vec![clip(&r.name, 60).into()];

@@ -18,7 +18,7 @@ mod sort;
 mod stats;
 pub(crate) mod tree;
 
-use kinetoscope_trace::Trace;
+use kinetoscope_trace::{GpuVendor, Trace};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -110,6 +110,9 @@ pub struct OpsTable {
     /// Things the reader should know (repaired launch links, overlapping spans, unmatched
     /// runtime calls).
     pub warnings: Vec<Note>,
+    /// Whose GPUs ran the trace (renderers say tensor or matrix cores).
+    #[serde(default)]
+    pub vendor: GpuVendor,
 }
 
 impl OpsTable {
@@ -251,6 +254,7 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
         has_device_work: stats.has_device_work,
         rows,
         warnings,
+        vendor: trace.meta.gpu_vendor.unwrap_or_default(),
     };
     table.sort_by(OpSortKey::DeviceSelf);
     table
