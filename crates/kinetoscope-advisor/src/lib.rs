@@ -24,6 +24,7 @@ pub mod config;
 pub mod facts;
 pub mod finding;
 pub mod flops;
+pub mod gemm;
 pub mod rules;
 pub mod summary;
 

@@ -94,7 +94,7 @@ pub fn summarize(facts: &Facts) -> Summary {
     let e = &facts.trace.events;
     let mut first_bwd = vec![i64::MAX; facts.n_steps()];
     for &b in &bwd {
-        if let Some(s) = facts.step_of(e.ts_ns[b]) {
+        if let Some(s) = facts.step_of_event(b) {
             first_bwd[s] = first_bwd[s].min(e.ts_ns[b]);
         }
     }
@@ -103,7 +103,7 @@ pub fn summarize(facts: &Facts) -> Summary {
         if e.phase[i] != Phase::Complete {
             continue;
         }
-        let Some(s) = facts.step_of(e.ts_ns[i]) else {
+        let Some(s) = facts.step_of_event(i) else {
             continue;
         };
         if e.ts_ns[i] >= first_bwd[s] {

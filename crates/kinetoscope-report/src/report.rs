@@ -9,6 +9,7 @@
 use std::fmt::Write;
 
 use kinetoscope_advisor::{Finding, TraceReport};
+use kinetoscope_analysis::note::Note;
 use kinetoscope_engine::ReportDocument;
 
 use crate::format::{bytes, duration, ms, percent};
@@ -99,8 +100,21 @@ fn trace_section(out: &mut String, t: &TraceReport) {
             String::new()
         }
     );
-    if s.gpus.is_empty() {
-        let _ = writeln!(out, "  GPU         none in the trace (CPU-only profile)");
+    let lost = s.warnings.iter().find_map(|w| match w {
+        Note::NoDeviceActivity { launch_calls } => Some(*launch_calls),
+        _ => None,
+    });
+    match lost {
+        Some(n) if s.gpus.is_empty() => {
+            let _ = writeln!(
+                out,
+                "  GPU         device activity missing ({n} kernel launch calls, no kernel recorded)"
+            );
+        }
+        _ if s.gpus.is_empty() => {
+            let _ = writeln!(out, "  GPU         none in the trace (CPU-only profile)");
+        }
+        _ => {}
     }
     for g in &s.gpus {
         let pct = |v: Option<f64>| {

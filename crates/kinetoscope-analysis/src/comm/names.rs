@@ -35,11 +35,29 @@ impl HtaClass {
 
 /// A communication kernel by kinetoscope's rule: the name contains `nccl` (NCCL and
 /// every spelling of its kernels: `ncclKernel_*`, `ncclDevKernel_*`), or starts with
-/// `rccl` or `hccl` (ROCm, Ascend).
+/// `rccl` or `hccl` (ROCm, Ascend), or is a collective over symmetric memory that moves
+/// data between GPUs without NCCL ([`is_symmetric_memory_collective`]).
 pub fn is_comm_kernel(name: &str) -> bool {
     crate::overview::classify::is_communication_kernel(name)
         || name.starts_with("rccl")
         || name.starts_with("hccl")
+        || is_symmetric_memory_collective(name)
+}
+
+/// A collective kernel over symmetric (peer-mapped) memory: PyTorch's
+/// `torch.distributed._symmetric_memory` kernels (`multimem_all_reduce_kernel`,
+/// `multimem_all_gather_kernel`, `one_shot_all_reduce_kernel`,
+/// `two_shot_all_reduce_kernel`) and vLLM's custom all-reduce
+/// (`cross_device_reduce_1stage` / `_2stage`).
+pub fn is_symmetric_memory_collective(name: &str) -> bool {
+    [
+        "multimem_",
+        "one_shot_all_reduce",
+        "two_shot_all_reduce",
+        "cross_device_reduce_",
+    ]
+    .iter()
+    .any(|p| name.contains(p))
 }
 
 /// What an NCCL kernel name says: `ncclKernel_AllReduce_RING_LL_Sum_float(...)` →
@@ -153,6 +171,20 @@ mod tests {
             HtaClass::Computation
         );
         assert_eq!(HtaClass::of("fooMemcpyKernel"), HtaClass::Other);
+    }
+
+    #[test]
+    fn symmetric_memory_collectives_are_communication() {
+        assert!(is_comm_kernel(
+            "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*)"
+        ));
+        assert!(is_comm_kernel(
+            "void c10d::symmetric_memory::one_shot_all_reduce_kernel<float, 16, 8>(float**)"
+        ));
+        assert!(is_comm_kernel(
+            "void vllm::cross_device_reduce_1stage<half, 8>(x)"
+        ));
+        assert!(!is_comm_kernel("void at::native::reduce_kernel<128, 4>(x)"));
     }
 
     #[test]

@@ -53,7 +53,6 @@ impl Rule for AttentionWithoutFlash {
             return Vec::new();
         }
         let t = facts.trace;
-        let e = &t.events;
         let mut hits: Vec<(usize, String)> = Vec::new();
         for i in facts.events(&[CategoryKind::CpuOp], |n| {
             n == MATH || n == "aten::softmax" || n == "aten::_softmax"
@@ -77,7 +76,7 @@ impl Rule for AttentionWithoutFlash {
         }
         let hits: Vec<(usize, String)> = hits
             .into_iter()
-            .filter(|(i, _)| facts.step_of(e.ts_ns[*i]).is_some())
+            .filter(|(i, _)| facts.step_of_event(*i).is_some())
             .collect();
         if hits.is_empty() {
             return Vec::new();

@@ -82,10 +82,7 @@ impl Rule for AllocatorChurn {
         let mean = per.iter().sum::<i64>() as f64 / steady;
         let mut callers: BTreeMap<String, u64> = BTreeMap::new();
         for &i in &ev {
-            if facts
-                .step_of(facts.trace.events.ts_ns[i])
-                .is_some_and(|s| s > 0)
-            {
+            if facts.step_of_event(i).is_some_and(|s| s > 0) {
                 let c = facts.caller(i, |n| CALLS.contains(&n));
                 *callers
                     .entry(format!("{} ← {c}", facts.name(i)))

@@ -109,7 +109,7 @@ impl Rule for HostDeviceSync {
         // Callers.
         let mut callers: BTreeMap<String, (u64, i64)> = BTreeMap::new();
         for &i in &all {
-            if facts.step_of(facts.trace.events.ts_ns[i]).is_none() {
+            if facts.step_of_event(i).is_none() {
                 continue;
             }
             let c = facts.caller(i, |n| SCALAR_READS.contains(&n) || SYNC_CALLS.contains(&n));
