@@ -69,6 +69,9 @@ pub struct Facts<'a> {
     launches: OnceLock<PerTrack<(i64, i64, i64)>>,
     /// User-code Python frames per track, sorted by start: (start, end, event).
     user_frames: OnceLock<PerTrack<(i64, i64, usize)>>,
+    /// Operators, annotations (not steps) and user-code Python frames per track, sorted
+    /// by (start, longest first): (start, end, event).
+    host_work: OnceLock<PerTrack<(i64, i64, usize)>>,
     /// Operators and annotations per track, sorted by (start, longest first).
     host_spans: OnceLock<PerTrack<(i64, i64, usize)>>,
     /// The memory view.
@@ -117,6 +120,7 @@ impl<'a> Facts<'a> {
             device: device_activity(trace),
             launches: OnceLock::new(),
             user_frames: OnceLock::new(),
+            host_work: OnceLock::new(),
             host_spans: OnceLock::new(),
             memory: OnceLock::new(),
             host_wait: OnceLock::new(),
@@ -143,6 +147,72 @@ impl<'a> Facts<'a> {
     /// GEMM counted inside or around them.
     pub fn unshaped_gemms(&self) -> &[usize] {
         &self.gemms.get_or_init(|| crate::gemm::gemm_calls(self)).1
+    }
+
+    /// The intervals of `[start, end)` in which the GPUs (all together) wait for the
+    /// host: nothing runs and nothing launched is queued.
+    pub fn gpu_waiting(&self, start: i64, end: i64) -> Vec<(i64, i64)> {
+        self.gpu_timeline().all.waiting_for_host(start, end)
+    }
+
+    /// Per step window, the time the GPUs (all together) wait for the host, ns.
+    pub fn waiting_per_step(&self) -> Vec<i64> {
+        self.steps
+            .iter()
+            .map(|s| {
+                self.gpu_waiting(s.start_ns, s.end_ns)
+                    .iter()
+                    .map(|w| w.1 - w.0)
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// The GPU idle a blocking host call over `[start, end)` causes, up to `limit`: the
+    /// time the GPUs wait for the host from the call's start. When the GPUs had work at
+    /// the start (running or queued), the call waited for it to drain, so the wait goes
+    /// on until the host queues work again after the call; when they were already
+    /// waiting, only the call's own time counts.
+    pub fn blocking_idle(&self, start: i64, end: i64, limit: i64) -> Vec<(i64, i64)> {
+        let timeline = &self.gpu_timeline().all;
+        let had_work = timeline.waiting_for_host(start, start + 1).is_empty();
+        let until = if had_work {
+            // The wait that begins when the call returns, to the next work.
+            timeline
+                .waiting_for_host(end, limit.max(end))
+                .first()
+                .filter(|w| w.0 == end)
+                .map_or(end, |w| w.1)
+        } else {
+            end
+        };
+        timeline.waiting_for_host(start, until.min(limit.max(end)))
+    }
+
+    /// Runtime and driver calls in the host step spans by name, most host time first:
+    /// (name, calls, Σ host time ns).
+    pub fn runtime_calls(&self) -> Vec<(String, u64, i64)> {
+        let e = &self.trace.events;
+        let runtime = [
+            CategoryKind::CudaRuntime,
+            CategoryKind::CudaDriver,
+            CategoryKind::OtherRuntime,
+        ];
+        let mut by_name: rustc_hash::FxHashMap<kinetoscope_trace::StrId, (u64, i64)> =
+            Default::default();
+        for i in self.events(&runtime, |_| true) {
+            if self.host_step_of(e.ts_ns[i]).is_some() {
+                let v = by_name.entry(e.name[i]).or_default();
+                v.0 += 1;
+                v.1 += e.dur_ns[i];
+            }
+        }
+        let mut out: Vec<(String, u64, i64)> = by_name
+            .into_iter()
+            .map(|(n, (c, d))| (self.trace.strings.get(n).to_owned(), c, d))
+            .collect();
+        out.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+        out
     }
 
     /// Whether the host launched kernels but the trace recorded no device activity.
@@ -463,6 +533,100 @@ impl Facts<'_> {
         std::iter::once(first)
             .chain(self.ancestors(first))
             .find(|&i| contains(i) && is_op(i))
+    }
+
+    /// What host thread `track` was executing during `[lo, hi)`: for each instant, the
+    /// innermost operator, annotation (DataLoader fetches and `record_function` ranges
+    /// included, steps not) or user-code Python frame running then; time in none of them
+    /// is `None`. Time per span, in order of first appearance.
+    pub fn host_work_in(&self, track: u32, lo: i64, hi: i64) -> Vec<(Option<usize>, i64)> {
+        let t = self.trace;
+        let e = &t.events;
+        let map = self.host_work.get_or_init(|| {
+            let mut m: PerTrack<(i64, i64, usize)> = Default::default();
+            let host = [CategoryKind::CpuOp, CategoryKind::UserAnnotation];
+            for i in self.events(&host, |n| !n.starts_with("ProfilerStep#")) {
+                m.entry(e.track[i].0)
+                    .or_default()
+                    .push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i], i));
+            }
+            for i in self.events(&[CategoryKind::PythonFunction], is_user_frame) {
+                m.entry(e.track[i].0)
+                    .or_default()
+                    .push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i], i));
+            }
+            for v in m.values_mut() {
+                v.sort_unstable_by_key(|s| (s.0, std::cmp::Reverse(s.1), s.2));
+            }
+            m
+        });
+        let mut out: Vec<(Option<usize>, i64)> = Vec::new();
+        let mut add = |who: Option<usize>, d: i64| {
+            if d <= 0 {
+                return;
+            }
+            match out.iter_mut().find(|o| o.0 == who) {
+                Some(o) => o.1 += d,
+                None => out.push((who, d)),
+            }
+        };
+        if hi <= lo {
+            return out;
+        }
+        let Some(v) = map.get(&track) else {
+            add(None, hi - lo);
+            return out;
+        };
+        // The spans open at `lo`, outermost first: the last span starting at or before
+        // `lo` and its ancestors that are spans of the list and still run at `lo`.
+        let first = v.partition_point(|s| s.0 <= lo);
+        let mut stack: Vec<(i64, usize)> = Vec::new();
+        if let Some(last) = first.checked_sub(1).map(|j| v[j].2) {
+            let mut chain: Vec<usize> = std::iter::once(last)
+                .chain(self.ancestors(last))
+                .filter(|&a| {
+                    self.is_host_work(a) && e.ts_ns[a] <= lo && e.ts_ns[a] + e.dur_ns[a] > lo
+                })
+                .collect();
+            chain.reverse();
+            stack.extend(chain.into_iter().map(|a| (e.ts_ns[a] + e.dur_ns[a], a)));
+        }
+        let mut cur = lo;
+        for &(start, end, id) in v[first..].iter().take_while(|s| s.0 < hi) {
+            // Close the spans that end before this one starts.
+            while let Some(&(top_end, top)) = stack.last() {
+                if top_end > start {
+                    break;
+                }
+                add(Some(top), top_end.min(hi) - cur);
+                cur = cur.max(top_end.min(hi));
+                stack.pop();
+            }
+            add(stack.last().map(|s| s.1), start - cur);
+            cur = cur.max(start);
+            stack.push((end, id));
+        }
+        while let Some((top_end, top)) = stack.pop() {
+            if cur >= hi {
+                break;
+            }
+            add(Some(top), top_end.min(hi) - cur);
+            cur = cur.max(top_end.min(hi));
+        }
+        add(None, hi - cur);
+        out
+    }
+
+    /// Whether an event is host work of [`Self::host_work_in`].
+    fn is_host_work(&self, event: usize) -> bool {
+        let name = self.name(event);
+        match self.trace.categories.kind(self.trace.events.cat[event]) {
+            CategoryKind::CpuOp | CategoryKind::UserAnnotation => {
+                !name.starts_with("ProfilerStep#")
+            }
+            CategoryKind::PythonFunction => is_user_frame(name),
+            _ => false,
+        }
     }
 
     /// The innermost user-code Python frame on the event's thread whose span contains

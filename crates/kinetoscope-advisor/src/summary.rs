@@ -42,6 +42,47 @@ pub struct MemoryPeak {
     pub peak_share_of_capacity: Option<f64>,
 }
 
+/// CUDA / HIP graph replay in the steps: graph launches whose launch call lies in a
+/// step, and the kernels they replayed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GraphReplay {
+    /// Graph launches in the steps.
+    pub launches: u64,
+    /// Kernels they replayed.
+    pub kernels: u64,
+    /// Σ those kernels' time, ns.
+    pub kernel_ns: i64,
+    /// Their share of the kernel time in the step windows (0–1).
+    pub kernel_share: f64,
+}
+
+/// Graph replay in the steps, when any graph launch there replayed a kernel
+/// ([`kinetoscope_analysis::device_activity`]).
+pub fn graph_replay(facts: &Facts) -> Option<GraphReplay> {
+    let (mut launches, mut kernels, mut kernel_ns) = (0u64, 0u64, 0i64);
+    for g in &facts.device.graph_launches {
+        if g.kernels > 0 && facts.host_step_of(g.ts_ns).is_some() {
+            launches += 1;
+            kernels += g.kernels;
+            kernel_ns += g.kernel_ns;
+        }
+    }
+    if launches == 0 {
+        return None;
+    }
+    let all: i64 = facts.step_kernels().rows.iter().map(|r| r.total_ns).sum();
+    Some(GraphReplay {
+        launches,
+        kernels,
+        kernel_ns,
+        kernel_share: if all > 0 {
+            (kernel_ns as f64 / all as f64).min(1.0)
+        } else {
+            0.0
+        },
+    })
+}
+
 /// The summary of one trace.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -59,6 +100,8 @@ pub struct Summary {
     pub phases: Phases,
     /// Per-GPU metrics.
     pub gpus: Vec<GpuMetrics>,
+    /// CUDA / HIP graph replay in the steps, when graphs are in use.
+    pub graphs: Option<GraphReplay>,
     /// Memory peaks per device.
     pub memory: Vec<MemoryPeak>,
     /// Host time in collectives per step, ns (outermost communication spans).
@@ -167,6 +210,7 @@ pub fn summarize(facts: &Facts) -> Summary {
             optimizer_ns: per_step(&opt),
         },
         gpus: facts.overview.gpus.clone(),
+        graphs: graph_replay(facts),
         memory,
         communication_ns: per_step(&comm),
         warnings: facts.overview.warnings.clone(),

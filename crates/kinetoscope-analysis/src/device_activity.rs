@@ -87,8 +87,8 @@ impl DeviceTimeline {
         if hi <= lo {
             return Vec::new();
         }
-        let free = subtract(&[(lo, hi)], &self.busy);
-        subtract(&free, &self.queued)
+        let free = subtract(&[(lo, hi)], within(&self.busy, lo, hi));
+        subtract(&free, within(&self.queued, lo, hi))
     }
 
     /// Queued time inside `[lo, hi)`, ns.
@@ -96,8 +96,15 @@ impl DeviceTimeline {
         if hi <= lo {
             return 0;
         }
-        total(&intersect(&self.queued, &[(lo, hi)]))
+        total(&intersect(within(&self.queued, lo, hi), &[(lo, hi)]))
     }
+}
+
+/// The intervals of an interval set that overlap `[lo, hi)`.
+fn within(set: &[Span], lo: i64, hi: i64) -> &[Span] {
+    let a = set.partition_point(|s| s.1 <= lo);
+    let b = set.partition_point(|s| s.0 < hi).max(a);
+    &set[a..b]
 }
 
 /// Every device's timeline and the timeline of all devices together.

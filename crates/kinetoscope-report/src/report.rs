@@ -132,6 +132,15 @@ fn trace_section(out: &mut String, t: &TraceReport) {
             pct(g.tensor_core_ratio)
         );
     }
+    if let Some(g) = &s.graphs {
+        let _ = writeln!(
+            out,
+            "  graphs      {} graph launch(es) replay {} kernels ({:.1} % of kernel time in the steps)",
+            g.launches,
+            g.kernels,
+            percent(g.kernel_share)
+        );
+    }
     for m in &s.memory {
         let cap = match (m.capacity_bytes, m.peak_share_of_capacity) {
             (Some(c), Some(p)) => format!(" of {} ({:.1} %)", bytes(c), percent(p)),
