@@ -120,5 +120,7 @@ mod tests {
             text(&Note::NoSuchStep { step: Some(3) }),
             "no kept step ProfilerStep#3"
         );
+        assert!(text(&Note::NoDeviceActivity { launch_calls: 400 })
+            .starts_with("device activity is missing: the host made 400 kernel launch calls"));
     }
 }

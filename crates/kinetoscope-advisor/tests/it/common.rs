@@ -316,6 +316,26 @@ impl TraceBuilder {
         ));
     }
 
+    /// A kernel launch call `api` at `launch_ts` (inside the operator with External id
+    /// `ext`) whose GPU activity the trace does not hold, as when the profiler lost the
+    /// device activity.
+    pub fn lost_launch(&mut self, api: &str, ext: u64, launch_ts: u64) {
+        self.launch(api, ext, launch_ts);
+    }
+
+    /// A `cudaGraphLaunch` at `launch_ts` (inside the operator with External id `ext`)
+    /// replaying `kernels` (name, start, duration) on [`Self::device`] /
+    /// [`Self::stream`], all with the launch's correlation.
+    pub fn graph_launch(&mut self, ext: u64, launch_ts: u64, kernels: &[(&str, u64, u64)]) {
+        let corr = self.launch("cudaGraphLaunch", ext, launch_ts);
+        let (dev, stream) = (self.device, self.stream);
+        for (name, ts, dur) in kernels {
+            self.events.push(format!(
+                r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":{dev},"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"correlation":{corr},"device":{dev},"stream":{stream}}}}}"#
+            ));
+        }
+    }
+
     /// A `cudaMemcpyAsync` at `launch_ts` (inside the operator with External id `ext`)
     /// and its `gpu_memcpy` `name` (`Memcpy HtoD (Pinned -> Device)`) of `bytes`,
     /// running `[ts, ts + dur)`.

@@ -5,6 +5,10 @@
 //!   on its clean twin; the findings are snapshotted (`snapshots/`).
 //! - [`new_rules`], [`synthetic_gpu`]: rules on inline traces whose numbers are known by
 //!   construction.
+//! - [`gpu_truth`]: one minimal trace per defect class of "Right on real GPU traces"
+//!   (impacts the GPU did not lose, advice already followed, numbers on the wrong clock).
+//! - [`real_traces`]: real GPU traces (`tests/fixtures/`) read as a profiling engineer
+//!   would.
 //! - [`corpus`]: the traces with planted problems (`corpus/`).
 //! - [`fixtures_sweep`]: every reader fixture, and the GPU rules on a real trace.
 //! - [`shared_sweep`]: every trace of `../shared` (ignored: needs that folder).
@@ -13,7 +17,9 @@
 mod common;
 mod corpus;
 mod fixtures_sweep;
+mod gpu_truth;
 mod new_rules;
+mod real_traces;
 mod rule_docs;
 mod rule_table;
 mod shared_sweep;

@@ -16,7 +16,9 @@
 //!
 //! ## Fix
 //! `torch.set_float32_matmul_precision("high")` (TF32), or bf16 autocast
-//! (`torch.autocast("cuda", dtype=torch.bfloat16)`).
+//! (`torch.autocast("cuda", dtype=torch.bfloat16)`); on Volta and Turing (compute
+//! capability 7.x), which have no TF32 or BF16 tensor cores, FP16 autocast with a
+//! gradient scaler.
 //!
 //! ## Thresholds and sources
 //! torch-tb-profiler: compute capability ≥ 7.0 and tensor-core-eligible time > 0 with
@@ -155,10 +157,16 @@ impl Rule for Fp32GemmWithoutTensorCores {
                 impact_ns: impact,
                 steps_seen: seen.iter().filter(|s| **s).count(),
                 evidence,
-                fix: "Enable TF32 with torch.set_float32_matmul_precision(\"high\") \
-                      (and torch.backends.cudnn.allow_tf32 = True), or train in bf16 with \
-                      torch.autocast(\"cuda\", dtype=torch.bfloat16)."
-                    .to_owned(),
+                fix: if dev.compute_major >= 8 {
+                    "Enable TF32 with torch.set_float32_matmul_precision(\"high\") \
+                     (and torch.backends.cudnn.allow_tf32 = True), or train in bf16 with \
+                     torch.autocast(\"cuda\", dtype=torch.bfloat16)."
+                } else {
+                    "This GPU has no TF32 or BF16 tensor cores: train in FP16 with \
+                     torch.autocast(\"cuda\", dtype=torch.float16) and a \
+                     torch.amp.GradScaler."
+                }
+                .to_owned(),
                 details: format!(
                     "FP32 inputs, no tensor-core kernel, compute capability ≥ 7.0 \
                      (torch-tb-profiler). Impact: GEMM time × (1 − \
