@@ -310,11 +310,13 @@ impl<'a> Facts<'a> {
         self.launched_gpu(event).iter().map(|&g| e.dur_ns[g]).sum()
     }
 
-    /// Time attributed to an operator: its launched GPU time on a GPU trace, else its
-    /// host duration.
+    /// Time attributed to an operator: its launched GPU time on a GPU trace, its host
+    /// duration on a CPU-only trace, 0 (unknown) when the device activity is missing.
     pub fn op_time_ns(&self, event: usize) -> i64 {
         if self.has_gpu {
             self.launched_device_ns(event)
+        } else if self.device_activity_missing() {
+            0
         } else {
             self.trace.events.dur_ns[event]
         }

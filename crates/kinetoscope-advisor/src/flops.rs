@@ -384,15 +384,6 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
     let t: &Trace = facts.trace;
     let n_steps = facts.n_steps().max(1) as f64;
     let missing = facts.device_activity_missing();
-    // Device time when the trace has it; host time on a CPU-only trace; nothing when the
-    // device activity was lost.
-    let time_of = |i: usize| -> i64 {
-        if missing {
-            0
-        } else {
-            facts.op_time_ns(i)
-        }
-    };
     let mut calls: Vec<Call> = Vec::new();
     for g in facts.gemms() {
         if facts.step_of_event(g.event).is_none() {
@@ -402,7 +393,7 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
             class: OpClass::Gemm,
             flops: g.gemm.flops(),
             precision: precision_of(facts, g.event, g.dtype(facts)),
-            time_ns: time_of(g.event),
+            time_ns: facts.op_time_ns(g.event),
         });
     }
     let (others, mut unshaped) = conv_and_attention(facts);
@@ -416,7 +407,7 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
             class,
             flops,
             precision: precision_of(facts, i, types.get(dtype_at).map(String::as_str)),
-            time_ns: time_of(i),
+            time_ns: facts.op_time_ns(i),
         });
     }
     unshaped += facts
@@ -469,7 +460,7 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
     by_precision.sort_by_key(|p| p.0);
     let flops_per_step: f64 = by_precision.iter().map(|p| p.1).sum();
     let step_s = facts.mean_step_ns() / 1e9;
-    if missing {
+    if missing && flops_per_step > 0.0 {
         notes.push(
             "device activity is missing from the trace: FLOPs are counted from the shapes, \
              but there is no device time to measure a rate or MFU against"

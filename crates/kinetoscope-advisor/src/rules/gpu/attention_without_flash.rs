@@ -91,9 +91,13 @@ impl Rule for AttentionWithoutFlash {
         let time: i64 = idx.iter().map(|&i| facts.op_time_ns(i)).sum();
         let per_step = time as f64 / n;
         let mut evidence = vec![format!(
-            "{:.1} unfused attention calls per step, {:.3} ms per step",
+            "{:.1} unfused attention calls per step, {}",
             hits.len() as f64 / n,
-            ms(per_step)
+            if facts.device_activity_missing() {
+                "time unknown (device activity missing from the trace)".to_owned()
+            } else {
+                format!("{:.3} ms per step", ms(per_step))
+            }
         )];
         let mut kinds: Vec<&str> = hits.iter().map(|h| h.1.as_str()).collect();
         kinds.sort_unstable();

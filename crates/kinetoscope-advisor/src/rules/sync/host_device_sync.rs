@@ -134,6 +134,9 @@ fn sync_call(name: &str) -> Option<Kind> {
     }
 }
 
+/// Per caller: sync points, host time blocked, GPU idle intervals caused.
+type CallerAcc = (u64, i64, Vec<(i64, i64)>);
+
 /// One sync point: its host event, its kind and its step.
 struct Point {
     event: usize,
@@ -236,7 +239,7 @@ impl Rule for HostDeviceSync {
             };
         let kinds = |k: Kind| points.iter().filter(|p| p.kind == k).count();
         // Callers: (count, host time, GPU idle intervals).
-        let mut by_caller: BTreeMap<String, (u64, i64, Vec<(i64, i64)>)> = BTreeMap::new();
+        let mut by_caller: BTreeMap<String, CallerAcc> = BTreeMap::new();
         for (p, idle) in points.iter().zip(&own_idle) {
             let c = facts.caller(p.event, |n| {
                 SCALAR_READS.contains(&n) || sync_call(n).is_some()
@@ -353,23 +356,25 @@ impl Rule for HostDeviceSync {
             });
         }
         fix.push_str("torch.cuda.set_sync_debug_mode(\"warn\") lists every sync.");
-        let title = if per_step_calls >= 1.0 {
-            format!(
-                "{per_step_calls:.0} host-device sync point{} per step",
-                if per_step_calls.round() == 1.0 {
-                    ""
-                } else {
-                    "s"
-                }
+        let (title, one) = if per_step_calls >= 1.0 {
+            let one = per_step_calls.round() == 1.0;
+            let s = if one { "" } else { "s" };
+            (
+                format!("{per_step_calls:.0} host-device sync point{s} per step"),
+                one,
             )
         } else {
-            format!("{total} host-device sync point(s) in {n_steps} steps")
+            (
+                format!("{total} host-device sync point(s) in {n_steps} steps"),
+                total == 1,
+            )
         };
         let title = if missing {
             format!("{title} (GPU idle unknown: device activity missing)")
         } else if facts.has_gpu {
             format!(
-                "{title} leave the GPU idle {:.2} ms per step",
+                "{title} {} the GPU idle {:.2} ms per step",
+                if one { "leaves" } else { "leave" },
                 ms(mean_idle)
             )
         } else {
