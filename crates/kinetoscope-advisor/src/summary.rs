@@ -42,6 +42,46 @@ pub struct MemoryPeak {
     pub peak_share_of_capacity: Option<f64>,
 }
 
+/// A runtime or driver call that takes a large share of the host step spans.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RuntimeCall {
+    /// The call (`cudaFree`, `hipMemcpyWithStream`, `cudaLaunchKernel`).
+    pub name: String,
+    /// Calls per step.
+    pub calls_per_step: f64,
+    /// Host time in them per step, ns.
+    pub ns_per_step: f64,
+    /// That time as a share of the mean host step (0–1).
+    pub share: f64,
+}
+
+/// Runtime calls named in the summary take at least this share of the host steps.
+const DOMINANT_RUNTIME_SHARE: f64 = 0.05;
+
+/// The runtime and driver calls that take at least 5 % of the host step spans, most
+/// host time first, at most three: what the host spends its runtime time in, named
+/// whatever the rules find (with or without step markers). Host time, not GPU time.
+pub fn dominant_runtime_calls(facts: &Facts) -> Vec<RuntimeCall> {
+    let n = facts.n_steps().max(1) as f64;
+    let host: i64 = facts.host_steps.iter().map(|h| h.1 - h.0).sum();
+    let step = host as f64 / n;
+    if step <= 0.0 {
+        return Vec::new();
+    }
+    facts
+        .runtime_calls()
+        .into_iter()
+        .take(3)
+        .map(|(name, calls, ns)| RuntimeCall {
+            name,
+            calls_per_step: calls as f64 / n,
+            ns_per_step: ns as f64 / n,
+            share: (ns as f64 / n / step).min(1.0),
+        })
+        .filter(|r| r.share >= DOMINANT_RUNTIME_SHARE)
+        .collect()
+}
+
 /// CUDA / HIP graph replay in the steps: graph launches whose launch call lies in a
 /// step, and the kernels they replayed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -102,6 +142,9 @@ pub struct Summary {
     pub gpus: Vec<GpuMetrics>,
     /// CUDA / HIP graph replay in the steps, when graphs are in use.
     pub graphs: Option<GraphReplay>,
+    /// The runtime calls that take at least 5 % of the host steps
+    /// ([`dominant_runtime_calls`]).
+    pub runtime_calls: Vec<RuntimeCall>,
     /// Memory peaks per device.
     pub memory: Vec<MemoryPeak>,
     /// Host time in collectives per step, ns (outermost communication spans).
@@ -211,6 +254,7 @@ pub fn summarize(facts: &Facts) -> Summary {
         },
         gpus: facts.overview.gpus.clone(),
         graphs: graph_replay(facts),
+        runtime_calls: dominant_runtime_calls(facts),
         memory,
         communication_ns: per_step(&comm),
         warnings: facts.overview.warnings.clone(),

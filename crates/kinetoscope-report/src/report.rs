@@ -141,6 +141,22 @@ fn trace_section(out: &mut String, t: &TraceReport) {
             percent(g.kernel_share)
         );
     }
+    if !s.runtime_calls.is_empty() {
+        let calls: Vec<String> = s
+            .runtime_calls
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {:.1} calls {} ({:.1} %)",
+                    r.name,
+                    r.calls_per_step,
+                    duration(r.ns_per_step),
+                    percent(r.share)
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "  runtime     {}  (host, per step)", calls.join(" · "));
+    }
     for m in &s.memory {
         let cap = match (m.capacity_bytes, m.peak_share_of_capacity) {
             (Some(c), Some(p)) => format!(" of {} ({:.1} %)", bytes(c), percent(p)),

@@ -47,9 +47,6 @@ static META: RuleMeta = RuleMeta {
     summary: "GPU idle for a large share of each step",
 };
 
-/// Runtime calls named in the evidence take at least this share of the step.
-const NOTABLE_RUNTIME_SHARE: f64 = 0.05;
-
 impl Rule for LowGpuUtilization {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -137,20 +134,21 @@ impl Rule for LowGpuUtilization {
                     p.other
                 ));
             }
-            let runtime = facts.runtime_calls();
-            let notable = runtime
-                .iter()
-                .take(2)
-                .filter(|r| r.2 as f64 / n >= NOTABLE_RUNTIME_SHARE * step);
-            evidence.extend(notable.map(|(name, calls, ns)| {
-                format!(
-                    "runtime call {name}: {:.1} calls, {:.2} ms of host time per step ({:.1} % \
-                     of the step)",
-                    *calls as f64 / n,
-                    ms(*ns as f64 / n),
-                    100.0 * *ns as f64 / n / step.max(1.0)
-                )
-            }));
+            evidence.extend(
+                crate::summary::dominant_runtime_calls(facts)
+                    .iter()
+                    .take(2)
+                    .map(|r| {
+                        format!(
+                            "runtime call {}: {:.1} calls, {:.2} ms of host time per step \
+                             ({:.1} % of the host step)",
+                            r.name,
+                            r.calls_per_step,
+                            ms(r.ns_per_step),
+                            100.0 * r.share
+                        )
+                    }),
+            );
             evidence.extend(super::graph_replay_line(facts));
             out.push(finish(
                 &META,
