@@ -72,8 +72,6 @@ pub struct Facts<'a> {
     /// Operators, annotations (not steps) and user-code Python frames per track, sorted
     /// by (start, longest first): (start, end, event).
     host_work: OnceLock<PerTrack<(i64, i64, usize)>>,
-    /// Operators and annotations per track, sorted by (start, longest first).
-    host_spans: OnceLock<PerTrack<(i64, i64, usize)>>,
     /// The memory view.
     memory: OnceLock<MemoryView>,
     /// GPU-wide host-wait time.
@@ -109,7 +107,7 @@ impl<'a> Facts<'a> {
             )
         });
         let has_step_markers = overview.step_source == StepSource::ProfilerStep;
-        let host_steps = host_spans(trace, &steps, has_step_markers);
+        let host_steps = host_step_spans(trace, &steps, has_step_markers);
         Self {
             trace,
             overview,
@@ -121,7 +119,6 @@ impl<'a> Facts<'a> {
             launches: OnceLock::new(),
             user_frames: OnceLock::new(),
             host_work: OnceLock::new(),
-            host_spans: OnceLock::new(),
             memory: OnceLock::new(),
             host_wait: OnceLock::new(),
             launch_stats: OnceLock::new(),
@@ -502,41 +499,6 @@ impl<'a> Facts<'a> {
 }
 
 impl Facts<'_> {
-    /// The innermost operator or annotation (not a step span) on host track `track`
-    /// whose span contains `ts_ns`: the last span starting at or before `ts_ns`, then up
-    /// its ancestors until one contains it.
-    pub fn host_op_at(&self, track: u32, ts_ns: i64) -> Option<usize> {
-        let t = self.trace;
-        let e = &t.events;
-        let map = self.host_spans.get_or_init(|| {
-            let mut m: PerTrack<(i64, i64, usize)> = Default::default();
-            for i in self.events(&[CategoryKind::CpuOp, CategoryKind::UserAnnotation], |_| {
-                true
-            }) {
-                m.entry(e.track[i].0)
-                    .or_default()
-                    .push((e.ts_ns[i], -e.dur_ns[i], i));
-            }
-            for v in m.values_mut() {
-                v.sort_unstable();
-            }
-            m
-        });
-        let v = map.get(&track)?;
-        let j = v.partition_point(|s| s.0 <= ts_ns).checked_sub(1)?;
-        let contains = |i: usize| e.ts_ns[i] <= ts_ns && ts_ns < e.ts_ns[i] + e.dur_ns[i];
-        let is_op = |i: usize| {
-            matches!(
-                t.categories.kind(e.cat[i]),
-                CategoryKind::CpuOp | CategoryKind::UserAnnotation
-            ) && !self.name(i).starts_with("ProfilerStep#")
-        };
-        let first = v[j].2;
-        std::iter::once(first)
-            .chain(self.ancestors(first))
-            .find(|&i| contains(i) && is_op(i))
-    }
-
     /// What host thread `track` was executing during `[lo, hi)`: for each instant, the
     /// innermost operator, annotation (DataLoader fetches and `record_function` ranges
     /// included, steps not) or user-code Python frame running then; time in none of them
@@ -658,7 +620,7 @@ impl Facts<'_> {
 /// The host span of each kept step: the `ProfilerStep#` span of the same name that
 /// starts nearest the window (stretching can move a window's start), else the window
 /// itself; without step markers, the whole trace.
-fn host_spans(trace: &Trace, steps: &[StepWindow], markers: bool) -> Vec<(i64, i64)> {
+fn host_step_spans(trace: &Trace, steps: &[StepWindow], markers: bool) -> Vec<(i64, i64)> {
     let (host, _) = find_steps(trace);
     let whole = trace.span_ns();
     steps
