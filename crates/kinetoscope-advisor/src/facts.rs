@@ -258,6 +258,17 @@ impl<'a> Facts<'a> {
         self.steps.iter().map(|s| (s.start_ns, s.end_ns)).collect()
     }
 
+    /// The GPU activities a runtime or driver call launched (by CUPTI correlation).
+    pub fn launched_by(&self, call: usize) -> impl Iterator<Item = usize> + '_ {
+        let c = self.trace.events.correlation[call];
+        (c != 0)
+            .then(|| self.trace.correlation_index().gpu.get(&c))
+            .flatten()
+            .into_iter()
+            .flatten()
+            .map(|g| g.index())
+    }
+
     /// The GPU activities (kernels, copies, sets; graph kernels included) launched by
     /// runtime calls made during a host event on its thread, by CUPTI correlation.
     pub fn launched_gpu(&self, event: usize) -> Vec<usize> {

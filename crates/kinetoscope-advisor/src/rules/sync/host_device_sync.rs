@@ -6,7 +6,9 @@
 //! `.item()`, `.tolist()`, `if tensor:`), explicit synchronisations
 //! (`cudaStreamSynchronize`, `cudaDeviceSynchronize`, `cudaEventSynchronize`, their
 //! driver and HIP equivalents), blocking copies (`cudaMemcpy`, `hipMemcpy`,
-//! `hipMemcpyWithStream`, the driver's `cuMemcpy*`) and device frees (`cudaFree`,
+//! `hipMemcpyWithStream`, the driver's `cuMemcpy*`, and `cudaMemcpyAsync` /
+//! `hipMemcpyAsync` into pageable host memory, which waits for the stream's queued
+//! work) and device frees (`cudaFree`,
 //! `hipFree`, `cuMemFree`, which synchronise the device), with the code that caused
 //! them.
 //!
@@ -159,7 +161,20 @@ impl Rule for HostDeviceSync {
             CategoryKind::CudaDriver,
             CategoryKind::OtherRuntime,
         ];
-        let calls = facts.events(&runtime, |n| sync_call(n).is_some());
+        // Blocking by name, and asynchronous copies that block: to pageable host memory
+        // the copy must wait for the stream's queued work.
+        let mut calls = facts.events(&runtime, |n| sync_call(n).is_some());
+        calls.extend(
+            facts
+                .events(&runtime, |n| n.ends_with("MemcpyAsync"))
+                .into_iter()
+                .filter(|&i| {
+                    facts
+                        .launched_by(i)
+                        .any(|g| facts.name(g).contains("-> Pageable"))
+                }),
+        );
+        calls.sort_unstable();
         let reads =
             facts.outermost(&facts.events(&[CategoryKind::CpuOp], |n| SCALAR_READS.contains(&n)));
         let reads: rustc_hash::FxHashSet<usize> = reads
@@ -178,7 +193,7 @@ impl Rule for HostDeviceSync {
                 }
                 None => points.extend(facts.step_of_event(i).map(|step| Point {
                     event: i,
-                    kind: sync_call(facts.name(i)).unwrap_or(Kind::Synchronize),
+                    kind: sync_call(facts.name(i)).unwrap_or(Kind::BlockingCopy),
                     step,
                 })),
             }
