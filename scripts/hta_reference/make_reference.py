@@ -7,6 +7,9 @@ rank folder) below it loads the trace with HTA's defaults and writes, into
 `<out>/<name>/`:
 
     temporal_breakdown.csv          get_temporal_breakdown(visualize=False)
+    temporal_breakdown_asserts_off.csv  only where that call fails on one of HTA's own
+                                    sanity asserts: the same call under `python -O`, i.e.
+                                    the numbers HTA computed before refusing them
     idle_time_breakdown.csv         get_idle_time_breakdown(ranks=<all>, visualize=False,
     idle_time_interval_stats.csv        show_idle_interval_stats=True)  (default
                                         consecutive_kernel_delay=30 µs); the second frame's
@@ -56,6 +59,7 @@ import logging
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -112,8 +116,20 @@ TRACES: dict[str, tuple[str, str]] = {
     ),
 }
 
+# `get_temporal_breakdown` in a separate `python -O` process (asserts off): argv = trace
+# folder, output CSV.
+TEMPORAL_ASSERTS_OFF = """
+import logging, sys, warnings
+warnings.simplefilter("ignore")
+logging.disable(logging.WARNING)
+from hta.trace_analysis import TraceAnalysis
+TraceAnalysis(trace_dir=sys.argv[1]).get_temporal_breakdown(visualize=False).to_csv(
+    sys.argv[2], index=False)
+"""
+
 OUTPUTS = [
     "temporal_breakdown.csv",
+    "temporal_breakdown_asserts_off.csv",
     "idle_time_breakdown.csv",
     "idle_time_interval_stats.csv",
     "gpu_kernel_type_breakdown.csv",
@@ -229,6 +245,18 @@ def run_one(name: str, files: list[Path], shared: Path, out: Path) -> dict:
         df = call("temporal", lambda: analyzer.get_temporal_breakdown(visualize=False))
         if df is not None:
             write(df, "temporal_breakdown.csv")
+        elif meta["errors"]["temporal"].startswith("AssertionError"):
+            # HTA computed the numbers and then refused them (a sanity assert, e.g.
+            # non-compute time < 0 after its rounding made sub-µs rows negative). Record
+            # what it computed: the same call with Python's asserts off (`python -O`).
+            done = subprocess.run(
+                [sys.executable, "-O", "-c", TEMPORAL_ASSERTS_OFF, str(tmp),
+                 str(out / "temporal_breakdown_asserts_off.csv")],
+                capture_output=True,
+                text=True,
+            )
+            if done.returncode != 0:
+                meta["errors"]["temporal_asserts_off"] = done.stderr.strip().splitlines()[-1]
 
         res = call(
             "idle",

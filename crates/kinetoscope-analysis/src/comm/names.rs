@@ -2,37 +2,6 @@
 //! arguments say: the collective, the NCCL algorithm and protocol, element sizes and the
 //! nccl-tests bus-bandwidth factors (NVIDIA nccl-tests, `doc/PERFORMANCE.md`).
 
-/// The class of a GPU activity under HTA 0.5.0's anchored, case-sensitive regexes
-/// (HTA's kernel classes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HtaClass {
-    /// `^nccl.*Kernel`.
-    Communication,
-    /// `(^Memcpy)|(^Memset)|(^dma)`.
-    Memory,
-    /// Not matching `(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)`.
-    Computation,
-    /// Anything else (sync events, ...).
-    Other,
-}
-
-impl HtaClass {
-    /// Classify a GPU activity by name, as HTA 0.5.0's `get_kernel_type` does.
-    pub fn of(name: &str) -> Self {
-        let nccl_kernel = name.starts_with("nccl") && name[4..].contains("Kernel");
-        if nccl_kernel {
-            return Self::Communication;
-        }
-        if name.starts_with("Memcpy") || name.starts_with("Memset") || name.starts_with("dma") {
-            return Self::Memory;
-        }
-        if name.contains("Memcpy") || name.starts_with("Memset") || name.contains("Sync") {
-            return Self::Other;
-        }
-        Self::Computation
-    }
-}
-
 /// A communication kernel by kinetoscope's rule: the name contains `nccl` (NCCL and
 /// every spelling of its kernels: `ncclKernel_*`, `ncclDevKernel_*`), or starts with
 /// `rccl` or `hccl` (ROCm, Ascend).
@@ -129,31 +98,6 @@ pub fn dtype_size(dtype: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hta_classes() {
-        assert_eq!(
-            HtaClass::of("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(x)"),
-            HtaClass::Communication
-        );
-        // 0.5.0 misses the modern spelling unless "Kernel" follows: it does here.
-        assert_eq!(
-            HtaClass::of("ncclDevKernel_AllGather_RING_LL(x)"),
-            HtaClass::Communication
-        );
-        assert_eq!(
-            HtaClass::of("Memcpy HtoD (Pinned -> Device)"),
-            HtaClass::Memory
-        );
-        assert_eq!(HtaClass::of("Memset (Device)"), HtaClass::Memory);
-        assert_eq!(HtaClass::of("Stream Sync"), HtaClass::Other);
-        assert_eq!(HtaClass::of("Stream Wait Event"), HtaClass::Computation);
-        assert_eq!(
-            HtaClass::of("void at::native::foo<float>()"),
-            HtaClass::Computation
-        );
-        assert_eq!(HtaClass::of("fooMemcpyKernel"), HtaClass::Other);
-    }
 
     #[test]
     fn nccl_names() {

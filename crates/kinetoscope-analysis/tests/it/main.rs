@@ -19,6 +19,7 @@ mod comm_ranks;
 mod common;
 mod critical_path;
 mod hta_differences;
+mod hta_reference;
 mod hta_trace_filter;
 mod memory;
 mod memory_snapshot;
