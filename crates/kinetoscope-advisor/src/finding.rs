@@ -1,9 +1,9 @@
 //! Findings: what a rule reports, with its impact, confidence, evidence and fix.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How bad a finding is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Worth knowing; no threshold crossed.
@@ -41,7 +41,7 @@ impl std::str::FromStr for Severity {
 }
 
 /// How many steps or ranks support a finding.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Confidence {
     /// Steps in which the problem was seen.
     pub steps: usize,
@@ -53,21 +53,53 @@ pub struct Confidence {
     pub of_ranks: usize,
 }
 
+/// What a finding is about inside its trace (or, for cross-rank findings, its rank
+/// folder); with the rule code it makes the finding's [`Finding::subject`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum About {
+    /// The trace as a whole (a rule that reports at most one finding per trace).
+    Trace,
+    /// One device: `GPU0`, `CPU`.
+    Device(String),
+    /// One copy direction: `HtoD`, `DtoH`.
+    Direction(String),
+    /// One rank of a rank folder.
+    Rank(i64),
+}
+
+impl About {
+    /// The subject key of a finding of rule `code` about this: `ME002:device=GPU0`,
+    /// `TR002:direction=HtoD`, `DI001:rank=3`, `GP003:trace`.
+    pub fn subject(&self, code: &str) -> String {
+        match self {
+            Self::Trace => format!("{code}:trace"),
+            Self::Device(d) => format!("{code}:device={d}"),
+            Self::Direction(d) => format!("{code}:direction={d}"),
+            Self::Rank(r) => format!("{code}:rank={r}"),
+        }
+    }
+}
+
 /// A finding of one rule on one trace (or on a set of rank traces).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     /// Stable rule code (`IN001`); never reused.
-    pub id: &'static str,
+    pub id: String,
     /// Rule name, after the problem (`DataloaderStall`).
-    pub rule: &'static str,
+    pub rule: String,
+    /// Stable key of what the finding is about: the rule code and its [`About`]
+    /// (`GP001:device=GPU0`). Unique among the findings of one trace and the same from
+    /// run to run of the same code on the same problem, so that two reports can be
+    /// matched finding by finding (with `rank` for the traces of a rank folder).
+    pub subject: String,
     /// One-line title with the key number.
     pub title: String,
     /// Severity after confidence gating.
     pub severity: Severity,
-    /// Estimated recoverable time per step, ms (an upper bound: the affected time).
-    pub impact_ms_per_step: f64,
-    /// `impact_ms_per_step` as a percentage of the mean step time.
-    pub impact_pct: f64,
+    /// Estimated recoverable time per step, ns (an upper bound: the affected time).
+    pub impact_ns_per_step: f64,
+    /// `impact_ns_per_step` as a share of the mean step time (0–1).
+    pub impact_share: f64,
     /// Steps and ranks that support the finding.
     pub confidence: Confidence,
     /// Evidence lines: operators, kernels, stacks, steps or ranks, with numbers.
@@ -83,7 +115,7 @@ pub struct Finding {
 }
 
 /// How many findings there are of each severity.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeverityCounts {
     /// Critical findings.
     pub critical: usize,
@@ -121,16 +153,16 @@ pub fn all_findings<'a>(
     all
 }
 
-/// Order findings by estimated recoverable time (`impact_ms_per_step`, largest first),
+/// Order findings by estimated recoverable time (`impact_ns_per_step`, largest first),
 /// then severity (critical first), then id. Findings whose impact is unknown carry 0
 /// (memory findings, whose cost is the risk of running out of memory), so they follow
 /// every finding with a time impact, worst severity first, info last.
 pub fn rank_findings(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
-        b.impact_ms_per_step
-            .total_cmp(&a.impact_ms_per_step)
+        b.impact_ns_per_step
+            .total_cmp(&a.impact_ns_per_step)
             .then(b.severity.cmp(&a.severity))
-            .then(a.id.cmp(b.id))
+            .then(a.id.cmp(&b.id))
     });
 }
 
@@ -138,14 +170,15 @@ pub fn rank_findings(findings: &mut [Finding]) {
 mod tests {
     use super::*;
 
-    fn f(id: &'static str, severity: Severity, impact: f64) -> Finding {
+    fn f(id: &str, severity: Severity, impact: f64) -> Finding {
         Finding {
-            id,
-            rule: id,
+            id: id.to_owned(),
+            rule: id.to_owned(),
+            subject: About::Trace.subject(id),
             title: String::new(),
             severity,
-            impact_ms_per_step: impact,
-            impact_pct: 0.0,
+            impact_ns_per_step: impact,
+            impact_share: 0.0,
             confidence: Confidence::default(),
             evidence: Vec::new(),
             fix: String::new(),
@@ -167,7 +200,7 @@ mod tests {
             f("G", Severity::Warning, 1.0),
         ];
         rank_findings(&mut v);
-        let ids: Vec<&str> = v.iter().map(|x| x.id).collect();
+        let ids: Vec<&str> = v.iter().map(|x| x.id.as_str()).collect();
         // Impact first; equal impact by severity; unknown-impact info findings last.
         assert_eq!(ids, ["E", "C", "B", "G", "F", "D", "A"]);
     }

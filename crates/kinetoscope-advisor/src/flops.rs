@@ -12,12 +12,12 @@
 
 use kinetoscope_trace::{parse_dims, CategoryKind, EventId, Trace};
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::facts::Facts;
 
 /// The precision an operator ran in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Precision {
     /// FP64.
@@ -47,7 +47,7 @@ impl Precision {
 }
 
 /// Operator classes whose FLOPs are counted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpClass {
     /// Matrix multiplications.
@@ -168,37 +168,37 @@ fn conv_out(x: &[i64], w: &[i64], concrete: &[String]) -> Option<Vec<i64>> {
 }
 
 /// Dense peak TFLOP/s of one GPU (vendor datasheets, without 2:4 sparsity).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuPeak {
     /// The table row used.
-    pub model: &'static str,
-    /// FP64 (tensor/matrix core where available).
-    pub fp64: f64,
-    /// FP32 on CUDA cores.
-    pub fp32: f64,
-    /// TF32 tensor cores.
-    pub tf32: f64,
-    /// BF16/FP16 tensor cores.
-    pub bf16: f64,
-    /// FP8 tensor cores (0 when absent).
-    pub fp8: f64,
+    pub model: String,
+    /// FP64 TFLOP/s (tensor/matrix core where available).
+    pub fp64_tflops: f64,
+    /// FP32 TFLOP/s on CUDA cores.
+    pub fp32_tflops: f64,
+    /// TF32 tensor-core TFLOP/s.
+    pub tf32_tflops: f64,
+    /// BF16/FP16 tensor-core TFLOP/s.
+    pub bf16_tflops: f64,
+    /// FP8 tensor-core TFLOP/s (0 when absent).
+    pub fp8_tflops: f64,
 }
 
 impl GpuPeak {
     /// Peak TFLOP/s for a precision.
     pub fn for_precision(&self, p: Precision) -> f64 {
         match p {
-            Precision::Fp64 => self.fp64,
-            Precision::Fp32 => self.fp32,
-            Precision::Tf32 => self.tf32,
-            Precision::Bf16 => self.bf16,
-            Precision::Fp8 => self.fp8,
+            Precision::Fp64 => self.fp64_tflops,
+            Precision::Fp32 => self.fp32_tflops,
+            Precision::Tf32 => self.tf32_tflops,
+            Precision::Bf16 => self.bf16_tflops,
+            Precision::Fp8 => self.fp8_tflops,
         }
     }
 }
 
 /// Rows of the peak table, most specific pattern first.
-const PEAKS: &[(&[&str], GpuPeak)] = &[
+const PEAKS: &[(&[&str], PeakRow)] = &[
     (
         &["h100", "pcie"],
         row("H100 PCIe", 51.0, 51.0, 378.0, 756.0, 1513.0),
@@ -234,15 +234,11 @@ const PEAKS: &[(&[&str], GpuPeak)] = &[
     ),
 ];
 
-const fn row(model: &'static str, fp64: f64, fp32: f64, tf32: f64, bf16: f64, fp8: f64) -> GpuPeak {
-    GpuPeak {
-        model,
-        fp64,
-        fp32,
-        tf32,
-        bf16,
-        fp8,
-    }
+/// A row of the peak table: the model and its TFLOP/s in [`GpuPeak`] order.
+struct PeakRow(&'static str, [f64; 5]);
+
+const fn row(model: &'static str, fp64: f64, fp32: f64, tf32: f64, bf16: f64, fp8: f64) -> PeakRow {
+    PeakRow(model, [fp64, fp32, tf32, bf16, fp8])
 }
 
 /// The peak-table row for a `deviceProperties` name (`NVIDIA H100 80GB HBM3`).
@@ -251,11 +247,20 @@ pub fn gpu_peak(device_name: &str) -> Option<GpuPeak> {
     PEAKS
         .iter()
         .find(|(pats, _)| pats.iter().all(|p| l.contains(p)))
-        .map(|(_, p)| p.clone())
+        .map(
+            |(_, PeakRow(model, [fp64, fp32, tf32, bf16, fp8]))| GpuPeak {
+                model: (*model).to_owned(),
+                fp64_tflops: *fp64,
+                fp32_tflops: *fp32,
+                tf32_tflops: *tf32,
+                bf16_tflops: *bf16,
+                fp8_tflops: *fp8,
+            },
+        )
 }
 
 /// FLOPs and achieved rate of one op class, per step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassFlops {
     /// The class.
     pub class: OpClass,
@@ -263,15 +268,15 @@ pub struct ClassFlops {
     pub calls: u64,
     /// FLOPs per step (mean over steps).
     pub flops_per_step: f64,
-    /// Time those calls took per step, ms (GPU kernel time when the trace has GPU
+    /// Time those calls took per step, ns (GPU kernel time when the trace has GPU
     /// work, else host time).
-    pub time_ms_per_step: f64,
+    pub time_ns_per_step: f64,
     /// Achieved TFLOP/s over that time.
     pub achieved_tflops: Option<f64>,
 }
 
 /// FLOPs, throughput and MFU of one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FlopsSummary {
     /// Per class, in [`OpClass`] order (classes with no counted call are absent).
     pub classes: Vec<ClassFlops>,
@@ -373,7 +378,7 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
             class,
             calls,
             flops_per_step: fl / n_steps,
-            time_ms_per_step: time as f64 / 1e6 / n_steps,
+            time_ns_per_step: time as f64 / n_steps,
             achieved_tflops: (time > 0).then(|| fl / (time as f64 / 1e9) / 1e12),
         })
         .collect();
@@ -548,9 +553,15 @@ mod tests {
 
     #[test]
     fn peak_table() {
-        assert_eq!(gpu_peak("NVIDIA H100 80GB HBM3").unwrap().bf16, 989.4);
-        assert_eq!(gpu_peak("NVIDIA H100 PCIe").unwrap().bf16, 756.0);
-        assert_eq!(gpu_peak("NVIDIA A100-SXM4-80GB").unwrap().tf32, 156.0);
+        assert_eq!(
+            gpu_peak("NVIDIA H100 80GB HBM3").unwrap().bf16_tflops,
+            989.4
+        );
+        assert_eq!(gpu_peak("NVIDIA H100 PCIe").unwrap().bf16_tflops, 756.0);
+        assert_eq!(
+            gpu_peak("NVIDIA A100-SXM4-80GB").unwrap().tf32_tflops,
+            156.0
+        );
         assert_eq!(gpu_peak("NVIDIA H200").unwrap().model, "H200 SXM");
         assert!(gpu_peak("Tesla V100-SXM2-16GB").is_none());
         assert_eq!(

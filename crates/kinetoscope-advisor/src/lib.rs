@@ -16,7 +16,7 @@
 //! let trace = read_trace("rank0.pt.trace.json.gz".as_ref(), &ReadOptions::default()).unwrap();
 //! let report = advise_trace(&trace, &Config::default());
 //! for f in &report.findings {
-//!     println!("{} {} {:.2} ms/step", f.id, f.title, f.impact_ms_per_step);
+//!     println!("{} {} {:.2} ms/step", f.id, f.title, f.impact_ns_per_step / 1e6);
 //! }
 //! ```
 
@@ -27,13 +27,15 @@ pub mod flops;
 pub mod rules;
 pub mod summary;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use config::Config;
-pub use finding::{all_findings, rank_findings, Confidence, Finding, Severity, SeverityCounts};
+pub use finding::{
+    all_findings, rank_findings, About, Confidence, Finding, Severity, SeverityCounts,
+};
 
 /// The advisor's result for one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceReport {
     /// The file.
     pub path: String,

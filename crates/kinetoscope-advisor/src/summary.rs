@@ -7,27 +7,27 @@ use kinetoscope_analysis::overview::{GpuMetrics, Parts};
 use kinetoscope_analysis::stats::DurationStats;
 use kinetoscope_analysis::steps::StepSource;
 use kinetoscope_trace::{CategoryKind, Phase};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::facts::Facts;
 use crate::rules::input::dataloader_stall::is_dataloader;
 
-/// Host-side phases per step, ms (mean over steps).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// Host-side phases per step, ns (mean over steps).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Phases {
     /// DataLoader fetches.
-    pub dataloader_ms: f64,
+    pub dataloader_ns: f64,
     /// Host time of the forward pass: top-level work of the step before its first
     /// backward span.
-    pub forward_ms: f64,
+    pub forward_ns: f64,
     /// Backward: autograd `evaluate_function` spans (any thread).
-    pub backward_ms: f64,
+    pub backward_ns: f64,
     /// `Optimizer.step#…` and `Optimizer.zero_grad#…`.
-    pub optimizer_ms: f64,
+    pub optimizer_ns: f64,
 }
 
 /// Peak memory of one device, as the memory view (`kinetoscope memory`) reports it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemoryPeak {
     /// `CPU`, `GPU0`, ...
     pub device: String,
@@ -37,12 +37,13 @@ pub struct MemoryPeak {
     pub peak_reserved_bytes: i64,
     /// Device memory from `deviceProperties`, bytes.
     pub capacity_bytes: Option<u64>,
-    /// `100 · max(peak reserved, peak allocated) / capacity`.
-    pub peak_pct_of_capacity: Option<f64>,
+    /// `max(peak reserved, peak allocated) / capacity` (0–1, above 1 when the trace
+    /// claims more than the device has).
+    pub peak_share_of_capacity: Option<f64>,
 }
 
 /// The summary of one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Where the steps came from.
     pub step_source: StepSource,
@@ -50,18 +51,18 @@ pub struct Summary {
     pub steps: usize,
     /// Step-time statistics (ns).
     pub step_stats: Option<DurationStats>,
-    /// Mean step breakdown, ms (parts add up to the mean step).
-    pub breakdown_ms: Option<Parts<f64>>,
-    /// Mean step breakdown, % of the mean step.
-    pub breakdown_pct: Option<Parts<f64>>,
+    /// Mean step breakdown, ns (parts add up to the mean step).
+    pub breakdown_ns: Option<Parts<f64>>,
+    /// Mean step breakdown, shares of the mean step (0–1).
+    pub breakdown_share: Option<Parts<f64>>,
     /// Host-side phases.
     pub phases: Phases,
     /// Per-GPU metrics.
     pub gpus: Vec<GpuMetrics>,
     /// Memory peaks per device.
     pub memory: Vec<MemoryPeak>,
-    /// Host time in collectives per step, ms (outermost communication spans).
-    pub communication_ms: f64,
+    /// Host time in collectives per step, ns (outermost communication spans).
+    pub communication_ns: f64,
     /// Warnings from reading and from the overview.
     pub warnings: Vec<Note>,
 }
@@ -79,7 +80,7 @@ pub fn is_collective(name: &str) -> bool {
 pub fn summarize(facts: &Facts) -> Summary {
     let n = facts.n_steps().max(1) as f64;
     let durs: Vec<i64> = facts.steps.iter().map(|s| s.dur_ns()).collect();
-    let sum_ms = |ev: &[usize]| facts.per_step_ns(ev).iter().sum::<i64>() as f64 / n / 1e6;
+    let per_step = |ev: &[usize]| facts.per_step_ns(ev).iter().sum::<i64>() as f64 / n;
     let host = [CategoryKind::UserAnnotation, CategoryKind::CpuOp];
     let dl = facts.outermost(&facts.events(&host, is_dataloader));
     let opt = facts.outermost(&facts.events(&host, |n| {
@@ -140,10 +141,10 @@ pub fn summarize(facts: &Facts) -> Summary {
                 peak_allocated_bytes: d.peak_allocated.as_ref()?.bytes,
                 peak_reserved_bytes: d.peak_reserved.as_ref().map_or(0, |p| p.bytes.max(0)),
                 capacity_bytes,
-                peak_pct_of_capacity: capacity_bytes.and(
+                peak_share_of_capacity: capacity_bytes.and(
                     match (
-                        d.peak_allocated_pct_of_capacity,
-                        d.peak_reserved_pct_of_capacity,
+                        d.peak_allocated_share_of_capacity,
+                        d.peak_reserved_share_of_capacity,
                     ) {
                         (Some(a), Some(r)) => Some(a.max(r)),
                         (a, r) => a.or(r),
@@ -157,17 +158,17 @@ pub fn summarize(facts: &Facts) -> Summary {
         step_source: facts.overview.step_source,
         steps: facts.n_steps(),
         step_stats: DurationStats::of(&durs),
-        breakdown_ms: avg.map(|a| a.breakdown_us.map(|v| v / 1e3)),
-        breakdown_pct: avg.map(|a| a.percent),
+        breakdown_ns: avg.map(|a| a.breakdown_ns),
+        breakdown_share: avg.map(|a| a.share),
         phases: Phases {
-            dataloader_ms: sum_ms(&dl),
-            forward_ms: fwd_ns as f64 / n / 1e6,
-            backward_ms: sum_ms(&bwd),
-            optimizer_ms: sum_ms(&opt),
+            dataloader_ns: per_step(&dl),
+            forward_ns: fwd_ns as f64 / n,
+            backward_ns: per_step(&bwd),
+            optimizer_ns: per_step(&opt),
         },
         gpus: facts.overview.gpus.clone(),
         memory,
-        communication_ms: sum_ms(&comm),
+        communication_ns: per_step(&comm),
         warnings: facts.overview.warnings.clone(),
     }
 }

@@ -3,11 +3,11 @@
 //! results (`warnings`, `notes`); the renderers word them.
 
 use kinetoscope_trace::Defect;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One thing the reader of a result should know. Serialised with a `kind` tag
 /// (`{"kind": "dropped_tail_steps", "steps": [...]}`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Note {
     /// The reader got past defects in the file (repaired, read as null, or skipped).
@@ -46,10 +46,10 @@ pub enum Note {
     WalkStoppedEarly,
     /// The critical path stopped where no predecessor was found, short of the window.
     PartialPath {
-        /// Time the path covers, µs.
-        length_us: f64,
-        /// The step window, µs.
-        window_us: f64,
+        /// Time the path covers, ns.
+        length_ns: i64,
+        /// The step window, ns.
+        window_ns: i64,
     },
     /// No operator matching the name launched enough kernels for a sequence.
     NoMatchingOperator {

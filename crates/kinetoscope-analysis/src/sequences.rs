@@ -13,7 +13,7 @@
 //!   out so the list shows distinct candidates.
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, EventId, Phase, StrId, Trace, TrackId};
 
@@ -46,7 +46,7 @@ impl Default for SequenceOptions {
 }
 
 /// Where the patterns were looked for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SequenceScope {
     /// Kernels of each kept step, per stream.
@@ -59,7 +59,7 @@ pub enum SequenceScope {
 }
 
 /// One frequent pattern.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KernelSequence {
     /// The operator of the pattern (operator mode).
     pub op: Option<String>,
@@ -67,18 +67,18 @@ pub struct KernelSequence {
     pub kernels: Vec<String>,
     /// Occurrences.
     pub count: u64,
-    /// Summed duration of the pattern's kernels over all occurrences, µs.
-    pub kernel_time_us: f64,
-    /// Mean kernel time per occurrence, µs.
-    pub mean_kernel_time_us: f64,
-    /// `kernel_time_us` as % of the kernel time in scope.
-    pub share_pct: f64,
-    /// Summed operator duration over occurrences, µs (operator mode).
-    pub op_time_us: Option<f64>,
+    /// Summed duration of the pattern's kernels over all occurrences, ns.
+    pub kernel_time_ns: i64,
+    /// Mean kernel time per occurrence, ns.
+    pub mean_kernel_time_ns: f64,
+    /// `kernel_time_ns` as a share of the kernel time in scope (0–1).
+    pub share: f64,
+    /// Summed operator duration over occurrences, ns (operator mode).
+    pub op_time_ns: Option<i64>,
 }
 
 /// The frequent sequences of one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceSequences {
     /// The file.
     pub path: String,
@@ -88,8 +88,8 @@ pub struct TraceSequences {
     pub roots: u64,
     /// Kernels in scope.
     pub kernels: u64,
-    /// Their total duration, µs.
-    pub kernel_time_us: f64,
+    /// Their total duration, ns.
+    pub kernel_time_ns: i64,
     /// The patterns, most frequent first.
     pub sequences: Vec<KernelSequence>,
     /// What the analysis had to assume.
@@ -213,14 +213,14 @@ fn step_mode(trace: &Trace, min_len: usize, max_len: usize, top: usize) -> Trace
                 .map(|&id| trace.strings.get(StrId(id)).to_owned())
                 .collect(),
             count: g.count,
-            kernel_time_us: g.time_ns as f64 / 1e3,
-            mean_kernel_time_us: g.time_ns as f64 / 1e3 / g.count as f64,
-            share_pct: if total_ns > 0 {
-                100.0 * g.time_ns as f64 / total_ns as f64
+            kernel_time_ns: g.time_ns,
+            mean_kernel_time_ns: g.time_ns as f64 / g.count as f64,
+            share: if total_ns > 0 {
+                g.time_ns as f64 / total_ns as f64
             } else {
                 0.0
             },
-            op_time_us: None,
+            op_time_ns: None,
         })
         .collect();
     let mut warnings = Vec::new();
@@ -232,7 +232,7 @@ fn step_mode(trace: &Trace, min_len: usize, max_len: usize, top: usize) -> Trace
         scope: SequenceScope::Step,
         roots: plan.steps.len() as u64,
         kernels: ks.len() as u64,
-        kernel_time_us: total_ns as f64 / 1e3,
+        kernel_time_ns: total_ns,
         sequences,
         warnings,
     }
@@ -359,7 +359,7 @@ fn operator_mode(trace: &Trace, op: &str, min_len: usize, top: usize) -> TraceSe
         },
         roots,
         kernels: nkernels,
-        kernel_time_us: total_ns as f64 / 1e3,
+        kernel_time_ns: total_ns,
         sequences: list
             .into_iter()
             .map(|p| KernelSequence {
@@ -370,14 +370,14 @@ fn operator_mode(trace: &Trace, op: &str, min_len: usize, top: usize) -> TraceSe
                     .map(|&id| trace.strings.get(StrId(id)).to_owned())
                     .collect(),
                 count: p.count,
-                kernel_time_us: p.kernel_ns as f64 / 1e3,
-                mean_kernel_time_us: p.kernel_ns as f64 / 1e3 / p.count as f64,
-                share_pct: if total_ns > 0 {
-                    100.0 * p.kernel_ns as f64 / total_ns as f64
+                kernel_time_ns: p.kernel_ns,
+                mean_kernel_time_ns: p.kernel_ns as f64 / p.count as f64,
+                share: if total_ns > 0 {
+                    p.kernel_ns as f64 / total_ns as f64
                 } else {
                     0.0
                 },
-                op_time_us: Some(p.op_ns as f64 / 1e3),
+                op_time_ns: Some(p.op_ns),
             })
             .collect(),
         warnings,

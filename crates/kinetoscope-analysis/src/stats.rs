@@ -1,11 +1,11 @@
 //! Distribution statistics over nanosecond durations.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Count, mean, median, p90, min, max and coefficient of variation of a set of
 /// durations. Percentiles interpolate linearly between the two nearest ranks (NumPy's
 /// default), so the median of an even count is the mean of the middle two.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DurationStats {
     /// Number of values.
     pub count: usize,

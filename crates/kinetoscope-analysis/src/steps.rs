@@ -7,10 +7,10 @@
 //! `(whole trace)`, as the TensorBoard plugin does; [`StepSource`] says which was used.
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One step.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {
     /// `ProfilerStep#N`, or `(whole trace)` in the fallback.
     pub name: String,
@@ -23,7 +23,7 @@ pub struct Step {
 }
 
 /// Where the steps came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepSource {
     /// `ProfilerStep#N` spans.

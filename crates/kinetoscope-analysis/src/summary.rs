@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 
 use kinetoscope_trace::{DeviceInfo, RankSource, Trace};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::note::Note;
 use crate::stats::DurationStats;
 use crate::steps::{find_steps, Step, StepSource};
 
 /// Summary of one trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TraceSummary {
     /// The file.
     pub path: String,

@@ -12,7 +12,8 @@ use kinetoscope_analysis::memory::snapshot::SnapshotView;
 use kinetoscope_analysis::memory::timeline::TimelineView;
 use kinetoscope_analysis::ranks::RanksReport;
 use kinetoscope_trace::RunPhase;
-use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::run_folder::PhaseMemory;
 
@@ -20,7 +21,7 @@ use crate::run_folder::PhaseMemory;
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// How the input was laid out.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "layout", rename_all = "snake_case")]
 pub enum InputLayout {
     /// One file (or bytes already in memory).
@@ -35,7 +36,7 @@ pub enum InputLayout {
 }
 
 /// A trace that could not be read.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ReadFailure {
     /// The file.
     pub path: String,
@@ -47,7 +48,7 @@ pub struct ReadFailure {
 ///
 /// `X` holds the view's own options (`group_by`, `sort`, `top`, ...); its fields are
 /// written right after the layout, before `traces`. `()` writes nothing.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Document<T, X = ()> {
     /// JSON schema version.
     pub schema_version: u32,
@@ -62,7 +63,7 @@ pub struct Document<T, X = ()> {
     /// One result per trace read, in file order.
     pub traces: Vec<T>,
     /// Run folders (summary and memory views): each phase's memory artifacts side by side.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phase_memory: Vec<PhaseMemory>,
     /// Traces that could not be read.
     pub errors: Vec<ReadFailure>,
@@ -89,7 +90,7 @@ impl<T, X> Document<T, X> {
 }
 
 /// The options of a sorted, cut table view (`ops`, `kernels`).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TableOptions<G, S> {
     /// Grouping of the rows.
     pub group_by: G,
@@ -100,7 +101,7 @@ pub struct TableOptions<G, S> {
 }
 
 /// Which of the GPU-time views a [`GpuTimeDocument`] holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GpuTimeAnalysis {
     /// `temporal`: idle, compute and non-compute GPU time.
@@ -114,7 +115,7 @@ pub enum GpuTimeAnalysis {
 }
 
 /// The options every GPU-time document carries.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GpuTimeOptions {
     /// The view.
     pub analysis: GpuTimeAnalysis,
@@ -129,7 +130,7 @@ pub struct GpuTimeOptions {
 pub type GpuTimeDocument<T> = Document<T, GpuTimeOptions>;
 
 /// `ranks`: a folder of rank traces compared side by side.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RanksDocument {
     /// JSON schema version.
     pub schema_version: u32,
@@ -143,7 +144,7 @@ pub struct RanksDocument {
 
 /// `report`: the advisor's summary and findings for every trace of an input, with the
 /// cross-rank findings and every finding ranked.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ReportDocument {
     /// JSON schema version.
     pub schema_version: u32,
@@ -172,7 +173,7 @@ impl ReportDocument {
 }
 
 /// What a single-file memory document holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemoryFileKind {
     /// A CUDA caching-allocator snapshot.
@@ -182,7 +183,7 @@ pub enum MemoryFileKind {
 }
 
 /// `memory SNAPSHOT`: a CUDA caching-allocator snapshot.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SnapshotDocument {
     /// JSON schema version.
     pub schema_version: u32,
@@ -195,7 +196,7 @@ pub struct SnapshotDocument {
 }
 
 /// `memory TIMELINE`: a profiler memory timeline.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TimelineDocument {
     /// JSON schema version.
     pub schema_version: u32,
@@ -209,4 +210,10 @@ pub struct TimelineDocument {
 /// Pretty JSON text of any document (the one JSON renderer every front end uses).
 pub fn to_json<D: Serialize>(doc: &D) -> Result<String, serde_json::Error> {
     serde_json::to_string_pretty(doc)
+}
+
+/// A document read back from its JSON text (a saved `--format json` output); writing it
+/// again with [`to_json`] gives the same text.
+pub fn from_json<D: DeserializeOwned>(text: &str) -> Result<D, serde_json::Error> {
+    serde_json::from_str(text)
 }

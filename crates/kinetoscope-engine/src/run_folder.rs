@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
 use kinetoscope_trace::read::{read_snapshot, sniff_path, ContentKind};
 use kinetoscope_trace::{ArtifactKind, RunPhase};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::artifacts::timeline_view;
 
 /// What one artifact of a phase says about memory.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ArtifactMemory {
     /// The file.
     pub path: String,
@@ -42,7 +42,7 @@ pub struct ArtifactMemory {
 }
 
 /// The memory artifacts of one phase.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PhaseMemory {
     /// Stage number.
     pub stage: u32,

@@ -4,7 +4,7 @@
 
 use kinetoscope_analysis::comm::{OverlapDefinition, TraceComm};
 
-use crate::format::bytes;
+use crate::format::{bytes, percent, us};
 use crate::tabular::{Tabular, Value};
 use kinetoscope_engine::Document;
 
@@ -67,8 +67,8 @@ fn collectives_table(tr: &TraceComm, with_trace: bool, top: usize) -> Tabular {
                 Some(b) => Value::Text(bytes(b)),
                 None => Value::Empty,
             },
-            Value::float(c.latency_us, 1),
-            Value::float(c.mean_latency_us, 1),
+            Value::float(us(c.latency_ns as f64), 1),
+            Value::float(us(c.mean_latency_ns), 1),
             opt_f(c.algbw_gbps, 2),
             opt_f(c.busbw_gbps, 2),
         ]);
@@ -98,11 +98,11 @@ fn collectives_table_empty() -> Tabular {
         overlap: kinetoscope_analysis::comm::Overlap {
             definition: OverlapDefinition::Kinetoscope,
             window_ns: None,
-            computation_us: 0.0,
-            communication_us: 0.0,
-            overlap_us: 0.0,
-            exposed_communication_us: 0.0,
-            overlap_pct: None,
+            computation_ns: 0,
+            communication_ns: 0,
+            overlap_ns: 0,
+            exposed_communication_ns: 0,
+            overlap_share: None,
             filtered_gpu_events: None,
         },
         steps: Vec::new(),
@@ -126,11 +126,15 @@ pub fn to_table(doc: &CommDocument, top: usize) -> String {
             }
             OverlapDefinition::Hta => "HTA 0.5.0 definition: after HTA's load-time filter",
         };
-        match o.overlap_pct {
+        match o.overlap_share {
             Some(p) => out.push_str(&format!(
-                "  communication/computation overlap: {p:.2}% ({def})\n  communication {:.1} µs, \
+                "  communication/computation overlap: {:.2}% ({def})\n  communication {:.1} µs, \
                  overlapped {:.1} µs, exposed {:.1} µs; computation {:.1} µs\n",
-                o.communication_us, o.overlap_us, o.exposed_communication_us, o.computation_us
+                percent(p),
+                us(o.communication_ns as f64),
+                us(o.overlap_ns as f64),
+                us(o.exposed_communication_ns as f64),
+                us(o.computation_ns as f64)
             )),
             None => out.push_str(&format!("  no communication kernels ({def})\n")),
         }
@@ -151,11 +155,11 @@ pub fn to_table(doc: &CommDocument, top: usize) -> String {
             for s in tr.steps.iter().take(n) {
                 t.push(vec![
                     s.name.clone().into(),
-                    Value::float(s.dur_us, 1),
-                    Value::float(s.communication_us, 1),
-                    Value::float(s.overlapped_us, 1),
-                    Value::float(s.exposed_us, 1),
-                    Value::float(s.exposed_pct_of_step, 2),
+                    Value::float(us(s.dur_ns as f64), 1),
+                    Value::float(us(s.communication_ns as f64), 1),
+                    Value::float(us(s.overlapped_ns as f64), 1),
+                    Value::float(us(s.exposed_ns as f64), 1),
+                    Value::float(percent(s.exposed_share), 2),
                 ]);
             }
             out.push_str(&t.to_terminal());

@@ -4,6 +4,7 @@
 
 use kinetoscope_analysis::critical_path::CriticalPath;
 
+use crate::format::{percent, us};
 use crate::tabular::{Tabular, Value};
 use kinetoscope_engine::Document;
 
@@ -19,8 +20,8 @@ pub fn to_csv(doc: &CriticalPathDocument) -> String {
                 tr.path.clone().into(),
                 tr.step.clone().unwrap_or_default().into(),
                 c.category.label().into(),
-                Value::float(c.time_us, 3),
-                Value::float(c.pct, 2),
+                Value::float(us(c.time_ns as f64), 3),
+                Value::float(percent(c.share), 2),
             ]);
         }
     }
@@ -35,7 +36,7 @@ pub fn to_table(doc: &CriticalPathDocument) -> String {
             "{}\n  critical path of {}: {:.1} µs in {} pieces\n",
             tr.path,
             tr.step.as_deref().unwrap_or("(no step)"),
-            tr.length_us,
+            us(tr.length_ns as f64),
             tr.pieces
         ));
         if !tr.categories.is_empty() {
@@ -44,8 +45,8 @@ pub fn to_table(doc: &CriticalPathDocument) -> String {
             for c in &tr.categories {
                 t.push(vec![
                     c.category.label().into(),
-                    Value::float(c.time_us, 1),
-                    Value::float(c.pct, 1),
+                    Value::float(us(c.time_ns as f64), 1),
+                    Value::float(percent(c.share), 1),
                 ]);
             }
             out.push_str(&t.to_terminal());
@@ -55,7 +56,7 @@ pub fn to_table(doc: &CriticalPathDocument) -> String {
                 t.push(vec![
                     crate::sequences::short_name(&ev.name).into(),
                     ev.category.label().into(),
-                    Value::float(ev.time_us, 1),
+                    Value::float(us(ev.time_ns as f64), 1),
                     ev.pieces.into(),
                 ]);
             }

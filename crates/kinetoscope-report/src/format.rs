@@ -14,6 +14,22 @@ pub fn duration(ns: f64) -> String {
     }
 }
 
+/// Nanoseconds as microseconds, the unit of terminal and CSV time columns (JSON keeps
+/// nanoseconds).
+pub fn us(ns: f64) -> f64 {
+    ns / 1e3
+}
+
+/// Nanoseconds as milliseconds.
+pub fn ms(ns: f64) -> f64 {
+    ns / 1e6
+}
+
+/// A 0–1 share as a percentage (JSON keeps shares; tables show %).
+pub fn percent(share: f64) -> f64 {
+    100.0 * share
+}
+
 /// Bytes in binary units (`512 B`, `1.5 KiB`, `31.7 GiB`).
 pub fn bytes(b: u64) -> String {
     bytes_f(b as f64)
@@ -56,6 +72,7 @@ mod tests {
     #[test]
     fn formats() {
         assert_eq!(duration(812.0), "812 ns");
+        assert_eq!((us(1500.0), ms(2.5e6), percent(0.25)), (1.5, 2.5, 25.0));
         assert_eq!(duration(41_700_000.0), "41.70 ms");
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(bytes(512), "512 B");

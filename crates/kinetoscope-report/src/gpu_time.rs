@@ -10,10 +10,16 @@ use kinetoscope_analysis::gpu_time::temporal::Temporal;
 use kinetoscope_analysis::gpu_time::{Compat, Window};
 use kinetoscope_engine::GpuTimeDocument;
 
+use crate::format::percent;
 use crate::tabular::{Tabular, Value};
 
 fn us(ns: i64) -> f64 {
     ns as f64 / 1000.0
+}
+
+/// A 0–1 share as HTA writes percentages: rounded to 2 decimals.
+fn hta_pct(share: f64) -> f64 {
+    (percent(share) * 100.0).round() / 100.0
 }
 
 fn usf(ns: f64) -> f64 {
@@ -65,11 +71,11 @@ pub fn temporal_table(doc: &GpuTimeDocument<Temporal>) -> String {
             file_name(&r.path).into(),
             Value::float(us(r.total_ns), 0),
             Value::float(us(r.idle_ns), 0),
-            Value::float(r.idle_pct, 2),
+            Value::float(hta_pct(r.idle_share), 2),
             Value::float(us(r.compute_ns), 0),
-            Value::float(r.compute_pct, 2),
+            Value::float(hta_pct(r.compute_share), 2),
             Value::float(us(r.non_compute_ns), 0),
-            Value::float(r.non_compute_pct, 2),
+            Value::float(hta_pct(r.non_compute_share), 2),
         ]);
     }
     t.to_terminal()
@@ -96,9 +102,9 @@ pub fn temporal_csv(doc: &GpuTimeDocument<Temporal>) -> String {
             Value::float(us(r.compute_ns), 3),
             Value::float(us(r.non_compute_ns), 3),
             Value::float(us(r.total_ns), 3),
-            Value::float(r.idle_pct, 2),
-            Value::float(r.compute_pct, 2),
-            Value::float(r.non_compute_pct, 2),
+            Value::float(hta_pct(r.idle_share), 2),
+            Value::float(hta_pct(r.compute_share), 2),
+            Value::float(hta_pct(r.non_compute_share), 2),
         ]);
     }
     t.to_csv()
@@ -311,8 +317,8 @@ pub fn classes_table(doc: &GpuTimeDocument<ClassBreakdown>) -> String {
     for b in &doc.traces {
         let rank = b.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
         let overlap = b
-            .comm_comp_overlap_pct
-            .map_or("n/a".to_owned(), |p| format!("{p:.2} %"));
+            .comm_comp_overlap_share
+            .map_or("n/a".to_owned(), |s| format!("{:.2} %", hta_pct(s)));
         out.push_str(&format!(
             "{}{rank}: kernel classes ({}{}); communication overlapped by computation: {overlap}\n",
             file_name(&b.path),
@@ -334,8 +340,8 @@ pub fn classes_table(doc: &GpuTimeDocument<ClassBreakdown>) -> String {
         for o in &b.overlaps {
             t.push(vec![
                 o.label.clone().into(),
-                Value::float(us(o.ns), 0),
-                Value::float(o.pct, 1),
+                Value::float(us(o.time_ns), 0),
+                Value::float(percent(o.share), 1),
             ]);
         }
         out.push_str(&t.to_terminal());

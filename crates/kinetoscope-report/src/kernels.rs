@@ -7,6 +7,7 @@
 
 use kinetoscope_analysis::kernels::{KernelGroupBy, KernelRow, KernelsTable};
 
+use crate::format::percent;
 use crate::ops::clip;
 use crate::tabular::{Tabular, Value};
 use kinetoscope_engine::{Document, KernelsOptions};
@@ -48,7 +49,7 @@ pub fn to_table(doc: &KernelsDocument) -> String {
             t.total_rows,
             t.sort.as_str(),
             us(t.total_kernel_ns as f64),
-            t.tensor_core_pct,
+            percent(t.tensor_core_share),
         );
         let props = t.group_by == KernelGroupBy::Properties;
         let mut headers = vec!["Kernel"];
@@ -112,7 +113,7 @@ fn push_stats(row: &mut Vec<Value>, r: &KernelRow, decimals: usize) {
     });
     row.extend([
         opt(r.mean_blocks_per_sm, 2),
-        opt(r.mean_est_achieved_occupancy_pct, 2),
+        opt(r.mean_est_achieved_occupancy.map(percent), 2),
     ]);
 }
 

@@ -116,13 +116,13 @@ fn sparkline(points: &[CurvePoint], width: usize) -> String {
         .collect()
 }
 
-fn peak_line(label: &str, p: &Peak, origin: i64, pct_of_capacity: Option<f64>) -> String {
+fn peak_line(label: &str, p: &Peak, origin: i64, share_of_capacity: Option<f64>) -> String {
     let op =
         p.op.as_deref()
             .map(|o| format!(" in {}", op_context(Some(o), p.parent_op.as_deref())))
             .unwrap_or_else(|| " (outside any operator)".to_owned());
-    let of_capacity = pct_of_capacity
-        .map(|pct| format!(" ({pct:.1} % of capacity)"))
+    let of_capacity = share_of_capacity
+        .map(|share| format!(" ({:.1} % of capacity)", 100.0 * share))
         .unwrap_or_default();
     format!(
         "  {label:<15} {}{of_capacity} at +{:.3} ms{op}\n",
@@ -231,7 +231,7 @@ fn device_section(d: &DeviceMemory, origin: i64, only: Option<MemoryTable>) -> S
             label,
             p,
             origin,
-            d.peak_allocated_pct_of_capacity,
+            d.peak_allocated_share_of_capacity,
         ));
     }
     if let Some(p) = &d.peak_reserved {
@@ -239,7 +239,7 @@ fn device_section(d: &DeviceMemory, origin: i64, only: Option<MemoryTable>) -> S
             "peak reserved",
             p,
             origin,
-            d.peak_reserved_pct_of_capacity,
+            d.peak_reserved_share_of_capacity,
         ));
     }
     if let (Some(first), Some(last)) = (d.curve.points.first(), d.curve.points.last()) {

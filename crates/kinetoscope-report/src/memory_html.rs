@@ -205,13 +205,13 @@ pub fn snapshot_charts(v: &kinetoscope_analysis::memory::snapshot::SnapshotView)
     use kinetoscope_analysis::memory::timeline::CategoryPoint;
     let mut charts = Vec::new();
     for d in &v.devices {
-        let timed = !d.timeline.is_empty() && d.timeline.iter().all(|p| p.time_us.is_some());
+        let timed = !d.timeline.is_empty() && d.timeline.iter().all(|p| p.time_ns.is_some());
         let points: Vec<CategoryPoint> = d
             .timeline
             .iter()
             .map(|p| CategoryPoint {
                 ts_ns: if timed {
-                    p.time_us.unwrap_or(0).saturating_mul(1000)
+                    p.time_ns.unwrap_or(0)
                 } else {
                     // One "ms" per entry, so the axis reads as entry numbers.
                     (p.index as i64).saturating_mul(1_000_000)

@@ -174,8 +174,8 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
                 .collect::<Vec<_>>()
                 .join(", "),
         );
-        if let (Some(a), Some(b)) = (h.first_time_us, h.last_time_us) {
-            row("span", format!("{:.3} s", (b - a) as f64 / 1e6));
+        if let (Some(a), Some(b)) = (h.first_time_ns, h.last_time_ns) {
+            row("span", format!("{:.3} s", (b - a) as f64 / 1e9));
         }
         row("active at start", bytes(h.start_active_bytes));
         row(
@@ -184,9 +184,9 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
                 "{} at entry {}{}",
                 bytes(h.peak_active_bytes),
                 count(h.peak_index),
-                h.peak_time_us
-                    .zip(h.first_time_us)
-                    .map(|(p, f)| format!(" (+{:.3} s)", (p - f) as f64 / 1e6))
+                h.peak_time_ns
+                    .zip(h.first_time_ns)
+                    .map(|(p, f)| format!(" (+{:.3} s)", (p - f) as f64 / 1e9))
                     .unwrap_or_default()
             ),
         );
@@ -317,7 +317,7 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
             )
             .into(),
             r.stream.into(),
-            Value::Text(bytes(r.total_size)),
+            Value::Text(bytes(r.total_size_bytes)),
             Value::Text(bytes(r.allocated_bytes)),
             Value::Text(bytes(r.inactive_bytes)),
             Value::Text(bytes(r.largest_free_block_bytes)),

@@ -27,9 +27,9 @@ pub fn peak_breakdown(series: &CategorySeries, origin_ns: i64, title: &str) -> S
     };
     let mut t = Tabular::new(["Category", "At peak", "% of peak", "Own maximum"]);
     let pct = |k: usize| {
-        peak.pct_by_category
+        peak.share_by_category
             .as_ref()
-            .map_or(Value::Empty, |p| Value::float(p[k], 1))
+            .map_or(Value::Empty, |p| Value::float(100.0 * p[k], 1))
     };
     for (k, name) in series.categories.iter().enumerate() {
         t.push(vec![
@@ -42,7 +42,7 @@ pub fn peak_breakdown(series: &CategorySeries, origin_ns: i64, title: &str) -> S
     t.push(vec![
         "total".into(),
         bytes(peak.total_bytes).into(),
-        if peak.pct_by_category.is_some() {
+        if peak.share_by_category.is_some() {
             Value::float(100.0, 1)
         } else {
             Value::Empty

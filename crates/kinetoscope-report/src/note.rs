@@ -42,11 +42,13 @@ pub fn text(note: &Note) -> String {
         Note::NoActivityInStep => "no host thread or GPU activity in the step".to_owned(),
         Note::WalkStoppedEarly => "the walk stopped early (iteration limit)".to_owned(),
         Note::PartialPath {
-            length_us,
-            window_us,
+            length_ns,
+            window_ns,
         } => format!(
-            "the path covers {length_us:.1} µs of the {window_us:.1} µs window (it stopped \
-             where no predecessor was found)"
+            "the path covers {:.1} µs of the {:.1} µs window (it stopped where no \
+             predecessor was found)",
+            *length_ns as f64 / 1e3,
+            *window_ns as f64 / 1e3
         ),
         Note::NoMatchingOperator { operator, min_len } => format!(
             "no operator whose name contains {operator:?} launched at least {min_len} kernels"

@@ -7,6 +7,7 @@
 
 use kinetoscope_analysis::ops::{OpGroupBy, OpRow, OpsTable};
 
+use crate::format::percent;
 use crate::tabular::{Tabular, Value};
 use kinetoscope_engine::{Document, OpsOptions};
 
@@ -91,8 +92,8 @@ pub fn to_table(doc: &OpsDocument) -> String {
                 Value::float(us(r.host_self_ns), 1),
                 Value::float(us(r.host_total_ns), 1),
                 (if r.tc_eligible { "yes" } else { "no" }).into(),
-                Value::float(r.tc_self_pct, 1),
-                Value::float(r.tc_total_pct, 1),
+                Value::float(percent(r.tc_self_share), 1),
+                Value::float(percent(r.tc_total_share), 1),
             ]);
             table.push(row);
         }
@@ -150,8 +151,8 @@ pub fn to_csv(doc: &OpsDocument) -> String {
                 Value::float(us(r.host_self_ns), 3),
                 Value::float(us(r.host_total_ns), 3),
                 r.tc_eligible.to_string().into(),
-                Value::float(r.tc_self_pct, 2),
-                Value::float(r.tc_total_pct, 2),
+                Value::float(percent(r.tc_self_share), 2),
+                Value::float(percent(r.tc_total_share), 2),
                 r.has_call_stack.to_string().into(),
             ]);
             table.push(row);

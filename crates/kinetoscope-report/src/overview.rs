@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use kinetoscope_analysis::overview::{Parts, StepBreakdown, TraceOverview};
 
-use crate::format::bytes;
+use crate::format::{bytes, ms, percent, us};
 use crate::tabular::{Tabular, Value};
 use kinetoscope_engine::Document;
 
@@ -92,21 +92,30 @@ pub fn to_csv(doc: &OverviewDocument, order: StepOrder, top: usize) -> String {
     let mut t = Tabular::new(headers);
     for tr in &doc.traces {
         for s in rows(&tr.steps, order, top) {
-            let mut row = vec![tr.path.clone().into(), s.name.clone().into(), us(s.dur_us)];
-            row.extend(s.breakdown_us.to_array().map(us));
+            let mut row = vec![
+                tr.path.clone().into(),
+                s.name.clone().into(),
+                us_value(s.dur_ns as f64),
+            ];
+            row.extend(s.breakdown_ns.to_array().map(|v| us_value(v as f64)));
             t.push(row);
         }
         if let Some(avg) = &tr.average {
-            let mut row = vec![tr.path.clone().into(), "average".into(), us(avg.dur_us)];
-            row.extend(avg.breakdown_us.to_array().map(us));
+            let mut row = vec![
+                tr.path.clone().into(),
+                "average".into(),
+                us_value(avg.dur_ns),
+            ];
+            row.extend(avg.breakdown_ns.to_array().map(us_value));
             t.push(row);
         }
     }
     t.to_csv()
 }
 
-/// A µs value: an integer when it is one, else full precision.
-fn us(v: f64) -> Value {
+/// Nanoseconds as a µs value: an integer when it is one, else to the nanosecond.
+fn us_value(ns: f64) -> Value {
+    let v = us(ns);
     if v.fract() == 0.0 && v.abs() < 9e15 {
         Value::Int(v as i64)
     } else {
@@ -173,25 +182,25 @@ fn steps_table(tr: &TraceOverview, order: StepOrder, top: usize) -> Tabular {
         format!("Step-time breakdown, ms ({} steps)", tr.steps.len())
     };
     let mut t = Tabular::new(headers).titled(title);
-    let ms = |v: f64| Value::float(v / 1e3, 3);
+    let ms = |ns: f64| Value::float(ms(ns), 3);
     for s in shown {
-        let mut row = vec![s.name.clone().into(), ms(s.dur_us)];
-        row.extend(s.breakdown_us.to_array().map(ms));
+        let mut row = vec![s.name.clone().into(), ms(s.dur_ns as f64)];
+        row.extend(s.breakdown_ns.to_array().map(|v| ms(v as f64)));
         t.push(row);
     }
     if let Some(avg) = &tr.average {
-        let mut row = vec!["average".into(), ms(avg.dur_us)];
-        row.extend(avg.breakdown_us.to_array().map(ms));
+        let mut row = vec!["average".into(), ms(avg.dur_ns)];
+        row.extend(avg.breakdown_ns.to_array().map(ms));
         t.push(row);
         let mut row = vec!["% of step".into(), Value::float(100.0, 2)];
-        row.extend(avg.percent.to_array().map(|p| Value::float(p, 2)));
+        row.extend(avg.share.to_array().map(|p| Value::float(percent(p), 2)));
         t.push(row);
     }
     t
 }
 
 fn pct(v: Option<f64>) -> Value {
-    v.map_or(Value::Empty, |v| Value::float(100.0 * v, 2))
+    v.map_or(Value::Empty, |v| Value::float(percent(v), 2))
 }
 
 fn gpu_table(tr: &TraceOverview) -> Tabular {
@@ -266,10 +275,8 @@ mod tests {
             number: Some(number),
             start_ns: 0,
             dur_ns,
-            dur_us: dur_ns as f64 / 1e3,
             device_events: 1,
             breakdown_ns: parts,
-            breakdown_us: parts.map(|v| v as f64 / 1e3),
         }
     }
 
@@ -286,9 +293,11 @@ mod tests {
             step_source: kinetoscope_analysis::steps::StepSource::ProfilerStep,
             average: Some(kinetoscope_analysis::overview::AverageBreakdown {
                 steps: 2,
-                dur_us: 7.5,
-                breakdown_us: Parts::from_array([4.5, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0]),
-                percent: Parts::from_array([60.0, 0.0, 0.0, 0.0, 13.33, 0.0, 13.33, 13.33]),
+                dur_ns: 7500.0,
+                breakdown_ns: Parts::from_array([
+                    4500.0, 0.0, 0.0, 0.0, 1000.0, 0.0, 1000.0, 1000.0,
+                ]),
+                share: Parts::from_array([0.6, 0.0, 0.0, 0.0, 0.1333, 0.0, 0.1333, 0.1333]),
             }),
             steps,
             dropped_steps: Vec::new(),
@@ -341,15 +350,16 @@ mod tests {
         let json: serde_json::Value =
             serde_json::from_str(&kinetoscope_engine::to_json(&doc()).unwrap()).unwrap();
         let t = &json["traces"][0];
-        assert_eq!(t["steps"][0]["breakdown_us"]["cpu_exec"], 0.5);
-        assert_eq!(t["steps"][1]["dur_us"], 10.0);
+        assert_eq!(t["steps"][0]["breakdown_ns"]["cpu_exec"], 500);
+        assert_eq!(t["steps"][1]["dur_ns"], 10000);
+        assert_eq!(t["average"]["share"]["kernel"], 0.6);
         assert_eq!(t["gpus"][0]["achieved_occupancy"], 0.5);
-        assert!(t["steps"][0].get("breakdown_ns").is_none());
+        assert!(t["steps"][0].get("dur_us").is_none());
     }
 
     #[test]
     fn us_values() {
-        assert_eq!(us(187948.0), Value::Int(187948));
-        assert_eq!(us(1.5), Value::float(1.5, 3));
+        assert_eq!(us_value(187948000.0), Value::Int(187948));
+        assert_eq!(us_value(1500.0), Value::float(1.5, 3));
     }
 }

@@ -7,7 +7,13 @@ use kinetoscope_analysis::overview::Parts;
 use kinetoscope_analysis::ranks::{ClockMode, RanksReport, Straggler, StragglerBasis};
 use kinetoscope_engine::RanksDocument;
 
+use crate::format::{percent, us};
 use crate::tabular::{Tabular, Value};
+
+/// Nanoseconds as a µs value with one decimal.
+fn us1(ns: f64) -> Value {
+    Value::float(us(ns), 1)
+}
 
 fn rank_table(r: &RanksReport) -> Tabular {
     let mut headers: Vec<String> = ["rank", "steps", "mean_step_us", "max_step_us"]
@@ -31,22 +37,22 @@ fn rank_table(r: &RanksReport) -> Tabular {
         let mut v: Vec<Value> = vec![
             Value::Int(row.rank),
             row.steps.into(),
-            Value::float(row.mean_step_us, 1),
-            Value::float(row.max_step_us, 1),
+            us1(row.mean_step_ns),
+            us1(row.max_step_ns as f64),
         ];
-        v.extend(row.mean_parts_us.to_array().map(|x| Value::float(x, 1)));
+        v.extend(row.mean_parts_ns.to_array().map(us1));
         v.extend([
             if row.clock_offset_applied {
-                Value::float(row.clock_offset_us, 1)
+                us1(row.clock_offset_ns as f64)
             } else {
                 Value::Empty
             },
             row.collectives.into(),
             row.matched.into(),
-            Value::float(row.total_wait_us, 1),
+            us1(row.total_wait_ns as f64),
             row.arrived_last.into(),
-            Value::float(row.arrived_last_pct, 1),
-            Value::float(row.comm_kernel_us, 1),
+            Value::float(percent(row.arrived_last_share), 1),
+            us1(row.comm_kernel_ns as f64),
         ]);
         t.push(v);
     }
@@ -63,8 +69,8 @@ fn clock_line(r: &RanksReport) -> String {
     let applied: Vec<String> = r
         .ranks
         .iter()
-        .filter(|x| x.clock_offset_applied && x.clock_offset_us != 0.0)
-        .map(|x| format!("rank {}: {:+.1} µs", x.rank, x.clock_offset_us))
+        .filter(|x| x.clock_offset_applied && x.clock_offset_ns != 0)
+        .map(|x| format!("rank {}: {:+.1} µs", x.rank, us(x.clock_offset_ns as f64)))
         .collect();
     match r.clock.mode {
         ClockMode::None => "timestamps used as recorded (one shared clock assumed)".to_owned(),
@@ -85,13 +91,18 @@ fn straggler_evidence(s: &Straggler, basis: StragglerBasis) -> Vec<String> {
         out.push(format!(
             "arrived last at {} of {} matched collectives ({:.0}%); the other ranks waited \
              {:.1} µs in all for it",
-            s.arrived_last, s.matched, s.arrived_last_pct, s.caused_wait_us
+            s.arrived_last,
+            s.matched,
+            percent(s.arrived_last_share),
+            us(s.caused_wait_ns)
         ));
     }
-    if s.mean_step_us > 0.0 {
+    if s.mean_step_ns > 0.0 {
         out.push(format!(
             "mean step {:.1} µs vs median rank {:.1} µs ({:+.1}%)",
-            s.mean_step_us, s.median_step_us, s.step_excess_pct
+            us(s.mean_step_ns),
+            us(s.median_step_ns),
+            percent(s.step_excess_ratio)
         ));
     }
     if !s.slowest_steps.is_empty() {
@@ -111,9 +122,9 @@ fn straggler_evidence(s: &Straggler, basis: StragglerBasis) -> Vec<String> {
     if let Some(p) = &s.slower_phase {
         out.push(format!(
             "{p} takes {:.1} µs/step more than on the median rank{}",
-            s.slower_phase_excess_us,
-            s.slower_phase_excess_pct
-                .map(|x| format!(" ({x:+.1}%)"))
+            us(s.slower_phase_excess_ns),
+            s.slower_phase_excess_ratio
+                .map(|x| format!(" ({:+.1}%)", percent(x)))
                 .unwrap_or_default()
         ));
     }
@@ -155,9 +166,9 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
         t.push(vec![
             s.name.clone().into(),
             s.ranks.into(),
-            Value::float(s.min_us, 1),
-            Value::float(s.median_us, 1),
-            Value::float(s.max_us, 1),
+            us1(s.min_ns as f64),
+            us1(s.median_ns),
+            us1(s.max_ns as f64),
             Value::Int(s.slowest_rank),
         ]);
     }
@@ -167,7 +178,11 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
     out.push_str(&format!(
         "collectives matched across ranks: {} (unmatched {}); start skew mean {:.1} µs, \
          median {:.1} µs, max {:.1} µs\n",
-        sk.matched, sk.unmatched, sk.mean_skew_us, sk.median_skew_us, sk.max_skew_us
+        sk.matched,
+        sk.unmatched,
+        us(sk.mean_skew_ns),
+        us(sk.median_skew_ns),
+        us(sk.max_skew_ns as f64)
     ));
     if !r.collectives.is_empty() {
         let mut t = Tabular::new([
@@ -189,7 +204,7 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
                     format!("#{}", c.index)
                 }),
                 c.ranks.into(),
-                Value::float(c.start_skew_us, 1),
+                us1(c.start_skew_ns as f64),
                 Value::Int(c.last_rank),
             ]);
         }

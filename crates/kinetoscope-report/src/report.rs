@@ -11,7 +11,7 @@ use std::fmt::Write;
 use kinetoscope_advisor::{Finding, TraceReport};
 use kinetoscope_engine::ReportDocument;
 
-use crate::format::{bytes, duration};
+use crate::format::{bytes, duration, ms, percent};
 
 /// The terminal report.
 pub fn to_table(doc: &ReportDocument) -> String {
@@ -73,15 +73,15 @@ fn trace_section(out: &mut String, t: &TraceReport) {
             let _ = writeln!(out, "  steps       none");
         }
     }
-    if let (Some(ms), Some(pct)) = (&s.breakdown_ms, &s.breakdown_pct) {
+    if let (Some(ns), Some(share)) = (&s.breakdown_ns, &s.breakdown_share) {
         let names = kinetoscope_analysis::overview::Parts::<f64>::NAMES;
-        let parts: Vec<String> = ms
+        let parts: Vec<String> = ns
             .to_array()
             .iter()
-            .zip(pct.to_array())
+            .zip(share.to_array())
             .zip(names)
             .filter(|((v, _), _)| **v > 0.0)
-            .map(|((v, p), n)| format!("{n} {} ({p:.1} %)", duration(v * 1e6)))
+            .map(|((v, p), n)| format!("{n} {} ({:.1} %)", duration(*v), percent(p)))
             .collect();
         let _ = writeln!(out, "  breakdown   {}", parts.join(" · "));
     }
@@ -89,12 +89,12 @@ fn trace_section(out: &mut String, t: &TraceReport) {
     let _ = writeln!(
         out,
         "  phases      DataLoader {} · forward {} · backward {} · optimizer {}{}  (host, per step)",
-        duration(p.dataloader_ms * 1e6),
-        duration(p.forward_ms * 1e6),
-        duration(p.backward_ms * 1e6),
-        duration(p.optimizer_ms * 1e6),
-        if s.communication_ms > 0.0 {
-            format!(" · collectives {}", duration(s.communication_ms * 1e6))
+        duration(p.dataloader_ns),
+        duration(p.forward_ns),
+        duration(p.backward_ns),
+        duration(p.optimizer_ns),
+        if s.communication_ns > 0.0 {
+            format!(" · collectives {}", duration(s.communication_ns))
         } else {
             String::new()
         }
@@ -119,8 +119,8 @@ fn trace_section(out: &mut String, t: &TraceReport) {
         );
     }
     for m in &s.memory {
-        let cap = match (m.capacity_bytes, m.peak_pct_of_capacity) {
-            (Some(c), Some(p)) => format!(" of {} ({p:.1} %)", bytes(c)),
+        let cap = match (m.capacity_bytes, m.peak_share_of_capacity) {
+            (Some(c), Some(p)) => format!(" of {} ({:.1} %)", bytes(c), percent(p)),
             _ => String::new(),
         };
         let reserved = if m.peak_reserved_bytes > 0 {
@@ -207,7 +207,10 @@ fn finding(out: &mut String, n: usize, f: &Finding) {
     let _ = writeln!(
         out,
         "    impact      {:.3} ms per step ({:.1} % of step) · confidence {}/{} steps{ranks}",
-        f.impact_ms_per_step, f.impact_pct, c.steps, c.of_steps
+        ms(f.impact_ns_per_step),
+        percent(f.impact_share),
+        c.steps,
+        c.of_steps
     );
     for (i, e) in f.evidence.iter().enumerate() {
         let label = if i == 0 { "evidence" } else { "" };

@@ -4,6 +4,7 @@
 
 use kinetoscope_analysis::sequences::{SequenceScope, TraceSequences};
 
+use crate::format::{percent, us};
 use crate::tabular::{Tabular, Value};
 use kinetoscope_engine::Document;
 
@@ -38,10 +39,11 @@ fn table(doc: &SequencesDocument, with_trace: bool) -> Tabular {
                 s.op.clone().unwrap_or_default().into(),
                 s.kernels.len().into(),
                 s.count.into(),
-                Value::float(s.kernel_time_us, 1),
-                Value::float(s.mean_kernel_time_us, 1),
-                Value::float(s.share_pct, 2),
-                s.op_time_us.map_or(Value::Empty, |v| Value::float(v, 1)),
+                Value::float(us(s.kernel_time_ns as f64), 1),
+                Value::float(us(s.mean_kernel_time_ns), 1),
+                Value::float(percent(s.share), 2),
+                s.op_time_ns
+                    .map_or(Value::Empty, |v| Value::float(us(v as f64), 1)),
                 Value::Text(if with_trace {
                     s.kernels.join("|")
                 } else {
@@ -118,7 +120,9 @@ pub fn to_table(doc: &SequencesDocument) -> String {
         };
         out.push_str(&format!(
             "{}\n  {scope}: {} kernels, {:.1} µs\n",
-            tr.path, tr.kernels, tr.kernel_time_us
+            tr.path,
+            tr.kernels,
+            us(tr.kernel_time_ns as f64)
         ));
         let one = SequencesDocument {
             traces: vec![tr.clone()],

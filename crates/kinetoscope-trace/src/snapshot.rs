@@ -12,10 +12,12 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Index into [`Snapshot::stacks`]; stack 0 is always the empty stack.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct StackId(pub u32);
 
 impl StackId {
@@ -29,7 +31,7 @@ impl StackId {
 }
 
 /// One frame of a recorded stack.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Frame {
     /// Source file (Python path, or `??` for unknown C++ frames).
     pub filename: String,
@@ -44,7 +46,7 @@ pub struct Frame {
 pub type AllocatorSettings = serde_json::Map<String, serde_json::Value>;
 
 /// Which top-level layout the file used.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SnapshotLayout {
     /// A dict with `segments` and optional other keys (PyTorch 2.0+).
@@ -133,7 +135,7 @@ pub struct Segment {
 }
 
 /// The state of a block.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockState {
     /// Owned by a tensor.
@@ -181,7 +183,7 @@ pub struct Block {
 }
 
 /// What a trace entry records.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Action {
     /// A block was handed to the user.
@@ -270,7 +272,7 @@ pub struct TraceEntry {
 }
 
 /// A `record_function` begin or end captured by the allocator.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExternalAnnotation {
     /// The range name.
     pub name: String,

@@ -31,7 +31,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::facts::Facts;
-use crate::finding::{Confidence, Finding, Severity};
+use crate::finding::{About, Confidence, Finding, Severity};
 
 /// What identifies a rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -98,6 +98,8 @@ pub fn catalogue() -> Vec<&'static RuleMeta> {
 
 /// A finding before gating and impact percentages.
 pub(crate) struct Draft {
+    /// What the finding is about (its subject key with the rule code).
+    pub about: About,
     pub title: String,
     pub severity: Severity,
     /// Affected (recoverable upper-bound) time per step, ns.
@@ -109,7 +111,7 @@ pub(crate) struct Draft {
     pub details: String,
 }
 
-/// Turn a draft into a finding: impact as ms and % of the mean step, and confidence
+/// Turn a draft into a finding: impact per step and as a share of the mean step, and confidence
 /// gating (fewer steps than `gating.min_steps_warning` → info; fewer than
 /// `gating.min_steps_critical` → at most a warning).
 pub(crate) fn finish(meta: &RuleMeta, facts: &Facts, config: &Config, d: Draft) -> Finding {
@@ -137,16 +139,13 @@ pub(crate) fn finish(meta: &RuleMeta, facts: &Facts, config: &Config, d: Draft) 
         ));
     }
     Finding {
-        id: meta.code,
-        rule: meta.name,
+        id: meta.code.to_owned(),
+        rule: meta.name.to_owned(),
+        subject: d.about.subject(meta.code),
         title: d.title,
         severity,
-        impact_ms_per_step: impact_ns / 1e6,
-        impact_pct: if step > 0.0 {
-            100.0 * impact_ns / step
-        } else {
-            0.0
-        },
+        impact_ns_per_step: impact_ns,
+        impact_share: if step > 0.0 { impact_ns / step } else { 0.0 },
         confidence: Confidence {
             steps: d.steps_seen,
             of_steps: facts.n_steps(),

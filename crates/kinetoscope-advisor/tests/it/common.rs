@@ -83,7 +83,7 @@ pub fn position(findings: &[Finding], id: &str) -> Option<usize> {
 pub fn ids(findings: &[Finding]) -> Vec<(&str, Severity, f64)> {
     findings
         .iter()
-        .map(|f| (f.id, f.severity, f.impact_ms_per_step))
+        .map(|f| (f.id.as_str(), f.severity, f.impact_ns_per_step / 1e6))
         .collect()
 }
 
@@ -98,12 +98,12 @@ pub fn assert_findings_fit(r: &TraceReport, label: &str) {
     let step_ms = stats.mean_ns / 1e6;
     for x in &r.findings {
         assert!(
-            x.impact_ms_per_step >= 0.0 && x.impact_ms_per_step <= step_ms * 1.0001,
+            x.impact_ns_per_step >= 0.0 && x.impact_ns_per_step / 1e6 <= step_ms * 1.0001,
             "{label}: {} {} > {step_ms}",
             x.id,
-            x.impact_ms_per_step
+            x.impact_ns_per_step / 1e6
         );
-        assert!((0.0..=100.0).contains(&x.impact_pct), "{label}: {x:?}");
+        assert!((0.0..=1.0).contains(&x.impact_share), "{label}: {x:?}");
     }
     if let Some(m) = r.flops.mfu {
         assert!((0.0..=1.0).contains(&m), "{label}: MFU {m}");
@@ -125,10 +125,12 @@ pub fn render(findings: &[&Finding]) -> String {
         }
         let c = &f.confidence;
         out.push_str(&format!("{} {} [{}]\n", f.id, f.rule, f.severity.as_str()));
+        out.push_str(&format!("subject: {}\n", f.subject));
         out.push_str(&format!("title: {}\n", f.title));
         out.push_str(&format!(
             "impact: {:.3} ms per step ({:.1} % of the step)\n",
-            f.impact_ms_per_step, f.impact_pct
+            f.impact_ns_per_step / 1e6,
+            f.impact_share * 100.0
         ));
         out.push_str(&format!(
             "confidence: {} of {} steps, {} of {} ranks{}\n",

@@ -33,39 +33,39 @@ fn assert_planted(rel: &str, id: &str) -> TraceReport {
     r
 }
 
-/// Impacts within the step; percentages within 0–100 and matching ms / step; the
+/// Impacts within the step; shares within 0–1 and matching impact / step; the
 /// breakdown adds up to the step; host phases fit in the step.
 fn assert_consistent(r: &TraceReport) {
     let step_ms = r.summary.step_stats.as_ref().expect("steps").mean_ns / 1e6;
     for f in &r.findings {
-        assert!(f.impact_ms_per_step >= 0.0, "{f:?}");
+        assert!(f.impact_ns_per_step >= 0.0, "{f:?}");
         assert!(
-            f.impact_ms_per_step <= step_ms * 1.0001,
+            f.impact_ns_per_step / 1e6 <= step_ms * 1.0001,
             "{} > step {step_ms}",
             f.id
         );
-        assert!((0.0..=100.0).contains(&f.impact_pct), "{f:?}");
-        let pct = 100.0 * f.impact_ms_per_step / step_ms;
+        assert!((0.0..=1.0).contains(&f.impact_share), "{f:?}");
+        let pct = 100.0 * f.impact_ns_per_step / 1e6 / step_ms;
         assert!(
-            (pct - f.impact_pct).abs() < 0.01,
+            (pct - f.impact_share * 100.0).abs() < 0.01,
             "{}: {pct} vs {}",
             f.id,
-            f.impact_pct
+            f.impact_share * 100.0
         );
         assert!(!f.evidence.is_empty() && !f.fix.is_empty() && !f.details.is_empty());
         assert!(f.confidence.steps <= f.confidence.of_steps, "{f:?}");
     }
-    let pct: f64 = r
+    let share: f64 = r
         .summary
-        .breakdown_pct
+        .breakdown_share
         .as_ref()
         .expect("breakdown")
         .to_array()
         .iter()
         .sum();
-    assert!((pct - 100.0).abs() < 0.01, "breakdown sums to {pct}");
+    assert!((share - 1.0).abs() < 1e-4, "breakdown sums to {share}");
     let p = &r.summary.phases;
-    let phases = p.dataloader_ms + p.forward_ms + p.backward_ms + p.optimizer_ms;
+    let phases = (p.dataloader_ns + p.forward_ns + p.backward_ns + p.optimizer_ns) / 1e6;
     assert!(
         phases <= step_ms * 1.0001,
         "phases {phases} > step {step_ms}"
@@ -77,7 +77,7 @@ fn dataloader_stall_is_found_first() {
     let r = assert_planted("dataloader/trace.json.gz", "IN001");
     let f = &r.findings[0];
     assert_eq!(f.id, "IN001");
-    assert!(f.impact_pct > 50.0, "{f:?}");
+    assert!(f.impact_share * 100.0 > 50.0, "{f:?}");
     assert!(f
         .evidence
         .iter()
@@ -147,7 +147,7 @@ fn straggler_rank_is_found() {
     let step = reports[0].summary.step_stats.as_ref().unwrap().mean_ns / 1e6;
     // The planted delay is 30 ms per step; the wait cannot exceed the step.
     assert!(
-        f[0].impact_ms_per_step > 15.0 && f[0].impact_ms_per_step <= step,
+        f[0].impact_ns_per_step / 1e6 > 15.0 && f[0].impact_ns_per_step / 1e6 <= step,
         "{f:?}"
     );
     assert_eq!(f[0].confidence.ranks, 2);

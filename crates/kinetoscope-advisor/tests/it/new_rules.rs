@@ -70,7 +70,11 @@ fn gp006_conv_layout_transposes() {
     let f = expect_finding(&r.findings, "GP006");
     // 600 of 2600 µs of convolution kernels are transposes: 23 % > 10 %; 6 % of the step.
     assert_eq!(f.severity, Severity::Warning);
-    assert!(close(f.impact_ms_per_step, 0.6), "{}", f.impact_ms_per_step);
+    assert!(
+        close(f.impact_ns_per_step / 1e6, 0.6),
+        "{}",
+        f.impact_ns_per_step / 1e6
+    );
     assert!(f.title.contains("23 %"), "{}", f.title);
     assert_eq!(f.confidence.steps, 4);
     assert!(f.evidence[0].contains("2.600 ms"), "{:?}", f.evidence);
@@ -162,11 +166,15 @@ fn gp007_gemm_dims_not_aligned() {
         f.evidence
     );
     // Impact: 25 % of the misaligned time (proposal), configurable.
-    assert!(close(f.impact_ms_per_step, 0.5), "{}", f.impact_ms_per_step);
+    assert!(
+        close(f.impact_ns_per_step / 1e6, 0.5),
+        "{}",
+        f.impact_ns_per_step / 1e6
+    );
     let c = Config::from_toml("[gemm_alignment]\nrecoverable_pct = 50.0\n", &[]).unwrap();
     let f2 = gemm_trace().report(&c);
     assert!(close(
-        find(&f2.findings, "GP007").unwrap().impact_ms_per_step,
+        find(&f2.findings, "GP007").unwrap().impact_ns_per_step / 1e6,
         1.0
     ));
     // With a multiple of 1 nothing is misaligned.
@@ -255,9 +263,9 @@ fn gp008_low_occupancy() {
     assert!(f.fix.contains("split-K"));
     // Impact: 3 ms × (1 − 12 / 25).
     assert!(
-        close(f.impact_ms_per_step, 3.0 * (1.0 - 12.0 / 25.0)),
+        close(f.impact_ns_per_step / 1e6, 3.0 * (1.0 - 12.0 / 25.0)),
         "{}",
-        f.impact_ms_per_step
+        f.impact_ns_per_step / 1e6
     );
     // At 50 % occupancy, or with a 10 % threshold, nothing is flagged.
     assert!(find(
@@ -285,9 +293,9 @@ fn gp008_low_occupancy() {
         f.title
     );
     assert!(
-        close(f.impact_ms_per_step, 2.0 + 3.0 * (1.0 - 12.0 / 25.0)),
+        close(f.impact_ns_per_step / 1e6, 2.0 + 3.0 * (1.0 - 12.0 / 25.0)),
         "{}",
-        f.impact_ms_per_step
+        f.impact_ns_per_step / 1e6
     );
 }
 
@@ -311,7 +319,11 @@ fn di003_non_nccl_backend() {
     let f = expect_finding(&r.findings, "DI003");
     assert_eq!(f.severity, Severity::Warning);
     assert!(f.title.contains("gloo"));
-    assert!(close(f.impact_ms_per_step, 1.0), "{}", f.impact_ms_per_step);
+    assert!(
+        close(f.impact_ns_per_step / 1e6, 1.0),
+        "{}",
+        f.impact_ns_per_step / 1e6
+    );
     assert!(f.evidence[0].contains("world size 2") && f.evidence[1].contains("gloo:*"));
     assert!(f.fix.contains("backend=\"nccl\""));
     assert!(find(
@@ -338,13 +350,13 @@ fn findings_are_ranked_by_recoverable_time() {
     assert!(r.findings.len() >= 2, "{:?}", r.findings);
     for w in r.findings.windows(2) {
         assert!(
-            w[0].impact_ms_per_step > w[1].impact_ms_per_step
-                || (w[0].impact_ms_per_step == w[1].impact_ms_per_step
+            w[0].impact_ns_per_step > w[1].impact_ns_per_step
+                || (w[0].impact_ns_per_step == w[1].impact_ns_per_step
                     && w[0].severity >= w[1].severity),
             "{:?}",
             r.findings
                 .iter()
-                .map(|f| (f.id, f.severity, f.impact_ms_per_step))
+                .map(|f| (f.id.as_str(), f.severity, f.impact_ns_per_step / 1e6))
                 .collect::<Vec<_>>()
         );
     }
@@ -384,7 +396,7 @@ fn di004_rank_memory_imbalance() {
     assert_eq!(f.rank, Some(0));
     assert!(f.title.contains("34 %"), "{}", f.title);
     assert_eq!(f.confidence.ranks, 2);
-    assert_eq!(f.impact_ms_per_step, 0.0);
+    assert_eq!(f.impact_ns_per_step, 0.0);
     assert!(f.evidence[1].contains("rank 0: peak allocated 76.00 GiB (95.0 %"));
     // Small skew, or no memory pressure: nothing.
     let none = |a, b| {

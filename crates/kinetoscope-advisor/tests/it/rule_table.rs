@@ -63,10 +63,25 @@ fn check(code: &str) {
     for f in &fired {
         assert_eq!(f.rule, meta.name, "{code}: rule name");
         assert!(
+            f.subject.starts_with(&format!("{code}:")),
+            "{code}: subject {:?} does not start with the code",
+            f.subject
+        );
+        assert!(
             !f.title.is_empty() && !f.evidence.is_empty() && !f.fix.is_empty(),
             "{code}: incomplete finding {f:?}"
         );
     }
+    let mut subjects: Vec<&str> = all.iter().map(|f| f.subject.as_str()).collect();
+    subjects.sort_unstable();
+    let n = subjects.len();
+    subjects.dedup();
+    assert_eq!(
+        subjects.len(),
+        n,
+        "{code}: two findings share a subject: {:?}",
+        ids(&all)
+    );
     let mut settings = insta::Settings::clone_current();
     settings.set_prepend_module_to_snapshot(false);
     settings.set_description(row.how);

@@ -69,14 +69,14 @@ fn memory_and_allocator_rules() {
     let a = find("ME005");
     assert_eq!(a.confidence.steps, 3);
     assert!(
-        (a.impact_ms_per_step - 0.1).abs() < 1e-9,
+        (a.impact_ns_per_step / 1e6 - 0.1).abs() < 1e-9,
         "{}",
-        a.impact_ms_per_step
+        a.impact_ns_per_step / 1e6
     );
     // GPU busy 5 of 10 ms.
     let u = find("GP001");
     assert!(u.title.contains("50.0 %"), "{}", u.title);
-    assert!((u.impact_ms_per_step - 5.0).abs() < 1e-6);
+    assert!((u.impact_ns_per_step / 1e6 - 5.0).abs() < 1e-6);
     // BF16 on tensor cores: no FP32 finding; memory is not underused.
     assert!(r
         .findings
@@ -91,10 +91,10 @@ fn memory_and_allocator_rules() {
     // risk of running out of memory), so it follows the findings with one, and leads
     // the other unknown-impact findings by severity.
     assert_eq!(r.findings[0].id, "GP001");
-    assert!(r.findings[..p].iter().all(|f| f.impact_ms_per_step > 0.0));
+    assert!(r.findings[..p].iter().all(|f| f.impact_ns_per_step > 0.0));
     assert!(r.findings[p + 1..]
         .iter()
-        .all(|f| f.impact_ms_per_step == 0.0));
+        .all(|f| f.impact_ns_per_step == 0.0));
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! `kinetoscope comm`.
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, CollectiveArgs, EventId, Phase, Trace, TrackKind};
 
@@ -145,7 +145,7 @@ fn from_args(
 
 /// One row of the collectives table: calls of one collective in one process group with
 /// one algorithm.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CollectiveRow {
     /// Collective name.
     pub collective: String,
@@ -167,10 +167,10 @@ pub struct CollectiveRow {
     /// Total bytes (max of in/out message × element size), when every call's size is
     /// known.
     pub bytes: Option<u64>,
-    /// Sum of the calls' durations (kernel time), µs.
-    pub latency_us: f64,
-    /// Mean duration, µs.
-    pub mean_latency_us: f64,
+    /// Sum of the calls' durations (kernel time), ns.
+    pub latency_ns: i64,
+    /// Mean duration, ns.
+    pub mean_latency_ns: f64,
     /// Algorithm bandwidth = bytes / latency, GB/s (10⁹ bytes per second).
     pub algbw_gbps: Option<f64>,
     /// Bus bandwidth = algbw × the nccl-tests factor of the collective (see
@@ -201,8 +201,8 @@ pub fn collective_rows(instances: &[CollectiveInstance]) -> Vec<CollectiveRow> {
                 count: 0,
                 on_gpu: c.on_gpu,
                 bytes: Some(0),
-                latency_us: 0.0,
-                mean_latency_us: 0.0,
+                latency_ns: 0,
+                mean_latency_ns: 0.0,
                 algbw_gbps: None,
                 busbw_gbps: None,
             });
@@ -211,7 +211,7 @@ pub fn collective_rows(instances: &[CollectiveInstance]) -> Vec<CollectiveRow> {
         });
         let r = &mut rows[k];
         r.count += 1;
-        r.latency_us += (c.end_ns - c.start_ns) as f64 / 1e3;
+        r.latency_ns += c.end_ns - c.start_ns;
         match c.bytes {
             Some(b) if all_sized[k] => r.bytes = r.bytes.map(|x| x + b),
             _ => {
@@ -224,10 +224,10 @@ pub fn collective_rows(instances: &[CollectiveInstance]) -> Vec<CollectiveRow> {
         }
     }
     for r in &mut rows {
-        r.mean_latency_us = r.latency_us / r.count.max(1) as f64;
+        r.mean_latency_ns = r.latency_ns as f64 / r.count.max(1) as f64;
         if let Some(b) = r.bytes.filter(|&b| b > 0) {
-            if r.latency_us > 0.0 {
-                let algbw = b as f64 / (r.latency_us * 1e3);
+            if r.latency_ns > 0 {
+                let algbw = b as f64 / r.latency_ns as f64;
                 r.algbw_gbps = Some(algbw);
                 r.busbw_gbps = busbw_factor(&r.collective, r.group_size).map(|f| f * algbw);
             }
@@ -236,8 +236,8 @@ pub fn collective_rows(instances: &[CollectiveInstance]) -> Vec<CollectiveRow> {
         }
     }
     rows.sort_by(|a, b| {
-        b.latency_us
-            .total_cmp(&a.latency_us)
+        b.latency_ns
+            .cmp(&a.latency_ns)
             .then_with(|| a.collective.cmp(&b.collective))
     });
     rows

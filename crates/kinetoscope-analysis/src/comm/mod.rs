@@ -11,7 +11,7 @@ pub mod collectives;
 pub mod names;
 pub mod overlap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::Trace;
 
@@ -28,7 +28,7 @@ pub struct CommOptions {
 }
 
 /// The communication report of one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceComm {
     /// The file.
     pub path: String,

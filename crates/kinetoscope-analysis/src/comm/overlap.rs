@@ -3,13 +3,14 @@
 //! * **kinetoscope** (default): inside the kept step windows of the overview
 //!   (`ProfilerStep#N` stretched to the end of their GPU work), computation = the union
 //!   of non-communication kernels, communication = the union of communication kernels
-//!   ([`is_comm_kernel`]); overlap % = 100 · |comp ∩ comm| / |comm|; exposed
+//!   ([`is_comm_kernel`]); overlap share = |comp ∩ comm| / |comm|; exposed
 //!   communication = |comm ∖ comp| per step.
 //! * **HTA 0.5.0** (`--hta-compat`, `get_comm_comp_overlap`): the GPU rows, load-time
 //!   filter, rounding to whole µs and kernel classes of `gpu_time` in HTA mode, over the
-//!   whole trace; overlap % = 100 · |comp ∩ comm| / |comm| rounded to 2 decimals.
+//!   whole trace; overlap share = |comp ∩ comm| / |comm| (HTA's percentage before it
+//!   rounds to 2 decimals).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace};
 
@@ -21,7 +22,7 @@ use crate::overview::intervals::{intersect, merge, overlap, Span};
 use crate::overview::step_ranges::plan_steps;
 
 /// Which definition an overlap number follows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OverlapDefinition {
     /// Kernels inside the step windows; communication kernels by name (`nccl`, `rccl`,
@@ -32,29 +33,29 @@ pub enum OverlapDefinition {
 }
 
 /// Overlap of one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Overlap {
     /// The definition followed.
     pub definition: OverlapDefinition,
     /// The window analysed, `[start, end]` epoch ns (kinetoscope: first kept step start
     /// to last kept step end; HTA: first to last kept GPU activity).
     pub window_ns: Option<[i64; 2]>,
-    /// |computation|, µs.
-    pub computation_us: f64,
-    /// |communication|, µs.
-    pub communication_us: f64,
-    /// |computation ∩ communication|, µs.
-    pub overlap_us: f64,
-    /// |communication ∖ computation|, µs.
-    pub exposed_communication_us: f64,
-    /// 100 · overlap / communication; `None` without communication kernels.
-    pub overlap_pct: Option<f64>,
+    /// |computation|, ns.
+    pub computation_ns: i64,
+    /// |communication|, ns.
+    pub communication_ns: i64,
+    /// |computation ∩ communication|, ns.
+    pub overlap_ns: i64,
+    /// |communication ∖ computation|, ns.
+    pub exposed_communication_ns: i64,
+    /// overlap / communication (0–1); `None` without communication kernels.
+    pub overlap_share: Option<f64>,
     /// HTA mode: GPU activities dropped by HTA's load-time filter.
     pub filtered_gpu_events: Option<u64>,
 }
 
 /// One step's communication.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepComm {
     /// `ProfilerStep#N` or `(whole trace)`.
     pub name: String,
@@ -62,20 +63,16 @@ pub struct StepComm {
     pub number: Option<i64>,
     /// Start (stretched), epoch ns.
     pub start_ns: i64,
-    /// Duration (stretched), µs.
-    pub dur_us: f64,
-    /// Communication kernel time in the step (union), µs.
-    pub communication_us: f64,
-    /// Of it, overlapped by computation, µs.
-    pub overlapped_us: f64,
-    /// Communication not overlapped by computation, µs.
-    pub exposed_us: f64,
-    /// Exposed communication as % of the step.
-    pub exposed_pct_of_step: f64,
-}
-
-fn us(ns: i64) -> f64 {
-    ns as f64 / 1e3
+    /// Duration (stretched), ns.
+    pub dur_ns: i64,
+    /// Communication kernel time in the step (union), ns.
+    pub communication_ns: i64,
+    /// Of it, overlapped by computation, ns.
+    pub overlapped_ns: i64,
+    /// Communication not overlapped by computation, ns.
+    pub exposed_ns: i64,
+    /// `exposed_ns / dur_ns`: exposed communication as a share of the step (0–1).
+    pub exposed_share: f64,
 }
 
 fn make(
@@ -89,11 +86,11 @@ fn make(
     Overlap {
         definition,
         window_ns: window.map(|(a, b)| [a, b]),
-        computation_us: us(comp),
-        communication_us: us(comm),
-        overlap_us: us(both),
-        exposed_communication_us: us(comm - both),
-        overlap_pct: (comm > 0).then(|| 100.0 * both as f64 / comm as f64),
+        computation_ns: comp,
+        communication_ns: comm,
+        overlap_ns: both,
+        exposed_communication_ns: comm - both,
+        overlap_share: (comm > 0).then(|| both as f64 / comm as f64),
         filtered_gpu_events: filtered,
     }
 }
@@ -137,12 +134,12 @@ pub fn overlap_kinetoscope(trace: &Trace) -> (Overlap, Vec<StepComm>) {
             name: s.name.clone(),
             number: s.number,
             start_ns: s.start,
-            dur_us: us(dur),
-            communication_us: us(m),
-            overlapped_us: us(b),
-            exposed_us: us(m - b),
-            exposed_pct_of_step: if dur > 0 {
-                100.0 * (m - b) as f64 / dur as f64
+            dur_ns: dur,
+            communication_ns: m,
+            overlapped_ns: b,
+            exposed_ns: m - b,
+            exposed_share: if dur > 0 {
+                (m - b) as f64 / dur as f64
             } else {
                 0.0
             },
@@ -172,7 +169,7 @@ pub fn overlap_hta(trace: &Trace, filter: bool) -> Overlap {
             Some(w.map_or((s, e), |(a, b)| (a.min(s), b.max(e))))
         });
     Overlap {
-        overlap_pct: cc.pct(),
+        overlap_share: cc.share(),
         ..make(
             OverlapDefinition::Hta,
             window,

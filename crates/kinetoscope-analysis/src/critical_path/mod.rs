@@ -22,7 +22,7 @@
 //! (autograd's backward thread, DataLoader workers) are not followed.
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace, TrackId, TrackKind};
 
@@ -41,7 +41,7 @@ pub struct CriticalPathOptions {
 }
 
 /// What a piece of the path is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PathCategory {
     /// A computation kernel running.
@@ -94,31 +94,31 @@ impl PathCategory {
 }
 
 /// Time on the path in one category.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CategoryTime {
     /// The category.
     pub category: PathCategory,
-    /// Time, µs.
-    pub time_us: f64,
-    /// Share of the path, %.
-    pub pct: f64,
+    /// Time, ns.
+    pub time_ns: i64,
+    /// Share of the path (0–1).
+    pub share: f64,
 }
 
 /// An event (by name) with time on the path.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PathEvent {
     /// Event name (or the gap's kind).
     pub name: String,
     /// Its category.
     pub category: PathCategory,
-    /// Time on the path, µs.
-    pub time_us: f64,
+    /// Time on the path, ns.
+    pub time_ns: i64,
     /// Pieces of the path it contributed.
     pub pieces: u64,
 }
 
 /// The critical path of one step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CriticalPath {
     /// The file.
     pub path: String,
@@ -128,8 +128,8 @@ pub struct CriticalPath {
     pub steps: Vec<String>,
     /// `[start, end]` epoch ns: the host step start to the stretched step end.
     pub window_ns: Option<[i64; 2]>,
-    /// Time covered by the path, µs (≈ the window).
-    pub length_us: f64,
+    /// Time covered by the path, ns (≈ the window).
+    pub length_ns: i64,
     /// Time per category, largest first.
     pub categories: Vec<CategoryTime>,
     /// Events with the most time on the path.
@@ -219,7 +219,7 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         step: None,
         steps: names,
         window_ns: None,
-        length_us: 0.0,
+        length_ns: 0,
         categories: Vec::new(),
         top_events: Vec::new(),
         pieces: 0,
@@ -537,25 +537,21 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
         out.warnings.push(Note::WalkStoppedEarly);
     }
     let total: i64 = by_cat.values().sum();
-    out.length_us = total as f64 / 1e3;
+    out.length_ns = total;
     out.pieces = pieces;
     let mut cats: Vec<CategoryTime> = by_cat
         .into_iter()
         .map(|(c, ns)| CategoryTime {
             category: c,
-            time_us: ns as f64 / 1e3,
-            pct: if total > 0 {
-                100.0 * ns as f64 / total as f64
+            time_ns: ns,
+            share: if total > 0 {
+                ns as f64 / total as f64
             } else {
                 0.0
             },
         })
         .collect();
-    cats.sort_by(|a, b| {
-        b.time_us
-            .total_cmp(&a.time_us)
-            .then(a.category.cmp(&b.category))
-    });
+    cats.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.category.cmp(&b.category)));
     out.categories = cats;
     let mut evs: Vec<PathEvent> = by_event
         .into_iter()
@@ -566,21 +562,17 @@ pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
                 trace.strings.get(kinetoscope_trace::StrId(name)).to_owned()
             },
             category: cat,
-            time_us: ns as f64 / 1e3,
+            time_ns: ns,
             pieces: n,
         })
         .collect();
-    evs.sort_by(|a, b| {
-        b.time_us
-            .total_cmp(&a.time_us)
-            .then_with(|| a.name.cmp(&b.name))
-    });
+    evs.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then_with(|| a.name.cmp(&b.name)));
     evs.truncate(if opts.top == 0 { usize::MAX } else { opts.top });
     out.top_events = evs;
-    if (out.length_us * 1e3 - (w1 - w0) as f64).abs() > 0.01 * (w1 - w0) as f64 {
+    if (out.length_ns - (w1 - w0)).abs() as f64 > 0.01 * (w1 - w0) as f64 {
         out.warnings.push(Note::PartialPath {
-            length_us: out.length_us,
-            window_us: (w1 - w0) as f64 / 1e3,
+            length_ns: out.length_ns,
+            window_ns: w1 - w0,
         });
     }
     out

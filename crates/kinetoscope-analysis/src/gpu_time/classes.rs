@@ -4,14 +4,14 @@
 //! each class.
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{StrId, Trace};
 
 use super::{merge_sorted, select, Compat, GpuRows, Window};
 
 /// A kernel class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KernelClass {
     /// Computation (neither communication, memory nor sync).
@@ -49,7 +49,7 @@ impl KernelClass {
 }
 
 /// Which name rules classify kernels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClassRules {
     /// HTA 0.5.0 (`HolisticTraceAnalysis`), used by `--hta-compat`.
@@ -159,7 +159,7 @@ impl ClassCache {
 }
 
 /// Duration statistics of one kernel name (HTA's per-kernel table, unfolded). Times ns.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KernelStat {
     /// Kernel name (`others` for the folded rest).
     pub name: String,
@@ -178,7 +178,7 @@ pub struct KernelStat {
 }
 
 /// One class of one rank.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassTotal {
     /// The class.
     pub class: KernelClass,
@@ -195,18 +195,18 @@ pub struct ClassTotal {
 }
 
 /// Time covered by exactly one combination of classes (HTA's kernel-type table).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassOverlap {
     /// `COMPUTATION`, `COMPUTATION overlapping COMMUNICATION`, ...
     pub label: String,
     /// Length, ns.
-    pub ns: i64,
-    /// Share of the time any class runs (the sum over all combinations), %.
-    pub pct: f64,
+    pub time_ns: i64,
+    /// Share of the time any class runs (the sum over all combinations), 0–1.
+    pub share: f64,
 }
 
 /// The per-class kernel breakdown of one rank.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassBreakdown {
     /// The file.
     pub path: String,
@@ -221,8 +221,9 @@ pub struct ClassBreakdown {
     /// Elementary segments by class combination, largest first (zero-length dropped;
     /// `other` ignored, as in HTA).
     pub overlaps: Vec<ClassOverlap>,
-    /// `100 · |U(comp) ∩ U(comm)| / |U(comm)|` (HTA's overlap); null without communication.
-    pub comm_comp_overlap_pct: Option<f64>,
+    /// `|U(comp) ∩ U(comm)| / |U(comm)|` (B.9), 0–1 at full precision (HTA rounds its
+    /// percentage to 2 decimals); null without communication.
+    pub comm_comp_overlap_share: Option<f64>,
 }
 
 #[derive(Clone, Copy)]
@@ -382,11 +383,15 @@ pub fn breakdown_of(
         .filter(|&m| by_mask[m] > 0)
         .map(|m| ClassOverlap {
             label: mask_label(m),
-            ns: by_mask[m],
-            pct: 100.0 * by_mask[m] as f64 / covered as f64,
+            time_ns: by_mask[m],
+            share: by_mask[m] as f64 / covered as f64,
         })
         .collect();
-    overlaps.sort_by(|a, b| b.ns.cmp(&a.ns).then_with(|| a.label.cmp(&b.label)));
+    overlaps.sort_by(|a, b| {
+        b.time_ns
+            .cmp(&a.time_ns)
+            .then_with(|| a.label.cmp(&b.label))
+    });
     let cc = comm_comp(
         &merged[KernelClass::Communication as usize],
         &merged[KernelClass::Computation as usize],
@@ -399,7 +404,7 @@ pub fn breakdown_of(
         rules,
         classes,
         overlaps,
-        comm_comp_overlap_pct: cc.pct(),
+        comm_comp_overlap_share: cc.share(),
     }
 }
 
@@ -446,10 +451,10 @@ pub struct CommComp {
 }
 
 impl CommComp {
-    /// `100 · overlap / comm`, 2 decimals; `None` without communication.
-    pub fn pct(&self) -> Option<f64> {
-        (self.has_comm && self.comm_ns != 0)
-            .then(|| (10000.0 * self.overlap_ns as f64 / self.comm_ns as f64).round() / 100.0)
+    /// `overlap / comm` (0–1, full precision: HTA rounds its percentage to 2 decimals);
+    /// `None` without communication.
+    pub fn share(&self) -> Option<f64> {
+        (self.has_comm && self.comm_ns != 0).then(|| self.overlap_ns as f64 / self.comm_ns as f64)
     }
 }
 
@@ -525,6 +530,12 @@ mod tests {
             Computation
         );
         assert_eq!(classify("Stream Wait Event", ClassRules::Hta06), Other);
+        // `Memcpy` anywhere, or `Sync` anywhere, is never computation.
+        assert_eq!(classify("fooMemcpyKernel", ClassRules::Hta050), Other);
+        assert_eq!(
+            classify("void at::native::foo<float>()", ClassRules::Hta050),
+            Computation
+        );
     }
 
     #[test]

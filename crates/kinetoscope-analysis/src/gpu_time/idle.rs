@@ -12,7 +12,7 @@
 //! starts while the stream is busy had no idle time before it); `--hta-compat` does what
 //! HTA does.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::Trace;
 
@@ -23,7 +23,7 @@ use crate::stats::percentile;
 pub const DEFAULT_KERNEL_WAIT_NS: i64 = 30_000;
 
 /// An idle category.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IdleCategory {
     /// The launch call started after the previous row on the stream had ended.
@@ -49,7 +49,7 @@ impl IdleCategory {
 }
 
 /// Statistics of the gaps in one category (pandas `describe()` plus p90). Times ns.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GapStats {
     /// Number of gaps.
     pub count: u64,
@@ -98,7 +98,7 @@ impl GapStats {
 }
 
 /// One category of one stream.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CategoryIdle {
     /// The category.
     pub category: IdleCategory,
@@ -111,7 +111,7 @@ pub struct CategoryIdle {
 }
 
 /// One stream.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StreamIdle {
     /// CUDA stream id.
     pub stream: i64,
@@ -124,7 +124,7 @@ pub struct StreamIdle {
 }
 
 /// The idle-time breakdown of one rank.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IdleBreakdown {
     /// The file.
     pub path: String,
@@ -144,7 +144,7 @@ pub struct IdleBreakdown {
 /// One gap on a stream: from the end of a GPU row (kinetoscope: the latest end so far on
 /// the stream) to the start of the next row on the same stream, classified as HTA does.
 /// Times ns on the rows' clock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Gap {
     /// CUDA stream.
     pub stream: i64,

@@ -4,7 +4,7 @@
 //! whose call is not itself an outlier), runtime outliers (call longer than a cutoff) and
 //! delay outliers; a per-step summary.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{Phase, Trace};
 
@@ -53,7 +53,7 @@ pub fn is_launch_call(name: &str, compat: Compat) -> bool {
 }
 
 /// Options of the launch analysis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LaunchOptions {
     /// A launch call longer than this (ns) is a runtime outlier.
     pub runtime_cutoff_ns: i64,
@@ -77,7 +77,7 @@ impl Default for LaunchOptions {
 }
 
 /// One launch call and the GPU row it launched. Times ns.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Launch {
     /// CUPTI correlation id.
     pub correlation: i64,
@@ -98,7 +98,7 @@ pub struct Launch {
 }
 
 /// Launches of one step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepLaunches {
     /// `ProfilerStep#N`, or [`OUTSIDE_STEPS`].
     pub step: String,
@@ -123,7 +123,7 @@ pub struct StepLaunches {
 }
 
 /// Launch statistics of one rank.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LaunchStats {
     /// The file.
     pub path: String,
@@ -156,7 +156,7 @@ pub struct LaunchStats {
     /// Per step, in time order, then launches outside every step.
     pub steps: Vec<StepLaunches>,
     /// Every launch in correlation order (only with [`LaunchOptions::all`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub launches: Vec<Launch>,
 }
 

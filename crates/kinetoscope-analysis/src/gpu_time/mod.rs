@@ -18,12 +18,12 @@ pub mod launches;
 pub mod temporal;
 
 use kinetoscope_trace::{CategoryKind, EventId, Phase, Trace, TrackKind};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::steps::{find_steps, StepSource};
 
 /// Which definitions an analysis follows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Compat {
     /// kinetoscope's definitions: every GPU row of the trace, HTA 0.6 kernel classes,
@@ -36,7 +36,7 @@ pub enum Compat {
 }
 
 /// What the analysis looked at: the mode, and what HTA's step filter dropped.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Window {
     /// The definitions used.
     pub compat: Compat,
@@ -424,12 +424,12 @@ pub fn merge_sorted(spans: impl IntoIterator<Item = (i64, i64)>) -> Vec<(i64, i6
     out
 }
 
-/// `100 · part / whole` rounded to 2 decimals (0 when `whole` is 0).
-pub(crate) fn pct(part: i64, whole: i64) -> f64 {
+/// `part / whole` (0 when `whole` is 0).
+pub(crate) fn share(part: i64, whole: i64) -> f64 {
     if whole == 0 {
         0.0
     } else {
-        (10000.0 * part as f64 / whole as f64).round() / 100.0
+        part as f64 / whole as f64
     }
 }
 

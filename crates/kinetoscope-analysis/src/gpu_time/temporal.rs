@@ -3,15 +3,16 @@
 //! kernel runs (compute), and the rest (non-compute: communication, memory and sync not
 //! overlapped by computation).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::Trace;
 
 use super::classes::{ClassCache, ClassRules, KernelClass};
-use super::{pct, select, union_sorted, Compat, GpuRows, Window};
+use super::{select, share, union_sorted, Compat, GpuRows, Window};
 
-/// The temporal breakdown of one rank. Times ns; percentages of `total_ns`, 2 decimals.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// The temporal breakdown of one rank. Times ns; shares of `total_ns` (0–1, full
+/// precision: HTA rounds its percentages to 2 decimals).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Temporal {
     /// The file.
     pub path: String,
@@ -31,12 +32,12 @@ pub struct Temporal {
     pub compute_ns: i64,
     /// Span − compute − idle.
     pub non_compute_ns: i64,
-    /// Idle share.
-    pub idle_pct: f64,
-    /// Compute share.
-    pub compute_pct: f64,
-    /// Non-compute share.
-    pub non_compute_pct: f64,
+    /// `idle_ns / total_ns` (0 when the span is empty).
+    pub idle_share: f64,
+    /// `compute_ns / total_ns`.
+    pub compute_share: f64,
+    /// `non_compute_ns / total_ns`.
+    pub non_compute_share: f64,
 }
 
 /// The breakdown from already selected rows.
@@ -69,9 +70,9 @@ pub fn temporal_of(trace: &Trace, rows: &GpuRows, rules: ClassRules) -> Temporal
         idle_ns: idle,
         compute_ns: compute,
         non_compute_ns: non_compute,
-        idle_pct: pct(idle, total),
-        compute_pct: pct(compute, total),
-        non_compute_pct: pct(non_compute, total),
+        idle_share: share(idle, total),
+        compute_share: share(compute, total),
+        non_compute_share: share(non_compute, total),
     }
 }
 

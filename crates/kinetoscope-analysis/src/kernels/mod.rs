@@ -12,7 +12,7 @@ mod sort;
 
 use kinetoscope_trace::{CategoryKind, Phase, StrId, Trace};
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use sort::KernelSortKey;
 
@@ -29,7 +29,7 @@ pub const CALL_TREE_ROOT: &str = "CallTreeRoot";
 pub const UNKNOWN_OP: &str = "N/A";
 
 /// How kernel launches are grouped into rows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KernelGroupBy {
     /// By kernel name (the plugin's "Kernel Name").
@@ -41,7 +41,7 @@ pub enum KernelGroupBy {
 }
 
 /// The launch properties of a row grouped by [`KernelGroupBy::Properties`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelProperties {
     /// Launching operator, [`CALL_TREE_ROOT`] or [`UNKNOWN_OP`].
     pub operator: String,
@@ -59,7 +59,7 @@ pub struct KernelProperties {
 }
 
 /// One row of the kernel table. Times are nanoseconds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct KernelRow {
     /// Kernel name.
     pub name: String,
@@ -81,17 +81,17 @@ pub struct KernelRow {
     /// `Σ blocks_per_SM · dur / Σ dur` over launches that record `blocks per SM`; null when
     /// none does.
     pub mean_blocks_per_sm: Option<f64>,
-    /// `Σ occupancy · dur / Σ dur` (percent) over launches with a known
-    /// `est. achieved occupancy %`; null when none has one.
-    pub mean_est_achieved_occupancy_pct: Option<f64>,
+    /// `Σ occupancy · dur / Σ dur` over launches with a known `est. achieved occupancy
+    /// %`, as a fraction (0–1); null when none has one.
+    pub mean_est_achieved_occupancy: Option<f64>,
     /// For a table over time windows ([`analyze_kernels_in`]): the windows (indices) in
     /// which the row's kernels ran; empty (and not serialised) otherwise.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub windows: Vec<u32>,
 }
 
 /// The kernel table of one trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct KernelsTable {
     /// The file.
     pub path: String,
@@ -108,8 +108,8 @@ pub struct KernelsTable {
     /// Σ duration of tensor-core kernels among all kernels, ns (the plugin's Kernel-view
     /// tensor-core pie).
     pub tensor_core_kernel_ns: i64,
-    /// `tensor_core_kernel_ns` as % of `total_kernel_ns` (0 without kernel time).
-    pub tensor_core_pct: f64,
+    /// `tensor_core_kernel_ns / total_kernel_ns`, 0–1 (0 without kernel time).
+    pub tensor_core_share: f64,
     /// Rows, sorted.
     pub rows: Vec<KernelRow>,
 }
@@ -332,7 +332,7 @@ pub fn analyze_kernels_in(
                 max_ns: a.max,
                 tensor_cores,
                 mean_blocks_per_sm: a.blocks.mean(),
-                mean_est_achieved_occupancy_pct: a.occupancy.mean(),
+                mean_est_achieved_occupancy: a.occupancy.mean().map(|pct| pct / 100.0),
                 windows: {
                     // Kernels come in file order, not always time order.
                     let mut w = a.windows.clone();
@@ -352,8 +352,8 @@ pub fn analyze_kernels_in(
         total_rows: rows.len(),
         total_kernel_ns,
         tensor_core_kernel_ns,
-        tensor_core_pct: if total_kernel_ns > 0 {
-            100.0 * tensor_core_kernel_ns as f64 / total_kernel_ns as f64
+        tensor_core_share: if total_kernel_ns > 0 {
+            tensor_core_kernel_ns as f64 / total_kernel_ns as f64
         } else {
             0.0
         },

@@ -4,12 +4,12 @@
 
 use std::cmp::Ordering;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::KernelRow;
 
 /// A column the kernel table can be sorted by.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum KernelSortKey {
     /// Total time (the plugin's default).
@@ -63,9 +63,7 @@ fn value(row: &KernelRow, key: KernelSortKey) -> f64 {
         KernelSortKey::Max => row.max_ns as f64,
         KernelSortKey::Min => row.min_ns as f64,
         KernelSortKey::BlocksPerSm => row.mean_blocks_per_sm.unwrap_or(f64::NEG_INFINITY),
-        KernelSortKey::Occupancy => row
-            .mean_est_achieved_occupancy_pct
-            .unwrap_or(f64::NEG_INFINITY),
+        KernelSortKey::Occupancy => row.mean_est_achieved_occupancy.unwrap_or(f64::NEG_INFINITY),
         KernelSortKey::Name => 0.0,
     }
 }

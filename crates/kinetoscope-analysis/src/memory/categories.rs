@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 
 use kinetoscope_trace::TIMELINE_CATEGORIES;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::timeline::{CategoryPoint, CategorySeries};
 use super::{MemoryRecord, OpForest};
@@ -114,7 +114,7 @@ fn within(ops: &OpForest, inner: Option<u32>, outer: Option<u32>) -> bool {
 }
 
 /// Categories inferred for one device.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct InferredCategories {
     /// Bytes per category over time: the 8 timeline categories then `untracked`.
     pub series: CategorySeries,

@@ -11,12 +11,12 @@
 //! the point of most reserved bytes, so the exact peak (and every bucket's min and max)
 //! survives. The plugin uses LTTB instead, which can drop the peak.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{MemoryRecord, OpForest};
 
 /// How a curve's values were obtained.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CurveKind {
     /// `Total Allocated` / `Total Reserved` as recorded after each event.
@@ -29,7 +29,7 @@ pub enum CurveKind {
 }
 
 /// One point of a curve.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CurvePoint {
     /// When, epoch ns.
     pub ts_ns: i64,
@@ -40,7 +40,7 @@ pub struct CurvePoint {
 }
 
 /// A device's curve, down-sampled for display.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Curve {
     /// How the values were obtained.
     pub kind: CurveKind,
@@ -53,7 +53,7 @@ pub struct Curve {
 }
 
 /// A peak: the highest value, when it was first reached and by which operator.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Peak {
     /// The value, bytes.
     pub bytes: i64,

@@ -10,12 +10,12 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{MemoryRecord, OpForest};
 
 /// One row of the allocation events table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Allocation {
     /// The operator that allocated (`None` for an unmatched free, or outside operators).
     pub op: Option<String>,
@@ -36,7 +36,7 @@ pub struct Allocation {
 }
 
 /// The allocation events table of one device.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AllocationTable {
     /// Rows (time order unless sorted otherwise; cut to `--top`).
     pub rows: Vec<Allocation>,

@@ -38,7 +38,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use kinetoscope_trace::Trace;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::note::Note;
 
@@ -51,7 +51,7 @@ pub use sort::SortKey;
 pub const DEFAULT_POINTS: usize = 500;
 
 /// A memory device as `[memory]` events name it (`Device Type`, `Device Id`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Device {
     /// `c10::DeviceType`: 0 CPU, 1 CUDA, others as written.
     pub device_type: i64,
@@ -226,7 +226,7 @@ impl Default for MemoryOptions {
 }
 
 /// Where the memory records came from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemorySource {
     /// `[memory]` instants of a Kineto trace.
@@ -235,7 +235,7 @@ pub enum MemorySource {
 }
 
 /// The memory view of one trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MemoryView {
     /// The file.
     pub path: String,
@@ -264,7 +264,7 @@ pub struct MemoryView {
 }
 
 /// Everything the view shows for one device.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct DeviceMemory {
     /// `CPU`, `GPU0`, ...
     pub device: String,
@@ -282,10 +282,10 @@ pub struct DeviceMemory {
     pub peak_allocated: Option<Peak>,
     /// Highest reserved bytes (caching allocator), when recorded.
     pub peak_reserved: Option<Peak>,
-    /// `peak_allocated` as % of `capacity_bytes`, when both are known.
-    pub peak_allocated_pct_of_capacity: Option<f64>,
-    /// `peak_reserved` as % of `capacity_bytes`, when both are known.
-    pub peak_reserved_pct_of_capacity: Option<f64>,
+    /// `peak_allocated` over `capacity_bytes` (0–1), when both are known.
+    pub peak_allocated_share_of_capacity: Option<f64>,
+    /// `peak_reserved` over `capacity_bytes` (0–1), when both are known.
+    pub peak_reserved_share_of_capacity: Option<f64>,
     /// Allocated / reserved over time, down-sampled.
     pub curve: Curve,
     /// Allocations paired with their frees.
@@ -363,8 +363,8 @@ fn device_memory(
     let peak_reserved = curve::peak_reserved(&full, records, &input.ops);
     let operators = op_stats::op_stats(records, &input.ops);
     let capacity_bytes = input.capacity.get(&device).copied();
-    let pct_of_capacity = |p: &Option<Peak>| match (p, capacity_bytes) {
-        (Some(p), Some(c)) if c > 0 => Some(100.0 * p.bytes as f64 / c as f64),
+    let share_of_capacity = |p: &Option<Peak>| match (p, capacity_bytes) {
+        (Some(p), Some(c)) if c > 0 => Some(p.bytes as f64 / c as f64),
         _ => None,
     };
     DeviceMemory {
@@ -374,8 +374,8 @@ fn device_memory(
         records: records.len() as u64,
         out_of_memory_events: input.out_of_memory.get(&device).copied().unwrap_or(0),
         capacity_bytes,
-        peak_allocated_pct_of_capacity: pct_of_capacity(&peak_allocated),
-        peak_reserved_pct_of_capacity: pct_of_capacity(&peak_reserved),
+        peak_allocated_share_of_capacity: share_of_capacity(&peak_allocated),
+        peak_reserved_share_of_capacity: share_of_capacity(&peak_reserved),
         peak_allocated,
         peak_reserved,
         curve: curve::downsampled(full, points),

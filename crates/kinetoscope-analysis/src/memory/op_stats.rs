@@ -9,12 +9,12 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{MemoryRecord, OpForest};
 
 /// Memory statistics of one operator name on one device.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OpMemoryStats {
     /// Operator name.
     pub name: String,

@@ -12,7 +12,7 @@ use std::str::FromStr;
 use super::{Allocation, MemoryView, OpMemoryStats};
 
 /// A column to sort by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SortKey {
     /// Operators: name, A→Z.

@@ -19,7 +19,7 @@
 //! `ProfilerStep#N` markers; without them there is no verdict.
 
 use kinetoscope_trace::Trace;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Device, MemoryInput, MemoryRecord, MemoryView};
 use crate::steps::{find_steps, Step, StepSource};
@@ -37,7 +37,7 @@ pub const MIN_GROWTH_BYTES: i64 = 64 << 10;
 pub const SPIKE_FACTOR: f64 = 1.5;
 
 /// Allocated memory over one step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepMemory {
     /// `ProfilerStep#N`.
     pub step: String,
@@ -56,7 +56,7 @@ pub struct StepMemory {
 }
 
 /// The verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemoryPattern {
     /// Troughs and peaks level.
@@ -68,7 +68,7 @@ pub enum MemoryPattern {
 }
 
 /// The highest step peak among the spike steps.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Spike {
     /// `ProfilerStep#N`.
     pub step: String,
@@ -79,7 +79,7 @@ pub struct Spike {
 }
 
 /// The per-step pattern of one device.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepPattern {
     /// The verdict.
     pub verdict: MemoryPattern,

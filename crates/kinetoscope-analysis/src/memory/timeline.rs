@@ -8,10 +8,10 @@
 //! bytes at that instant.
 
 use kinetoscope_trace::{MemoryTimeline, TimelineFormat, TIMELINE_CATEGORIES};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One point: bytes live per category (same order as [`CategorySeries::categories`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CategoryPoint {
     /// When, epoch ns.
     pub ts_ns: i64,
@@ -27,7 +27,7 @@ impl CategoryPoint {
 }
 
 /// The highest total, when first reached, and each category's bytes then.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CategoryPeak {
     /// When first reached, epoch ns.
     pub ts_ns: i64,
@@ -35,31 +35,31 @@ pub struct CategoryPeak {
     pub total_bytes: i64,
     /// Bytes per category at that instant.
     pub by_category: Vec<i64>,
-    /// Each category's share of `total_bytes`, %; `None` when the total is 0.
-    pub pct_by_category: Option<Vec<f64>>,
+    /// Each category's share of `total_bytes` (0–1); `None` when the total is 0.
+    pub share_by_category: Option<Vec<f64>>,
 }
 
 impl CategoryPeak {
     /// The peak at `ts_ns` with these bytes per category.
     pub fn new(ts_ns: i64, by_category: Vec<i64>) -> Self {
         let total_bytes: i64 = by_category.iter().sum();
-        let pct_by_category = (total_bytes != 0).then(|| {
+        let share_by_category = (total_bytes != 0).then(|| {
             by_category
                 .iter()
-                .map(|b| 100.0 * *b as f64 / total_bytes as f64)
+                .map(|b| *b as f64 / total_bytes as f64)
                 .collect()
         });
         Self {
             ts_ns,
             total_bytes,
             by_category,
-            pct_by_category,
+            share_by_category,
         }
     }
 }
 
 /// Bytes per category over time.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CategorySeries {
     /// Category names, in column order.
     pub categories: Vec<String>,
@@ -166,7 +166,7 @@ fn downsample(points: Vec<CategoryPoint>, max_points: usize) -> Vec<CategoryPoin
 }
 
 /// The view of a profiler memory timeline file.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TimelineView {
     /// The file.
     pub path: String,
@@ -213,7 +213,7 @@ pub fn analyze_timeline(path: &str, tl: &MemoryTimeline, points: usize) -> Timel
 
 /// PyTorch's categories (from its memory timeline file) next to kinetoscope's inferred
 /// ones for the same run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CategoryComparison {
     /// The timeline file.
     pub timeline: String,
@@ -295,8 +295,8 @@ mod tests {
         let peak = s.peak.as_ref().unwrap();
         assert_eq!((peak.ts_ns, peak.total_bytes), (537, 503));
         assert_eq!(peak.by_category, vec![500, 3]);
-        let pct = peak.pct_by_category.as_ref().unwrap();
-        assert!((pct[0] - 100.0 * 500.0 / 503.0).abs() < 1e-9);
+        let share = peak.share_by_category.as_ref().unwrap();
+        assert!((share[0] - 500.0 / 503.0).abs() < 1e-11);
         assert_eq!(s.totals.len(), s.points.len());
         assert!(s.totals.contains(&503));
         assert!(s.points.iter().any(|p| p.ts_ns == 537));

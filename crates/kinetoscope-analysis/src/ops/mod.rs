@@ -20,7 +20,7 @@ pub(crate) mod tree;
 
 use kinetoscope_trace::Trace;
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use sort::OpSortKey;
 
@@ -31,7 +31,7 @@ use stats::node_stats;
 use tree::{is_excluded_op, NodeKind, NodeTree};
 
 /// How operator calls are grouped into rows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OpGroupBy {
     /// By operator name (the plugin's "Operator").
@@ -47,7 +47,7 @@ pub enum OpGroupBy {
 }
 
 /// One row of the operator table. Times are nanoseconds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpRow {
     /// Operator name.
     pub name: String,
@@ -81,16 +81,16 @@ pub struct OpRow {
     pub tc_self_ns: i64,
     /// Tensor-core kernel time within `device_total_ns`.
     pub tc_total_ns: i64,
-    /// `100 · tc_self_ns / device_self_ns` (0 when there is no device time).
-    pub tc_self_pct: f64,
-    /// `100 · tc_total_ns / device_total_ns` (0 when there is no device time).
-    pub tc_total_pct: f64,
+    /// `tc_self_ns / device_self_ns`, 0–1 (0 when there is no device time).
+    pub tc_self_share: f64,
+    /// `tc_total_ns / device_total_ns`, 0–1 (0 when there is no device time).
+    pub tc_total_share: f64,
     /// Whether some call has a non-empty `Call stack`.
     pub has_call_stack: bool,
 }
 
 /// The operator table of one trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OpsTable {
     /// The file.
     pub path: String,
@@ -219,8 +219,8 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
                 tc_eligible: a.eligible,
                 tc_self_ns: a.tc_self,
                 tc_total_ns: a.tc_total,
-                tc_self_pct: pct(a.tc_self, a.device_self),
-                tc_total_pct: pct(a.tc_total, a.device_total),
+                tc_self_share: share(a.tc_self, a.device_self),
+                tc_total_share: share(a.tc_total, a.device_total),
                 has_call_stack: a.has_call_stack,
             }
         })
@@ -252,9 +252,9 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
 }
 
 /// `100 · part / whole`, or 0 when `whole` is 0.
-fn pct(part: i64, whole: i64) -> f64 {
+fn share(part: i64, whole: i64) -> f64 {
     if whole > 0 {
-        100.0 * part as f64 / whole as f64
+        part as f64 / whole as f64
     } else {
         0.0
     }

@@ -19,13 +19,13 @@ pub(crate) mod step_ranges;
 pub mod tensor_cores;
 
 use kinetoscope_trace::{DeviceInfo, Trace};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::note::Note;
 use crate::steps::StepSource;
 
 /// One value per part of a step, in the plugin's priority order (Other last).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Parts<T> {
     /// GPU kernels, except communication kernels.
     pub kernel: T,
@@ -105,7 +105,7 @@ impl<T: Copy> Parts<T> {
 }
 
 /// One step of the breakdown.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepBreakdown {
     /// `ProfilerStep#N`, or `(whole trace)` when the trace has no step markers.
     pub name: String,
@@ -113,35 +113,29 @@ pub struct StepBreakdown {
     pub number: Option<i64>,
     /// Start after stretching, epoch ns.
     pub start_ns: i64,
-    /// Duration after stretching, ns (not serialised; see `dur_us`).
-    #[serde(skip)]
+    /// Duration after stretching, ns.
     pub dur_ns: i64,
-    /// Duration after stretching, µs.
-    pub dur_us: f64,
     /// GPU activities launched from inside the host step (used for tail trimming).
     pub device_events: u64,
-    /// The parts, ns; they add up to `dur_ns` (not serialised; see `breakdown_us`).
-    #[serde(skip)]
+    /// The parts, ns; they add up to `dur_ns`.
     pub breakdown_ns: Parts<i64>,
-    /// The parts, µs.
-    pub breakdown_us: Parts<f64>,
 }
 
 /// The mean step over the kept steps.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AverageBreakdown {
     /// Number of steps averaged.
     pub steps: usize,
-    /// Mean step duration, µs.
-    pub dur_us: f64,
-    /// Mean of each part, µs.
-    pub breakdown_us: Parts<f64>,
-    /// Each mean part as a percentage of the mean step (`100 · part / dur`).
-    pub percent: Parts<f64>,
+    /// Mean step duration, ns.
+    pub dur_ns: f64,
+    /// Mean of each part, ns.
+    pub breakdown_ns: Parts<f64>,
+    /// Each mean part as a share of the mean step (`part / dur`, 0–1).
+    pub share: Parts<f64>,
 }
 
 /// Metrics of one GPU over the step window.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuMetrics {
     /// Device id (the kernels' `device` arg).
     pub id: i64,
@@ -163,7 +157,7 @@ pub struct GpuMetrics {
 }
 
 /// The overview of one trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceOverview {
     /// The file.
     pub path: String,
@@ -219,10 +213,8 @@ pub fn overview(trace: &Trace) -> TraceOverview {
             number: s.number,
             start_ns: s.start,
             dur_ns: s.end - s.start,
-            dur_us: (s.end - s.start) as f64 / 1e3,
             device_events: s.device_events,
             breakdown_ns: p,
-            breakdown_us: p.map(|v| v as f64 / 1e3),
         })
         .collect();
 
@@ -271,20 +263,14 @@ fn average(steps: &[StepBreakdown]) -> Option<AverageBreakdown> {
         }
     }
     let total: i64 = steps.iter().map(|s| s.dur_ns).sum();
-    let dur_us = total as f64 / n / 1e3;
-    let breakdown_us = Parts::from_array(sums.map(|v| v as f64 / n / 1e3));
-    let percent = breakdown_us.map(|v| {
-        if dur_us > 0.0 {
-            100.0 * v / dur_us
-        } else {
-            0.0
-        }
-    });
+    let dur_ns = total as f64 / n;
+    let breakdown_ns = Parts::from_array(sums.map(|v| v as f64 / n));
+    let share = breakdown_ns.map(|v| if dur_ns > 0.0 { v / dur_ns } else { 0.0 });
     Some(AverageBreakdown {
         steps: steps.len(),
-        dur_us,
-        breakdown_us,
-        percent,
+        dur_ns,
+        breakdown_ns,
+        share,
     })
 }
 

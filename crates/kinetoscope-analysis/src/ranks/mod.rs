@@ -27,13 +27,13 @@ mod summary;
 pub use summary::{RankCollective, RankStep, RankSummary};
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::note::Note;
 use crate::overview::Parts;
 
 /// How clock offsets between ranks are handled.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ClockMode {
     /// Estimate from collective ends; apply only where a constant offset fits.
@@ -64,7 +64,7 @@ impl Default for RanksOptions {
 }
 
 /// One rank's row.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankRow {
     /// Rank (from the trace, else its position in the folder).
     pub rank: i64,
@@ -72,46 +72,46 @@ pub struct RankRow {
     pub path: String,
     /// Kept steps.
     pub steps: usize,
-    /// Mean step duration, µs.
-    pub mean_step_us: f64,
-    /// Longest step, µs.
-    pub max_step_us: f64,
-    /// Mean of each breakdown part per step, µs.
-    pub mean_parts_us: Parts<f64>,
-    /// Clock offset estimated for this rank relative to the reference rank, µs (what
+    /// Mean step duration, ns.
+    pub mean_step_ns: f64,
+    /// Longest step, ns.
+    pub max_step_ns: i64,
+    /// Mean of each breakdown part per step, ns.
+    pub mean_parts_ns: Parts<f64>,
+    /// Clock offset estimated for this rank relative to the reference rank, ns (what
     /// is subtracted from its times when applied).
-    pub clock_offset_us: f64,
+    pub clock_offset_ns: i64,
     /// Whether the offset was applied.
     pub clock_offset_applied: bool,
     /// Collectives in the trace.
     pub collectives: usize,
     /// Of them, matched with at least one other rank.
     pub matched: usize,
-    /// Total time this rank waited for the last arriver, µs.
-    pub total_wait_us: f64,
+    /// Total time this rank waited for the last arriver, ns.
+    pub total_wait_ns: i64,
     /// Matched collectives at which this rank arrived last.
     pub arrived_last: usize,
-    /// `arrived_last` as % of `matched`.
-    pub arrived_last_pct: f64,
-    /// Total communication kernel time, µs.
-    pub comm_kernel_us: f64,
+    /// `arrived_last / matched` (0–1; 0 when nothing matched).
+    pub arrived_last_share: f64,
+    /// Total communication kernel time, ns.
+    pub comm_kernel_ns: i64,
 }
 
 /// One step number across ranks.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepAcross {
     /// Step name (of the first rank that has it).
     pub name: String,
     /// N.
     pub number: Option<i64>,
-    /// Duration per rank (in [`RanksReport::ranks`] order), µs; `None` where missing.
-    pub dur_us: Vec<Option<f64>>,
-    /// Shortest, µs.
-    pub min_us: f64,
-    /// Median, µs.
-    pub median_us: f64,
-    /// Longest, µs.
-    pub max_us: f64,
+    /// Duration per rank (in [`RanksReport::ranks`] order), ns; `None` where missing.
+    pub dur_ns: Vec<Option<i64>>,
+    /// Shortest, ns.
+    pub min_ns: i64,
+    /// Median, ns (the mean of the middle two for an even count).
+    pub median_ns: f64,
+    /// Longest, ns.
+    pub max_ns: i64,
     /// The rank with the longest step.
     pub slowest_rank: i64,
     /// Ranks that have the step.
@@ -119,7 +119,7 @@ pub struct StepAcross {
 }
 
 /// One collective matched across ranks.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MatchedCollective {
     /// Process group (`""` when unknown).
     pub process_group: String,
@@ -133,17 +133,17 @@ pub struct MatchedCollective {
     pub ranks: usize,
     /// Earliest start after clock correction, epoch ns.
     pub first_start_ns: i64,
-    /// max − min start, µs: also the longest wait, the first arriver's.
-    pub start_skew_us: f64,
+    /// max − min start, ns: also the longest wait, the first arriver's.
+    pub start_skew_ns: i64,
     /// The rank that arrived last.
     pub last_rank: i64,
-    /// Each rank's wait (last start − own start), µs, in [`RanksReport::ranks`] order;
+    /// Each rank's wait (last start − own start), ns, in [`RanksReport::ranks`] order;
     /// `None` where the rank lacks it.
-    pub wait_us: Vec<Option<f64>>,
+    pub wait_ns: Vec<Option<i64>>,
 }
 
 /// What the straggler ranking is based on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StragglerBasis {
     /// The wait each rank caused at matched collectives.
@@ -153,41 +153,41 @@ pub enum StragglerBasis {
 }
 
 /// A rank others wait for.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Straggler {
     /// The rank.
     pub rank: i64,
     /// Wait it caused: Σ over collectives it arrived last at of the others' mean wait,
-    /// µs (0 in the step-time fallback).
-    pub caused_wait_us: f64,
+    /// ns (0 in the step-time fallback).
+    pub caused_wait_ns: f64,
     /// Collectives it arrived last at.
     pub arrived_last: usize,
     /// Of how many matched.
     pub matched: usize,
-    /// `arrived_last` as % of `matched`.
-    pub arrived_last_pct: f64,
+    /// `arrived_last / matched` (0–1).
+    pub arrived_last_share: f64,
     /// Steps where it had the longest duration.
     pub slowest_steps: Vec<String>,
     /// Steps compared across ranks.
     pub of_steps: usize,
-    /// Its mean step time, µs.
-    pub mean_step_us: f64,
-    /// The median over ranks of the mean step time, µs.
-    pub median_step_us: f64,
-    /// Its mean step time minus the median over ranks, µs.
-    pub step_excess_us: f64,
-    /// `step_excess_us` as % of the median (0 when the median is 0).
-    pub step_excess_pct: f64,
+    /// Its mean step time, ns.
+    pub mean_step_ns: f64,
+    /// The median over ranks of the mean step time, ns.
+    pub median_step_ns: f64,
+    /// Its mean step time minus the median over ranks, ns.
+    pub step_excess_ns: f64,
+    /// `step_excess_ns` over the median (a ratio; 0 when the median is 0).
+    pub step_excess_ratio: f64,
     /// The breakdown part (not communication) most longer than on the median rank.
     pub slower_phase: Option<String>,
-    /// That part's excess per step, µs.
-    pub slower_phase_excess_us: f64,
-    /// That excess as % of the part on the median rank; `None` when that is 0.
-    pub slower_phase_excess_pct: Option<f64>,
+    /// That part's excess per step, ns.
+    pub slower_phase_excess_ns: f64,
+    /// That excess over the part on the median rank (a ratio); `None` when that is 0.
+    pub slower_phase_excess_ratio: Option<f64>,
 }
 
 /// How the clocks were treated.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClockReport {
     /// The mode asked for.
     pub mode: ClockMode,
@@ -196,22 +196,22 @@ pub struct ClockReport {
 }
 
 /// Skew statistics over all matched collectives.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SkewSummary {
     /// Collectives matched on ≥ 2 ranks.
     pub matched: usize,
     /// Collectives seen on one rank only.
     pub unmatched: usize,
-    /// Mean start skew, µs.
-    pub mean_skew_us: f64,
-    /// Median start skew, µs.
-    pub median_skew_us: f64,
-    /// Largest start skew, µs.
-    pub max_skew_us: f64,
+    /// Mean start skew, ns.
+    pub mean_skew_ns: f64,
+    /// Median start skew, ns.
+    pub median_skew_ns: f64,
+    /// Largest start skew, ns.
+    pub max_skew_ns: i64,
 }
 
 /// The multi-rank report.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RanksReport {
     /// One row per rank, by rank.
     pub ranks: Vec<RankRow>,
@@ -233,10 +233,6 @@ pub struct RanksReport {
 
 /// (group, by_seq, index) key, rank index, start, end of one collective call.
 type Entry = ((u32, bool, i64), u32, i64, i64);
-
-fn us(ns: i64) -> f64 {
-    ns as f64 / 1e3
-}
 
 fn median_i64(v: &mut [i64]) -> i64 {
     v.sort_unstable();
@@ -367,7 +363,7 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
     let mut arrived_last = vec![0usize; n];
     let mut matched_count = vec![0usize; n];
     let mut caused = vec![0f64; n];
-    let mut skews: Vec<f64> = Vec::with_capacity(matched_runs.len());
+    let mut skews: Vec<i64> = Vec::with_capacity(matched_runs.len());
     let mut listed: Vec<MatchedCollective> = Vec::new();
     let corr = |r: usize, t: i64| if applied[r] { t - offsets[r] } else { t };
     for &(a, b) in &matched_runs {
@@ -390,8 +386,8 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
             }
         }
         arrived_last[last_r] += 1;
-        caused[last_r] += us(others) / (starts.len() - 1) as f64;
-        let skew = us(last_s - first_s);
+        caused[last_r] += others as f64 / (starts.len() - 1) as f64;
+        let skew = last_s - first_s;
         skews.push(skew);
         let key = run[0].0;
         let (pg, name) = &group_names[key.0 as usize];
@@ -402,33 +398,33 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
             by_seq: key.1,
             ranks: starts.len(),
             first_start_ns: first_s,
-            start_skew_us: skew,
+            start_skew_ns: skew,
             last_rank: ids[last_r],
-            wait_us: {
+            wait_ns: {
                 let mut w = vec![None; n];
                 for &(r, s) in &starts {
-                    w[r] = Some(us(last_s - s));
+                    w[r] = Some(last_s - s);
                 }
                 w
             },
         });
     }
     listed.sort_by(|a, b| {
-        b.start_skew_us
-            .total_cmp(&a.start_skew_us)
+        b.start_skew_ns
+            .cmp(&a.start_skew_ns)
             .then(a.first_start_ns.cmp(&b.first_start_ns))
     });
     listed.truncate(opts.top_collectives);
     let skew = SkewSummary {
         matched: matched_runs.len(),
         unmatched,
-        mean_skew_us: if skews.is_empty() {
+        mean_skew_ns: if skews.is_empty() {
             0.0
         } else {
-            skews.iter().sum::<f64>() / skews.len() as f64
+            skews.iter().sum::<i64>() as f64 / skews.len() as f64
         },
-        median_skew_us: median_f64(skews.clone()),
-        max_skew_us: skews.iter().copied().fold(0.0, f64::max),
+        median_skew_ns: median_f64(skews.iter().map(|&s| s as f64).collect()),
+        max_skew_ns: skews.iter().copied().max().unwrap_or(0),
     };
     if n >= 2 && matched_runs.is_empty() {
         warnings.push(Note::NoMatchedCollectives);
@@ -478,10 +474,10 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         steps.push(StepAcross {
             name,
             number: key.0,
-            dur_us: durs.iter().map(|d| d.map(us)).collect(),
-            min_us: us(present.iter().map(|x| x.1).min().unwrap_or(0)),
-            median_us: median_f64(present.iter().map(|x| us(x.1)).collect()),
-            max_us: us(max),
+            dur_ns: durs.clone(),
+            min_ns: present.iter().map(|x| x.1).min().unwrap_or(0),
+            median_ns: median_f64(present.iter().map(|x| x.1 as f64).collect()),
+            max_ns: max,
             slowest_rank: ids[slow_r],
             ranks: present.len(),
         });
@@ -503,21 +499,21 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
                 rank: ids[r],
                 path: s.path.clone(),
                 steps: s.steps.len(),
-                mean_step_us: us(s.steps.iter().map(|x| x.dur_ns).sum()) / k,
-                max_step_us: us(s.steps.iter().map(|x| x.dur_ns).max().unwrap_or(0)),
-                mean_parts_us: Parts::from_array(sums.map(|v| us(v) / k)),
-                clock_offset_us: us(offsets[r]),
+                mean_step_ns: s.steps.iter().map(|x| x.dur_ns).sum::<i64>() as f64 / k,
+                max_step_ns: s.steps.iter().map(|x| x.dur_ns).max().unwrap_or(0),
+                mean_parts_ns: Parts::from_array(sums.map(|v| v as f64 / k)),
+                clock_offset_ns: offsets[r],
                 clock_offset_applied: applied[r],
                 collectives: s.collectives.len(),
                 matched: matched_count[r],
-                total_wait_us: us(total_wait[r]),
+                total_wait_ns: total_wait[r],
                 arrived_last: arrived_last[r],
-                arrived_last_pct: if matched_count[r] > 0 {
-                    100.0 * arrived_last[r] as f64 / matched_count[r] as f64
+                arrived_last_share: if matched_count[r] > 0 {
+                    arrived_last[r] as f64 / matched_count[r] as f64
                 } else {
                     0.0
                 },
-                comm_kernel_us: us(s.comm_kernel_ns),
+                comm_kernel_ns: s.comm_kernel_ns,
             }
         })
         .collect();
@@ -579,20 +575,20 @@ fn stragglers(
 ) -> Vec<Straggler> {
     let by_wait = basis == StragglerBasis::CausedWait;
     let n = rows.len();
-    let median_step = median_f64(rows.iter().map(|r| r.mean_step_us).collect());
+    let median_step = median_f64(rows.iter().map(|r| r.mean_step_ns).collect());
     let part_medians: Vec<f64> = (0..8)
-        .map(|p| median_f64(rows.iter().map(|r| r.mean_parts_us.to_array()[p]).collect()))
+        .map(|p| median_f64(rows.iter().map(|r| r.mean_parts_ns.to_array()[p]).collect()))
         .collect();
     let mut order: Vec<usize> = (0..n).collect();
     if by_wait {
         order.retain(|&r| caused[r] > 0.0);
         order.sort_by(|&a, &b| caused[b].total_cmp(&caused[a]).then(a.cmp(&b)));
     } else {
-        order.retain(|&r| rows[r].mean_step_us > median_step);
+        order.retain(|&r| rows[r].mean_step_ns > median_step);
         order.sort_by(|&a, &b| {
             rows[b]
-                .mean_step_us
-                .total_cmp(&rows[a].mean_step_us)
+                .mean_step_ns
+                .total_cmp(&rows[a].mean_step_ns)
                 .then(a.cmp(&b))
         });
     }
@@ -601,7 +597,7 @@ fn stragglers(
         .into_iter()
         .map(|r| {
             let row = &rows[r];
-            let parts = row.mean_parts_us.to_array();
+            let parts = row.mean_parts_ns.to_array();
             let (mut phase, mut excess) = (None, 0.0);
             for p in 0..8 {
                 if p == 3 {
@@ -613,28 +609,27 @@ fn stragglers(
                     phase = Some(p);
                 }
             }
-            let step_excess = row.mean_step_us - median_step;
+            let step_excess = row.mean_step_ns - median_step;
             let base = phase.map_or(0.0, |p| part_medians[p]);
             Straggler {
                 rank: row.rank,
-                caused_wait_us: if by_wait { caused[r] } else { 0.0 },
+                caused_wait_ns: if by_wait { caused[r] } else { 0.0 },
                 arrived_last: row.arrived_last,
                 matched: row.matched,
-                arrived_last_pct: row.arrived_last_pct,
+                arrived_last_share: row.arrived_last_share,
                 slowest_steps: slowest_steps[r].clone(),
                 of_steps: n_steps,
-                mean_step_us: row.mean_step_us,
-                median_step_us: median_step,
-                step_excess_us: step_excess,
-                step_excess_pct: if median_step > 0.0 {
-                    100.0 * step_excess / median_step
+                mean_step_ns: row.mean_step_ns,
+                median_step_ns: median_step,
+                step_excess_ns: step_excess,
+                step_excess_ratio: if median_step > 0.0 {
+                    step_excess / median_step
                 } else {
                     0.0
                 },
                 slower_phase: phase.map(|p| Parts::<f64>::NAMES[p].to_owned()),
-                slower_phase_excess_pct: (phase.is_some() && base > 0.0)
-                    .then(|| 100.0 * excess / base),
-                slower_phase_excess_us: excess,
+                slower_phase_excess_ratio: (phase.is_some() && base > 0.0).then(|| excess / base),
+                slower_phase_excess_ns: excess,
             }
         })
         .collect()

@@ -2,7 +2,7 @@
 //! their breakdown and the collectives (group, sequence, times). It is built on the
 //! thread that read the trace, so only a few whole traces are ever in memory.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::Trace;
 
@@ -12,7 +12,7 @@ use crate::note::Note;
 use crate::overview::{overview, Parts};
 
 /// One step of one rank.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankStep {
     /// `ProfilerStep#N` or `(whole trace)`.
     pub name: String,
@@ -27,7 +27,7 @@ pub struct RankStep {
 }
 
 /// One collective call of one rank.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RankCollective {
     /// Index into [`RankSummary::groups`].
     pub group: u32,
@@ -43,7 +43,7 @@ pub struct RankCollective {
 }
 
 /// The compact summary of one rank's trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankSummary {
     /// The file.
     pub path: String,

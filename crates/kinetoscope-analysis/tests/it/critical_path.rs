@@ -42,24 +42,24 @@ fn kernel(name: &str, stream: u64, ts: u64, dur: u64, corr: u64) -> String {
     )
 }
 
-/// `(category, µs, %)` rows.
-fn categories(rows: &[(PathCategory, f64, f64)]) -> Vec<CategoryTime> {
+/// `(category, µs, %)` rows, as the analysis reports them (ns, 0–1 share).
+fn categories(rows: &[(PathCategory, i64, f64)]) -> Vec<CategoryTime> {
     rows.iter()
         .map(|&(category, time_us, pct)| CategoryTime {
             category,
-            time_us,
-            pct,
+            time_ns: time_us * 1_000,
+            share: pct / 100.0,
         })
         .collect()
 }
 
-/// `(name, category, µs, pieces)` rows.
-fn events(rows: &[(&str, PathCategory, f64, u64)]) -> Vec<PathEvent> {
+/// `(name, category, µs, pieces)` rows, as the analysis reports them (ns).
+fn events(rows: &[(&str, PathCategory, i64, u64)]) -> Vec<PathEvent> {
     rows.iter()
         .map(|&(name, category, time_us, pieces)| PathEvent {
             name: name.to_owned(),
             category,
-            time_us,
+            time_ns: time_us * 1_000,
             pieces,
         })
         .collect()
@@ -137,28 +137,28 @@ fn one_step_path_computed_by_hand() {
         step: Some("ProfilerStep#1".into()),
         steps: vec!["ProfilerStep#1".into()],
         window_ns: Some([t0, t0 + 100_000]),
-        length_us: 100.0,
+        length_ns: 100_000,
         categories: categories(&[
-            (GpuCompute, 50.0, 50.0),
-            (Cpu, 33.0, 33.0),
-            (Sync, 5.0, 5.0),
-            (CudaRuntime, 4.0, 4.0),
-            (GpuKernelGap, 3.0, 3.0),
-            (StreamWait, 3.0, 3.0),
-            (KernelLaunchDelay, 2.0, 2.0),
+            (GpuCompute, 50, 50.0),
+            (Cpu, 33, 33.0),
+            (Sync, 5, 5.0),
+            (CudaRuntime, 4, 4.0),
+            (GpuKernelGap, 3, 3.0),
+            (StreamWait, 3, 3.0),
+            (KernelLaunchDelay, 2, 2.0),
         ]),
         top_events: events(&[
-            ("gemm_b", GpuCompute, 22.0, 1),
-            ("ProfilerStep#1", Cpu, 18.0, 3),
-            ("gemm_a", GpuCompute, 16.0, 1),
-            ("add_c", GpuCompute, 12.0, 1),
-            ("aten::add_", Cpu, 12.0, 1),
-            ("cudaStreamSynchronize", Sync, 5.0, 1),
-            ("cudaLaunchKernel", CudaRuntime, 4.0, 1),
-            ("GPU kernel-to-kernel gap", GpuKernelGap, 3.0, 1),
-            ("aten::linear", Cpu, 3.0, 1),
-            ("wait on another stream", StreamWait, 3.0, 1),
-            ("kernel launch delay", KernelLaunchDelay, 2.0, 1),
+            ("gemm_b", GpuCompute, 22, 1),
+            ("ProfilerStep#1", Cpu, 18, 3),
+            ("gemm_a", GpuCompute, 16, 1),
+            ("add_c", GpuCompute, 12, 1),
+            ("aten::add_", Cpu, 12, 1),
+            ("cudaStreamSynchronize", Sync, 5, 1),
+            ("cudaLaunchKernel", CudaRuntime, 4, 1),
+            ("GPU kernel-to-kernel gap", GpuKernelGap, 3, 1),
+            ("aten::linear", Cpu, 3, 1),
+            ("wait on another stream", StreamWait, 3, 1),
+            ("kernel launch delay", KernelLaunchDelay, 2, 1),
         ]),
         pieces: 13,
         warnings: vec![],
@@ -239,20 +239,20 @@ fn without_profiler_steps_the_whole_trace_is_walked_without_panic() {
         step: Some("(whole trace)".into()),
         steps: vec!["(whole trace)".into()],
         window_ns: Some([t0, t0 + 40_000]),
-        length_us: 40.0,
+        length_ns: 40_000,
         categories: categories(&[
-            (GpuCompute, 10.0, 25.0),
-            (CpuUntraced, 10.0, 25.0),
-            (Cpu, 8.0, 20.0),
-            (KernelLaunchDelay, 6.0, 15.0),
-            (CudaRuntime, 6.0, 15.0),
+            (GpuCompute, 10, 25.0),
+            (CpuUntraced, 10, 25.0),
+            (Cpu, 8, 20.0),
+            (KernelLaunchDelay, 6, 15.0),
+            (CudaRuntime, 6, 15.0),
         ]),
         top_events: events(&[
-            ("CPU, untraced", CpuUntraced, 10.0, 1),
-            ("relu", GpuCompute, 10.0, 1),
-            ("aten::mm", Cpu, 8.0, 2),
-            ("cudaLaunchKernel", CudaRuntime, 6.0, 2),
-            ("kernel launch delay", KernelLaunchDelay, 6.0, 1),
+            ("CPU, untraced", CpuUntraced, 10, 1),
+            ("relu", GpuCompute, 10, 1),
+            ("aten::mm", Cpu, 8, 2),
+            ("cudaLaunchKernel", CudaRuntime, 6, 2),
+            ("kernel launch delay", KernelLaunchDelay, 6, 1),
         ]),
         pieces: 7,
         warnings: vec![],

@@ -69,6 +69,11 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
+/// A 0–1 share as HTA's percentage, rounded to 2 decimals.
+fn pct2(share: f64) -> f64 {
+    (share * 10000.0).round() / 100.0
+}
+
 fn close(a: f64, b: f64, tol: f64, what: &str) {
     assert!((a - b).abs() <= tol, "{what}: kinetoscope {a} vs HTA {b}");
 }
@@ -91,9 +96,9 @@ fn temporal_breakdown_matches_hta() {
         assert_eq!(us(t.compute_ns), num(row, "compute_time(us)"));
         assert_eq!(us(t.non_compute_ns), num(row, "non_compute_time(us)"));
         assert_eq!(us(t.total_ns), num(row, "kernel_time(us)"));
-        assert_eq!(t.idle_pct, num(row, "idle_time_pctg"));
-        assert_eq!(t.compute_pct, num(row, "compute_time_pctg"));
-        assert_eq!(t.non_compute_pct, num(row, "non_compute_time_pctg"));
+        assert_eq!(pct2(t.idle_share), num(row, "idle_time_pctg"));
+        assert_eq!(pct2(t.compute_share), num(row, "compute_time_pctg"));
+        assert_eq!(pct2(t.non_compute_share), num(row, "non_compute_time_pctg"));
         assert!(t.window.step_filter);
         assert_eq!(t.window.cut_step.as_deref(), Some("ProfilerStep#552"));
     }
@@ -170,7 +175,7 @@ fn kernel_type_breakdown_matches_hta() {
     let mut sums: HashMap<String, i64> = HashMap::new();
     for b in &ours {
         for o in &b.overlaps {
-            *sums.entry(o.label.clone()).or_default() += o.ns;
+            *sums.entry(o.label.clone()).or_default() += o.time_ns;
         }
     }
     let rows = csv_rows("gpu_kernel_type_breakdown.csv");
@@ -190,7 +195,7 @@ fn kernel_type_breakdown_matches_hta() {
     let overlap = csv_rows("comm_comp_overlap.csv");
     for (b, r) in ours.iter().zip(&overlap) {
         assert_eq!(
-            b.comm_comp_overlap_pct,
+            b.comm_comp_overlap_share.map(pct2),
             Some(num(r, "comp_comm_overlap_pctg"))
         );
     }

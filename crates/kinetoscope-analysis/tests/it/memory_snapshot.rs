@@ -2,7 +2,7 @@
 //! `kinetoscope-trace/tests/fixtures/snapshots` (values planted by `make_snapshots.py`).
 
 use kinetoscope_analysis::memory::snapshot::{
-    analyze_snapshot, OomCause, SnapshotOptions, SnapshotView,
+    analyze_snapshot, OomCause, SitesAt, SnapshotOptions, SnapshotView,
 };
 use kinetoscope_analysis::memory::DeviceFilter;
 use kinetoscope_analysis::note::Note;
@@ -41,7 +41,7 @@ fn check_state(v: &SnapshotView) {
     assert_eq!((s.blocks_active_allocated, s.blocks_inactive), (10, 3));
     let seg = &v.devices[0].segments;
     assert_eq!(seg[0].address, "0x7f0000000000");
-    assert_eq!(seg[0].total_size, 20 * MIB);
+    assert_eq!(seg[0].total_size_bytes, 20 * MIB);
     assert_eq!(seg[1].largest_free_block_bytes, MIB);
 }
 
@@ -64,7 +64,7 @@ fn check_history(v: &SnapshotView, timed: bool) {
     );
     assert_eq!(h.peak_reserved_bytes, 22 * MIB);
     assert_eq!(h.late_segment_events, 0);
-    assert_eq!(h.first_time_us.is_some(), timed);
+    assert_eq!(h.first_time_ns.is_some(), timed);
 
     // Every entry is a timeline point (35 ≤ 500); the last one is after the OOM.
     assert_eq!(d.timeline.len(), 35);
@@ -72,7 +72,7 @@ fn check_history(v: &SnapshotView, timed: bool) {
     assert_eq!(d.timeline[0].reserved_bytes, 22 * MIB);
 
     let ts = &d.top_sites;
-    assert_eq!(ts.at, "peak");
+    assert_eq!(ts.at, SitesAt::Peak);
     assert_eq!(ts.index, Some(31));
     assert_eq!(ts.bytes, h.peak_active_bytes);
     let sites: Vec<(u64, u64, &str)> = ts
@@ -163,7 +163,7 @@ fn without_history_sites_are_those_live_at_snapshot_time() {
     let d = &v.devices[0];
     assert!(d.history.is_none());
     assert!(d.timeline.is_empty() && d.ooms.is_empty() && d.leak_suspects.is_empty());
-    assert_eq!(d.top_sites.at, "snapshot");
+    assert_eq!(d.top_sites.at, SitesAt::Snapshot);
     assert_eq!(d.top_sites.bytes, 12 * MIB + 512 * KIB);
     assert_eq!(d.top_sites.sites[0].bytes, 8 * MIB);
     assert_eq!(v.notes[0], Note::NoAllocationHistory);

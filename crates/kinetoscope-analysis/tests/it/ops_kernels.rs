@@ -193,16 +193,18 @@ fn compare_ops(trace: &Trace, run: &str, tag: &str, group_by: OpGroupBy) -> Diff
                 row["tc_eligible"], o.tc_eligible
             )
         });
-        d.check(close2(&row["tc_self_ratio"], o.tc_self_pct), || {
+        // The plugin's "ratio" columns are percentages.
+        let (self_pct, total_pct) = (100.0 * o.tc_self_share, 100.0 * o.tc_total_share);
+        d.check(close2(&row["tc_self_ratio"], self_pct), || {
             format!(
-                "{key:?} tc_self_ratio: plugin {}, ours {}",
-                row["tc_self_ratio"], o.tc_self_pct
+                "{key:?} tc_self_ratio: plugin {}, ours {self_pct}",
+                row["tc_self_ratio"]
             )
         });
-        d.check(close2(&row["tc_total_ratio"], o.tc_total_pct), || {
+        d.check(close2(&row["tc_total_ratio"], total_pct), || {
             format!(
-                "{key:?} tc_total_ratio: plugin {}, ours {}",
-                row["tc_total_ratio"], o.tc_total_pct
+                "{key:?} tc_total_ratio: plugin {}, ours {total_pct}",
+                row["tc_total_ratio"]
             )
         });
         let stack = if o.has_call_stack { "True" } else { "False" };
@@ -333,7 +335,7 @@ fn compare_kernels(trace: &Trace, run: &str, tag: &str, group_by: KernelGroupBy)
             ("Mean Blocks Per SM", o.mean_blocks_per_sm),
             (
                 "Mean Est. Achieved Occupancy (%)",
-                o.mean_est_achieved_occupancy_pct,
+                o.mean_est_achieved_occupancy.map(|v| 100.0 * v),
             ),
         ] {
             match row.get(col) {
@@ -563,7 +565,7 @@ fn difference_eligibility_of_any_call() {
     let r = &analyze_ops(&t, OpGroupBy::Name).rows[0];
     assert_eq!(r.calls, 2);
     assert!(r.tc_eligible, "plugin: No (first call launched nothing)");
-    assert_eq!((r.tc_self_ns, r.tc_self_pct), (10_000, 100.0));
+    assert_eq!((r.tc_self_ns, r.tc_self_share), (10_000, 1.0));
 }
 
 /// Difference: operator names PyTorch ≥ 1.11 uses for eligible work are eligible (the
@@ -586,7 +588,7 @@ fn difference_modern_tensor_core_names() {
     ]);
     let r = &analyze_ops(&t, OpGroupBy::Name).rows[0];
     assert!(r.tc_eligible);
-    assert_eq!(r.tc_total_pct, 100.0);
+    assert_eq!(r.tc_total_share, 1.0);
     let k = analyze_kernels(&t, KernelGroupBy::Name);
     assert!(
         k.rows.iter().all(|r| r.tensor_cores),
@@ -699,11 +701,7 @@ fn difference_kernel_means() {
     let get = |n: &str| k.rows.iter().find(|r| r.name == n).unwrap();
     let r = get("k");
     assert_eq!(r.mean_blocks_per_sm, Some(2.0), "plugin: 0.5");
-    assert_eq!(
-        r.mean_est_achieved_occupancy_pct,
-        Some(50.0),
-        "plugin: 11.75"
-    );
+    assert_eq!(r.mean_est_achieved_occupancy, Some(0.5), "plugin: 11.75 %");
     assert_eq!(
         (r.calls, r.total_ns, r.min_ns, r.max_ns),
         (2, 40_000, 10_000, 30_000)
@@ -711,7 +709,7 @@ fn difference_kernel_means() {
     assert_eq!(r.mean_ns, 20_000.0);
     let z = get("z");
     assert_eq!(z.mean_blocks_per_sm, Some(1.0), "plugin: 0");
-    assert_eq!(z.mean_est_achieved_occupancy_pct, Some(20.0), "plugin: 0");
+    assert_eq!(z.mean_est_achieved_occupancy, Some(0.2), "plugin: 0");
     // Without the args at all, the means are absent (the plugin drops the columns).
     let bare = analyze_kernels(
         &trace_of_events(&[kernel("b", 0, 5, 0, "")]),

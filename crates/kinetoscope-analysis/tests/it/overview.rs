@@ -114,8 +114,9 @@ fn step_breakdown_matches_plugin_reference() {
                 .sum::<f64>()
                 / n
         };
-        assert!((avg.dur_us - mean("Total")).abs() < 1e-9, "{key}");
-        for (v, c) in avg.breakdown_us.to_array().iter().zip(PLUGIN_COLUMNS) {
+        assert!((avg.dur_ns / 1e3 - mean("Total")).abs() < 1e-9, "{key}");
+        for (v, c) in avg.breakdown_ns.to_array().iter().zip(PLUGIN_COLUMNS) {
+            let v = v / 1e3;
             assert!((v - mean(c)).abs() < 1e-9, "{key} {c}: {v} vs {}", mean(c));
         }
     }
@@ -202,12 +203,12 @@ fn reference_average_percentages() {
     // docs/metrics.md A.17: r0 span 1 averages and their share of the step.
     let ours = overview_of_file(&trace_of_key("r0_span1"));
     let avg = ours.average.unwrap();
-    assert_eq!(format!("{:.0}", avg.dur_us), "177592");
+    assert_eq!(format!("{:.0}", avg.dur_ns / 1e3), "177592");
     let pct: Vec<String> = avg
-        .percent
+        .share
         .to_array()
         .iter()
-        .map(|p| format!("{p:.2}"))
+        .map(|p| format!("{:.2}", 100.0 * p))
         .collect();
     assert_eq!(
         pct,
@@ -395,7 +396,7 @@ fn plugin_test_multiple_profilersteps_no_overlap() {
         ]
     );
     let avg = o.average.unwrap();
-    assert_eq!(avg.dur_us, ((320 - 100) + (610 - 350)) as f64 / 2.0);
+    assert_eq!(avg.dur_ns / 1e3, ((320 - 100) + (610 - 350)) as f64 / 2.0);
 }
 
 #[test]

@@ -13,7 +13,7 @@ use kinetoscope_analysis::memory::{analyze_trace, sort, MemoryView, SortKey};
 use kinetoscope_analysis::note::Note;
 use kinetoscope_trace::read::{sniff_path, ContentKind, Sniffed};
 use kinetoscope_trace::{ArtifactKind, MemoryTimeline, RunPhase};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::artifacts::{read_timeline, read_timeline_if_any, timeline_view};
 use crate::document::{
@@ -26,7 +26,7 @@ use crate::views::ensure_any_read;
 use crate::Engine;
 
 /// Options of the memory view.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct MemoryOptions {
     /// Most curve points per device after down-sampling (at least 10).
     #[serde(skip)]
@@ -47,7 +47,7 @@ pub struct MemoryOptions {
 pub type MemoryDocument = Document<MemoryView, MemoryOptions>;
 
 /// What `memory` found, by the content of its input.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum MemoryResult {
     /// Traces (a file, rank folder or run folder).

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 /// What a file in an input folder is, judged by its name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtifactKind {
     /// A Kineto Chrome trace (`.json`, `.json.gz`).
@@ -49,7 +49,7 @@ impl ArtifactKind {
 }
 
 /// One file of a run folder's phase.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Artifact {
     /// The file.
     pub path: PathBuf,
@@ -58,7 +58,7 @@ pub struct Artifact {
 }
 
 /// One phase of a run folder (`stage<N>-<phase>_...`).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunPhase {
     /// The stage number N.
     pub stage: u32,

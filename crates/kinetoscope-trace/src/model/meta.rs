@@ -1,12 +1,12 @@
 //! Top-level trace metadata: devices, distributed info, profiler options, the time base,
 //! and the format features the reader saw (used to tell the PyTorch era).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::rank_from_file_name;
 
 /// Top-level keys of a Kineto trace, read leniently.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TraceMeta {
     /// `schemaVersion` (always 1 when present; not a version signal).
     pub schema_version: Option<i64>,
@@ -36,7 +36,7 @@ pub struct TraceMeta {
 }
 
 /// One GPU from `deviceProperties`.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
     /// Device ordinal.
     pub id: i64,
@@ -55,7 +55,7 @@ pub struct DeviceInfo {
 }
 
 /// `distributedInfo`.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DistributedInfo {
     /// `backend` (`nccl`, `gloo`, ...).
     pub backend: Option<String>,
@@ -70,7 +70,7 @@ pub struct DistributedInfo {
 }
 
 /// The rank of a trace and where it came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rank {
     /// The rank number.
     pub value: i64,
@@ -79,7 +79,7 @@ pub struct Rank {
 }
 
 /// Where a trace's rank number came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RankSource {
     /// `distributedInfo.rank`.
@@ -89,7 +89,7 @@ pub enum RankSource {
 }
 
 /// Features of the file format the reader saw, from which the PyTorch era is estimated.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FormatFeatures {
     /// A legacy bare JSON array instead of an object.
     pub bare_array: bool,

@@ -1,10 +1,10 @@
 //! What a reader skipped or repaired, counted by kind with the first location, so that
 //! nothing is dropped silently.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A kind of input defect a lenient read gets past.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DefectKind {
     /// A `"` inside a name that was not escaped (Kineto before 2026-07); repaired.
@@ -36,7 +36,7 @@ impl DefectKind {
 }
 
 /// One kind of defect with its count and first location.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Defect {
     /// The kind.
     pub kind: DefectKind,

@@ -16,7 +16,7 @@ pub const TIMELINE_CATEGORIES: [&str; 8] = [
 ];
 
 /// Which of the two file forms was read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TimelineFormat {
     /// `[times_us, sizes]`: one row per timestamp, 9 columns (a 0 baseline, then the 8

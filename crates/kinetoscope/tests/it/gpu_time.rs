@@ -24,7 +24,9 @@ fn temporal_json_and_hta_compat() {
     assert_eq!(t[0]["compute_ns"], 106_252_000);
     assert_eq!(t[0]["non_compute_ns"], 172_428_000);
     assert_eq!(t[0]["total_ns"], 600_058_000);
-    assert_eq!(t[1]["idle_pct"], 54.72);
+    // HTA 0.5.0: rank 1 idle 54.72 %.
+    let idle = t[1]["idle_share"].as_f64().unwrap();
+    assert_eq!((idle * 10000.0).round() / 100.0, 54.72);
     assert_eq!(t[0]["window"]["cut_step"], "ProfilerStep#552");
 
     let ks = json(&fixtures(), &["temporal", "ranks", "--format", "json"]);
@@ -137,7 +139,9 @@ fn launches_and_kernel_classes() {
     );
     assert_eq!(c["analysis"], "kernel_classes");
     let t0 = &c["traces"][0];
-    assert_eq!(t0["comm_comp_overlap_pct"], 11.81);
+    // HTA 0.5.0: 11.81 %.
+    let overlap = t0["comm_comp_overlap_share"].as_f64().unwrap();
+    assert_eq!((overlap * 10000.0).round() / 100.0, 11.81);
     assert_eq!(t0["rules"], "hta050");
     let comp = t0["classes"]
         .as_array()

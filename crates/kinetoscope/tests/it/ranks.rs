@@ -94,7 +94,7 @@ fn comm_hta_compat_matches_reference() {
     let traces = v["traces"].as_array().unwrap();
     let pct: Vec<f64> = traces
         .iter()
-        .map(|t| t["overlap"]["overlap_pct"].as_f64().unwrap())
+        .map(|t| 100.0 * t["overlap"]["overlap_share"].as_f64().unwrap())
         .collect();
     // reference/hta/trace_filter/comm_comp_overlap.csv
     assert!((pct[0] - 11.81).abs() < 0.005, "{pct:?}");

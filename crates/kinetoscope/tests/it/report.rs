@@ -43,7 +43,8 @@ fn json_findings_have_the_documented_fields() {
     let f = &v["findings"][0];
     assert_eq!(f["id"], "SY001");
     assert_eq!(f["severity"], "warning");
-    for key in ["impact_ms_per_step", "impact_pct"] {
+    assert_eq!(f["subject"], "SY001:trace");
+    for key in ["impact_ns_per_step", "impact_share"] {
         assert!(f[key].is_number(), "{key}: {f}");
     }
     assert!(f["evidence"].as_array().is_some_and(|e| !e.is_empty()));

@@ -25,11 +25,11 @@
 //! ignores less); the overlap ratio is reported against TraceLens's 70 %.
 //! `exposed_communication.*`. The numbers are `kinetoscope comm`'s.
 
-use kinetoscope_analysis::comm::{comm, CommOptions};
+use kinetoscope_analysis::comm::{comm, CommOptions, StepComm};
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -58,9 +58,10 @@ impl Rule for ExposedCommunication {
         }
         let th = &config.exposed_communication;
         let n = c.steps.len() as f64;
-        let exposed_us = c.steps.iter().map(|s| s.exposed_us).sum::<f64>() / n;
-        let comm_us = c.steps.iter().map(|s| s.communication_us).sum::<f64>() / n;
-        let step_us = c.steps.iter().map(|s| s.dur_us).sum::<f64>() / n;
+        let mean_us = |f: fn(&StepComm) -> i64| c.steps.iter().map(f).sum::<i64>() as f64 / n / 1e3;
+        let exposed_us = mean_us(|s| s.exposed_ns);
+        let comm_us = mean_us(|s| s.communication_ns);
+        let step_us = mean_us(|s| s.dur_ns);
         let share = 100.0 * exposed_us / step_us.max(1e-9);
         if comm_us < th.min_comm_us || share < th.warning_pct {
             return Vec::new();
@@ -68,7 +69,7 @@ impl Rule for ExposedCommunication {
         let seen = c
             .steps
             .iter()
-            .filter(|s| s.exposed_pct_of_step >= th.warning_pct)
+            .filter(|s| 100.0 * s.exposed_share >= th.warning_pct)
             .count();
         let mut evidence = vec![
             format!(
@@ -81,8 +82,8 @@ impl Rule for ExposedCommunication {
             format!(
                 "overlap {} (TraceLens expects ≥ 70 %)",
                 c.overlap
-                    .overlap_pct
-                    .map(|p| format!("{p:.1} %"))
+                    .overlap_share
+                    .map(|p| format!("{:.1} %", 100.0 * p))
                     .unwrap_or_else(|| "n/a".into())
             ),
             format!(
@@ -90,7 +91,7 @@ impl Rule for ExposedCommunication {
                 c.steps
                     .iter()
                     .take(8)
-                    .map(|s| format!("{} {:.2} ms", s.name, s.exposed_us / 1e3))
+                    .map(|s| format!("{} {:.2} ms", s.name, s.exposed_ns as f64 / 1e6))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -101,7 +102,7 @@ impl Rule for ExposedCommunication {
                 "{}: {} calls, {:.2} ms kernel time",
                 r.collective,
                 r.count,
-                r.latency_us / 1e3
+                r.latency_ns as f64 / 1e6
             ));
         }
         vec![finish(
@@ -109,6 +110,7 @@ impl Rule for ExposedCommunication {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("Exposed communication takes {share:.1} % of each step"),
                 severity: Severity::Warning,
                 impact_ns: exposed_us * 1e3,

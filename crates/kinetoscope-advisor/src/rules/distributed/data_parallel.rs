@@ -23,7 +23,7 @@ use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -67,6 +67,7 @@ impl Rule for DataParallelInsteadOfDdp {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("DataParallel on {gpus} GPUs: use DistributedDataParallel"),
                 severity: Severity::Warning,
                 impact_ns: 0.0,

@@ -27,7 +27,7 @@ use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -98,6 +98,7 @@ impl Rule for NonNcclBackend {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("Distributed GPU job on the {backend} backend: use NCCL"),
                 severity: Severity::Warning,
                 impact_ns: mean,

@@ -26,7 +26,7 @@
 //! cost is memory headroom). `rank_memory.*`.
 
 use crate::config::Config;
-use crate::finding::{Confidence, Finding, Severity};
+use crate::finding::{About, Confidence, Finding, Severity};
 use crate::rules::RuleMeta;
 use crate::TraceReport;
 
@@ -53,7 +53,8 @@ pub fn check(reports: &[TraceReport], config: &Config, input: &str) -> Vec<Findi
                 .iter()
                 .filter(|m| m.device.starts_with("GPU") && m.peak_allocated_bytes > 0)
                 .max_by_key(|m| m.peak_allocated_bytes)?;
-            Some((rank, gpu.peak_allocated_bytes, gpu.peak_pct_of_capacity))
+            let pct = gpu.peak_share_of_capacity.map(|s| 100.0 * s);
+            Some((rank, gpu.peak_allocated_bytes, pct))
         })
         .collect();
     if rows.len() < 2 {
@@ -115,15 +116,16 @@ pub fn check(reports: &[TraceReport], config: &Config, input: &str) -> Vec<Findi
         ));
     }
     vec![Finding {
-        id: META.code,
-        rule: META.name,
+        id: META.code.to_owned(),
+        rule: META.name.to_owned(),
+        subject: About::Rank(top.0).subject(META.code),
         title: format!(
             "GPU memory imbalance across ranks: rank {} peaks {skew:.0} % above rank {}",
             top.0, low.0
         ),
         severity,
-        impact_ms_per_step: 0.0,
-        impact_pct: 0.0,
+        impact_ns_per_step: 0.0,
+        impact_share: 0.0,
         confidence: Confidence {
             steps,
             of_steps: steps,

@@ -33,10 +33,9 @@
 
 use kinetoscope_analysis::overview::Parts;
 use kinetoscope_analysis::ranks::RanksReport;
-use serde::Serialize;
 
 use crate::config::Config;
-use crate::finding::{Confidence, Finding, Severity};
+use crate::finding::{About, Confidence, Finding, Severity};
 use crate::rules::RuleMeta;
 use crate::TraceReport;
 
@@ -50,7 +49,7 @@ pub static META: RuleMeta = RuleMeta {
 };
 
 /// Per-rank numbers the rule uses.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RankRow {
     /// Rank.
     pub rank: i64,
@@ -85,7 +84,7 @@ pub fn check(
                 .as_ref()
                 .map(|s| s.mean_ns / 1e6)
                 .unwrap_or(0.0),
-            collective_ms: r.summary.communication_ms,
+            collective_ms: r.summary.communication_ns / 1e6,
         })
         .collect();
     if rows.iter().all(|r| r.collective_ms == 0.0) {
@@ -130,11 +129,14 @@ pub fn check(
     }
     // Cause: the breakdown part whose excess on the straggler covers ≥ 80 % of the wait.
     let cause = match (
-        ranked[si].summary.breakdown_ms.as_ref(),
-        ranked[vi].summary.breakdown_ms.as_ref(),
+        ranked[si].summary.breakdown_ns.as_ref(),
+        ranked[vi].summary.breakdown_ns.as_ref(),
     ) {
         (Some(s), Some(v)) => {
-            let (sa, va) = (s.to_array(), v.to_array());
+            let (sa, va) = (
+                s.map(|ns| ns / 1e6).to_array(),
+                v.map(|ns| ns / 1e6).to_array(),
+            );
             (0..8)
                 .filter(|&k| Parts::<f64>::KEYS[k] != "communication")
                 .map(|k| (k, sa[k] - va[k]))
@@ -174,15 +176,16 @@ pub fn check(
         ),
     }
     vec![Finding {
-        id: META.code,
-        rule: META.name,
+        id: META.code.to_owned(),
+        rule: META.name.to_owned(),
+        subject: About::Rank(straggler.rank).subject(META.code),
         title: format!(
             "Rank {} is a straggler: rank {} waits {wait:.2} ms per step ({score:.1} % of its step)",
             straggler.rank, victim.rank
         ),
         severity,
-        impact_ms_per_step: wait.min(victim.step_ms),
-        impact_pct: score.min(100.0),
+        impact_ns_per_step: wait.min(victim.step_ms) * 1e6,
+        impact_share: score.min(100.0) / 100.0,
         confidence: Confidence {
             steps,
             of_steps: steps,
@@ -214,10 +217,14 @@ fn from_matched(r: &RanksReport, config: &Config, input: &str) -> Option<Finding
     let s = r
         .stragglers
         .first()
-        .filter(|s| s.caused_wait_us > 0.0 && s.matched > 0)?;
+        .filter(|s| s.caused_wait_ns > 0.0 && s.matched > 0)?;
     let steps = r.ranks.iter().map(|x| x.steps).min().unwrap_or(0).max(1);
-    let step_us = r.ranks.iter().map(|x| x.mean_step_us).fold(0.0, f64::max);
-    let wait_us = s.caused_wait_us / steps as f64;
+    let step_us = r
+        .ranks
+        .iter()
+        .map(|x| x.mean_step_ns / 1e3)
+        .fold(0.0, f64::max);
+    let wait_us = s.caused_wait_ns / 1e3 / steps as f64;
     let score = 100.0 * wait_us / step_us.max(1e-9);
     let th = &config.straggler;
     if score < th.warning_pct {
@@ -249,12 +256,12 @@ fn from_matched(r: &RanksReport, config: &Config, input: &str) -> Option<Finding
         s.matched,
         wait_us / 1e3
     )];
-    if s.mean_step_us > 0.0 {
+    if s.mean_step_ns > 0.0 {
         evidence.push(format!(
             "mean step {:.2} ms vs {:.2} ms on the median rank ({:+.1} %)",
-            s.mean_step_us / 1e3,
-            s.median_step_us / 1e3,
-            s.step_excess_pct
+            s.mean_step_ns / 1e6,
+            s.median_step_ns / 1e6,
+            100.0 * s.step_excess_ratio
         ));
     }
     if !s.slowest_steps.is_empty() {
@@ -267,23 +274,24 @@ fn from_matched(r: &RanksReport, config: &Config, input: &str) -> Option<Finding
     if let Some(phase) = &s.slower_phase {
         evidence.push(format!(
             "{phase} takes {:.2} ms per step more than on the median rank{}",
-            s.slower_phase_excess_us / 1e3,
-            s.slower_phase_excess_pct
-                .map(|x| format!(" ({x:+.1} %)"))
+            s.slower_phase_excess_ns / 1e6,
+            s.slower_phase_excess_ratio
+                .map(|x| format!(" ({:+.1} %)", 100.0 * x))
                 .unwrap_or_default()
         ));
     }
     Some(Finding {
-        id: META.code,
-        rule: META.name,
+        id: META.code.to_owned(),
+        rule: META.name.to_owned(),
+        subject: About::Rank(s.rank).subject(META.code),
         title: format!(
             "Rank {} is a straggler: the others wait {:.2} ms per step for it ({score:.1} % of a step)",
             s.rank,
             wait_us / 1e3
         ),
         severity,
-        impact_ms_per_step: (wait_us / 1e3).min(step_us / 1e3),
-        impact_pct: score.min(100.0),
+        impact_ns_per_step: wait_us.min(step_us) * 1e3,
+        impact_share: score.min(100.0) / 100.0,
         confidence: Confidence {
             steps,
             of_steps: steps,

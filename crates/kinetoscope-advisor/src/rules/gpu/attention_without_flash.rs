@@ -27,7 +27,7 @@ use kinetoscope_trace::{parse_dims, CategoryKind, EventId};
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -105,6 +105,7 @@ impl Rule for AttentionWithoutFlash {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: "Attention runs without a fused (flash / memory-efficient) kernel"
                     .to_owned(),
                 severity: if facts.has_gpu {

@@ -31,7 +31,7 @@ use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -145,6 +145,7 @@ impl Rule for ConvLayoutTransposes {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!(
                     "Convolutions spend {share:.0} % of their GPU time transposing layouts \
                      ({step_share:.1} % of step)"

@@ -28,7 +28,7 @@ use kinetoscope_trace::{CategoryKind, EventId};
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::flops::gpu_peak;
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
@@ -115,8 +115,8 @@ impl Rule for Fp32GemmWithoutTensorCores {
         let peak = gpu_peak(&dev.name);
         let speedup = peak
             .as_ref()
-            .filter(|p| p.fp32 > 0.0 && p.tf32 > 0.0)
-            .map(|p| p.tf32 / p.fp32)
+            .filter(|p| p.fp32_tflops > 0.0 && p.tf32_tflops > 0.0)
+            .map(|p| p.tf32_tflops / p.fp32_tflops)
             .unwrap_or(8.0);
         let impact = per_step * (1.0 - 1.0 / speedup);
         let share = 100.0 * per_step / facts.mean_step_ns().max(1.0);
@@ -142,6 +142,7 @@ impl Rule for Fp32GemmWithoutTensorCores {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("FP32 GEMMs run without tensor cores ({share:.1} % of step)"),
                 severity: if share >= 1.0 {
                     Severity::Warning

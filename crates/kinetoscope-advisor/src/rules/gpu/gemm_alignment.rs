@@ -33,7 +33,7 @@ use kinetoscope_trace::{parse_dims, CategoryKind, EventId};
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -188,6 +188,7 @@ impl Rule for GemmDimsNotAligned {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!(
                     "Low-precision GEMMs with dimensions not multiples of {}{} ({share:.1} % \
                      of step)",

@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, step_list_ms, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -111,6 +111,7 @@ impl Rule for HostBoundGaps {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("GPU waits for the host {share:.1} % of each step"),
                 severity: Severity::Warning,
                 impact_ns: mean,

@@ -29,7 +29,7 @@ use kinetoscope_analysis::gpu_time::launches::{StepLaunches, OUTSIDE_STEPS};
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -97,6 +97,7 @@ impl Rule for LaunchBound {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!(
                     "Launch-bound: {share:.0} % of the kernels per step ({:.0} launches) run \
                      shorter than their launch call",

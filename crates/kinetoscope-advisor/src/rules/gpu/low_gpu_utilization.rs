@@ -25,7 +25,7 @@
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -80,7 +80,7 @@ impl Rule for LowGpuUtilization {
                 ms(step)
             )];
             if let Some(avg) = &facts.overview.average {
-                let p = avg.percent;
+                let p = avg.share.map(|v| 100.0 * v);
                 evidence.push(format!(
                     "step breakdown: kernel {:.1} %, memcpy {:.1} %, memset {:.1} %, \
                      communication {:.1} %, runtime {:.1} %, DataLoader {:.1} %, CPU exec \
@@ -100,6 +100,7 @@ impl Rule for LowGpuUtilization {
                 facts,
                 config,
                 Draft {
+                    about: About::Device(format!("GPU{}", g.id)),
                     title: format!("GPU{} busy only {pct:.1} % of step time", g.id),
                     severity,
                     impact_ns: (1.0 - u) * step,

@@ -40,7 +40,7 @@ use kinetoscope_analysis::kernels::{analyze_kernels_in, KernelGroupBy, KernelRow
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -113,7 +113,7 @@ impl Rule for LowOccupancy {
                 // Low occupancy by design; only a grid smaller than the SM count counts.
                 r.mean_blocks_per_sm.filter(|b| *b < 1.0).map(|b| 1.0 - b)
             } else {
-                r.mean_est_achieved_occupancy_pct
+                occupancy_pct(r)
                     .filter(|o| *o < th.warning_below_pct)
                     .map(|o| 1.0 - o / th.warning_below_pct)
             }
@@ -133,12 +133,13 @@ impl Rule for LowOccupancy {
             return Vec::new();
         }
         // Time-weighted occupancy over the flagged kernels that record it.
-        let (w_sum, w_ns) = flagged.iter().fold((0.0, 0i64), |acc, (r, _)| {
-            match r.mean_est_achieved_occupancy_pct {
-                Some(o) => (acc.0 + o * r.total_ns as f64, acc.1 + r.total_ns),
-                None => acc,
-            }
-        });
+        let (w_sum, w_ns) =
+            flagged
+                .iter()
+                .fold((0.0, 0i64), |acc, (r, _)| match occupancy_pct(r) {
+                    Some(o) => (acc.0 + o * r.total_ns as f64, acc.1 + r.total_ns),
+                    None => acc,
+                });
         let mean_occ = w_sum / w_ns.max(1) as f64;
         let impact: f64 = flagged
             .iter()
@@ -194,7 +195,7 @@ impl Rule for LowOccupancy {
                 super::fp32_gemm::shorten(&r.name),
                 r.calls as f64 / n,
                 ms(r.total_ns as f64 / n),
-                r.mean_est_achieved_occupancy_pct
+                occupancy_pct(r)
                     .map(|o| format!("{o:.1} %"))
                     .unwrap_or_else(|| "unknown".to_owned()),
                 bpsm.map(|b| format!(
@@ -227,6 +228,7 @@ impl Rule for LowOccupancy {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: if w_ns > 0 {
                     format!(
                         "Dominant kernels run at {mean_occ:.0} % achieved occupancy ({share:.1} \
@@ -259,4 +261,9 @@ impl Rule for LowOccupancy {
             },
         )]
     }
+}
+
+/// A kernel row's mean achieved occupancy as a percentage (the thresholds' unit).
+fn occupancy_pct(r: &KernelRow) -> Option<f64> {
+    r.mean_est_achieved_occupancy.map(|o| 100.0 * o)
 }

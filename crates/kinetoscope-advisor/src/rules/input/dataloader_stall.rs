@@ -29,7 +29,7 @@ use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, step_list_ms, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -75,9 +75,9 @@ impl Rule for DataloaderStall {
             .map(|s| s.breakdown_ns.dataloader)
             .collect();
         let calls = facts.per_step_count(&ev);
-        let mean = avg.breakdown_us.dataloader * 1e3;
-        let step = avg.dur_us * 1e3;
-        let share = avg.percent.dataloader;
+        let mean = avg.breakdown_ns.dataloader;
+        let step = avg.dur_ns;
+        let share = 100.0 * avg.share.dataloader;
         let th = &config.dataloader_stall;
         if share < th.warning_pct {
             return Vec::new();
@@ -131,6 +131,7 @@ impl Rule for DataloaderStall {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("Data loading takes {share:.1} % of each step"),
                 severity,
                 impact_ns: mean,

@@ -27,7 +27,7 @@ use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, step_list_ms, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -114,6 +114,7 @@ impl Rule for AllocatorChurn {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: "Device memory is allocated/freed in steady-state steps".to_owned(),
                 severity: Severity::Warning,
                 impact_ns: mean,

@@ -36,7 +36,7 @@ use kinetoscope_analysis::memory::{op_context, DeviceMemory};
 
 use crate::config::Config;
 use crate::facts::Facts;
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::memory::mib;
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
@@ -94,6 +94,7 @@ impl Rule for MemoryLeak {
                 facts,
                 config,
                 Draft {
+                    about: About::Device(d.device.clone()),
                     title: format!(
                         "{} memory grows by {:.1} MiB every step (leak)",
                         d.device,

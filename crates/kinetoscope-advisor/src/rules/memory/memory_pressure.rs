@@ -24,7 +24,7 @@
 
 use crate::config::Config;
 use crate::facts::Facts;
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::memory::{gpu_peaks, mib};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
@@ -62,6 +62,7 @@ impl Rule for MemoryPressure {
                 facts,
                 config,
                 Draft {
+                    about: About::Device(format!("GPU{id}")),
                     title: format!("GPU{id} memory peak at {pct:.1} % of device memory"),
                     severity,
                     impact_ns: 0.0,

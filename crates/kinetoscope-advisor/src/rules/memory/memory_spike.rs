@@ -22,7 +22,7 @@
 
 use crate::config::Config;
 use crate::facts::Facts;
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::memory::mib;
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
@@ -58,6 +58,7 @@ impl Rule for MemorySpike {
                 facts,
                 config,
                 Draft {
+                    about: About::Device(d.device.clone()),
                     title: format!(
                         "{}: {} peaks at {:.1}× the median step",
                         d.device, spike.step, spike.ratio

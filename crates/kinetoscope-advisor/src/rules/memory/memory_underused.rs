@@ -20,7 +20,7 @@
 
 use crate::config::Config;
 use crate::facts::Facts;
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::memory::{gpu_peaks, mib};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
@@ -52,6 +52,7 @@ impl Rule for MemoryUnderused {
                 facts,
                 config,
                 Draft {
+                    about: About::Device(format!("GPU{id}")),
                     title: format!("GPU{id} uses only {pct:.1} % of its memory at peak"),
                     severity: Severity::Info,
                     impact_ns: 0.0,

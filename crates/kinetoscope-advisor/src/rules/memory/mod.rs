@@ -38,16 +38,14 @@ pub(crate) fn gpu_peaks(facts: &Facts) -> Vec<GpuPeak> {
         .filter_map(|d| {
             let capacity = d.capacity_bytes.filter(|c| *c > 0)?;
             let allocated = d.peak_allocated.as_ref()?.bytes;
-            let reserved_pct = d.peak_reserved_pct_of_capacity.unwrap_or(0.0);
+            let pct = |share: Option<f64>| share.map_or(0.0, |s| 100.0 * s);
+            let reserved_pct = pct(d.peak_reserved_share_of_capacity);
             Some(GpuPeak {
                 id: d.device_id,
                 allocated,
                 reserved: d.peak_reserved.as_ref().map_or(0, |p| p.bytes),
                 capacity,
-                pct: d
-                    .peak_allocated_pct_of_capacity
-                    .unwrap_or(0.0)
-                    .max(reserved_pct),
+                pct: pct(d.peak_allocated_share_of_capacity).max(reserved_pct),
                 reserved_pct,
             })
         })

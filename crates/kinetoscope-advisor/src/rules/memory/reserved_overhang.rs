@@ -23,7 +23,7 @@
 
 use crate::config::Config;
 use crate::facts::Facts;
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::memory::{gpu_peaks, mib};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
@@ -61,6 +61,7 @@ impl Rule for ReservedOverhang {
                 facts,
                 config,
                 Draft {
+                    about: About::Device(format!("GPU{id}")),
                     title: format!("GPU{id} reserves {ratio:.1}× the memory it allocates"),
                     severity: Severity::Warning,
                     impact_ns: 0.0,

@@ -24,7 +24,7 @@
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::optimizer::{implementation, optimizer_steps, Implementation};
 use crate::rules::{finish, step_list_ms, Draft, Rule, RuleMeta};
 
@@ -71,6 +71,7 @@ impl Rule for SlowOptimizerStep {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("Optimizer step takes {share:.1} % of step time"),
                 severity: Severity::Warning,
                 impact_ns: mean,

@@ -26,7 +26,7 @@
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::optimizer::{implementation, optimizer_steps, Implementation};
 use crate::rules::{finish, step_list_ms, Draft, Rule, RuleMeta};
 
@@ -70,6 +70,7 @@ impl Rule for UnfusedOptimizer {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!(
                     "Optimizer runs the for-loop implementation: {ops_per_step:.0} element-wise \
                      ops per step, {share:.1} % of step time"

@@ -24,7 +24,7 @@ use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -81,6 +81,7 @@ impl Rule for ProfilerOverhead {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: "Profiler settings inflate the trace and host times".to_owned(),
                 severity: Severity::Info,
                 impact_ns: time,

@@ -27,7 +27,7 @@ use crate::config::Config;
 use kinetoscope_analysis::stats::DurationStats;
 
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -81,6 +81,7 @@ impl Rule for StepTimeVariance {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("Step time varies by {cv:.1} % (coefficient of variation)"),
                 severity: Severity::Warning,
                 impact_ns: excess,

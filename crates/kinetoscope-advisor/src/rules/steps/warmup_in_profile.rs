@@ -26,7 +26,7 @@ use crate::config::Config;
 use kinetoscope_analysis::stats::DurationStats;
 
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -99,6 +99,7 @@ impl Rule for WarmupInProfile {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!(
                     "First profiled step is {ratio:.1}× slower than the others (warm-up)"
                 ),

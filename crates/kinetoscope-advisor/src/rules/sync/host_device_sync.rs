@@ -33,7 +33,7 @@ use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, step_list_ms, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -150,6 +150,7 @@ impl Rule for HostDeviceSync {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!(
                     "{per_step_calls:.0} host-device sync points per step (.item() / synchronize)"
                 ),

@@ -27,7 +27,7 @@ use kinetoscope_trace::{CategoryKind, EventId};
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -115,6 +115,7 @@ impl Rule for ExcessiveTransfers {
                 facts,
                 config,
                 Draft {
+                    about: About::Direction(dir.to_owned()),
                     title: format!("{count:.0} {dir} copies per step ({share:.1} % of step time)"),
                     severity: Severity::Warning,
                     impact_ns: time,

@@ -23,7 +23,7 @@ use kinetoscope_trace::{CategoryKind, EventId};
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
-use crate::finding::{Finding, Severity};
+use crate::finding::{About, Finding, Severity};
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -74,6 +74,7 @@ impl Rule for PageableMemcpy {
             facts,
             config,
             Draft {
+                about: About::Trace,
                 title: format!("{:.0} pageable memcpys per step", ev.len() as f64 / n),
                 severity: Severity::Warning,
                 impact_ns: time as f64 / n,

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use kinetoscope_trace::snapshot::{
     Action, AllocatorSettings, Snapshot, SnapshotLayout, TraceEntry,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use replay::{LiveAlloc, Replay};
 pub use stacks::Sites;
@@ -54,13 +54,34 @@ impl Default for SnapshotOptions {
     }
 }
 
+/// What a [`SnapshotView`] was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotSource {
+    /// A CUDA caching-allocator snapshot (`torch.cuda.memory._dump_snapshot`).
+    CudaSnapshot,
+}
+
+/// The moment a set of [`TopSites`] describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SitesAt {
+    /// The peak of the replayed allocator trace.
+    Peak,
+    /// The allocator state at snapshot time (no history to replay).
+    Snapshot,
+    /// Just before an out-of-memory entry.
+    Oom,
+}
+
 /// The memory view of one snapshot.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SnapshotView {
     /// The file.
     pub path: String,
-    /// Always `cuda_snapshot` (tells snapshot documents from trace documents).
-    pub source: &'static str,
+    /// Always [`SnapshotSource::CudaSnapshot`] (tells snapshot documents from trace
+    /// documents).
+    pub source: SnapshotSource,
     /// Bytes of the (decompressed) pickle.
     pub file_bytes: u64,
     /// Whether it was gzip-compressed.
@@ -84,7 +105,7 @@ pub struct SnapshotView {
 }
 
 /// Everything the view shows for one device.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SnapshotDevice {
     /// `GPU0`, ...
     pub device: String,
@@ -114,16 +135,17 @@ pub struct SnapshotDevice {
 }
 
 /// Summary of a device's recorded trace.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct HistorySummary {
     /// Trace entries.
     pub entries: u64,
     /// Entries per action.
     pub actions: BTreeMap<String, u64>,
-    /// First `time_us` (epoch µs), when recorded (2.2+).
-    pub first_time_us: Option<i64>,
-    /// Last `time_us`.
-    pub last_time_us: Option<i64>,
+    /// Time of the first entry, epoch ns (the snapshot's `time_us` × 1000), when
+    /// recorded (2.2+).
+    pub first_time_ns: Option<i64>,
+    /// Time of the last entry, epoch ns.
+    pub last_time_ns: Option<i64>,
     /// Active bytes before the first entry (allocations older than the history).
     pub start_active_bytes: u64,
     /// Active bytes after the last entry.
@@ -132,8 +154,8 @@ pub struct HistorySummary {
     pub peak_active_bytes: u64,
     /// Entry index where the peak is first reached.
     pub peak_index: u64,
-    /// Its `time_us`.
-    pub peak_time_us: Option<i64>,
+    /// Its time, epoch ns.
+    pub peak_time_ns: Option<i64>,
     /// Reserved bytes before the first entry (final reserved with segment events undone).
     pub start_reserved_bytes: u64,
     /// Highest reserved bytes.
@@ -145,7 +167,7 @@ pub struct HistorySummary {
 }
 
 /// One allocation site.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Site {
     /// Frames, innermost first, `file.py:line:name`.
     pub frames: Vec<String>,
@@ -156,10 +178,10 @@ pub struct Site {
 }
 
 /// Allocation sites at one moment.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TopSites {
     /// `peak` (of the replayed trace) or `snapshot` (the final state).
-    pub at: &'static str,
+    pub at: SitesAt,
     /// Entry index (for `peak`).
     pub index: Option<u64>,
     /// Live bytes in total.
@@ -171,12 +193,12 @@ pub struct TopSites {
 }
 
 /// One timeline point.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TimelinePoint {
     /// Entry index.
     pub index: u64,
-    /// Its `time_us`, when recorded.
-    pub time_us: Option<i64>,
+    /// Its time, epoch ns, when recorded.
+    pub time_ns: Option<i64>,
     /// Active bytes after the entry.
     pub active_bytes: u64,
     /// Reserved bytes after the entry.
@@ -184,7 +206,7 @@ pub struct TimelinePoint {
 }
 
 /// Why an allocation failed, from the allocator state just before it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OomCause {
     /// The allocator held at least the requested bytes reserved but unused, in no block
@@ -195,12 +217,12 @@ pub enum OomCause {
 }
 
 /// An allocation that failed, and the allocator state just before it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OomReport {
     /// Entry index.
     pub index: u64,
-    /// `time_us`, when recorded.
-    pub time_us: Option<i64>,
+    /// Its time, epoch ns, when recorded.
+    pub time_ns: Option<i64>,
     /// Bytes asked for.
     pub requested_bytes: u64,
     /// Bytes CUDA reported free on the device.
@@ -231,7 +253,7 @@ pub struct OomReport {
 }
 
 /// Allocations of one stack made inside the trace and never freed.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LeakSuspect {
     /// Frames, innermost first.
     pub frames: Vec<String>,
@@ -256,7 +278,7 @@ pub struct LeakSuspect {
 pub fn analyze_snapshot(snap: &Snapshot, opts: &SnapshotOptions) -> SnapshotView {
     let mut view = SnapshotView {
         path: snap.path.display().to_string(),
-        source: "cuda_snapshot",
+        source: SnapshotSource::CudaSnapshot,
         file_bytes: snap.file_bytes,
         gzip: snap.gzip,
         protocol: snap.protocol,
@@ -302,8 +324,8 @@ fn device_view(
     let state = state::allocator_state(segs.iter().copied());
     let mut rows: Vec<SegmentRow> = segs.iter().map(|s| state::segment_row(s)).collect();
     rows.sort_by(|a, b| {
-        b.total_size
-            .cmp(&a.total_size)
+        b.total_size_bytes
+            .cmp(&a.total_size_bytes)
             .then(b.allocated_bytes.cmp(&a.allocated_bytes))
     });
     let segments_total = rows.len();
@@ -322,7 +344,7 @@ fn device_view(
         segments_total,
         history: None,
         top_sites: TopSites {
-            at: "snapshot",
+            at: SitesAt::Snapshot,
             index: None,
             bytes: 0,
             sites: Vec::new(),
@@ -346,12 +368,12 @@ fn device_view(
                 index: None,
             })
             .collect();
-        dev.top_sites = top_sites(snap, sites, &live, "snapshot", None, opts.top);
+        dev.top_sites = top_sites(snap, sites, &live, SitesAt::Snapshot, None, opts.top);
         return dev;
     }
     let r = replay::replay(snap, d, entries);
     let peak = r.peak().unwrap_or(0);
-    let time = |i: usize| entries.get(i).and_then(|e| e.time_us);
+    let time = |i: usize| entries.get(i).and_then(time_ns);
     let mut actions: BTreeMap<String, u64> = BTreeMap::new();
     for e in entries {
         *actions.entry(e.action.to_string()).or_default() += 1;
@@ -360,13 +382,13 @@ fn device_view(
     dev.history = Some(HistorySummary {
         entries: entries.len() as u64,
         actions,
-        first_time_us: entries.iter().find_map(|e| e.time_us),
-        last_time_us: entries.iter().rev().find_map(|e| e.time_us),
+        first_time_ns: entries.iter().find_map(time_ns),
+        last_time_ns: entries.iter().rev().find_map(time_ns),
         start_active_bytes: r.start_active,
         end_active_bytes: r.active.last().copied().unwrap_or(r.start_active),
         peak_active_bytes: r.active[peak],
         peak_index: peak as u64,
-        peak_time_us: time(peak),
+        peak_time_ns: time(peak),
         start_reserved_bytes: r.start_reserved,
         peak_reserved_bytes: r
             .reserved
@@ -390,7 +412,14 @@ fn device_view(
             .count() as u64,
     });
     let live = replay::live_after(&r, entries, Some(peak));
-    dev.top_sites = top_sites(snap, sites, &live, "peak", Some(peak as u64), opts.top);
+    dev.top_sites = top_sites(
+        snap,
+        sites,
+        &live,
+        SitesAt::Peak,
+        Some(peak as u64),
+        opts.top,
+    );
     dev.timeline = timeline(&r, entries, opts.points.max(10));
     for (i, e) in entries.iter().enumerate() {
         if e.action != Action::Oom {
@@ -416,7 +445,7 @@ fn device_view(
         let sid = sites.site(snap, e.stack);
         dev.ooms.push(OomReport {
             index: i as u64,
-            time_us: e.time_us,
+            time_ns: time_ns(e),
             requested_bytes: e.size,
             device_free_bytes: e.device_free,
             stream: e.stream,
@@ -424,7 +453,7 @@ fn device_view(
             active_bytes: active,
             reserved_bytes: reserved,
             reserved_unused_bytes: unused,
-            top_sites: top_sites(snap, sites, &live, "oom", None, opts.top).sites,
+            top_sites: top_sites(snap, sites, &live, SitesAt::Oom, None, opts.top).sites,
             state_is_at_oom,
             cause,
             shortfall_bytes: e.size.saturating_sub(unused),
@@ -448,7 +477,7 @@ fn top_sites(
     snap: &Snapshot,
     sites: &mut Sites,
     live: &[LiveAlloc],
-    at: &'static str,
+    at: SitesAt,
     index: Option<u64>,
     top: usize,
 ) -> TopSites {
@@ -479,11 +508,16 @@ fn top_sites(
     }
 }
 
+/// An entry's time, epoch ns (snapshots record µs).
+fn time_ns(e: &TraceEntry) -> Option<i64> {
+    e.time_us.map(|t| t.saturating_mul(1000))
+}
+
 fn timeline(r: &Replay, entries: &[TraceEntry], points: usize) -> Vec<TimelinePoint> {
     let n = r.active.len();
     let point = |i: usize| TimelinePoint {
         index: i as u64,
-        time_us: entries[i].time_us,
+        time_ns: time_ns(&entries[i]),
         active_bytes: r.active[i],
         reserved_bytes: r.reserved[i],
     };

@@ -2,10 +2,10 @@
 //! inactive and free bytes, fragmentation, and a per-segment table.
 
 use kinetoscope_trace::snapshot::{BlockState, Segment};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Totals over a device's segments when the snapshot was taken.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AllocatorState {
     /// Segments.
     pub segments: u64,
@@ -47,7 +47,7 @@ pub struct AllocatorState {
 }
 
 /// One row of the per-segment table.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SegmentRow {
     /// Base address, hex.
     pub address: String,
@@ -57,8 +57,8 @@ pub struct SegmentRow {
     pub stream: u64,
     /// Expandable segment.
     pub is_expandable: bool,
-    /// Reserved bytes.
-    pub total_size: u64,
+    /// Reserved bytes (the segment's `total_size`).
+    pub total_size_bytes: u64,
     /// Σ size of `active_allocated` blocks.
     pub allocated_bytes: u64,
     /// Σ size of inactive blocks.
@@ -124,7 +124,7 @@ pub fn segment_row(seg: &Segment) -> SegmentRow {
         segment_type: seg.segment_type.clone().unwrap_or_default(),
         stream: seg.stream,
         is_expandable: seg.is_expandable == Some(true),
-        total_size: seg.total_size,
+        total_size_bytes: seg.total_size,
         allocated_bytes: one.allocated_bytes,
         inactive_bytes: one.inactive_bytes,
         largest_free_block_bytes: one.largest_free_block_bytes,
