@@ -911,8 +911,10 @@ fn device_wide_syncs_on_stream_2_pow_32_minus_1() {
     let ks = temporal(t, Compat::Kinetoscope, false);
     assert_eq!(us(hta.total_ns), 12_996_011.0);
     assert_eq!(hta.window.gpu_rows_total, ks.window.gpu_rows_total + 5);
-    // The last Context Sync ends after every kernel: without it the span is shorter.
-    assert!(ks.total_ns < hta.total_ns - 75_000_000);
+    // The last Context Sync ends 75.8 ms after every other GPU row.
+    assert_eq!(ks.gpu_start_ns, hta.gpu_start_ns);
+    assert_eq!(hta.gpu_end_ns.unwrap() - ks.gpu_end_ns.unwrap(), 75_767_000);
+    assert_eq!(us(ks.total_ns), 12_920_244.0);
 }
 
 /// HTA 0.5.0 knows no HIP launch call, so its launch statistics are empty on every ROCm
