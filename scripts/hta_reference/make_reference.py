@@ -329,6 +329,16 @@ def main() -> int:
         for name, (what, rel) in TRACES.items():
             print(f"{name:40} {rel}\n{'':40} {what}")
         return 0
+    try:
+        import hta  # noqa: F401 - only to fail early with a hint
+    except ImportError:
+        print(
+            "HTA is not installed in this Python: python3 -m venv /tmp/hta-venv && "
+            "/tmp/hta-venv/bin/pip install HolisticTraceAnalysis==0.5.0 pandas==2.3.3 "
+            "numpy==2.2.6, then run this script with /tmp/hta-venv/bin/python",
+            file=sys.stderr,
+        )
+        return 2
     unknown = [n for n in args.only if n not in TRACES]
     if unknown:
         ap.error(f"unknown trace(s): {', '.join(unknown)} (see --list)")
