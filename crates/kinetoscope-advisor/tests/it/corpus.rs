@@ -3,9 +3,9 @@
 //! clean run raises no warning, and every finding's impact is consistent with the
 //! overview numbers.
 
-use kinetoscope_advisor::{advise_ranks, Config, Severity, TraceReport};
+use kinetoscope_advisor::{Config, Severity, TraceReport};
 
-use crate::common::{corpus, ids, position, report_file};
+use crate::common::{advise_rank_traces, corpus, ids, position, read_file, report_file};
 
 /// The advisor's report on `corpus/traces/<rel>`.
 fn report(rel: &str, config: &Config) -> TraceReport {
@@ -131,7 +131,8 @@ fn clean_run_has_no_warning() {
 
 #[test]
 fn straggler_rank_is_found() {
-    let reports: Vec<TraceReport> = ["straggler/rank0.json.gz", "straggler/rank1.json.gz"]
+    let paths = ["straggler/rank0.json.gz", "straggler/rank1.json.gz"];
+    let reports: Vec<TraceReport> = paths
         .iter()
         .map(|p| report(p, &Config::default()))
         .collect();
@@ -139,7 +140,8 @@ fn straggler_rank_is_found() {
         assert_consistent(r);
         assert!(position(&r.findings, "DI001").is_none());
     }
-    let f = advise_ranks(&reports, None, &Config::default(), "straggler");
+    let traces: Vec<_> = paths.iter().map(|p| read_file(&corpus(p))).collect();
+    let f = advise_rank_traces(&traces, &Config::default(), "straggler");
     assert_eq!(f.len(), 1, "{f:?}");
     assert_eq!(f[0].id, "DI001");
     assert_eq!(f[0].rank, Some(1), "rank 1 sleeps 30 ms per step: {f:?}");
@@ -150,6 +152,7 @@ fn straggler_rank_is_found() {
         f[0].impact_ns_per_step / 1e6 > 15.0 && f[0].impact_ns_per_step / 1e6 <= step,
         "{f:?}"
     );
+    assert!(f[0].evidence[0].contains("arrived last at"), "{f:?}");
     assert_eq!(f[0].confidence.ranks, 2);
 }
 

@@ -29,7 +29,7 @@ impl Engine {
         let cross_rank_findings =
             if matches!(mapped.layout, InputLayout::RankFolder) && summaries.len() >= 2 {
                 let ranks = compare_ranks(summaries, RanksOptions::default());
-                advise_ranks(&traces, Some(&ranks), config, &input)
+                advise_ranks(&traces, &ranks, config, &input)
             } else {
                 Vec::new()
             };
