@@ -76,7 +76,9 @@ pub struct Summary {
     pub gpus: Vec<GpuMetrics>,
     /// Memory peaks per device.
     pub memory: Vec<MemoryPeak>,
-    /// Host time in collectives per step, ns (outermost communication spans).
+    /// Host time in collectives per step, ns: the union of the outermost collective
+    /// spans of every thread (a call and a backend worker's span of the same collective
+    /// overlap and count once).
     pub communication_ns: f64,
     /// Warnings from reading and from the overview.
     pub warnings: Vec<Note>,
@@ -144,7 +146,7 @@ pub fn summarize(facts: &Facts) -> Summary {
         },
         gpus: facts.overview.gpus.clone(),
         memory,
-        communication_ns: per_step(&comm),
+        communication_ns: union_per_step(facts, &comm),
         warnings: facts.overview.warnings.clone(),
     }
 }
@@ -216,4 +218,35 @@ fn forward(facts: &Facts, bwd: &[usize]) -> (Option<f64>, Option<ForwardSource>)
 /// An autograd backward span.
 fn is_backward(name: &str) -> bool {
     name.starts_with("autograd::engine::evaluate_function")
+}
+
+/// The mean per step of the time covered by `events` (their union within each step, so
+/// spans on several threads at once count once), ns.
+fn union_per_step(facts: &Facts, events: &[usize]) -> f64 {
+    let e = &facts.trace.events;
+    let mut spans: Vec<(usize, i64, i64)> = events
+        .iter()
+        .filter_map(|&i| {
+            let s = facts.step_of(e.ts_ns[i])?;
+            let end = (e.ts_ns[i] + e.dur_ns[i]).min(facts.steps[s].end_ns);
+            Some((s, e.ts_ns[i], end))
+        })
+        .collect();
+    spans.sort_unstable();
+    let mut total = 0i64;
+    let mut cur: Option<(usize, i64, i64)> = None;
+    for (s, a, b) in spans {
+        cur = match cur {
+            Some((cs, ca, cb)) if cs == s && a <= cb => Some((cs, ca, cb.max(b))),
+            Some((_, ca, cb)) => {
+                total += cb - ca;
+                Some((s, a, b))
+            }
+            None => Some((s, a, b)),
+        };
+    }
+    if let Some((_, a, b)) = cur {
+        total += b - a;
+    }
+    total as f64 / facts.n_steps().max(1) as f64
 }
