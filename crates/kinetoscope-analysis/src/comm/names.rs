@@ -11,6 +11,40 @@ pub fn is_comm_kernel(name: &str) -> bool {
         || name.starts_with("hccl")
 }
 
+/// What a host span says about a collective call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostCollective<'a> {
+    /// `record_param_comms`: the collective is in its arguments (`Collective name`,
+    /// process group, sizes, `Seq`, `Comms Id`) when Kineto recorded them.
+    ParamComms,
+    /// A `c10d::` dispatcher op (`c10d::allreduce_` → `allreduce`): the program's call.
+    C10d(&'a str),
+    /// A backend's span of the work (`nccl:all_to_all` → `all_to_all`,
+    /// `gloo:all_reduce` → `all_reduce`; also `ucc:` and `mpi:`). Gloo, UCC and MPI run
+    /// it on a worker thread, NCCL on the calling thread (it enqueues the kernel there).
+    Backend(&'a str),
+}
+
+/// The backends whose work spans are named `<backend>:<collective>`.
+const BACKEND_PREFIXES: [&str; 4] = ["nccl:", "gloo:", "ucc:", "mpi:"];
+
+/// Recognise a host span of a collective call by name; `None` for any other span
+/// (including `c10d::` ops that only wait for work, which fold to `wait`).
+pub fn host_collective(name: &str) -> Option<HostCollective<'_>> {
+    if name == "record_param_comms" {
+        return Some(HostCollective::ParamComms);
+    }
+    if let Some(op) = name.strip_prefix("c10d::") {
+        let op = op.trim_end_matches('_');
+        return (!op.is_empty() && fold_collective(op) != "wait")
+            .then_some(HostCollective::C10d(op));
+    }
+    BACKEND_PREFIXES.iter().find_map(|p| {
+        let op = name.strip_prefix(p)?;
+        (!op.is_empty()).then_some(HostCollective::Backend(op))
+    })
+}
+
 /// What an NCCL kernel name says: `ncclKernel_AllReduce_RING_LL_Sum_float(...)` →
 /// (`AllReduce`, `RING_LL`); `ncclDevKernel_SendRecv(...)` → (`SendRecv`, none).
 pub fn parse_nccl_kernel(name: &str) -> (String, Option<String>) {

@@ -121,6 +121,9 @@ pub struct CollectiveArgs {
     pub pg_ranks: StrId,
     /// `Seq` (2026+), or -1.
     pub seq: i64,
+    /// `Comms Id`: the same value on every rank for one collective call (a hash of the
+    /// process group and its sequence number), when recorded.
+    pub comms_id: Option<u64>,
 }
 
 /// Arguments of a `python_function` event.

@@ -388,6 +388,7 @@ impl Segment {
                     other => self.raw_text(buf, other),
                 },
                 seq: a.seq.unwrap_or(-1),
+                comms_id: a.comms_id,
             };
             self.args.collective.push(c);
         }
