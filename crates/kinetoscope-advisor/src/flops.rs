@@ -192,7 +192,22 @@ impl GpuPeak {
     }
 }
 
-/// Rows of the peak table, most specific pattern first.
+/// Rows of the peak table, most specific pattern first: TFLOP/s in FP64, FP32, TF32,
+/// BF16/FP16 and FP8, dense, from the vendors' datasheets (0 where the part lacks the
+/// precision or its datasheet gives no number).
+///
+/// Volta and Turing have FP16 tensor cores only (no TF32, no BF16): their BF16/FP16
+/// column is the FP16 tensor-core peak, and BF16 work on them runs without tensor cores.
+/// - V100: *NVIDIA V100 Tensor Core GPU* datasheet (NVIDIA, January 2020): SXM2 7.8 /
+///   15.7 / 125 (FP64 / FP32 / tensor), PCIe 7 / 14 / 112, V100S PCIe 8.2 / 16.4 / 130.
+/// - T4: *NVIDIA T4 Tensor Core GPU* datasheet (2019): FP32 8.1, mixed precision
+///   (FP16/FP32) 65; no FP64 figure.
+/// - GeForce RTX 2080 Ti / 2080 / 2070 and Quadro RTX 6000: *NVIDIA Turing GPU
+///   Architecture* whitepaper (WP-09183-001, 2018), its per-board tables, reference-board
+///   clocks (Founders Edition boards are about 6 % faster): FP32 13.4 / 10.1 / 7.5 /
+///   16.3; FP16 tensor with FP32 accumulate — what PyTorch's half-precision GEMMs use —
+///   53.8 / 40.3 / 29.9 (GeForce runs it at half the FP16-accumulate rate) and 130.5 on
+///   the Quadro; no FP64 figure.
 const PEAKS: &[(&[&str], PeakRow)] = &[
     (
         &["h100", "pcie"],
@@ -218,6 +233,30 @@ const PEAKS: &[(&[&str], PeakRow)] = &[
         row("A100 PCIe", 19.5, 19.5, 156.0, 312.0, 0.0),
     ),
     (&["a100"], row("A100 SXM4", 19.5, 19.5, 156.0, 312.0, 0.0)),
+    (&["v100s"], row("V100S PCIe", 8.2, 16.4, 0.0, 130.0, 0.0)),
+    (
+        &["v100", "pcie"],
+        row("V100 PCIe", 7.0, 14.0, 0.0, 112.0, 0.0),
+    ),
+    (&["v100"], row("V100 SXM2", 7.8, 15.7, 0.0, 125.0, 0.0)),
+    (&["tesla t4"], row("T4", 0.0, 8.1, 0.0, 65.0, 0.0)),
+    (&["nvidia t4"], row("T4", 0.0, 8.1, 0.0, 65.0, 0.0)),
+    (
+        &["rtx 2080 ti"],
+        row("GeForce RTX 2080 Ti", 0.0, 13.4, 0.0, 53.8, 0.0),
+    ),
+    (
+        &["rtx 2080"],
+        row("GeForce RTX 2080", 0.0, 10.1, 0.0, 40.3, 0.0),
+    ),
+    (
+        &["rtx 2070"],
+        row("GeForce RTX 2070", 0.0, 7.5, 0.0, 29.9, 0.0),
+    ),
+    (
+        &["quadro rtx 6000"],
+        row("Quadro RTX 6000", 0.0, 16.3, 0.0, 130.5, 0.0),
+    ),
     (&["mi355"], row("MI355X", 78.6, 157.3, 0.0, 2517.0, 5033.0)),
     (
         &["mi325"],
@@ -659,7 +698,27 @@ mod tests {
             156.0
         );
         assert_eq!(gpu_peak("NVIDIA H200").unwrap().model, "H200 SXM");
-        assert!(gpu_peak("Tesla V100-SXM2-16GB").is_none());
+        let v100 = gpu_peak("Tesla V100-SXM2-32GB").unwrap();
+        assert_eq!(
+            (v100.model.as_str(), v100.bf16_tflops),
+            ("V100 SXM2", 125.0)
+        );
+        assert_eq!(v100.tf32_tflops, 0.0, "Volta has no TF32");
+        assert_eq!(gpu_peak("Tesla V100-PCIE-16GB").unwrap().bf16_tflops, 112.0);
+        assert_eq!(
+            gpu_peak("Tesla V100S-PCIE-32GB").unwrap().model,
+            "V100S PCIe"
+        );
+        assert_eq!(gpu_peak("Tesla T4").unwrap().bf16_tflops, 65.0);
+        assert_eq!(
+            gpu_peak("NVIDIA GeForce RTX 2080 Ti").unwrap().model,
+            "GeForce RTX 2080 Ti"
+        );
+        assert_eq!(
+            gpu_peak("NVIDIA GeForce RTX 2080").unwrap().fp32_tflops,
+            10.1
+        );
+        assert!(gpu_peak("NVIDIA GeForce GTX 1080").is_none());
         assert_eq!(
             Precision::from_dtype("c10::BFloat16"),
             Some(Precision::Bf16)

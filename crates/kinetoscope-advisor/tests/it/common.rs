@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use kinetoscope_advisor::{advise_trace, Config, Finding, Severity, TraceReport};
+use kinetoscope_advisor::{advise_ranks, advise_trace, Config, Finding, Severity, TraceReport};
+use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
 use kinetoscope_trace::read::{read_trace, read_trace_bytes, ReadOptions};
 use kinetoscope_trace::Trace;
 
@@ -57,6 +58,17 @@ pub fn shared_dir() -> PathBuf {
 pub fn read_file(path: &Path) -> Trace {
     read_trace(path, &ReadOptions::default())
         .unwrap_or_else(|e| panic!("{} reads: {e}", path.display()))
+}
+
+/// The cross-rank findings for the rank traces of one job: each trace's report and the
+/// rank comparison of the traces (what the engine gives [`advise_ranks`]).
+pub fn advise_rank_traces(traces: &[Trace], config: &Config, input: &str) -> Vec<Finding> {
+    let reports: Vec<TraceReport> = traces.iter().map(|t| advise_trace(t, config)).collect();
+    let ranks = compare_ranks(
+        traces.iter().map(RankSummary::from_trace).collect(),
+        RanksOptions::default(),
+    );
+    advise_ranks(&reports, &ranks, config, input)
 }
 
 /// Read a trace file and run the advisor on it.

@@ -3,9 +3,9 @@
 //! DI003 `NonNcclBackend` and DI004 `RankMemoryImbalance` on small inline traces whose numbers are known by
 //! construction: four 10 ms steps on an H100.
 
-use kinetoscope_advisor::{advise_ranks, Config, Severity, TraceReport};
+use kinetoscope_advisor::{Config, Severity};
 
-use crate::common::{close, expect_finding, find, TraceBuilder};
+use crate::common::{advise_rank_traces, close, expect_finding, find, TraceBuilder};
 
 /// Four 10 ms steps on an H100; `each(builder, start)` fills each step.
 fn steps(mut each: impl FnMut(&mut TraceBuilder, u64)) -> TraceBuilder {
@@ -443,15 +443,10 @@ pub(crate) fn rank_trace(rank: i64, gib: u64) -> TraceBuilder {
     b
 }
 
-/// [`rank_trace`]'s report, default thresholds.
-fn rank_report(rank: i64, gib: u64) -> TraceReport {
-    rank_trace(rank, gib).report(&Config::default())
-}
-
 #[test]
 fn di004_rank_memory_imbalance() {
-    let reports = [rank_report(0, 76), rank_report(1, 50)];
-    let f = advise_ranks(&reports, None, &Config::default(), "job");
+    let traces = [rank_trace(0, 76).trace(), rank_trace(1, 50).trace()];
+    let f = advise_rank_traces(&traces, &Config::default(), "job");
     let f = expect_finding(&f, "DI004");
     // (76 − 50) / 76 = 34 % ≥ 30 %: critical, gated to a warning with 4 steps; rank 0
     // is at 95 % of its 80 GiB.
@@ -468,9 +463,8 @@ fn di004_rank_memory_imbalance() {
     assert!(f.evidence[1].contains("rank 0: peak allocated 76.00 GiB (95.0 %"));
     // Small skew, or no memory pressure: nothing.
     let none = |a, b| {
-        advise_ranks(
-            &[rank_report(0, a), rank_report(1, b)],
-            None,
+        advise_rank_traces(
+            &[rank_trace(0, a).trace(), rank_trace(1, b).trace()],
             &Config::default(),
             "job",
         )

@@ -5,16 +5,17 @@
 //! row's description in the header). Traces are four 10 ms steps on one H100 unless
 //! a row says otherwise; the cross-rank rules get one trace per rank.
 
-use kinetoscope_advisor::{advise_ranks, rules, Config, Finding};
+use kinetoscope_advisor::{rules, Config, Finding};
 
-use crate::common::{h100, ids, render, TraceBuilder, GIB};
+use crate::common::{advise_rank_traces, h100, ids, render, TraceBuilder, GIB};
 use crate::new_rules::{conv_trace, gemm_trace_with, gloo_trace, occupancy_trace, rank_trace};
 
 /// What a row's builder makes: one trace, or the rank traces of one job.
 enum Input {
     /// Run [`kinetoscope_advisor::advise_trace`].
     Trace(TraceBuilder),
-    /// Run each trace, then [`advise_ranks`] over the reports.
+    /// Run each trace, then [`kinetoscope_advisor::advise_ranks`] over the reports and
+    /// the rank comparison.
     Ranks(Vec<TraceBuilder>),
 }
 
@@ -35,8 +36,8 @@ fn findings(input: &Input) -> Vec<Finding> {
     match input {
         Input::Trace(b) => b.report(&config).findings,
         Input::Ranks(ranks) => {
-            let reports: Vec<_> = ranks.iter().map(|b| b.report(&config)).collect();
-            advise_ranks(&reports, None, &config, "job")
+            let traces: Vec<_> = ranks.iter().map(TraceBuilder::trace).collect();
+            advise_rank_traces(&traces, &config, "job")
         }
     }
 }
