@@ -205,6 +205,103 @@ def scenario_straggler(device):
     mp.spawn(_straggler_worker, args=(2, "cpu", 29517), nprocs=2, join=True)
 
 
+class TinyGPT(nn.Module):
+    """A small causal transformer language model (the shape of nanochat's GPT, tiny)."""
+
+    def __init__(self, vocab=512, width=128, heads=4, layers=2, seq=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, width)
+        self.pos = nn.Embedding(seq, width)
+        layer = nn.TransformerEncoderLayer(width, heads, 4 * width, dropout=0.0,
+                                           batch_first=True, norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocab, bias=False)
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(seq))
+
+    def forward(self, idx, targets):
+        pos = torch.arange(idx.shape[1], device=idx.device)
+        x = self.tok(idx) + self.pos(pos)
+        x = self.blocks(x, mask=self.mask, is_causal=True)
+        logits = self.head(self.norm(x))
+        return nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+
+
+def scenario_run_folder(device):
+    """A run folder as nanochat's phase profiler (`ProfilingManager`, karpathy/nanochat
+    pull request 105) writes it: one profiler per phase (nanochat's stage names),
+    started before the phase and stepped once at its end (schedule wait=0, warmup=0,
+    active=1), `record_shapes`, `profile_memory`, `with_stack`;
+    `stage<N>-<phase>_trace.json` in a timestamped sub-folder. Left out: nanochat's
+    `_mem.pickle` (CUDA snapshots: no GPU here) and `_memory_timeline.html` (a picture
+    kinetoscope lists but does not read); the traces are gzipped to keep the corpus
+    small. The data are random tokens, without a DataLoader."""
+    import datetime as dt
+
+    torch.manual_seed(0)
+    run = os.path.join(OUT, "run_folder", dt.datetime.now().strftime("%Y%m%d_%H%M%S"))
+    os.makedirs(run, exist_ok=True)
+    state = {}
+    micro, batch, seq, vocab = 4, 8, 64, 512
+
+    def tokens():
+        return torch.randint(0, vocab, (batch, seq), device=device)
+
+    def phase(stage, name, body):
+        base = os.path.join(run, f"stage{stage}-{name}")
+
+        def on_ready(p):
+            p.export_chrome_trace(base + "_trace.json")
+
+        prof = profile(
+            activities=activities(device),
+            schedule=schedule(wait=0, warmup=0, active=1, repeat=1),
+            record_shapes=True,
+            profile_memory=True,
+            with_stack=True,
+            on_trace_ready=on_ready,
+        )
+        prof.start()
+        body()
+        prof.step()  # the schedule's one active step ends: the trace is exported
+        prof.stop()
+        with open(base + "_trace.json", "rb") as src, \
+                gzip.open(base + "_trace.json.gz", "wb", compresslevel=9) as out:
+            shutil.copyfileobj(src, out)
+        os.remove(base + "_trace.json")
+        print(f"wrote {base}_trace.json.gz")
+
+    def model_init():
+        state["model"] = TinyGPT(vocab=vocab, seq=seq).to(device)
+        state["opt"] = torch.optim.AdamW(state["model"].parameters(), lr=3e-4)
+
+    def eval_bpb():
+        model = state["model"]
+        model.eval()
+        with torch.no_grad():
+            for _ in range(2):
+                model(tokens(), tokens())
+        model.train()
+
+    def training_microsteps():
+        for _ in range(micro):
+            loss = state["model"](tokens(), tokens()) / micro
+            loss.backward()
+
+    def optimizer_step():
+        torch.nn.utils.clip_grad_norm_(state["model"].parameters(), 1.0)
+        state["opt"].step()
+        state["opt"].zero_grad(set_to_none=True)
+
+    for stage, name, body in [
+        (1, "model_init", model_init),
+        (2, "eval_bpb", eval_bpb),
+        (3, "training_microsteps", training_microsteps),
+        (4, "optimizer_step", optimizer_step),
+    ]:
+        phase(stage, name, body)
+
+
 SCENARIOS = {
     "clean": scenario_clean,
     "dataloader": scenario_dataloader,
@@ -212,6 +309,7 @@ SCENARIOS = {
     "item_sync": scenario_item_sync,
     "unfused_optimizer": scenario_unfused_optimizer,
     "straggler": scenario_straggler,
+    "run_folder": scenario_run_folder,
 }
 
 
@@ -229,7 +327,7 @@ def main():
         if s not in SCENARIOS:
             sys.exit(f"unknown scenario {s!r}; known: {', '.join(SCENARIOS)}")
         shutil.rmtree(os.path.join(OUT, s), ignore_errors=True)
-        attempts = 1 if s == "straggler" else ATTEMPTS
+        attempts = 1 if s in ("straggler", "run_folder") else ATTEMPTS
         for _ in range(attempts):
             cv = SCENARIOS[s](args.device)
             if cv is not None and cv < QUIET_CV:

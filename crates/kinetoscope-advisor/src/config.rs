@@ -33,6 +33,8 @@ pub struct Config {
     pub memory_leak: MemoryLeak,
     /// `ReservedOverhang`.
     pub reserved_overhang: ReservedOverhang,
+    /// `AllocatorChurn`.
+    pub allocator_churn: AllocatorChurn,
     /// `ExcessiveTransfers`.
     pub transfers: Transfers,
     /// `LaunchBound`.
@@ -157,10 +159,11 @@ impl Default for Optimizer {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Sync {
-    /// Warning from this many sync calls per step (proposal: each one drains the GPU
-    /// queue when the code runs on a GPU).
+    /// On a CPU-only trace, warning from this many sync calls per step (proposal: each
+    /// one drains the GPU queue when the code runs on a GPU).
     pub min_per_step: f64,
-    /// Or when the calls take at least this share of step time, percent (proposal).
+    /// Warning when the GPU idle the sync points cause (on a CPU-only trace, their host
+    /// time) is at least this share of step time, percent (proposal).
     pub min_share_pct: f64,
 }
 
@@ -169,6 +172,24 @@ impl Default for Sync {
         Self {
             min_per_step: 10.0,
             min_share_pct: 1.0,
+        }
+    }
+}
+
+/// Device allocations in steady state.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AllocatorChurn {
+    /// Without step markers (no steady state to tell apart from warm-up), a finding when
+    /// the allocator calls take at least this share of the trace's host time, percent
+    /// (proposal).
+    pub whole_trace_min_share_pct: f64,
+}
+
+impl Default for AllocatorChurn {
+    fn default() -> Self {
+        Self {
+            whole_trace_min_share_pct: 5.0,
         }
     }
 }
@@ -411,6 +432,10 @@ pub struct LowOccupancy {
     /// No finding when the flagged kernels take less than this share of step time,
     /// percent (proposal).
     pub min_step_share_pct: f64,
+    /// A grid is smaller than the GPU when its time-weighted blocks per SM is below
+    /// this (proposal: persistent and clustered kernels size their grid to the SMs in
+    /// whole clusters, 126 blocks on an H100's 132 SMs, which is a full GPU).
+    pub small_grid_blocks_per_sm: f64,
 }
 
 impl Default for LowOccupancy {
@@ -420,6 +445,7 @@ impl Default for LowOccupancy {
             dominant_share_pct: 80.0,
             warning_step_share_pct: 5.0,
             min_step_share_pct: 1.0,
+            small_grid_blocks_per_sm: 0.9,
         }
     }
 }

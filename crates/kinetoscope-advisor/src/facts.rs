@@ -1,18 +1,30 @@
 //! Facts every rule reuses, computed once per trace: the overview (steps stretched to
-//! their GPU work, breakdown, GPU metrics), step windows, the other analyses the rules
-//! take their numbers from (memory view, HTA host-wait gaps, launch statistics, the
-//! kernel table), each computed on first use, and helpers that assign events to steps
-//! and walk host call stacks.
+//! their GPU work, breakdown, GPU metrics), step windows and the host step spans, the
+//! device activity (launches against recorded activity, graph replays), the other
+//! analyses the rules take their numbers from (memory view, HTA host-wait gaps, launch
+//! statistics, the kernel table, the GPU timeline of busy and queued time), each
+//! computed on first use, and helpers that assign events to steps and walk host call
+//! stacks.
+//!
+//! Steps have two extents. GPU events belong to the overview's step windows, which
+//! stretch each host `ProfilerStep#` span to the end of the GPU work it launched; host
+//! events belong to the host spans themselves, so that a host call made after the last
+//! step (a profiler-stop synchronize) is in no step even while that step's GPU work is
+//! still running ([`Facts::step_of_event`]).
 
 use std::sync::OnceLock;
 
+use kinetoscope_analysis::device_activity::{
+    device_activity, gpu_timeline, DeviceActivity, GpuTimeline,
+};
 use kinetoscope_analysis::gpu_time::idle::{device_host_wait, Gap};
 use kinetoscope_analysis::gpu_time::launches::{launch_stats, LaunchOptions, LaunchStats};
 use kinetoscope_analysis::gpu_time::{select, Compat};
 use kinetoscope_analysis::kernels::{analyze_kernels_in, KernelGroupBy, KernelsTable};
 use kinetoscope_analysis::memory::{analyze_trace, MemoryOptions, MemoryView};
 use kinetoscope_analysis::overview::{overview, TraceOverview};
-use kinetoscope_trace::{CategoryKind, EventId, Phase, Trace};
+use kinetoscope_analysis::steps::{find_steps, StepSource};
+use kinetoscope_trace::{CategoryKind, EventId, Phase, Trace, TrackKind};
 
 /// One step window, `[start_ns, end_ns)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,18 +53,25 @@ pub struct Facts<'a> {
     pub trace: &'a Trace,
     /// The overview of the trace.
     pub overview: TraceOverview,
-    /// Kept steps, in time order.
+    /// Kept steps (GPU-stretched windows), in time order.
     pub steps: Vec<StepWindow>,
+    /// The host span of each kept step, `[start, end)` epoch ns, in the order of
+    /// [`Self::steps`]: the `ProfilerStep#` annotation, or the whole trace without step
+    /// markers.
+    pub host_steps: Vec<(i64, i64)>,
     /// Whether the trace has GPU kernels, copies or sets.
     pub has_gpu: bool,
     /// Whether steps come from `ProfilerStep#` markers.
     pub has_step_markers: bool,
-    /// Runtime launches per track, sorted by start: (start, end, GPU time launched).
+    /// Launch calls against recorded device activity, and graph replays.
+    pub device: DeviceActivity,
+    /// Runtime launches per track, sorted by start: (start, end, correlation).
     launches: OnceLock<PerTrack<(i64, i64, i64)>>,
     /// User-code Python frames per track, sorted by start: (start, end, event).
     user_frames: OnceLock<PerTrack<(i64, i64, usize)>>,
-    /// Operators and annotations per track, sorted by (start, longest first).
-    host_spans: OnceLock<PerTrack<(i64, i64, usize)>>,
+    /// Operators, annotations (not steps) and user-code Python frames per track, sorted
+    /// by (start, longest first): (start, end, event).
+    host_work: OnceLock<PerTrack<(i64, i64, usize)>>,
     /// The memory view.
     memory: OnceLock<MemoryView>,
     /// GPU-wide host-wait time.
@@ -61,13 +80,17 @@ pub struct Facts<'a> {
     launch_stats: OnceLock<LaunchStats>,
     /// The kernel table over the steps, by name.
     step_kernels: OnceLock<KernelsTable>,
+    /// Busy and queued time per GPU.
+    timeline: OnceLock<GpuTimeline>,
+    /// The counted GEMM calls, and the GEMM-family calls that count for nothing.
+    gemms: OnceLock<(Vec<crate::gemm::GemmCall>, Vec<usize>)>,
 }
 
 impl<'a> Facts<'a> {
     /// Compute the facts of `trace`.
     pub fn new(trace: &'a Trace) -> Self {
         let overview = overview(trace);
-        let steps = overview
+        let steps: Vec<StepWindow> = overview
             .steps
             .iter()
             .map(|s| StepWindow {
@@ -83,22 +106,115 @@ impl<'a> Facts<'a> {
                 CategoryKind::Kernel | CategoryKind::GpuMemcpy | CategoryKind::GpuMemset
             )
         });
-        let has_step_markers =
-            overview.step_source == kinetoscope_analysis::steps::StepSource::ProfilerStep;
+        let has_step_markers = overview.step_source == StepSource::ProfilerStep;
+        let host_steps = host_step_spans(trace, &steps, has_step_markers);
         Self {
             trace,
             overview,
             steps,
+            host_steps,
             has_gpu,
             has_step_markers,
+            device: device_activity(trace),
             launches: OnceLock::new(),
             user_frames: OnceLock::new(),
-            host_spans: OnceLock::new(),
+            host_work: OnceLock::new(),
             memory: OnceLock::new(),
             host_wait: OnceLock::new(),
             launch_stats: OnceLock::new(),
             step_kernels: OnceLock::new(),
+            timeline: OnceLock::new(),
+            gemms: OnceLock::new(),
         }
+    }
+
+    /// Busy and queued time of each GPU, and of all together
+    /// ([`kinetoscope_analysis::device_activity`]).
+    pub fn gpu_timeline(&self) -> &GpuTimeline {
+        self.timeline.get_or_init(|| gpu_timeline(self.trace))
+    }
+
+    /// The counted GEMM calls with their shapes ([`crate::gemm`]: recognised, outermost
+    /// of a nest), in file order.
+    pub fn gemms(&self) -> &[crate::gemm::GemmCall] {
+        &self.gemms.get_or_init(|| crate::gemm::gemm_calls(self)).0
+    }
+
+    /// GEMM-family calls that count for nothing: shapes missing or not fitting, and no
+    /// GEMM counted inside or around them.
+    pub fn unshaped_gemms(&self) -> &[usize] {
+        &self.gemms.get_or_init(|| crate::gemm::gemm_calls(self)).1
+    }
+
+    /// The intervals of `[start, end)` in which the GPUs (all together) wait for the
+    /// host: nothing runs and nothing launched is queued.
+    pub fn gpu_waiting(&self, start: i64, end: i64) -> Vec<(i64, i64)> {
+        self.gpu_timeline().all.waiting_for_host(start, end)
+    }
+
+    /// Per step window, the time the GPUs (all together) wait for the host, ns.
+    pub fn waiting_per_step(&self) -> Vec<i64> {
+        self.steps
+            .iter()
+            .map(|s| {
+                self.gpu_waiting(s.start_ns, s.end_ns)
+                    .iter()
+                    .map(|w| w.1 - w.0)
+                    .sum()
+            })
+            .collect()
+    }
+
+    /// The GPU idle a blocking host call over `[start, end)` causes, up to `limit`: the
+    /// time the GPUs wait for the host from the call's start. When the GPUs had work at
+    /// the start (running or queued), the call waited for it to drain, so the wait goes
+    /// on until the host queues work again after the call; when they were already
+    /// waiting, only the call's own time counts.
+    pub fn blocking_idle(&self, start: i64, end: i64, limit: i64) -> Vec<(i64, i64)> {
+        let timeline = &self.gpu_timeline().all;
+        let had_work = timeline.waiting_for_host(start, start + 1).is_empty();
+        let until = if had_work {
+            // The wait that begins when the call returns, to the next work.
+            timeline
+                .waiting_for_host(end, limit.max(end))
+                .first()
+                .filter(|w| w.0 == end)
+                .map_or(end, |w| w.1)
+        } else {
+            end
+        };
+        timeline.waiting_for_host(start, until.min(limit.max(end)))
+    }
+
+    /// Runtime and driver calls in the host step spans by name, most host time first:
+    /// (name, calls, Σ host time ns).
+    pub fn runtime_calls(&self) -> Vec<(String, u64, i64)> {
+        let e = &self.trace.events;
+        let runtime = [
+            CategoryKind::CudaRuntime,
+            CategoryKind::CudaDriver,
+            CategoryKind::OtherRuntime,
+        ];
+        let mut by_name: rustc_hash::FxHashMap<kinetoscope_trace::StrId, (u64, i64)> =
+            Default::default();
+        for i in self.events(&runtime, |_| true) {
+            if self.host_step_of(e.ts_ns[i]).is_some() {
+                let v = by_name.entry(e.name[i]).or_default();
+                v.0 += 1;
+                v.1 += e.dur_ns[i];
+            }
+        }
+        let mut out: Vec<(String, u64, i64)> = by_name
+            .into_iter()
+            .map(|(n, (c, d))| (self.trace.strings.get(n).to_owned(), c, d))
+            .collect();
+        out.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+        out
+    }
+
+    /// Whether the host launched kernels but the trace recorded no device activity.
+    pub fn device_activity_missing(&self) -> bool {
+        self.device.missing()
     }
 
     /// The memory view of the trace, as `kinetoscope memory` shows it (peaks, per-step
@@ -142,34 +258,39 @@ impl<'a> Facts<'a> {
         self.steps.iter().map(|s| (s.start_ns, s.end_ns)).collect()
     }
 
-    /// GPU time (kernels, copies, sets) launched by runtime calls made during a host
-    /// event on its thread, ns: the device time of an operator including its children.
-    pub fn launched_device_ns(&self, event: usize) -> i64 {
+    /// The GPU activities a runtime or driver call launched (by CUPTI correlation).
+    pub fn launched_by(&self, call: usize) -> impl Iterator<Item = usize> + '_ {
+        let c = self.trace.events.correlation[call];
+        (c != 0)
+            .then(|| self.trace.correlation_index().gpu.get(&c))
+            .flatten()
+            .into_iter()
+            .flatten()
+            .map(|g| g.index())
+    }
+
+    /// The GPU activities (kernels, copies, sets; graph kernels included) launched by
+    /// runtime calls made during a host event on its thread, by CUPTI correlation.
+    pub fn launched_gpu(&self, event: usize) -> Vec<usize> {
         let t = self.trace;
         let e = &t.events;
+        let idx = t.correlation_index();
         let map = self.launches.get_or_init(|| {
-            let idx = t.correlation_index();
-            let mut m: rustc_hash::FxHashMap<u32, Vec<(i64, i64, i64)>> = Default::default();
+            let mut m: PerTrack<(i64, i64, i64)> = Default::default();
             for i in 0..e.len() {
                 if !matches!(
                     t.categories.kind(e.cat[i]),
                     CategoryKind::CudaRuntime | CategoryKind::CudaDriver
                 ) || e.correlation[i] == 0
+                    || !idx.gpu.contains_key(&e.correlation[i])
                 {
                     continue;
                 }
-                let gpu: i64 = idx
-                    .gpu
-                    .get(&e.correlation[i])
-                    .map(|v| v.iter().map(|g| e.dur_ns[g.index()]).sum())
-                    .unwrap_or(0);
-                if gpu > 0 {
-                    m.entry(e.track[i].0).or_default().push((
-                        e.ts_ns[i],
-                        e.ts_ns[i] + e.dur_ns[i],
-                        gpu,
-                    ));
-                }
+                m.entry(e.track[i].0).or_default().push((
+                    e.ts_ns[i],
+                    e.ts_ns[i] + e.dur_ns[i],
+                    e.correlation[i],
+                ));
             }
             for v in m.values_mut() {
                 v.sort_unstable();
@@ -177,7 +298,7 @@ impl<'a> Facts<'a> {
             m
         });
         let Some(v) = map.get(&e.track[event].0) else {
-            return 0;
+            return Vec::new();
         };
         let (start, end) = (e.ts_ns[event], e.ts_ns[event] + e.dur_ns[event]);
         let lo = v.partition_point(|l| l.0 < start);
@@ -185,15 +306,25 @@ impl<'a> Facts<'a> {
             .iter()
             .take_while(|l| l.0 < end)
             .filter(|l| l.1 <= end)
-            .map(|l| l.2)
-            .sum()
+            .flat_map(|l| idx.gpu.get(&l.2).into_iter().flatten())
+            .map(|g| g.index())
+            .collect()
     }
 
-    /// Time attributed to an operator: its launched GPU time on a GPU trace, else its
-    /// host duration.
+    /// GPU time (kernels, copies, sets) launched by runtime calls made during a host
+    /// event on its thread, ns: the device time of an operator including its children.
+    pub fn launched_device_ns(&self, event: usize) -> i64 {
+        let e = &self.trace.events;
+        self.launched_gpu(event).iter().map(|&g| e.dur_ns[g]).sum()
+    }
+
+    /// Time attributed to an operator: its launched GPU time on a GPU trace, its host
+    /// duration on a CPU-only trace, 0 (unknown) when the device activity is missing.
     pub fn op_time_ns(&self, event: usize) -> i64 {
         if self.has_gpu {
             self.launched_device_ns(event)
+        } else if self.device_activity_missing() {
+            0
         } else {
             self.trace.events.dur_ns[event]
         }
@@ -212,11 +343,36 @@ impl<'a> Facts<'a> {
         self.steps.iter().map(|s| s.dur_ns() as f64).sum::<f64>() / self.steps.len() as f64
     }
 
-    /// The step whose window contains `ts_ns`.
+    /// The step whose (GPU-stretched) window contains `ts_ns`: for GPU times.
     pub fn step_of(&self, ts_ns: i64) -> Option<usize> {
         let i = self.steps.partition_point(|s| s.start_ns <= ts_ns);
         let i = i.checked_sub(1)?;
         (ts_ns < self.steps[i].end_ns).then_some(i)
+    }
+
+    /// The step whose host span contains `ts_ns`: for host times.
+    pub fn host_step_of(&self, ts_ns: i64) -> Option<usize> {
+        let i = self.host_steps.partition_point(|s| s.0 <= ts_ns);
+        let i = i.checked_sub(1)?;
+        (ts_ns < self.host_steps[i].1).then_some(i)
+    }
+
+    /// The step an event belongs to: a GPU event (on a GPU stream, or of a GPU
+    /// category) by its start in the step windows, a host event by its start in the
+    /// host step spans.
+    pub fn step_of_event(&self, event: usize) -> Option<usize> {
+        let t = self.trace;
+        let e = &t.events;
+        let gpu = t.categories.kind(e.cat[event]).is_gpu()
+            || matches!(
+                t.tracks.get(e.track[event]).kind,
+                TrackKind::GpuStream { .. }
+            );
+        if gpu {
+            self.step_of(e.ts_ns[event])
+        } else {
+            self.host_step_of(e.ts_ns[event])
+        }
     }
 
     /// Complete events whose category is one of `kinds` and whose name passes `pred`,
@@ -248,25 +404,24 @@ impl<'a> Facts<'a> {
         out
     }
 
-    /// Σ duration per step of `events` (by start time), ns; events outside every step
-    /// are ignored.
+    /// Σ duration per step of `events` (by [`Self::step_of_event`]), ns; events outside
+    /// every step are ignored.
     pub fn per_step_ns(&self, events: &[usize]) -> Vec<i64> {
         let e = &self.trace.events;
         let mut v = vec![0i64; self.steps.len()];
         for &i in events {
-            if let Some(s) = self.step_of(e.ts_ns[i]) {
+            if let Some(s) = self.step_of_event(i) {
                 v[s] += e.dur_ns[i];
             }
         }
         v
     }
 
-    /// Number of `events` per step.
+    /// Number of `events` per step (by [`Self::step_of_event`]).
     pub fn per_step_count(&self, events: &[usize]) -> Vec<u64> {
-        let e = &self.trace.events;
         let mut v = vec![0u64; self.steps.len()];
         for &i in events {
-            if let Some(s) = self.step_of(e.ts_ns[i]) {
+            if let Some(s) = self.step_of_event(i) {
                 v[s] += 1;
             }
         }
@@ -355,39 +510,98 @@ impl<'a> Facts<'a> {
 }
 
 impl Facts<'_> {
-    /// The innermost operator or annotation (not a step span) on host track `track`
-    /// whose span contains `ts_ns`: the last span starting at or before `ts_ns`, then up
-    /// its ancestors until one contains it.
-    pub fn host_op_at(&self, track: u32, ts_ns: i64) -> Option<usize> {
+    /// What host thread `track` was executing during `[lo, hi)`: for each instant, the
+    /// innermost operator, annotation (DataLoader fetches and `record_function` ranges
+    /// included, steps not) or user-code Python frame running then; time in none of them
+    /// is `None`. Time per span, in order of first appearance.
+    pub fn host_work_in(&self, track: u32, lo: i64, hi: i64) -> Vec<(Option<usize>, i64)> {
         let t = self.trace;
         let e = &t.events;
-        let map = self.host_spans.get_or_init(|| {
+        let map = self.host_work.get_or_init(|| {
             let mut m: PerTrack<(i64, i64, usize)> = Default::default();
-            for i in self.events(&[CategoryKind::CpuOp, CategoryKind::UserAnnotation], |_| {
-                true
-            }) {
+            let host = [CategoryKind::CpuOp, CategoryKind::UserAnnotation];
+            for i in self.events(&host, |n| !n.starts_with("ProfilerStep#")) {
                 m.entry(e.track[i].0)
                     .or_default()
-                    .push((e.ts_ns[i], -e.dur_ns[i], i));
+                    .push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i], i));
+            }
+            for i in self.events(&[CategoryKind::PythonFunction], is_user_frame) {
+                m.entry(e.track[i].0)
+                    .or_default()
+                    .push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i], i));
             }
             for v in m.values_mut() {
-                v.sort_unstable();
+                v.sort_unstable_by_key(|s| (s.0, std::cmp::Reverse(s.1), s.2));
             }
             m
         });
-        let v = map.get(&track)?;
-        let j = v.partition_point(|s| s.0 <= ts_ns).checked_sub(1)?;
-        let contains = |i: usize| e.ts_ns[i] <= ts_ns && ts_ns < e.ts_ns[i] + e.dur_ns[i];
-        let is_op = |i: usize| {
-            matches!(
-                t.categories.kind(e.cat[i]),
-                CategoryKind::CpuOp | CategoryKind::UserAnnotation
-            ) && !self.name(i).starts_with("ProfilerStep#")
+        let mut out: Vec<(Option<usize>, i64)> = Vec::new();
+        let mut add = |who: Option<usize>, d: i64| {
+            if d <= 0 {
+                return;
+            }
+            match out.iter_mut().find(|o| o.0 == who) {
+                Some(o) => o.1 += d,
+                None => out.push((who, d)),
+            }
         };
-        let first = v[j].2;
-        std::iter::once(first)
-            .chain(self.ancestors(first))
-            .find(|&i| contains(i) && is_op(i))
+        if hi <= lo {
+            return out;
+        }
+        let Some(v) = map.get(&track) else {
+            add(None, hi - lo);
+            return out;
+        };
+        // The spans open at `lo`, outermost first: the last span starting at or before
+        // `lo` and its ancestors that are spans of the list and still run at `lo`.
+        let first = v.partition_point(|s| s.0 <= lo);
+        let mut stack: Vec<(i64, usize)> = Vec::new();
+        if let Some(last) = first.checked_sub(1).map(|j| v[j].2) {
+            let mut chain: Vec<usize> = std::iter::once(last)
+                .chain(self.ancestors(last))
+                .filter(|&a| {
+                    self.is_host_work(a) && e.ts_ns[a] <= lo && e.ts_ns[a] + e.dur_ns[a] > lo
+                })
+                .collect();
+            chain.reverse();
+            stack.extend(chain.into_iter().map(|a| (e.ts_ns[a] + e.dur_ns[a], a)));
+        }
+        let mut cur = lo;
+        for &(start, end, id) in v[first..].iter().take_while(|s| s.0 < hi) {
+            // Close the spans that end before this one starts.
+            while let Some(&(top_end, top)) = stack.last() {
+                if top_end > start {
+                    break;
+                }
+                add(Some(top), top_end.min(hi) - cur);
+                cur = cur.max(top_end.min(hi));
+                stack.pop();
+            }
+            add(stack.last().map(|s| s.1), start - cur);
+            cur = cur.max(start);
+            stack.push((end, id));
+        }
+        while let Some((top_end, top)) = stack.pop() {
+            if cur >= hi {
+                break;
+            }
+            add(Some(top), top_end.min(hi) - cur);
+            cur = cur.max(top_end.min(hi));
+        }
+        add(None, hi - cur);
+        out
+    }
+
+    /// Whether an event is host work of [`Self::host_work_in`].
+    fn is_host_work(&self, event: usize) -> bool {
+        let name = self.name(event);
+        match self.trace.categories.kind(self.trace.events.cat[event]) {
+            CategoryKind::CpuOp | CategoryKind::UserAnnotation => {
+                !name.starts_with("ProfilerStep#")
+            }
+            CategoryKind::PythonFunction => is_user_frame(name),
+            _ => false,
+        }
     }
 
     /// The innermost user-code Python frame on the event's thread whose span contains
@@ -412,6 +626,30 @@ impl Facts<'_> {
         let hi = v.partition_point(|f| f.0 <= start);
         v[..hi].iter().rev().find(|f| f.1 >= end).map(|f| f.2)
     }
+}
+
+/// The host span of each kept step: the `ProfilerStep#` span of the same name that
+/// starts nearest the window (stretching can move a window's start), else the window
+/// itself; without step markers, the whole trace.
+fn host_step_spans(trace: &Trace, steps: &[StepWindow], markers: bool) -> Vec<(i64, i64)> {
+    let (host, _) = find_steps(trace);
+    let whole = trace.span_ns();
+    steps
+        .iter()
+        .map(|w| {
+            if !markers {
+                return whole.map_or((w.start_ns, w.end_ns), |(a, b)| {
+                    (a.min(w.start_ns), b.max(w.end_ns))
+                });
+            }
+            host.iter()
+                .filter(|h| h.name == w.name)
+                .min_by_key(|h| (h.start_ns - w.start_ns).abs())
+                .map_or((w.start_ns, w.end_ns), |h| {
+                    (h.start_ns, h.start_ns + h.dur_ns)
+                })
+        })
+        .collect()
 }
 
 /// Whether a Python frame name (`path/file.py(123): function`) is user code rather

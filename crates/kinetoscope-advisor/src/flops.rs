@@ -1,16 +1,25 @@
 //! FLOPs from recorded shapes, achieved TFLOP/s per op class, and MFU against the dense
 //! peak of the detected GPU.
 //!
-//! Only leaf operators are counted (`aten::mm`, `aten::addmm`, `aten::bmm`,
-//! `aten::baddbmm`, `aten::_scaled_mm`, not the `aten::linear` / `aten::matmul` above
-//! them); convolutions are counted at `aten::convolution` / `aten::convolution_backward`
-//! (their backend children are not), SDPA at the `aten::_scaled_dot_product_*` kernels'
-//! operators (forward 4·B·H·Sq·Skv·D, backward 2.5× forward, ½ when causal). Softmax,
-//! bias adds and element-wise work are ignored. Trace FLOPs include activation
-//! recompute, so the MFU shown is strictly a hardware FLOPs utilisation when
-//! checkpointing is on.
+//! Matrix multiplications are the GEMM calls of [`crate::gemm`] (every GEMM-family
+//! operator whose shapes were recorded, the outermost call of a nest counted once, as
+//! GP003 and GP007 see them); convolutions are counted at `aten::convolution` /
+//! `aten::convolution_backward` (their backend children are not), SDPA at the
+//! `aten::_scaled_dot_product_*` kernels' operators (forward 4·B·H·Sq·Skv·D, backward
+//! 2.5× forward, ½ when causal). Softmax, bias adds and element-wise work are ignored.
+//! Trace FLOPs include activation recompute, so the MFU shown is strictly a hardware
+//! FLOPs utilisation when checkpointing is on.
+//!
+//! Rates are measured against device time: the GPU time each call launched (kernels,
+//! graph replays included), or host time on a CPU-only trace. When the host launched
+//! kernels but the trace recorded no device activity, there is no time to measure
+//! against: FLOPs are counted, rates and MFU are not. A rate above the GPU's dense peak
+//! for the precisions involved is impossible, so it is refused (with a note) rather
+//! than shown.
 
 use kinetoscope_trace::{parse_dims, CategoryKind, EventId, Trace};
+
+use crate::gemm::{gemm_of, is_gemm_op};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -59,17 +68,17 @@ pub enum OpClass {
 }
 
 /// FLOPs of one operator call from its name, `Input Dims` and `Concrete Inputs` (JSON
-/// texts as recorded). `None` when the operator is not counted or its shapes do not
-/// fit the formula.
+/// texts as recorded): GEMM-family operators by [`crate::gemm`], convolutions and SDPA
+/// by the formulas of the module docs. `None` when the operator is not counted or its
+/// shapes do not fit the formula.
 pub fn op_flops(name: &str, dims: &[Vec<i64>], concrete: &[String]) -> Option<(OpClass, f64)> {
     let f = |v: &[i64]| v.iter().map(|&x| x as f64).product::<f64>();
     let d = |i: usize| dims.get(i).map(Vec::as_slice).unwrap_or(&[]);
     let causal_at = |i: usize| concrete.get(i).is_some_and(|c| c.trim() == "True");
+    if is_gemm_op(name) {
+        return gemm_of(name, dims).map(|g| (OpClass::Gemm, g.flops()));
+    }
     match name {
-        "aten::mm" | "aten::_scaled_mm" => gemm(d(0), d(1), 2).map(|v| (OpClass::Gemm, v)),
-        "aten::addmm" => gemm(d(1), d(2), 2).map(|v| (OpClass::Gemm, v)),
-        "aten::bmm" => gemm(d(0), d(1), 3).map(|v| (OpClass::Gemm, v)),
-        "aten::baddbmm" => gemm(d(1), d(2), 3).map(|v| (OpClass::Gemm, v)),
         "aten::convolution" | "aten::convolution_backward" => {
             let backward = name.ends_with("_backward");
             // convolution(input, weight, bias, stride, padding, dilation, transposed,
@@ -118,20 +127,6 @@ pub fn op_flops(name: &str, dims: &[Vec<i64>], concrete: &[String]) -> Option<(O
         }
         _ => None,
     }
-}
-
-/// 2·[B]·M·N·K for `a` [..., M, K] × `b` [..., K, N] of rank `rank`.
-fn gemm(a: &[i64], b: &[i64], rank: usize) -> Option<f64> {
-    if a.len() != rank || b.len() != rank {
-        return None;
-    }
-    let (m, k) = (a[rank - 2] as f64, a[rank - 1] as f64);
-    let (k2, n) = (b[rank - 2] as f64, b[rank - 1] as f64);
-    if k != k2 {
-        return None;
-    }
-    let batch = if rank == 3 { a[0] as f64 } else { 1.0 };
-    Some(2.0 * batch * m * n * k)
 }
 
 /// 4·B·Hq·Sq·Skv·D for q [B, Hq, Sq, D], k [B, Hkv, Skv, D]; × ½ when causal.
@@ -197,7 +192,22 @@ impl GpuPeak {
     }
 }
 
-/// Rows of the peak table, most specific pattern first.
+/// Rows of the peak table, most specific pattern first: TFLOP/s in FP64, FP32, TF32,
+/// BF16/FP16 and FP8, dense, from the vendors' datasheets (0 where the part lacks the
+/// precision or its datasheet gives no number).
+///
+/// Volta and Turing have FP16 tensor cores only (no TF32, no BF16): their BF16/FP16
+/// column is the FP16 tensor-core peak, and BF16 work on them runs without tensor cores.
+/// - V100: *NVIDIA V100 Tensor Core GPU* datasheet (NVIDIA, January 2020): SXM2 7.8 /
+///   15.7 / 125 (FP64 / FP32 / tensor), PCIe 7 / 14 / 112, V100S PCIe 8.2 / 16.4 / 130.
+/// - T4: *NVIDIA T4 Tensor Core GPU* datasheet (2019): FP32 8.1, mixed precision
+///   (FP16/FP32) 65; no FP64 figure.
+/// - GeForce RTX 2080 Ti / 2080 / 2070 and Quadro RTX 6000: *NVIDIA Turing GPU
+///   Architecture* whitepaper (WP-09183-001, 2018), its per-board tables, reference-board
+///   clocks (Founders Edition boards are about 6 % faster): FP32 13.4 / 10.1 / 7.5 /
+///   16.3; FP16 tensor with FP32 accumulate — what PyTorch's half-precision GEMMs use —
+///   53.8 / 40.3 / 29.9 (GeForce runs it at half the FP16-accumulate rate) and 130.5 on
+///   the Quadro; no FP64 figure.
 const PEAKS: &[(&[&str], PeakRow)] = &[
     (
         &["h100", "pcie"],
@@ -223,6 +233,30 @@ const PEAKS: &[(&[&str], PeakRow)] = &[
         row("A100 PCIe", 19.5, 19.5, 156.0, 312.0, 0.0),
     ),
     (&["a100"], row("A100 SXM4", 19.5, 19.5, 156.0, 312.0, 0.0)),
+    (&["v100s"], row("V100S PCIe", 8.2, 16.4, 0.0, 130.0, 0.0)),
+    (
+        &["v100", "pcie"],
+        row("V100 PCIe", 7.0, 14.0, 0.0, 112.0, 0.0),
+    ),
+    (&["v100"], row("V100 SXM2", 7.8, 15.7, 0.0, 125.0, 0.0)),
+    (&["tesla t4"], row("T4", 0.0, 8.1, 0.0, 65.0, 0.0)),
+    (&["nvidia t4"], row("T4", 0.0, 8.1, 0.0, 65.0, 0.0)),
+    (
+        &["rtx 2080 ti"],
+        row("GeForce RTX 2080 Ti", 0.0, 13.4, 0.0, 53.8, 0.0),
+    ),
+    (
+        &["rtx 2080"],
+        row("GeForce RTX 2080", 0.0, 10.1, 0.0, 40.3, 0.0),
+    ),
+    (
+        &["rtx 2070"],
+        row("GeForce RTX 2070", 0.0, 7.5, 0.0, 29.9, 0.0),
+    ),
+    (
+        &["quadro rtx 6000"],
+        row("Quadro RTX 6000", 0.0, 16.3, 0.0, 130.5, 0.0),
+    ),
     (&["mi355"], row("MI355X", 78.6, 157.3, 0.0, 2517.0, 5033.0)),
     (
         &["mi325"],
@@ -268,10 +302,12 @@ pub struct ClassFlops {
     pub calls: u64,
     /// FLOPs per step (mean over steps).
     pub flops_per_step: f64,
-    /// Time those calls took per step, ns (GPU kernel time when the trace has GPU
-    /// work, else host time).
+    /// Time those calls took per step, ns: the GPU time they launched when the trace
+    /// has device activity, host time on a CPU-only trace, 0 when the device activity
+    /// is missing.
     pub time_ns_per_step: f64,
-    /// Achieved TFLOP/s over that time.
+    /// Achieved TFLOP/s over that time; `None` without time, or when the rate would
+    /// exceed the dense peak (refused, with a note).
     pub achieved_tflops: Option<f64>,
 }
 
@@ -282,7 +318,8 @@ pub struct FlopsSummary {
     pub classes: Vec<ClassFlops>,
     /// Σ counted FLOPs per step.
     pub flops_per_step: f64,
-    /// Counted FLOPs per second of step time, TFLOP/s.
+    /// Counted FLOPs per second of step time, TFLOP/s; `None` when the device activity
+    /// is missing (the step time is then host time only).
     pub tflops_per_s: Option<f64>,
     /// FLOPs per step by precision.
     pub by_precision: Vec<(Precision, f64)>,
@@ -292,45 +329,34 @@ pub struct FlopsSummary {
     pub peak_override_tflops: Option<f64>,
     /// Model FLOPs utilisation (0–1): Σ over precisions of FLOPs / peak, over step time.
     pub mfu: Option<f64>,
-    /// Why MFU is missing, or what it assumes.
+    /// Why MFU or a rate is missing or refused, or what MFU assumes (`; `-separated).
     pub note: Option<String>,
-    /// Calls of counted operators whose shapes were missing or did not fit.
+    /// Calls of counted operators in the steps whose shapes were missing or did not fit
+    /// (GEMM-family calls only when no GEMM inside or around them was counted).
     pub unshaped_calls: u64,
 }
 
-/// Count FLOPs in the steps of a trace and estimate MFU.
-pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
+/// One counted call: its class, FLOPs, precision and the time it took.
+struct Call {
+    class: OpClass,
+    flops: f64,
+    precision: Precision,
+    time_ns: i64,
+}
+
+/// The counted convolution and attention calls in the steps, and the calls of those
+/// operators whose shapes were missing or did not fit.
+fn conv_and_attention(facts: &Facts) -> (Vec<(usize, OpClass, f64, usize)>, u64) {
     let t: &Trace = facts.trace;
-    let e = &t.events;
-    // Tensor-core/TF32 use of the kernels each operator launched (the trace's launch
-    // link).
-    let mut device: FxHashMap<EventId, (i64, bool)> = FxHashMap::default();
-    if facts.has_gpu {
-        let links = t.launch_links();
-        for i in 0..e.len() {
-            if t.categories.kind(e.cat[i]) != CategoryKind::Kernel {
-                continue;
-            }
-            if let Some(op) = links.operator_of_gpu(t, EventId(i as u32)) {
-                let name = t.strings.get(e.name[i]);
-                let d = device.entry(op).or_default();
-                d.0 += e.dur_ns[i];
-                d.1 |= name.contains("tf32")
-                    || kinetoscope_analysis::overview::tensor_cores::uses_tensor_cores(name);
-            }
-        }
-    }
-    let n_steps = facts.n_steps().max(1) as f64;
-    let mut classes: FxHashMap<OpClass, (u64, f64, i64)> = FxHashMap::default();
-    let mut by_prec: FxHashMap<Precision, f64> = FxHashMap::default();
+    let mut out = Vec::new();
     let mut unshaped = 0u64;
     let candidates = facts.events(&[CategoryKind::CpuOp], |n| {
-        op_flops(n, &[vec![1, 1], vec![1, 1], vec![1, 1]], &[]).is_some()
-            || n.starts_with("aten::convolution")
+        n == "aten::convolution"
+            || n == "aten::convolution_backward"
             || n.starts_with("aten::_scaled_dot_product_")
     });
     for i in candidates {
-        if facts.step_of(e.ts_ns[i]).is_none() {
+        if facts.step_of_event(i).is_none() {
             continue;
         }
         let name = facts.name(i);
@@ -353,58 +379,153 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
             unshaped += 1;
             continue;
         };
-        let types: Vec<String> =
-            serde_json::from_str(t.strings.get(args.input_types)).unwrap_or_default();
-        let dtype_idx = match name {
-            "aten::addmm" | "aten::baddbmm" => 1,
-            "aten::convolution_backward" => 1,
-            _ if name.ends_with("_backward") && class == OpClass::Attention => 1,
-            _ => 0,
-        };
-        let mut prec = types
-            .get(dtype_idx)
-            .and_then(|s| Precision::from_dtype(s))
-            .unwrap_or(Precision::Fp32);
-        let tc = facts.has_gpu && device.get(&EventId(i as u32)).is_some_and(|d| d.1);
-        // GPU time launched during the call (by correlation), else host time.
-        let time = facts.op_time_ns(i);
-        if prec == Precision::Fp32 && tc {
-            prec = Precision::Tf32;
-        }
-        let c = classes.entry(class).or_default();
-        c.0 += 1;
-        c.1 += fl;
-        c.2 += time;
-        *by_prec.entry(prec).or_default() += fl;
+        // The dtype that decides the precision: the input (forward), the input after
+        // grad_output (backward).
+        let dtype_at = usize::from(name.ends_with("_backward"));
+        out.push((i, class, fl, dtype_at));
     }
-    let mut class_rows: Vec<ClassFlops> = classes
-        .into_iter()
-        .map(|(class, (calls, fl, time))| ClassFlops {
+    (out, unshaped)
+}
+
+/// The precision a call ran in: its dtype, FP32 promoted to TF32 when a kernel it
+/// launched used tensor cores (or says `tf32`).
+fn precision_of(facts: &Facts, event: usize, dtype: Option<&str>) -> Precision {
+    let p = dtype
+        .and_then(Precision::from_dtype)
+        .unwrap_or(Precision::Fp32);
+    if p != Precision::Fp32 || !facts.has_gpu {
+        return p;
+    }
+    let tc = facts.launched_gpu(event).into_iter().any(|k| {
+        let name = facts.name(k);
+        name.contains("tf32")
+            || kinetoscope_analysis::overview::tensor_cores::uses_tensor_cores(name)
+    });
+    if tc {
+        Precision::Tf32
+    } else {
+        p
+    }
+}
+
+/// The peak TFLOP/s for a precision: the `--peak-tflops` override, else the table row;
+/// `None` when neither gives one.
+fn peak_for(p: Precision, peak_override: Option<f64>, gpu: Option<&GpuPeak>) -> Option<f64> {
+    match (peak_override, gpu) {
+        (Some(o), _) if o > 0.0 => Some(o),
+        (_, Some(g)) => Some(g.for_precision(p)).filter(|v| *v > 0.0),
+        _ => None,
+    }
+}
+
+/// Count FLOPs in the steps of a trace and estimate MFU.
+pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
+    let t: &Trace = facts.trace;
+    let n_steps = facts.n_steps().max(1) as f64;
+    let missing = facts.device_activity_missing();
+    let mut calls: Vec<Call> = Vec::new();
+    for g in facts.gemms() {
+        if facts.step_of_event(g.event).is_none() {
+            continue;
+        }
+        calls.push(Call {
+            class: OpClass::Gemm,
+            flops: g.gemm.flops(),
+            precision: precision_of(facts, g.event, g.dtype(facts)),
+            time_ns: facts.op_time_ns(g.event),
+        });
+    }
+    let (others, mut unshaped) = conv_and_attention(facts);
+    for (i, class, flops, dtype_at) in others {
+        let types: Vec<String> = t
+            .args
+            .op_of(EventId(i as u32))
+            .map(|a| serde_json::from_str(t.strings.get(a.input_types)).unwrap_or_default())
+            .unwrap_or_default();
+        calls.push(Call {
             class,
-            calls,
-            flops_per_step: fl / n_steps,
-            time_ns_per_step: time as f64 / n_steps,
-            achieved_tflops: (time > 0).then(|| fl / (time as f64 / 1e9) / 1e12),
-        })
-        .collect();
-    class_rows.sort_by_key(|c| c.class);
-    let mut by_precision: Vec<(Precision, f64)> =
-        by_prec.into_iter().map(|(p, f)| (p, f / n_steps)).collect();
-    by_precision.sort_by_key(|p| p.0);
-    let flops_per_step: f64 = by_precision.iter().map(|p| p.1).sum();
-    let step_s = facts.mean_step_ns() / 1e9;
-    let tflops_per_s =
-        (step_s > 0.0 && flops_per_step > 0.0).then(|| flops_per_step / step_s / 1e12);
+            flops,
+            precision: precision_of(facts, i, types.get(dtype_at).map(String::as_str)),
+            time_ns: facts.op_time_ns(i),
+        });
+    }
+    unshaped += facts
+        .unshaped_gemms()
+        .iter()
+        .filter(|&&i| facts.step_of_event(i).is_some())
+        .count() as u64;
     let gpu = facts
         .overview
         .devices
         .iter()
         .find_map(|d| gpu_peak(&d.name));
-    let (mfu, note) = match (peak_override, &gpu) {
+    let mut notes: Vec<String> = Vec::new();
+    // Per class: calls, FLOPs, time, and the least time the FLOPs take at peak.
+    let mut classes: FxHashMap<OpClass, (u64, f64, i64, Option<f64>)> = FxHashMap::default();
+    let mut by_prec: FxHashMap<Precision, f64> = FxHashMap::default();
+    for c in &calls {
+        let row = classes.entry(c.class).or_insert((0, 0.0, 0, Some(0.0)));
+        row.0 += 1;
+        row.1 += c.flops;
+        row.2 += c.time_ns;
+        row.3 = match (row.3, peak_for(c.precision, peak_override, gpu.as_ref())) {
+            (Some(s), Some(p)) => Some(s + c.flops / (p * 1e12)),
+            _ => None,
+        };
+        *by_prec.entry(c.precision).or_default() += c.flops;
+    }
+    let mut refused: Vec<OpClass> = Vec::new();
+    let mut class_rows: Vec<ClassFlops> = classes
+        .into_iter()
+        .map(|(class, (calls, fl, time, least_s))| {
+            let secs = time as f64 / 1e9;
+            let above_peak = least_s.is_some_and(|l| time > 0 && secs < l);
+            if above_peak {
+                refused.push(class);
+            }
+            ClassFlops {
+                class,
+                calls,
+                flops_per_step: fl / n_steps,
+                time_ns_per_step: time as f64 / n_steps,
+                achieved_tflops: (time > 0 && !above_peak).then(|| fl / secs / 1e12),
+            }
+        })
+        .collect();
+    class_rows.sort_by_key(|c| c.class);
+    refused.sort();
+    let mut by_precision: Vec<(Precision, f64)> =
+        by_prec.into_iter().map(|(p, f)| (p, f / n_steps)).collect();
+    by_precision.sort_by_key(|p| p.0);
+    let flops_per_step: f64 = by_precision.iter().map(|p| p.1).sum();
+    let step_s = facts.mean_step_ns() / 1e9;
+    if missing && flops_per_step > 0.0 {
+        notes.push(
+            "device activity is missing from the trace: FLOPs are counted from the shapes, \
+             but there is no device time to measure a rate or MFU against"
+                .to_owned(),
+        );
+    }
+    if !refused.is_empty() {
+        notes.push(format!(
+            "{} rate refused: it would exceed the dense peak (the time launched from the \
+             operators is shorter than their FLOPs need at peak, so their device time was \
+             not all recorded)",
+            refused
+                .iter()
+                .map(|c| format!("{c:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let tflops_per_s =
+        (!missing && step_s > 0.0 && flops_per_step > 0.0).then(|| flops_per_step / step_s / 1e12);
+    let (mut mfu, note) = match (peak_override, &gpu) {
         _ if flops_per_step == 0.0 => (
             None,
             Some("no countable GEMM, convolution or attention operators with shapes (record_shapes=True)".to_owned()),
         ),
+        _ if missing => (None, None),
         _ if step_s <= 0.0 => (None, Some("no steps".to_owned())),
         (Some(peak), _) if peak > 0.0 => (
             Some(flops_per_step / step_s / (peak * 1e12)),
@@ -412,22 +533,22 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
         ),
         (_, Some(g)) => {
             let mut secs = 0.0;
-            let mut missing = Vec::new();
+            let mut absent = Vec::new();
             for (p, f) in &by_precision {
                 let peak = g.for_precision(*p);
                 if peak > 0.0 {
                     secs += f / (peak * 1e12);
                 } else {
-                    missing.push(format!("{p:?}"));
+                    absent.push(format!("{p:?}"));
                 }
             }
-            if missing.is_empty() {
+            if absent.is_empty() {
                 (
                     Some(secs / step_s),
                     Some(format!("dense datasheet peak of {} per precision", g.model)),
                 )
             } else {
-                (None, Some(format!("no {} peak for {} in the table", missing.join(", "), g.model)))
+                (None, Some(format!("no {} peak for {} in the table", absent.join(", "), g.model)))
             }
         }
         _ if facts.has_gpu => (
@@ -439,6 +560,13 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
             Some("no GPU in the trace: pass --peak-tflops to compare with a CPU peak".to_owned()),
         ),
     };
+    notes.extend(note);
+    if mfu.is_some_and(|m| m > 1.0) {
+        mfu = None;
+        notes.push(
+            "MFU refused: the counted FLOPs would exceed the peak over the step time".to_owned(),
+        );
+    }
     FlopsSummary {
         classes: class_rows,
         flops_per_step,
@@ -447,7 +575,7 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
         gpu,
         peak_override_tflops: peak_override,
         mfu,
-        note,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
         unshaped_calls: unshaped,
     }
 }
@@ -479,8 +607,10 @@ mod tests {
         assert_eq!(f, 524_288.0);
         // Mismatched inner dimension: not counted.
         assert!(op_flops("aten::mm", &[vec![4, 3], vec![5, 6]], &[]).is_none());
-        // Wrappers are not counted (their leaf children are).
-        assert!(op_flops("aten::linear", &[vec![4, 3], vec![5, 3]], &[]).is_none());
+        // linear(x [4, 3], weight [5, 3]): 2·4·5·3 = 120 (the outermost call of a nest
+        // counts; see crate::gemm).
+        let (_, f) = op_flops("aten::linear", &[vec![4, 3], vec![5, 3]], &[]).unwrap();
+        assert_eq!(f, 120.0);
     }
 
     #[test]
@@ -568,7 +698,27 @@ mod tests {
             156.0
         );
         assert_eq!(gpu_peak("NVIDIA H200").unwrap().model, "H200 SXM");
-        assert!(gpu_peak("Tesla V100-SXM2-16GB").is_none());
+        let v100 = gpu_peak("Tesla V100-SXM2-32GB").unwrap();
+        assert_eq!(
+            (v100.model.as_str(), v100.bf16_tflops),
+            ("V100 SXM2", 125.0)
+        );
+        assert_eq!(v100.tf32_tflops, 0.0, "Volta has no TF32");
+        assert_eq!(gpu_peak("Tesla V100-PCIE-16GB").unwrap().bf16_tflops, 112.0);
+        assert_eq!(
+            gpu_peak("Tesla V100S-PCIE-32GB").unwrap().model,
+            "V100S PCIe"
+        );
+        assert_eq!(gpu_peak("Tesla T4").unwrap().bf16_tflops, 65.0);
+        assert_eq!(
+            gpu_peak("NVIDIA GeForce RTX 2080 Ti").unwrap().model,
+            "GeForce RTX 2080 Ti"
+        );
+        assert_eq!(
+            gpu_peak("NVIDIA GeForce RTX 2080").unwrap().fp32_tflops,
+            10.1
+        );
+        assert!(gpu_peak("NVIDIA GeForce GTX 1080").is_none());
         assert_eq!(
             Precision::from_dtype("c10::BFloat16"),
             Some(Precision::Bf16)

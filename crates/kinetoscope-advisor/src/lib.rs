@@ -24,6 +24,7 @@ pub mod config;
 pub mod facts;
 pub mod finding;
 pub mod flops;
+pub mod gemm;
 pub mod rules;
 pub mod summary;
 
@@ -67,15 +68,16 @@ pub fn advise_trace(trace: &kinetoscope_trace::Trace, config: &Config) -> TraceR
 }
 
 /// Run the cross-rank rules over the reports of one job's rank traces; `ranks` is the
-/// cross-rank comparison of the same traces (`kinetoscope_analysis::ranks`), when
-/// computed; `input` names the folder in the findings.
+/// cross-rank comparison of the same traces (`kinetoscope_analysis::ranks`, the result
+/// `kinetoscope ranks` shows, so both name the same straggler); `input` names the folder
+/// in the findings.
 pub fn advise_ranks(
     reports: &[TraceReport],
-    ranks: Option<&kinetoscope_analysis::ranks::RanksReport>,
+    ranks: &kinetoscope_analysis::ranks::RanksReport,
     config: &Config,
     input: &str,
 ) -> Vec<Finding> {
-    let mut f = rules::distributed::straggler_rank::check(reports, ranks, config, input);
+    let mut f = rules::distributed::straggler_rank::check(ranks, config, input);
     f.extend(rules::distributed::rank_memory_imbalance::check(
         reports, config, input,
     ));

@@ -5,6 +5,8 @@
 //!
 //! - [`comm`]: communication/computation overlap, exposed communication, collectives.
 //! - [`critical_path`]: the critical path of one step, by category and event.
+//! - [`device_activity`]: launch calls against recorded device activity, kernels
+//!   replayed from CUDA / HIP graphs, and each GPU's busy and queued time.
 //! - [`gpu_time`]: GPU time as HTA defines it: temporal and idle breakdowns, kernel
 //!   classes, launch statistics, with an HTA-compatible mode.
 //! - [`kernels`]: the GPU kernel view (per kernel name, or name + operator + launch
@@ -21,6 +23,7 @@
 
 pub mod comm;
 pub mod critical_path;
+pub mod device_activity;
 pub mod gpu_time;
 pub mod kernels;
 pub mod memory;

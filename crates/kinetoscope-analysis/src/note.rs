@@ -30,6 +30,13 @@ pub enum Note {
     },
     /// No `ProfilerStep#` spans: the whole trace is treated as one step.
     NoStepMarkers,
+    /// The host launched kernels but the trace holds no kernel, copy or set: the device
+    /// activity was lost (or not recorded), so the trace is not CPU-only and no GPU time
+    /// can be measured from it.
+    NoDeviceActivity {
+        /// Kernel and graph launch calls in the trace.
+        launch_calls: u64,
+    },
     /// Trailing steps dropped because they launched no GPU work, or less than 0.8× the
     /// step before (their kernels were probably not all captured).
     DroppedTailSteps {

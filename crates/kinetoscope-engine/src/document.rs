@@ -15,7 +15,7 @@ use kinetoscope_trace::RunPhase;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::run_folder::PhaseMemory;
+use crate::run_folder::{PhaseMemory, RunReport};
 
 /// Version of the JSON documents kinetoscope writes; bumped on breaking changes.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -153,6 +153,10 @@ pub struct ReportDocument {
     /// Its layout.
     #[serde(flatten)]
     pub layout: InputLayout,
+    /// Run folders: the phases side by side (time, peak memory, top operators, the
+    /// findings that matter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunReport>,
     /// One report per trace read, in file order.
     pub traces: Vec<TraceReport>,
     /// Findings across the rank traces of the input (stragglers).

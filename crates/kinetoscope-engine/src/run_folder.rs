@@ -1,12 +1,17 @@
 //! Run folders: each phase's trace peak, CUDA memory snapshot and memory timeline side
-//! by side ([`PhaseMemory`]).
+//! by side ([`PhaseMemory`]), and the run-level view of `report` ([`RunReport`]): the
+//! phases side by side with their time, peak memory, top operators and the findings that
+//! matter, built from the per-phase results.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use kinetoscope_advisor::summary::Phases;
+use kinetoscope_advisor::{Finding, Severity, TraceReport};
 use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
+use kinetoscope_analysis::ops::{analyze_ops, OpGroupBy, OpSortKey};
 use kinetoscope_trace::read::{read_snapshot, sniff_path, ContentKind};
-use kinetoscope_trace::{ArtifactKind, RunPhase};
+use kinetoscope_trace::{ArtifactKind, RunPhase, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::artifacts::timeline_view;
@@ -146,4 +151,216 @@ pub fn phase_memory(
                 .collect(),
         })
         .collect()
+}
+
+/// Operators kept per phase in [`PhaseReport::top_ops`].
+pub const TOP_OPS: usize = 3;
+
+/// Findings kept per phase in [`PhaseReport::findings`].
+pub const TOP_FINDINGS: usize = 3;
+
+/// One operator of a phase's top list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseOp {
+    /// Operator name.
+    pub name: String,
+    /// Calls.
+    pub calls: u64,
+    /// Self time (device self time when the trace has GPU work, else host self time),
+    /// ns.
+    pub self_ns: i64,
+}
+
+/// The top operators of one trace by self time: device self time when it has GPU work,
+/// else host self time (the operator view's defaults). Computed on the thread that read
+/// the trace.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TopOps {
+    /// The time they are ranked by.
+    pub by: OpSortKey,
+    /// The operators, longest first.
+    pub ops: Vec<PhaseOp>,
+}
+
+impl TopOps {
+    /// The [`TOP_OPS`] operators of `trace` with the most self time.
+    pub fn of(trace: &Trace) -> Self {
+        let mut table = analyze_ops(trace, OpGroupBy::Name);
+        let by = if table.has_device_work {
+            OpSortKey::DeviceSelf
+        } else {
+            OpSortKey::HostSelf
+        };
+        table.sort_by(by);
+        table.truncate(TOP_OPS);
+        Self {
+            by,
+            ops: table
+                .rows
+                .into_iter()
+                .map(|r| PhaseOp {
+                    self_ns: if by == OpSortKey::DeviceSelf {
+                        r.device_self_ns
+                    } else {
+                        r.host_self_ns
+                    },
+                    name: r.name,
+                    calls: r.calls,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A finding of a phase, as the run view lists it (the full finding is in the phase's
+/// trace report, matched by `subject`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseFinding {
+    /// Rule code.
+    pub id: String,
+    /// Rule name.
+    pub rule: String,
+    /// The finding's subject (its key in the trace report).
+    pub subject: String,
+    /// Severity.
+    pub severity: Severity,
+    /// Title.
+    pub title: String,
+    /// Estimated recoverable time per step, ns.
+    pub impact_ns_per_step: f64,
+    /// That as a share of the step (0–1).
+    pub impact_share: f64,
+}
+
+/// The memory peak of a phase: the largest over its artifacts, and which one says so.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhasePeak {
+    /// Bytes: the trace's peak allocated, the snapshot's peak active (replayed), or the
+    /// memory timeline's peak total.
+    pub bytes: i64,
+    /// The artifact kind it comes from.
+    pub source: ArtifactKind,
+    /// The device, when the source says (`GPU0`, `CPU`).
+    pub device: Option<String>,
+}
+
+/// One phase of a run folder, side by side with the others.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseReport {
+    /// Stage number.
+    pub stage: u32,
+    /// Phase name.
+    pub phase: String,
+    /// The phase's trace (its first, when it has several); `None` without one.
+    pub trace: Option<String>,
+    /// Kept steps of that trace (a phase profiled as one step has 1).
+    pub steps: usize,
+    /// Profiled time: Σ of its steps (the whole trace when it has no `ProfilerStep#`),
+    /// ns.
+    pub time_ns: Option<f64>,
+    /// `time_ns` over the run's profiled time (0–1).
+    pub time_share: Option<f64>,
+    /// Host phases of the trace per step (forward, backward, ...).
+    pub phases: Option<Phases>,
+    /// Host time in collectives per step, ns.
+    pub communication_ns: f64,
+    /// The highest memory over the phase's artifacts.
+    pub peak_memory: Option<PhasePeak>,
+    /// Top operators by self time.
+    pub top_ops: Option<TopOps>,
+    /// The findings that matter: warning or critical, or with an estimated impact; at
+    /// most [`TOP_FINDINGS`], in the report's rank order.
+    pub findings: Vec<PhaseFinding>,
+    /// All findings of the phase's trace.
+    pub findings_total: usize,
+}
+
+/// `report RUN_FOLDER`: the run's phases side by side.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// Σ of the phases' profiled time, ns.
+    pub time_ns: f64,
+    /// One row per phase, in stage order.
+    pub phases: Vec<PhaseReport>,
+}
+
+/// Whether a finding matters in the run view: warning or critical, or with an estimated
+/// impact.
+fn matters(f: &Finding) -> bool {
+    f.severity >= Severity::Warning || f.impact_ns_per_step > 0.0
+}
+
+/// The run view from each trace's report and top operators (by path) and each phase's
+/// memory artifacts.
+pub fn run_report(
+    phases: &[RunPhase],
+    traces: &HashMap<String, (&TraceReport, &TopOps)>,
+    memory: &[PhaseMemory],
+) -> RunReport {
+    let mut rows: Vec<PhaseReport> = phases
+        .iter()
+        .map(|p| {
+            let trace = p
+                .artifacts
+                .iter()
+                .filter(|a| a.kind == ArtifactKind::Trace)
+                .map(|a| a.path.display().to_string())
+                .find(|path| traces.contains_key(path));
+            let found = trace.as_ref().map(|t| traces[t]);
+            let report = found.map(|(r, _)| r);
+            let peak_memory = memory
+                .iter()
+                .filter(|m| m.stage == p.stage && m.phase == p.phase)
+                .flat_map(|m| &m.artifacts)
+                .filter_map(|a| {
+                    Some(PhasePeak {
+                        bytes: a.peak_bytes?,
+                        source: a.kind?,
+                        device: a.peak_device.clone(),
+                    })
+                })
+                .max_by_key(|x| x.bytes);
+            PhaseReport {
+                stage: p.stage,
+                phase: p.phase.clone(),
+                trace,
+                steps: report.map_or(0, |r| r.summary.steps),
+                time_ns: report
+                    .and_then(|r| r.summary.step_stats.as_ref())
+                    .map(|s| s.mean_ns * s.count as f64),
+                time_share: None,
+                phases: report.map(|r| r.summary.phases.clone()),
+                communication_ns: report.map_or(0.0, |r| r.summary.communication_ns),
+                peak_memory,
+                top_ops: found.map(|(_, t)| t.clone()),
+                findings: report
+                    .map(|r| {
+                        r.findings
+                            .iter()
+                            .filter(|f| matters(f))
+                            .take(TOP_FINDINGS)
+                            .map(|f| PhaseFinding {
+                                id: f.id.clone(),
+                                rule: f.rule.clone(),
+                                subject: f.subject.clone(),
+                                severity: f.severity,
+                                title: f.title.clone(),
+                                impact_ns_per_step: f.impact_ns_per_step,
+                                impact_share: f.impact_share,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                findings_total: report.map_or(0, |r| r.findings.len()),
+            }
+        })
+        .collect();
+    let time_ns: f64 = rows.iter().filter_map(|r| r.time_ns).sum();
+    for r in &mut rows {
+        r.time_share = r.time_ns.filter(|_| time_ns > 0.0).map(|t| t / time_ns);
+    }
+    RunReport {
+        time_ns,
+        phases: rows,
+    }
 }

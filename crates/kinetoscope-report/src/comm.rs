@@ -56,11 +56,7 @@ fn collectives_table(tr: &TraceComm, with_trace: bool, top: usize) -> Tabular {
             pg.into(),
             algo.into(),
             c.dtype.clone().into(),
-            if c.group_size >= 0 {
-                Value::Int(c.group_size)
-            } else {
-                Value::Empty
-            },
+            c.group_size.map_or(Value::Empty, Value::Int),
             c.count.into(),
             match c.bytes {
                 Some(b) if with_trace => Value::Int(b as i64),

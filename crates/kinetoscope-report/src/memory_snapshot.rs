@@ -18,13 +18,36 @@ fn pct(f: f64) -> String {
     format!("{:.1} %", f * 100.0)
 }
 
-fn frames_cell(frames: &[String], depth: usize) -> String {
-    let mut out: Vec<&str> = frames.iter().take(depth).map(String::as_str).collect();
-    let more = frames.len().saturating_sub(depth);
-    let tail;
-    if more > 0 {
-        tail = format!("… {more} more");
-        out.push(&tail);
+/// The frame a reader looks for first: the site's first user-level Python frame, else
+/// its first Python frame, else its first frame.
+fn lead_frame<'a>(user_frame: Option<&'a str>, frames: &'a [String]) -> Option<&'a str> {
+    user_frame
+        .or_else(|| frames.iter().map(String::as_str).find(|f| is_python(f)))
+        .or_else(|| frames.first().map(String::as_str))
+}
+
+/// Whether a rendered frame (`file.py:line:name`) is a Python frame.
+fn is_python(frame: &str) -> bool {
+    frame.contains(".py:")
+}
+
+/// A stack cell: the lead frame, then up to two Python frames that called it, then how
+/// many frames the stack has in all (the JSON keeps every one).
+fn stack_cell(user_frame: Option<&str>, frames: &[String]) -> String {
+    let Some(lead) = lead_frame(user_frame, frames) else {
+        return String::new();
+    };
+    let from = frames.iter().position(|f| f == lead).map_or(0, |i| i + 1);
+    let mut out: Vec<String> = vec![lead.to_owned()];
+    out.extend(
+        frames[from..]
+            .iter()
+            .filter(|f| is_python(f))
+            .take(2)
+            .cloned(),
+    );
+    if frames.len() > out.len() {
+        out.push(format!("({} frames in all)", frames.len()));
     }
     out.join("\n")
 }
@@ -92,12 +115,13 @@ fn oom_reading(o: &OomReport, d: &SnapshotDevice) -> String {
 }
 
 fn sites_table(title: String, sites: &[Site]) -> String {
-    let mut t = Tabular::new(["bytes", "count", "stack (innermost first)"]).titled(title);
+    let mut t =
+        Tabular::new(["bytes", "count", "site (first user frame, its callers)"]).titled(title);
     for s in sites {
         t.push(vec![
             Value::Text(bytes(s.bytes)),
             s.count.into(),
-            frames_cell(&s.frames, 4).into(),
+            stack_cell(s.user_frame.as_deref(), &s.frames).into(),
         ]);
     }
     t.to_terminal()
@@ -198,7 +222,9 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
                 "{}{}",
                 count(h.late_segment_events),
                 if h.late_segment_events > 0 {
-                    " (each synchronises; see expandable_segments, static shapes)"
+                    " (cudaFree synchronises the device; cudaMalloc does when the \
+                     allocator must first free cached blocks; see expandable_segments, \
+                     static shapes)"
                 } else {
                     ""
                 }
@@ -244,7 +270,7 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
                 .map(|f| format!(", CUDA free {}", bytes(f)))
                 .unwrap_or_default(),
             oom_reading(o, d),
-            o.frames.first().map_or("-", String::as_str),
+            lead_frame(o.user_frame.as_deref(), &o.frames).unwrap_or("-"),
         ));
         out.push_str(&sites_table("live at the OOM".to_owned(), &o.top_sites));
     }
@@ -269,7 +295,7 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
                 "count",
                 "per quarter",
                 "growth",
-                "stack (innermost first)",
+                "site (first user frame, its callers)",
             ])
             .titled("leak suspects: allocations never freed, accumulating across the trace");
             for l in growing {
@@ -285,7 +311,7 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
                     l.growth_bytes_per_s
                         .map_or(String::new(), |g| format!("{}/s", bytes(g as u64)))
                         .into(),
-                    frames_cell(&l.frames, 4).into(),
+                    stack_cell(l.user_frame.as_deref(), &l.frames).into(),
                 ]);
             }
             out.push_str(&t.to_terminal());

@@ -49,6 +49,12 @@ pub fn text(note: &Note) -> String {
         Note::NoStepMarkers => {
             "no ProfilerStep# spans: the whole trace is treated as one step".to_owned()
         }
+        Note::NoDeviceActivity { launch_calls } => format!(
+            "device activity is missing: the host made {launch_calls} kernel launch calls but \
+             the trace holds no kernel, copy or set (the profiler lost or did not record \
+             them), so this is not a CPU-only trace and GPU time, FLOP/s and MFU cannot be \
+             measured from it"
+        ),
         Note::DroppedTailSteps { steps } => format!(
             "dropped the last {} step(s) ({}): they launched no GPU work, or less than 0.8× \
              the step before, so the profiler probably missed some of their kernels",
@@ -151,5 +157,7 @@ mod tests {
             text(&Note::NoSuchStep { step: Some(3) }),
             "no kept step ProfilerStep#3"
         );
+        assert!(text(&Note::NoDeviceActivity { launch_calls: 400 })
+            .starts_with("device activity is missing: the host made 400 kernel launch calls"));
     }
 }

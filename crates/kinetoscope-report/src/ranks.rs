@@ -4,7 +4,7 @@
 //! [`RanksReport`] (`docs/json.md`).
 
 use kinetoscope_analysis::overview::Parts;
-use kinetoscope_analysis::ranks::{ClockMode, RanksReport, Straggler, StragglerBasis};
+use kinetoscope_analysis::ranks::{ClockMode, MatchedBy, RanksReport, Straggler, StragglerBasis};
 use kinetoscope_engine::RanksDocument;
 
 use crate::format::{percent, us};
@@ -22,6 +22,7 @@ fn rank_table(r: &RanksReport) -> Tabular {
     headers.extend(Parts::<f64>::KEYS.iter().map(|k| format!("{k}_us")));
     headers.extend(
         [
+            "outside_collectives_us",
             "clock_offset_us",
             "collectives",
             "matched",
@@ -42,6 +43,7 @@ fn rank_table(r: &RanksReport) -> Tabular {
         ];
         v.extend(row.mean_parts_ns.to_array().map(us1));
         v.extend([
+            us1(row.outside_collectives_ns),
             if row.clock_offset_applied {
                 us1(row.clock_offset_ns as f64)
             } else {
@@ -87,38 +89,28 @@ fn clock_line(r: &RanksReport) -> String {
 /// A straggler's evidence, one line each.
 fn straggler_evidence(s: &Straggler, basis: StragglerBasis) -> Vec<String> {
     let mut out = Vec::new();
-    if basis == StragglerBasis::CausedWait {
-        out.push(format!(
+    match basis {
+        StragglerBasis::CausedWait => out.push(format!(
             "arrived last at {} of {} matched collectives ({:.0}%); the other ranks waited \
-             {:.1} µs in all for it",
+             {:.1} µs in all for it ({:.1} µs per step)",
             s.arrived_last,
             s.matched,
             percent(s.arrived_last_share),
-            us(s.caused_wait_ns)
-        ));
+            us(s.caused_wait_ns),
+            us(s.caused_wait_per_step_ns)
+        )),
+        StragglerBasis::OutsideCollectives => out.push(format!(
+            "no collective matched: outside collectives {:.1} µs per step longer than the \
+             other ranks on average",
+            us(s.caused_wait_per_step_ns)
+        )),
     }
-    if s.mean_step_ns > 0.0 {
-        out.push(format!(
-            "mean step {:.1} µs vs median rank {:.1} µs ({:+.1}%)",
-            us(s.mean_step_ns),
-            us(s.median_step_ns),
-            percent(s.step_excess_ratio)
-        ));
-    }
-    if !s.slowest_steps.is_empty() {
-        let list = &s.slowest_steps;
-        let more = if list.len() > 6 {
-            format!(" and {} more", list.len() - 6)
-        } else {
-            String::new()
-        };
-        out.push(format!(
-            "slowest rank in {} of {} steps: {}{more}",
-            list.len(),
-            s.of_steps,
-            list[..list.len().min(6)].join(", ")
-        ));
-    }
+    out.push(format!(
+        "outside collectives {:.1} µs per step vs median rank {:.1} µs ({:+.1}%)",
+        us(s.outside_collectives_ns),
+        us(s.median_outside_collectives_ns),
+        percent(s.outside_excess_ratio)
+    ));
     if let Some(p) = &s.slower_phase {
         out.push(format!(
             "{p} takes {:.1} µs/step more than on the median rank{}",
@@ -138,7 +130,7 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
     let mut out = format!("{}: {} ranks\n", doc.input, r.ranks.len());
     out.push_str(&format!("clocks: {}\n", clock_line(r)));
     let full = rank_table(r);
-    let split = 4 + Parts::<f64>::KEYS.len();
+    let split = 5 + Parts::<f64>::KEYS.len();
     let mut steps_t =
         Tabular::new(full.headers[..split].to_vec()).titled("Per rank: steps (means per step, µs)");
     let mut head = vec![full.headers[0].clone()];
@@ -198,10 +190,13 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
             t.push(vec![
                 c.collective.clone().into(),
                 c.process_group.clone().into(),
-                Value::Text(if c.by_seq {
-                    format!("seq {}", c.index)
-                } else {
-                    format!("#{}", c.index)
+                Value::Text(match (c.matched_by, c.index, c.step) {
+                    (MatchedBy::CommsId, ..) => {
+                        format!("id {:x}", c.comms_id.unwrap_or_default())
+                    }
+                    (MatchedBy::Seq, Some(i), _) => format!("seq {i}"),
+                    (_, Some(k), Some(step)) => format!("#{k} in step {step}"),
+                    (_, k, _) => format!("#{}", k.unwrap_or_default()),
                 }),
                 c.ranks.into(),
                 us1(c.start_skew_ns as f64),

@@ -5,17 +5,29 @@
 //! memory peaks against device memory and FLOPs/MFU, then the findings in rank order
 //! (estimated recoverable time, then severity), each with impact, confidence, evidence,
 //! fix and the threshold's source. Cross-rank findings (stragglers) follow the traces.
+//! A run folder starts with its phases side by side: time, host phases, peak memory,
+//! top operators and the findings that matter.
 
 use std::fmt::Write;
 
+use kinetoscope_advisor::summary::{ForwardSource, Phases};
 use kinetoscope_advisor::{Finding, TraceReport};
+use kinetoscope_analysis::note::Note;
+use kinetoscope_analysis::ops::OpSortKey;
+use kinetoscope_engine::run_folder::RunReport;
 use kinetoscope_engine::ReportDocument;
+use kinetoscope_trace::ArtifactKind;
 
 use crate::format::{bytes, duration, ms, percent};
+use crate::tabular::{Tabular, Value};
 
 /// The terminal report.
 pub fn to_table(doc: &ReportDocument) -> String {
     let mut out = String::new();
+    if let Some(run) = &doc.run {
+        out.push_str(&run_table(&doc.input, run));
+        out.push('\n');
+    }
     for t in &doc.traces {
         trace_section(&mut out, t);
     }
@@ -42,6 +54,135 @@ pub fn to_table(doc: &ReportDocument) -> String {
         );
     }
     out
+}
+
+/// A run folder's phases side by side.
+fn run_table(input: &str, run: &RunReport) -> String {
+    let mut t = Tabular::new([
+        "stage",
+        "phase",
+        "time",
+        "host phases (per step)",
+        "peak memory",
+        "top operators (self time)",
+        "findings that matter",
+    ])
+    .titled(format!(
+        "run folder {input}: {} phases, {} profiled",
+        run.phases.len(),
+        duration(run.time_ns)
+    ));
+    for p in &run.phases {
+        let time = match (p.time_ns, p.time_share) {
+            (Some(ns), Some(share)) => format!(
+                "{}\n{:.1} %{}",
+                duration(ns),
+                percent(share),
+                if p.steps > 1 {
+                    format!("\n{} steps", p.steps)
+                } else {
+                    String::new()
+                }
+            ),
+            (Some(ns), None) => duration(ns),
+            _ if p.trace.is_none() => "no trace".to_owned(),
+            _ => String::new(),
+        };
+        let phases = p
+            .phases
+            .as_ref()
+            .map(|x| phases_text(x, p.communication_ns).replace(" · ", "\n"))
+            .unwrap_or_default();
+        let peak = p
+            .peak_memory
+            .as_ref()
+            .map(|m| {
+                let from = match m.source {
+                    ArtifactKind::Trace => "trace",
+                    ArtifactKind::MemorySnapshot => "snapshot",
+                    ArtifactKind::MemoryTimeline => "memory timeline",
+                    ArtifactKind::MemoryTimelineHtml | ArtifactKind::Pstats => "",
+                };
+                let dev = m
+                    .device
+                    .as_deref()
+                    .map(|d| format!(" {d}"))
+                    .unwrap_or_default();
+                format!("{}\n({from}{dev})", bytes(m.bytes.max(0) as u64))
+            })
+            .unwrap_or_default();
+        let ops = p
+            .top_ops
+            .as_ref()
+            .map(|o| {
+                let side = if o.by == OpSortKey::DeviceSelf {
+                    "device"
+                } else {
+                    "host"
+                };
+                o.ops
+                    .iter()
+                    .map(|x| format!("{} {} {side}", x.name, duration(x.self_ns as f64)))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default();
+        let mut findings: Vec<String> = p
+            .findings
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {} [{}]: {:.2} ms/step ({:.1} %)",
+                    f.id,
+                    f.rule,
+                    f.severity.as_str(),
+                    ms(f.impact_ns_per_step),
+                    percent(f.impact_share)
+                )
+            })
+            .collect();
+        let rest = p.findings_total - p.findings.len();
+        if rest > 0 {
+            findings.push(format!("+{rest} more"));
+        }
+        t.push(vec![
+            Value::Int(i64::from(p.stage)),
+            p.phase.clone().into(),
+            time.into(),
+            phases.into(),
+            peak.into(),
+            ops.into(),
+            findings.join("\n").into(),
+        ]);
+    }
+    t.to_terminal()
+}
+
+/// The host phases the trace has, `·`-separated (phases it has no span of are left out,
+/// not shown as 0); empty when it has none.
+pub fn phases_text(p: &Phases, communication_ns: f64) -> String {
+    let forward = p.forward_ns.map(|v| {
+        let how = match p.forward_source {
+            Some(ForwardSource::ModuleSpans) => " (nn.Module spans)",
+            Some(ForwardSource::StepChildren) => " (before the first backward)",
+            None => "",
+        };
+        format!("{}{how}", duration(v))
+    });
+    [
+        ("DataLoader", p.dataloader_ns.map(duration)),
+        ("forward", forward),
+        ("backward", p.backward_ns.map(duration)),
+        ("optimizer", p.optimizer_ns.map(duration)),
+        (
+            "collectives",
+            (communication_ns > 0.0).then(|| duration(communication_ns)),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(name, v)| Some(format!("{name} {}", v?)))
+    .collect::<Vec<_>>()
+    .join(" · ")
 }
 
 fn trace_section(out: &mut String, t: &TraceReport) {
@@ -85,22 +226,25 @@ fn trace_section(out: &mut String, t: &TraceReport) {
             .collect();
         let _ = writeln!(out, "  breakdown   {}", parts.join(" · "));
     }
-    let p = &s.phases;
-    let _ = writeln!(
-        out,
-        "  phases      DataLoader {} · forward {} · backward {} · optimizer {}{}  (host, per step)",
-        duration(p.dataloader_ns),
-        duration(p.forward_ns),
-        duration(p.backward_ns),
-        duration(p.optimizer_ns),
-        if s.communication_ns > 0.0 {
-            format!(" · collectives {}", duration(s.communication_ns))
-        } else {
-            String::new()
+    let phases = phases_text(&s.phases, s.communication_ns);
+    if !phases.is_empty() {
+        let _ = writeln!(out, "  phases      {phases}  (host, per step)");
+    }
+    let lost = s.warnings.iter().find_map(|w| match w {
+        Note::NoDeviceActivity { launch_calls } => Some(*launch_calls),
+        _ => None,
+    });
+    match lost {
+        Some(n) if s.gpus.is_empty() => {
+            let _ = writeln!(
+                out,
+                "  GPU         device activity missing ({n} kernel launch calls, no kernel recorded)"
+            );
         }
-    );
-    if s.gpus.is_empty() {
-        let _ = writeln!(out, "  GPU         none in the trace (CPU-only profile)");
+        _ if s.gpus.is_empty() => {
+            let _ = writeln!(out, "  GPU         none in the trace (CPU-only profile)");
+        }
+        _ => {}
     }
     for g in &s.gpus {
         let pct = |v: Option<f64>| {
@@ -119,6 +263,31 @@ fn trace_section(out: &mut String, t: &TraceReport) {
             g.vendor.matrix_units(),
             pct(g.tensor_core_ratio)
         );
+    }
+    if let Some(g) = &s.graphs {
+        let _ = writeln!(
+            out,
+            "  graphs      {} graph launch(es) replay {} kernels ({:.1} % of kernel time in the steps)",
+            g.launches,
+            g.kernels,
+            percent(g.kernel_share)
+        );
+    }
+    if !s.runtime_calls.is_empty() {
+        let calls: Vec<String> = s
+            .runtime_calls
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {:.1} calls {} ({:.1} %)",
+                    r.name,
+                    r.calls_per_step,
+                    duration(r.ns_per_step),
+                    percent(r.share)
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "  runtime     {}  (host, per step)", calls.join(" · "));
     }
     for m in &s.memory {
         let cap = match (m.capacity_bytes, m.peak_share_of_capacity) {

@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use kinetoscope_advisor::{advise_trace, Config, Finding, Severity, TraceReport};
+use kinetoscope_advisor::{advise_ranks, advise_trace, Config, Finding, Severity, TraceReport};
+use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
 use kinetoscope_trace::read::{read_trace, read_trace_bytes, ReadOptions};
 use kinetoscope_trace::Trace;
 
@@ -57,6 +58,17 @@ pub fn shared_dir() -> PathBuf {
 pub fn read_file(path: &Path) -> Trace {
     read_trace(path, &ReadOptions::default())
         .unwrap_or_else(|e| panic!("{} reads: {e}", path.display()))
+}
+
+/// The cross-rank findings for the rank traces of one job: each trace's report and the
+/// rank comparison of the traces (what the engine gives [`advise_ranks`]).
+pub fn advise_rank_traces(traces: &[Trace], config: &Config, input: &str) -> Vec<Finding> {
+    let reports: Vec<TraceReport> = traces.iter().map(|t| advise_trace(t, config)).collect();
+    let ranks = compare_ranks(
+        traces.iter().map(RankSummary::from_trace).collect(),
+        RanksOptions::default(),
+    );
+    advise_ranks(&reports, &ranks, config, input)
 }
 
 /// Read a trace file and run the advisor on it.
@@ -314,6 +326,26 @@ impl TraceBuilder {
         self.events.push(format!(
             r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":{dev},"tid":{stream},"ts":{k_ts},"dur":{k_dur},"args":{{"External id":{ext},"correlation":{corr},"device":{dev},"stream":{stream}{sep}{args}}}}}"#
         ));
+    }
+
+    /// A kernel launch call `api` at `launch_ts` (inside the operator with External id
+    /// `ext`) whose GPU activity the trace does not hold, as when the profiler lost the
+    /// device activity.
+    pub fn lost_launch(&mut self, api: &str, ext: u64, launch_ts: u64) {
+        self.launch(api, ext, launch_ts);
+    }
+
+    /// A `cudaGraphLaunch` at `launch_ts` (inside the operator with External id `ext`)
+    /// replaying `kernels` (name, start, duration) on [`Self::device`] /
+    /// [`Self::stream`], all with the launch's correlation.
+    pub fn graph_launch(&mut self, ext: u64, launch_ts: u64, kernels: &[(&str, u64, u64)]) {
+        let corr = self.launch("cudaGraphLaunch", ext, launch_ts);
+        let (dev, stream) = (self.device, self.stream);
+        for (name, ts, dur) in kernels {
+            self.events.push(format!(
+                r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":{dev},"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"correlation":{corr},"device":{dev},"stream":{stream}}}}}"#
+            ));
+        }
     }
 
     /// A `cudaMemcpyAsync` at `launch_ts` (inside the operator with External id `ext`)

@@ -3,9 +3,9 @@
 //! clean run raises no warning, and every finding's impact is consistent with the
 //! overview numbers.
 
-use kinetoscope_advisor::{advise_ranks, Config, Severity, TraceReport};
+use kinetoscope_advisor::{Config, Severity, TraceReport};
 
-use crate::common::{corpus, ids, position, report_file};
+use crate::common::{advise_rank_traces, corpus, ids, position, read_file, report_file};
 
 /// The advisor's report on `corpus/traces/<rel>`.
 fn report(rel: &str, config: &Config) -> TraceReport {
@@ -65,7 +65,11 @@ fn assert_consistent(r: &TraceReport) {
         .sum();
     assert!((share - 1.0).abs() < 1e-4, "breakdown sums to {share}");
     let p = &r.summary.phases;
-    let phases = (p.dataloader_ns + p.forward_ns + p.backward_ns + p.optimizer_ns) / 1e6;
+    let phases = [p.dataloader_ns, p.forward_ns, p.backward_ns, p.optimizer_ns]
+        .iter()
+        .flatten()
+        .sum::<f64>()
+        / 1e6;
     assert!(
         phases <= step_ms * 1.0001,
         "phases {phases} > step {step_ms}"
@@ -131,7 +135,8 @@ fn clean_run_has_no_warning() {
 
 #[test]
 fn straggler_rank_is_found() {
-    let reports: Vec<TraceReport> = ["straggler/rank0.json.gz", "straggler/rank1.json.gz"]
+    let paths = ["straggler/rank0.json.gz", "straggler/rank1.json.gz"];
+    let reports: Vec<TraceReport> = paths
         .iter()
         .map(|p| report(p, &Config::default()))
         .collect();
@@ -139,7 +144,8 @@ fn straggler_rank_is_found() {
         assert_consistent(r);
         assert!(position(&r.findings, "DI001").is_none());
     }
-    let f = advise_ranks(&reports, None, &Config::default(), "straggler");
+    let traces: Vec<_> = paths.iter().map(|p| read_file(&corpus(p))).collect();
+    let f = advise_rank_traces(&traces, &Config::default(), "straggler");
     assert_eq!(f.len(), 1, "{f:?}");
     assert_eq!(f[0].id, "DI001");
     assert_eq!(f[0].rank, Some(1), "rank 1 sleeps 30 ms per step: {f:?}");
@@ -150,6 +156,7 @@ fn straggler_rank_is_found() {
         f[0].impact_ns_per_step / 1e6 > 15.0 && f[0].impact_ns_per_step / 1e6 <= step,
         "{f:?}"
     );
+    assert!(f[0].evidence[0].contains("arrived last at"), "{f:?}");
     assert_eq!(f[0].confidence.ranks, 2);
 }
 
@@ -188,4 +195,67 @@ fn flops_and_mfu_with_peak_override() {
     let r = report("clean/trace.json.gz", &c);
     let mfu = r.flops.mfu.expect("override gives MFU");
     assert!((mfu - r.flops.tflops_per_s.unwrap()).abs() < 1e-12);
+}
+
+/// The one timestamped sub-folder of `corpus/traces/run_folder` (nanochat's layout).
+fn run_folder() -> std::path::PathBuf {
+    let dir = corpus("run_folder");
+    let mut subs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(subs.len(), 1, "{subs:?}");
+    subs.remove(0)
+}
+
+/// nanochat's phases, recorded `with_stack`: the forward pass is the `nn.Module` spans —
+/// all four microsteps' forward passes, not only the first (what the step's top-level
+/// work before the first backward gave) — and a phase without a forward (model
+/// construction, the optimizer step) has none. Phases a trace has no span of (no
+/// DataLoader anywhere) are `None`, not 0.
+#[test]
+fn run_folder_phases_come_from_module_spans() {
+    use kinetoscope_advisor::summary::ForwardSource;
+    let dir = run_folder();
+    let trace_of = |phase: &str| {
+        let p = dir.join(format!("{phase}_trace.json.gz"));
+        let t = read_file(&p);
+        (kinetoscope_advisor::advise_trace(&t, &Config::default()), t)
+    };
+    let (micro, t) = trace_of("stage3-training_microsteps");
+    let modules: Vec<i64> = (0..t.events.len())
+        .filter(|&i| t.strings.get(t.events.name[i]) == "nn.Module: TinyGPT_0")
+        .map(|i| t.events.dur_ns[i])
+        .collect();
+    assert_eq!(modules.len(), 4, "four forward passes");
+    let p = &micro.summary.phases;
+    assert_eq!(p.forward_source, Some(ForwardSource::ModuleSpans));
+    assert_eq!(p.forward_ns, Some(modules.iter().sum::<i64>() as f64));
+    assert!(p.backward_ns.unwrap() > 0.0);
+    assert_eq!((p.dataloader_ns, p.optimizer_ns), (None, None));
+
+    let (init, _) = trace_of("stage1-model_init");
+    let p = &init.summary.phases;
+    assert_eq!(
+        (p.forward_ns, p.backward_ns, p.dataloader_ns),
+        (None, None, None)
+    );
+    let (opt, _) = trace_of("stage4-optimizer_step");
+    let p = &opt.summary.phases;
+    assert_eq!(
+        p.forward_ns, None,
+        "clip_grad_norm_ and step are no forward pass"
+    );
+    assert!(p.optimizer_ns.unwrap() > 0.0);
+
+    // Without Python stacks the step's top-level work before the first backward is the
+    // forward; with a DataLoader, its time is there.
+    let r = report("straggler/rank0.json.gz", &Config::default());
+    assert_eq!(
+        r.summary.phases.forward_source,
+        Some(ForwardSource::StepChildren)
+    );
+    assert_eq!(r.summary.phases.dataloader_ns, None);
+    let r = report("dataloader/trace.json.gz", &Config::default());
+    assert!(r.summary.phases.dataloader_ns.unwrap() > 0.0);
 }

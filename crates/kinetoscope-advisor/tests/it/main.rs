@@ -6,6 +6,10 @@
 //! - [`new_rules`], [`synthetic_gpu`]: rules on inline traces whose numbers are known by
 //!   construction.
 //! - [`rocm`]: ROCm device numbering, HIP memory and AMD's terms on an inline trace.
+//! - [`gpu_truth`]: one minimal trace per defect class of "Right on real GPU traces"
+//!   (impacts the GPU did not lose, advice already followed, numbers on the wrong clock).
+//! - [`real_traces`]: real GPU traces (`tests/fixtures/`) read as a profiling engineer
+//!   would.
 //! - [`corpus`]: the traces with planted problems (`corpus/`).
 //! - [`fixtures_sweep`]: every reader fixture, and the GPU rules on a real trace.
 //! - [`shared_sweep`]: every trace of `../shared` (ignored: needs that folder).
@@ -14,7 +18,9 @@
 mod common;
 mod corpus;
 mod fixtures_sweep;
+mod gpu_truth;
 mod new_rules;
+mod real_traces;
 mod rocm;
 mod rule_docs;
 mod rule_table;

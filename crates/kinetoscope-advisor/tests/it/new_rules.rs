@@ -1,10 +1,11 @@
-//! GP006 `ConvLayoutTransposes`, GP007 `GemmDimsNotAligned`, GP008 `LowOccupancy`,
+//! GP006 `ConvLayoutTransposes`, GP007 `GemmDimsNotAligned`, GP008 `LowOccupancy` (with
+//! Kineto's 0 % occupancy, block-scaled GEMMs and symmetric-memory collectives),
 //! DI003 `NonNcclBackend` and DI004 `RankMemoryImbalance` on small inline traces whose numbers are known by
 //! construction: four 10 ms steps on an H100.
 
-use kinetoscope_advisor::{advise_ranks, Config, Severity, TraceReport};
+use kinetoscope_advisor::{Config, Severity};
 
-use crate::common::{close, expect_finding, find, TraceBuilder};
+use crate::common::{advise_rank_traces, close, expect_finding, find, TraceBuilder};
 
 /// Four 10 ms steps on an H100; `each(builder, start)` fills each step.
 fn steps(mut each: impl FnMut(&mut TraceBuilder, u64)) -> TraceBuilder {
@@ -299,6 +300,73 @@ fn gp008_low_occupancy() {
     );
 }
 
+/// Per step the dominant kernels of a Blackwell MoE step: a block-scaled GEMM (3 ms,
+/// Kineto's occupancy 0 — not computed — on 18.5 blocks per SM), a symmetric-memory
+/// all-reduce (2 ms, 3 %, 0.05 blocks per SM) and an elementwise kernel (2 ms,
+/// occupancy 0 on `elementwise_bpsm` blocks per SM).
+fn blackwell_trace(elementwise_bpsm: f64) -> TraceBuilder {
+    steps(|b, t| {
+        let ext = b.op("aten::bmm", t + 100, 50, "");
+        b.kernel(
+            ext,
+            t + 110,
+            "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16",
+            t + 500,
+            3000,
+            r#""blocks per SM":18.5,"est. achieved occupancy %":0"#,
+        );
+        let ext = b.op("symm_mem::multimem_all_reduce_", t + 200, 50, "");
+        b.kernel(
+            ext,
+            t + 210,
+            "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*)",
+            t + 3600,
+            2000,
+            r#""blocks per SM":0.05,"est. achieved occupancy %":3"#,
+        );
+        let ext = b.op("aten::add", t + 300, 50, "");
+        b.kernel(
+            ext,
+            t + 310,
+            "void at::native::vectorized_elementwise_kernel<4, AddFunctor>",
+            t + 5700,
+            2000,
+            &format!(r#""blocks per SM":{elementwise_bpsm},"est. achieved occupancy %":0"#),
+        );
+    })
+}
+
+#[test]
+fn gp008_reads_occupancy_zero_as_unknown() {
+    // A 0 % occupancy on a full grid is Kineto's "not computed"; the block-scaled GEMM
+    // is a tuned library kernel; the symmetric-memory all-reduce is communication.
+    let r = blackwell_trace(4.0).report(&Config::default());
+    assert!(
+        find(&r.findings, "GP008").is_none(),
+        "{:?}",
+        find(&r.findings, "GP008")
+    );
+    // A 0 % occupancy on a grid far smaller than the GPU is real (truncated): flagged
+    // for its grid.
+    let r = blackwell_trace(0.0125).report(&Config::default());
+    let f = expect_finding(&r.findings, "GP008");
+    assert!(
+        f.evidence[0].starts_with("1 of the 2 kernel(s)"),
+        "{:?}",
+        f.evidence
+    );
+    assert!(
+        f.evidence[1].contains("vectorized_elementwise_kernel")
+            && f.evidence[1].contains("0.01 blocks per SM (grid smaller than the SM count)"),
+        "{:?}",
+        f.evidence
+    );
+    assert!(f
+        .evidence
+        .iter()
+        .all(|e| !e.contains("multimem") && !e.contains("bmm_Mx")));
+}
+
 /// Rank 0 of a `world`-rank job on `backend`: per step a 5 ms GEMM and a 1 ms
 /// `gloo:all_reduce` on the host.
 pub(crate) fn gloo_trace(backend: &str, world: i64) -> TraceBuilder {
@@ -375,15 +443,10 @@ pub(crate) fn rank_trace(rank: i64, gib: u64) -> TraceBuilder {
     b
 }
 
-/// [`rank_trace`]'s report, default thresholds.
-fn rank_report(rank: i64, gib: u64) -> TraceReport {
-    rank_trace(rank, gib).report(&Config::default())
-}
-
 #[test]
 fn di004_rank_memory_imbalance() {
-    let reports = [rank_report(0, 76), rank_report(1, 50)];
-    let f = advise_ranks(&reports, None, &Config::default(), "job");
+    let traces = [rank_trace(0, 76).trace(), rank_trace(1, 50).trace()];
+    let f = advise_rank_traces(&traces, &Config::default(), "job");
     let f = expect_finding(&f, "DI004");
     // (76 − 50) / 76 = 34 % ≥ 30 %: critical, gated to a warning with 4 steps; rank 0
     // is at 95 % of its 80 GiB.
@@ -400,9 +463,8 @@ fn di004_rank_memory_imbalance() {
     assert!(f.evidence[1].contains("rank 0: peak allocated 76.00 GiB (95.0 %"));
     // Small skew, or no memory pressure: nothing.
     let none = |a, b| {
-        advise_ranks(
-            &[rank_report(0, a), rank_report(1, b)],
-            None,
+        advise_rank_traces(
+            &[rank_trace(0, a).trace(), rank_trace(1, b).trace()],
             &Config::default(),
             "job",
         )

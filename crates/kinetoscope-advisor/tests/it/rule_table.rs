@@ -5,16 +5,17 @@
 //! row's description in the header). Traces are four 10 ms steps on one H100 unless
 //! a row says otherwise; the cross-rank rules get one trace per rank.
 
-use kinetoscope_advisor::{advise_ranks, rules, Config, Finding};
+use kinetoscope_advisor::{rules, Config, Finding};
 
-use crate::common::{h100, ids, render, TraceBuilder, GIB};
+use crate::common::{advise_rank_traces, h100, ids, render, TraceBuilder, GIB};
 use crate::new_rules::{conv_trace, gemm_trace_with, gloo_trace, occupancy_trace, rank_trace};
 
 /// What a row's builder makes: one trace, or the rank traces of one job.
 enum Input {
     /// Run [`kinetoscope_advisor::advise_trace`].
     Trace(TraceBuilder),
-    /// Run each trace, then [`advise_ranks`] over the reports.
+    /// Run each trace, then [`kinetoscope_advisor::advise_ranks`] over the reports and
+    /// the rank comparison.
     Ranks(Vec<TraceBuilder>),
 }
 
@@ -35,8 +36,8 @@ fn findings(input: &Input) -> Vec<Finding> {
     match input {
         Input::Trace(b) => b.report(&config).findings,
         Input::Ranks(ranks) => {
-            let reports: Vec<_> = ranks.iter().map(|b| b.report(&config)).collect();
-            advise_ranks(&reports, None, &config, "job")
+            let traces: Vec<_> = ranks.iter().map(TraceBuilder::trace).collect();
+            advise_rank_traces(&traces, &config, "job")
         }
     }
 }
@@ -118,7 +119,7 @@ table! {
     in001_dataloader_stall: "IN001" => dataloader_stall,
         "CPU trace; the single-process DataLoader's __next__ takes 3 of each 10 ms step (clean: 0.2 ms)";
     sy001_host_device_sync: "SY001" => host_device_sync,
-        "12 aten::item (→ _local_scalar_dense → cudaStreamSynchronize) per step under a user Python frame, plus one inside Optimizer.step that does not count (clean: only that one)";
+        "a 4 ms GEMM, then 12 aten::item (→ _local_scalar_dense → cudaStreamSynchronize) per step under a user Python frame, the first waiting for the GEMM, and the next GEMM launched 0.8 ms after it ends; a read of a CPU scalar (no sync inside) and one inside Optimizer.step do not count (clean: only those two)";
     op001_unfused_optimizer: "OP001" => unfused_optimizer,
         "CPU trace; Optimizer.step#Adam.step runs 7 element-wise ops for each of 8 parameters, 2 ms of each 10 ms step (clean: one _foreach_ op per update term, 0.5 ms)";
     // The snapshot's fix still says "use fused=True" although the step is fused
@@ -241,21 +242,31 @@ fn dataloader_stall(bad: bool) -> Input {
     Input::Trace(b)
 }
 
-/// SY001: twelve `.item()` syncs per step under a user frame (clean: none); one
-/// inside the optimizer step in both.
+/// SY001: twelve `.item()` syncs per step under a user frame, the first draining a 4
+/// ms GEMM, the next GEMM launched 0.8 ms after that (clean: none); a CPU scalar read
+/// (no sync inside) and one inside the optimizer step in both.
 fn host_device_sync(bad: bool) -> Input {
     let mut b = TraceBuilder::h100();
     b.steps(4, STEP, |b, _, t| {
         b.python("train.py(57): train_step", t + 5, 9900);
         b.gemm(t + 100, t + 200, 4000);
         if bad {
-            for i in 0..12 {
+            // The first read waits for the GEMM (until t + 4200); the rest find the GPU
+            // idle.
+            b.op("aten::item", t + 300, 3910, "");
+            b.op("aten::_local_scalar_dense", t + 302, 3906, "");
+            b.runtime("cudaStreamSynchronize", t + 305, 3900);
+            for i in 0..11 {
                 let ts = t + 4300 + i * 30;
                 b.op("aten::item", ts, 25, "");
                 b.op("aten::_local_scalar_dense", ts + 2, 22, "");
                 b.runtime("cudaStreamSynchronize", ts + 5, 15);
             }
         }
+        // A CPU scalar: no sync inside, not counted.
+        b.op("aten::item", t + 4700, 5, "");
+        b.op("aten::_local_scalar_dense", t + 4701, 3, "");
+        b.gemm(t + 5000, t + 5020, 3000);
         // torch.optim reads its host-side step counter: not counted.
         b.annotation("Optimizer.step#AdamW.step", t + 8000, 300);
         b.op("aten::item", t + 8010, 20, "");
@@ -514,7 +525,9 @@ fn host_bound_gaps(bad: bool) -> Input {
         b.gemm(t + 50, t + 100, 2000);
         // Second launch: after the host's metric work (bad), or queued up front.
         let launch = if bad { t + 5000 } else { t + 150 };
-        b.gemm(launch, launch.max(t + 2100) + 10, 3990);
+        // It runs to 10 µs before the step ends (the next step launches at once).
+        let start = launch.max(t + 2100) + 10;
+        b.gemm(launch, start, t + 9990 - start);
         b.annotation("compute_metrics", t + 200, 4790);
     });
     Input::Trace(b)

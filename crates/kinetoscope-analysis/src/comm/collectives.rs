@@ -1,21 +1,36 @@
-//! Collective operations of one trace: every communication kernel (with the collective
-//! arguments Kineto copied onto it, or those of the `record_param_comms` op that launched
-//! it, by the trace's launch link), plus `record_param_comms` ops that launched no kernel
-//! (CPU collectives such as Gloo's), and the per-(collective, process group) table of
+//! Collective operations of one trace, and the per-(collective, process group) table of
 //! `kinetoscope comm`.
+//!
+//! A collective shows up in a trace in up to three places:
+//!
+//! - the **call**: the host spans of the program calling it, nested on one thread
+//!   (`c10d::alltoall_base_` > `record_param_comms` > `nccl:all_to_all`);
+//! - its **GPU work**: a communication kernel, launched from inside the call (linked by
+//!   CUPTI correlation through the launch, else by `External id`);
+//! - for backends that run the work on a worker thread (Gloo, UCC, MPI), the
+//!   **backend's span** of that work on the worker (`gloo:all_reduce`), which no id links
+//!   to the call: the two are paired in order, per collective.
+//!
+//! One [`CollectiveInstance`] is listed per communication kernel, per backend worker
+//! span and per call that launched no GPU work and has no worker span (a host
+//! collective timed by its call). Its name comes from the collective arguments when
+//! recorded (`Collective name`), else from the backend span (`nccl:all_to_all` →
+//! `all_to_all`), else from the `c10d::` op, else from the kernel name (`SendRecv`).
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use kinetoscope_trace::{CategoryKind, CollectiveArgs, EventId, Launcher, Phase, Trace, TrackKind};
+use kinetoscope_trace::{CategoryKind, CollectiveArgs, EventId, Phase, Trace, TrackKind};
 
-use super::names::{busbw_factor, dtype_size, fold_collective, is_comm_kernel, parse_nccl_kernel};
+use super::names::{
+    busbw_factor, dtype_size, fold_collective, host_collective, is_comm_kernel, parse_nccl_kernel,
+    HostCollective,
+};
 
 /// One collective call as the trace shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CollectiveInstance {
-    /// Collective name: the `Collective name` arg (`allreduce`), else the kernel's
-    /// (`AllReduce`, `SendRecv`).
+    /// Collective name (see the module documentation for where it comes from).
     pub collective: String,
     /// `Process Group Name` (`""` when unknown).
     pub process_group: String,
@@ -25,46 +40,202 @@ pub struct CollectiveInstance {
     pub algorithm: Option<String>,
     /// `dtype` (`""` when unknown).
     pub dtype: String,
-    /// `Group size`, or -1.
-    pub group_size: i64,
+    /// `Group size`, when recorded.
+    pub group_size: Option<i64>,
     /// max(`In msg nelems`, `Out msg nelems`) × element size, when known.
     pub bytes: Option<u64>,
-    /// `Seq`, or -1.
-    pub seq: i64,
-    /// Start, epoch ns (the kernel's, or the host op's for host-only collectives).
+    /// `Seq`: the call's sequence number in its process group, when recorded.
+    pub seq: Option<i64>,
+    /// `Comms Id`: the same value on every rank for one call, when recorded.
+    pub comms_id: Option<u64>,
+    /// When the program called it: the start of the call's outermost host span (of the
+    /// launch call when no collective span encloses it), epoch ns; `None` when the
+    /// trace links the work to no call.
+    pub call_ns: Option<i64>,
+    /// Start of the work, epoch ns: the kernel's, the backend worker span's, or the
+    /// call's for a host collective with neither.
     pub start_ns: i64,
-    /// End, epoch ns.
+    /// End of the work, epoch ns.
     pub end_ns: i64,
-    /// GPU stream of the kernel (-1 for host-only collectives).
+    /// GPU stream of the kernel (-1 for host collectives).
     pub stream: i64,
     /// Whether a GPU kernel ran it.
     pub on_gpu: bool,
 }
 
+/// The outermost host span of a call and what its spans say.
+struct Call<'t> {
+    root: EventId,
+    /// `Collective name` from the arguments of one of its spans.
+    args: Option<&'t CollectiveArgs>,
+    /// The backend span's collective (`all_to_all`), if one is inside.
+    backend: Option<&'t str>,
+    /// The `c10d::` op's collective (`alltoall_base`), if one is inside.
+    c10d: Option<&'t str>,
+    /// Whether the root itself is a backend span (a worker thread's span of the work).
+    root_is_backend: bool,
+    /// Whether a kernel launch is nested inside: the call ran on the GPU, even when its
+    /// kernel is not in the trace.
+    launched: bool,
+}
+
+impl<'t> Call<'t> {
+    /// The collective's name: the arguments', else the backend span's, else the
+    /// `c10d::` op's.
+    fn name(&self, trace: &'t Trace) -> Option<&'t str> {
+        self.args
+            .map(|a| trace.strings.get(a.collective_name))
+            .filter(|n| !n.is_empty())
+            .or(self.backend)
+            .or(self.c10d)
+    }
+}
+
+/// The calls of a trace: every host span named like a collective, grouped under the
+/// outermost one of each nest.
+struct Calls<'t> {
+    calls: Vec<Call<'t>>,
+    /// Call of each collective host span, by event index.
+    of_event: FxHashMap<u32, usize>,
+    /// Call by `External id` of its spans.
+    by_external: FxHashMap<i64, usize>,
+    /// Call (or `None`: a launch outside any call) and launch start by correlation.
+    by_correlation: FxHashMap<i64, (Option<usize>, i64)>,
+}
+
+/// A runtime call that launches a kernel (`cudaLaunchKernel`, `cuLaunchKernelEx`,
+/// `cudaLaunchCooperativeKernel`, `hipLaunchKernel`, ...), not a copy or an event.
+fn is_kernel_launch(name: &str) -> bool {
+    name.contains("Launch") && name.contains("Kernel")
+}
+
+fn is_host_span(trace: &Trace, i: usize) -> bool {
+    trace.events.phase[i] == Phase::Complete
+        && matches!(
+            trace.categories.kind(trace.events.cat[i]),
+            CategoryKind::CpuOp | CategoryKind::UserAnnotation
+        )
+}
+
+impl<'t> Calls<'t> {
+    fn build(trace: &'t Trace) -> Self {
+        let e = &trace.events;
+        let kinds: Vec<Option<HostCollective<'t>>> = (0..e.len())
+            .map(|i| {
+                is_host_span(trace, i)
+                    .then(|| host_collective(trace.strings.get(e.name[i])))
+                    .flatten()
+            })
+            .collect();
+        let mut out = Calls {
+            calls: Vec::new(),
+            of_event: FxHashMap::default(),
+            by_external: FxHashMap::default(),
+            by_correlation: FxHashMap::default(),
+        };
+        if kinds.iter().all(Option::is_none) {
+            return out;
+        }
+        let nesting = trace.nesting();
+        let root_of = |i: usize| {
+            let mut r = EventId(i as u32);
+            while let Some(p) = nesting.parent_of(r) {
+                if kinds[p.index()].is_none() {
+                    break;
+                }
+                r = p;
+            }
+            r
+        };
+        let mut by_root: FxHashMap<u32, usize> = FxHashMap::default();
+        for (i, kind) in kinds.iter().enumerate() {
+            let Some(kind) = *kind else { continue };
+            let root = root_of(i);
+            let c = *by_root.entry(root.0).or_insert_with(|| {
+                out.calls.push(Call {
+                    root,
+                    args: None,
+                    backend: None,
+                    c10d: None,
+                    root_is_backend: matches!(
+                        kinds[root.index()],
+                        Some(HostCollective::Backend(_))
+                    ),
+                    launched: false,
+                });
+                out.calls.len() - 1
+            });
+            let call = &mut out.calls[c];
+            match kind {
+                HostCollective::ParamComms => {}
+                HostCollective::C10d(op) => call.c10d = call.c10d.or(Some(op)),
+                HostCollective::Backend(op) => call.backend = call.backend.or(Some(op)),
+            }
+            if let Some(a) = trace.args.collective_of(EventId(i as u32)) {
+                call.args = call.args.or(Some(a));
+            }
+            out.of_event.insert(i as u32, c);
+            if e.external_id[i] != 0 {
+                out.by_external.insert(e.external_id[i], c);
+            }
+        }
+        // Kernel launches: the call they are nested in, by correlation.
+        for i in 0..e.len() {
+            if e.correlation[i] == 0
+                || e.phase[i] != Phase::Complete
+                || !matches!(
+                    trace.categories.kind(e.cat[i]),
+                    CategoryKind::CudaRuntime
+                        | CategoryKind::CudaDriver
+                        | CategoryKind::OtherRuntime
+                )
+                || !is_kernel_launch(trace.strings.get(e.name[i]))
+            {
+                continue;
+            }
+            let mut call = None;
+            let mut cur = EventId(i as u32);
+            while let Some(p) = nesting.parent_of(cur) {
+                if let Some(&c) = out.of_event.get(&p.0) {
+                    call = Some(c);
+                    break;
+                }
+                cur = p;
+            }
+            if let Some(c) = call {
+                out.calls[c].launched = true;
+            }
+            out.by_correlation
+                .insert(e.correlation[i], (call, e.ts_ns[i]));
+        }
+        out
+    }
+
+    /// The call a kernel belongs to: through its launch (CUPTI correlation), else by
+    /// `External id` when the trace's ids agree with time
+    /// ([`kinetoscope_trace::LinkRepairs::ids_trusted`]); and the call time (the call's
+    /// start, else the launch's).
+    fn of_kernel(&self, trace: &Trace, k: usize) -> (Option<usize>, Option<i64>) {
+        let e = &trace.events;
+        let start = |c: usize| e.ts_ns[self.calls[c].root.index()];
+        if let Some(&(call, launch_ns)) = self.by_correlation.get(&e.correlation[k]) {
+            return (call, Some(call.map_or(launch_ns, start)));
+        }
+        if !trace.report.launch_links.ids_trusted() {
+            return (None, None);
+        }
+        match self.by_external.get(&e.external_id[k]) {
+            Some(&c) if e.external_id[k] != 0 => (Some(c), Some(start(c))),
+            _ => (None, None),
+        }
+    }
+}
+
 /// Every collective of a trace, in start order.
 pub fn collective_instances(trace: &Trace) -> Vec<CollectiveInstance> {
     let e = &trace.events;
-    // record_param_comms host ops with collective args.
-    let mut host: FxHashMap<EventId, &CollectiveArgs> = FxHashMap::default();
-    for a in &trace.args.collective {
-        let i = a.event.index();
-        if trace.kind(a.event) == CategoryKind::CpuOp && e.phase[i] == Phase::Complete {
-            host.insert(a.event, a);
-        }
-    }
-    // Correlation id of each runtime call such an op launched (the trace's launch link).
-    let mut launched_by: FxHashMap<i64, EventId> = FxHashMap::default();
-    if !host.is_empty() {
-        for (call, launcher) in trace.launch_links().iter() {
-            let corr = e.correlation[call.index()];
-            if let Launcher::Span(op) = launcher {
-                if corr != 0 && host.contains_key(&op) {
-                    launched_by.insert(corr, op);
-                }
-            }
-        }
-    }
-    let mut used: rustc_hash::FxHashSet<EventId> = Default::default();
+    let calls = Calls::build(trace);
+    let mut kernel_of_call = vec![false; calls.calls.len()];
     let mut out = Vec::new();
     for i in 0..e.len() {
         if e.phase[i] != Phase::Complete || trace.categories.kind(e.cat[i]) != CategoryKind::Kernel
@@ -76,75 +247,129 @@ pub fn collective_instances(trace: &Trace) -> Vec<CollectiveInstance> {
             continue;
         }
         let id = EventId(i as u32);
-        let launcher = launched_by.get(&e.correlation[i]).copied();
-        let args = trace
-            .args
-            .collective_of(id)
-            .or_else(|| launcher.and_then(|op| host.get(&op).copied()));
-        if let Some(op) = launcher {
-            used.insert(op);
-        }
+        let (call, call_ns) = calls.of_kernel(trace, i);
+        let call = call.map(|c| {
+            kernel_of_call[c] = true;
+            &calls.calls[c]
+        });
         let (kernel_op, algorithm) = parse_nccl_kernel(name);
-        let stream = match trace.tracks.get(e.track[i]).kind {
+        let kernel_args = trace.args.collective_of(id);
+        let mut c = instance(trace, kernel_args.or(call.and_then(|c| c.args)));
+        c.collective = kernel_args
+            .map(|a| trace.strings.get(a.collective_name))
+            .filter(|n| !n.is_empty())
+            .or(call.and_then(|c| c.name(trace)))
+            .unwrap_or(&kernel_op)
+            .to_owned();
+        c.algorithm = algorithm;
+        c.call_ns = call_ns;
+        c.start_ns = e.ts_ns[i];
+        c.end_ns = e.end_ns(id);
+        c.stream = match trace.tracks.get(e.track[i]).kind {
             TrackKind::GpuStream { stream, .. } => stream,
             _ => trace.args.kernel_of(id).map_or(-1, |k| k.stream),
         };
-        let mut c = from_args(trace, args, kernel_op);
-        c.algorithm = algorithm;
-        c.start_ns = e.ts_ns[i];
-        c.end_ns = e.ts_ns[i] + e.dur_ns[i];
-        c.stream = stream;
         c.on_gpu = true;
         out.push(c);
     }
-    for (ev, a) in &host {
-        if used.contains(ev) {
+    // Host collectives: calls that launched no GPU work, and backend worker spans, paired
+    // in order per collective.
+    let mut program: FxHashMap<String, Vec<usize>> = FxHashMap::default();
+    let mut workers: FxHashMap<String, Vec<usize>> = FxHashMap::default();
+    for (k, call) in calls.calls.iter().enumerate() {
+        if call.launched || kernel_of_call[k] {
             continue;
         }
-        let c = from_args(trace, Some(a), String::new());
-        if c.collective.is_empty() || fold_collective(&c.collective) == "wait" {
+        let Some(name) = call.name(trace) else {
+            continue;
+        };
+        let key = fold_collective(name);
+        if key == "wait" {
             continue;
         }
-        out.push(CollectiveInstance {
-            start_ns: e.ts_ns[ev.index()],
-            end_ns: e.end_ns(*ev),
-            ..c
-        });
+        let side = if call.root_is_backend {
+            &mut workers
+        } else {
+            &mut program
+        };
+        side.entry(key).or_default().push(k);
+    }
+    let root_span = |k: usize| {
+        let r = calls.calls[k].root;
+        (e.ts_ns[r.index()], e.end_ns(r))
+    };
+    let by_start = |v: &mut Vec<usize>| v.sort_by_key(|&k| root_span(k));
+    for (key, mut progs) in program {
+        let mut work = workers.remove(&key).unwrap_or_default();
+        by_start(&mut progs);
+        by_start(&mut work);
+        for n in 0..progs.len().max(work.len()) {
+            let (p, w) = (progs.get(n).copied(), work.get(n).copied());
+            out.push(host_instance(trace, &calls, p, w));
+        }
+    }
+    for work in workers.into_values() {
+        for w in work {
+            out.push(host_instance(trace, &calls, None, Some(w)));
+        }
     }
     out.sort_by_key(|c| (c.start_ns, c.end_ns));
     out
 }
 
-fn from_args(
+/// A host collective from its program call `p` and its worker span `w` (at least one).
+fn host_instance(
     trace: &Trace,
-    args: Option<&CollectiveArgs>,
-    kernel_op: String,
+    calls: &Calls<'_>,
+    p: Option<usize>,
+    w: Option<usize>,
 ) -> CollectiveInstance {
+    let e = &trace.events;
+    let (p, w) = (p.map(|k| &calls.calls[k]), w.map(|k| &calls.calls[k]));
+    let work = w.or(p).expect("a call or a worker span");
+    let args = p.and_then(|c| c.args).or(w.and_then(|c| c.args));
+    let mut c = instance(trace, args);
+    c.collective = p
+        .and_then(|c| c.args)
+        .map(|a| trace.strings.get(a.collective_name))
+        .filter(|n| !n.is_empty())
+        .or(w.and_then(|c| c.name(trace)))
+        .or(p.and_then(|c| c.name(trace)))
+        .unwrap_or_default()
+        .to_owned();
+    c.call_ns = p.map(|c| e.ts_ns[c.root.index()]);
+    c.start_ns = e.ts_ns[work.root.index()];
+    c.end_ns = e.end_ns(work.root);
+    c
+}
+
+/// An instance with what the collective arguments say (name, group, sizes, sequence);
+/// times are filled by the caller.
+fn instance(trace: &Trace, args: Option<&CollectiveArgs>) -> CollectiveInstance {
     let s = |id| trace.strings.get(id).to_owned();
     let mut c = CollectiveInstance {
-        collective: kernel_op,
+        collective: String::new(),
         process_group: String::new(),
         process_group_desc: String::new(),
         algorithm: None,
         dtype: String::new(),
-        group_size: -1,
+        group_size: None,
         bytes: None,
-        seq: -1,
+        seq: None,
+        comms_id: None,
+        call_ns: None,
         start_ns: 0,
         end_ns: 0,
         stream: -1,
         on_gpu: false,
     };
     if let Some(a) = args {
-        let name = s(a.collective_name);
-        if !name.is_empty() {
-            c.collective = name;
-        }
         c.process_group = s(a.pg_name);
         c.process_group_desc = s(a.pg_desc);
         c.dtype = s(a.dtype);
-        c.group_size = a.group_size;
-        c.seq = a.seq;
+        c.group_size = (a.group_size >= 0).then_some(a.group_size);
+        c.seq = (a.seq >= 0).then_some(a.seq);
+        c.comms_id = a.comms_id;
         let nelems = a.in_msg_nelems.max(a.out_msg_nelems);
         if nelems >= 0 {
             c.bytes = dtype_size(&c.dtype).map(|b| b * nelems as u64);
@@ -167,12 +392,12 @@ pub struct CollectiveRow {
     pub algorithm: Option<String>,
     /// Element type.
     pub dtype: String,
-    /// Ranks in the group, or -1.
-    pub group_size: i64,
+    /// Ranks in the group, when recorded.
+    pub group_size: Option<i64>,
     /// Calls.
     pub count: u64,
-    /// Whether the calls ran as GPU kernels (false: host-only collectives, timed by the
-    /// `record_param_comms` op).
+    /// Whether the calls ran as GPU kernels (false: host collectives, timed by the
+    /// backend's worker span, else by the call).
     pub on_gpu: bool,
     /// Total bytes (max of in/out message × element size), when every call's size is
     /// known.
@@ -229,9 +454,7 @@ pub fn collective_rows(instances: &[CollectiveInstance]) -> Vec<CollectiveRow> {
                 r.bytes = None;
             }
         }
-        if r.group_size < 0 {
-            r.group_size = c.group_size;
-        }
+        r.group_size = r.group_size.or(c.group_size);
     }
     for r in &mut rows {
         r.mean_latency_ns = r.latency_ns as f64 / r.count.max(1) as f64;
@@ -239,7 +462,10 @@ pub fn collective_rows(instances: &[CollectiveInstance]) -> Vec<CollectiveRow> {
             if r.latency_ns > 0 {
                 let algbw = b as f64 / r.latency_ns as f64;
                 r.algbw_gbps = Some(algbw);
-                r.busbw_gbps = busbw_factor(&r.collective, r.group_size).map(|f| f * algbw);
+                r.busbw_gbps = r
+                    .group_size
+                    .and_then(|n| busbw_factor(&r.collective, n))
+                    .map(|f| f * algbw);
             }
         } else if r.bytes == Some(0) {
             r.bytes = None;

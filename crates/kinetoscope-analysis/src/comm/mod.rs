@@ -56,12 +56,12 @@ pub fn comm(trace: &Trace, opts: CommOptions) -> TraceComm {
     let (kin, steps) = overlap::overlap_kinetoscope(trace);
     let mut warnings = Vec::new();
     let (ov, pending) = if opts.hta_compat {
-        let (cut, names) = overlap::hta_step_cut(trace);
-        let unfiltered = overlap::overlap_hta(trace, None);
-        let filtered = if cut.is_some() {
-            overlap::overlap_hta(trace, cut)
-        } else {
+        let names = crate::gpu_time::step_names(trace);
+        let unfiltered = overlap::overlap_hta(trace, false);
+        let filtered = if names.is_empty() {
             unfiltered.clone()
+        } else {
+            overlap::overlap_hta(trace, true)
         };
         (filtered, Some((names, unfiltered)))
     } else {

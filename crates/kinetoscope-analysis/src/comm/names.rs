@@ -2,44 +2,65 @@
 //! arguments say: the collective, the NCCL algorithm and protocol, element sizes and the
 //! nccl-tests bus-bandwidth factors (NVIDIA nccl-tests, `doc/PERFORMANCE.md`).
 
-/// The class of a GPU activity under HTA 0.5.0's anchored, case-sensitive regexes
-/// (HTA's kernel classes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HtaClass {
-    /// `^nccl.*Kernel`.
-    Communication,
-    /// `(^Memcpy)|(^Memset)|(^dma)`.
-    Memory,
-    /// Not matching `(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)`.
-    Computation,
-    /// Anything else (sync events, ...).
-    Other,
-}
-
-impl HtaClass {
-    /// Classify a GPU activity by name, as HTA 0.5.0's `get_kernel_type` does.
-    pub fn of(name: &str) -> Self {
-        let nccl_kernel = name.starts_with("nccl") && name[4..].contains("Kernel");
-        if nccl_kernel {
-            return Self::Communication;
-        }
-        if name.starts_with("Memcpy") || name.starts_with("Memset") || name.starts_with("dma") {
-            return Self::Memory;
-        }
-        if name.contains("Memcpy") || name.starts_with("Memset") || name.contains("Sync") {
-            return Self::Other;
-        }
-        Self::Computation
-    }
-}
-
 /// A communication kernel by kinetoscope's rule: the name contains `nccl` (NCCL and
 /// every spelling of its kernels: `ncclKernel_*`, `ncclDevKernel_*`), or starts with
-/// `rccl` or `hccl` (ROCm, Ascend).
+/// `rccl` or `hccl` (ROCm, Ascend), or is a collective over symmetric memory that moves
+/// data between GPUs without NCCL ([`is_symmetric_memory_collective`]).
 pub fn is_comm_kernel(name: &str) -> bool {
     crate::overview::classify::is_communication_kernel(name)
         || name.starts_with("rccl")
         || name.starts_with("hccl")
+        || is_symmetric_memory_collective(name)
+}
+
+/// A collective kernel over symmetric (peer-mapped) memory: PyTorch's
+/// `torch.distributed._symmetric_memory` kernels (`multimem_all_reduce_kernel`,
+/// `multimem_all_gather_kernel`, `one_shot_all_reduce_kernel`,
+/// `two_shot_all_reduce_kernel`) and vLLM's custom all-reduce
+/// (`cross_device_reduce_1stage` / `_2stage`).
+pub fn is_symmetric_memory_collective(name: &str) -> bool {
+    [
+        "multimem_",
+        "one_shot_all_reduce",
+        "two_shot_all_reduce",
+        "cross_device_reduce_",
+    ]
+    .iter()
+    .any(|p| name.contains(p))
+}
+
+/// What a host span says about a collective call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostCollective<'a> {
+    /// `record_param_comms`: the collective is in its arguments (`Collective name`,
+    /// process group, sizes, `Seq`, `Comms Id`) when Kineto recorded them.
+    ParamComms,
+    /// A `c10d::` dispatcher op (`c10d::allreduce_` → `allreduce`): the program's call.
+    C10d(&'a str),
+    /// A backend's span of the work (`nccl:all_to_all` → `all_to_all`,
+    /// `gloo:all_reduce` → `all_reduce`; also `ucc:` and `mpi:`). Gloo, UCC and MPI run
+    /// it on a worker thread, NCCL on the calling thread (it enqueues the kernel there).
+    Backend(&'a str),
+}
+
+/// The backends whose work spans are named `<backend>:<collective>`.
+const BACKEND_PREFIXES: [&str; 4] = ["nccl:", "gloo:", "ucc:", "mpi:"];
+
+/// Recognise a host span of a collective call by name; `None` for any other span
+/// (including `c10d::` ops that only wait for work, which fold to `wait`).
+pub fn host_collective(name: &str) -> Option<HostCollective<'_>> {
+    if name == "record_param_comms" {
+        return Some(HostCollective::ParamComms);
+    }
+    if let Some(op) = name.strip_prefix("c10d::") {
+        let op = op.trim_end_matches('_');
+        return (!op.is_empty() && fold_collective(op) != "wait")
+            .then_some(HostCollective::C10d(op));
+    }
+    BACKEND_PREFIXES.iter().find_map(|p| {
+        let op = name.strip_prefix(p)?;
+        (!op.is_empty()).then_some(HostCollective::Backend(op))
+    })
 }
 
 /// What an NCCL kernel name says: `ncclKernel_AllReduce_RING_LL_Sum_float(...)` →
@@ -131,28 +152,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hta_classes() {
-        assert_eq!(
-            HtaClass::of("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(x)"),
-            HtaClass::Communication
-        );
-        // 0.5.0 misses the modern spelling unless "Kernel" follows: it does here.
-        assert_eq!(
-            HtaClass::of("ncclDevKernel_AllGather_RING_LL(x)"),
-            HtaClass::Communication
-        );
-        assert_eq!(
-            HtaClass::of("Memcpy HtoD (Pinned -> Device)"),
-            HtaClass::Memory
-        );
-        assert_eq!(HtaClass::of("Memset (Device)"), HtaClass::Memory);
-        assert_eq!(HtaClass::of("Stream Sync"), HtaClass::Other);
-        assert_eq!(HtaClass::of("Stream Wait Event"), HtaClass::Computation);
-        assert_eq!(
-            HtaClass::of("void at::native::foo<float>()"),
-            HtaClass::Computation
-        );
-        assert_eq!(HtaClass::of("fooMemcpyKernel"), HtaClass::Other);
+    fn symmetric_memory_collectives_are_communication() {
+        assert!(is_comm_kernel(
+            "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*)"
+        ));
+        assert!(is_comm_kernel(
+            "void c10d::symmetric_memory::one_shot_all_reduce_kernel<float, 16, 8>(float**)"
+        ));
+        assert!(is_comm_kernel(
+            "void vllm::cross_device_reduce_1stage<half, 8>(x)"
+        ));
+        assert!(!is_comm_kernel("void at::native::reduce_kernel<128, 4>(x)"));
     }
 
     #[test]

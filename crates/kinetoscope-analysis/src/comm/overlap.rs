@@ -5,19 +5,20 @@
 //!   of non-communication kernels, communication = the union of communication kernels
 //!   ([`is_comm_kernel`]); overlap share = |comp ∩ comm| / |comm|; exposed
 //!   communication = |comm ∖ comp| per step.
-//! * **HTA 0.5.0** (`--hta-compat`, `get_comm_comp_overlap`): after HTA's load-time filter
-//!   (GPU activities whose launch lies before the start of the rank's last
-//!   `ProfilerStep`, when the input has at least two step names) and with HTA 0.5.0's
-//!   kernel-class regexes, over the whole trace; times stay exact nanoseconds.
+//! * **HTA 0.5.0** (`--hta-compat`, `get_comm_comp_overlap`): the GPU rows, load-time
+//!   filter, rounding to whole µs and kernel classes of `gpu_time` in HTA mode, over the
+//!   whole trace; overlap share = |comp ∩ comm| / |comm| (HTA's percentage before it
+//!   rounds to 2 decimals).
 
-use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, Phase, Trace};
 
-use super::names::{is_comm_kernel, HtaClass};
+use super::names::is_comm_kernel;
+use crate::gpu_time::classes::{comm_comp_of, ClassRules};
+use crate::gpu_time::{select, Compat};
 use crate::overview::classify::Classes;
-use crate::overview::intervals::{intersect, merge, overlap, total, Span};
+use crate::overview::intervals::{intersect, merge, overlap, Span};
 use crate::overview::step_ranges::plan_steps;
 
 /// Which definition an overlap number follows.
@@ -154,89 +155,30 @@ pub fn overlap_kinetoscope(trace: &Trace) -> (Overlap, Vec<StepComm>) {
     )
 }
 
-/// HTA's load-time cut for one rank: the start of its last `ProfilerStep#N`, and the
-/// distinct step names of the rank (HTA takes the set over all ranks; see
-/// [`super::resolve_hta`]).
-pub fn hta_step_cut(trace: &Trace) -> (Option<i64>, Vec<String>) {
-    let (steps, source) = crate::steps::find_steps(trace);
-    if source != crate::steps::StepSource::ProfilerStep {
-        return (None, Vec::new());
+/// HTA 0.5.0's overlap of one rank, with its load-time filter when `filter` (HTA's
+/// cross-rank decision: see [`super::resolve_hta`]): the GPU rows, clock and kernel classes
+/// of `gpu_time` in HTA mode, and HTA's ratio (`gpu_time::classes::CommComp`).
+pub fn overlap_hta(trace: &Trace, filter: bool) -> Overlap {
+    let rows = select(trace, Compat::Hta, filter);
+    let cc = comm_comp_of(trace, &rows, ClassRules::Hta050);
+    let window = rows
+        .rows
+        .iter()
+        .map(|&id| rows.clock.span(trace, id as usize))
+        .fold(None, |w: Option<(i64, i64)>, (s, e)| {
+            Some(w.map_or((s, e), |(a, b)| (a.min(s), b.max(e))))
+        });
+    Overlap {
+        overlap_share: cc.share(),
+        ..make(
+            OverlapDefinition::Hta,
+            window,
+            cc.comp_ns,
+            cc.comm_ns,
+            cc.overlap_ns,
+            rows.window
+                .step_filter
+                .then_some(rows.window.gpu_rows_dropped),
+        )
     }
-    let mut names: Vec<String> = steps.iter().map(|s| s.name.clone()).collect();
-    names.sort();
-    names.dedup();
-    (steps.iter().map(|s| s.start_ns).max(), names)
-}
-
-/// HTA 0.5.0's overlap, with the load-time filter cut at `cut` (epoch ns; `None`: no
-/// filtering).
-pub fn overlap_hta(trace: &Trace, cut: Option<i64>) -> Overlap {
-    let e = &trace.events;
-    let kinds: Vec<CategoryKind> = trace.categories.iter().map(|(_, c)| c.kind).collect();
-    // Correlations of CPU-side events (runtime / driver calls) kept by the filter.
-    let kept: Option<FxHashSet<i64>> = cut.map(|cut| {
-        (0..e.len())
-            .filter(|&i| {
-                e.correlation[i] != 0
-                    && e.phase[i] == Phase::Complete
-                    && matches!(
-                        kinds[e.cat[i].0 as usize],
-                        CategoryKind::CudaRuntime
-                            | CategoryKind::CudaDriver
-                            | CategoryKind::OtherRuntime
-                    )
-                    && e.ts_ns[i] < cut
-            })
-            .map(|i| e.correlation[i])
-            .collect()
-    });
-    let (mut comp, mut comm): (Vec<Span>, Vec<Span>) = (Vec::new(), Vec::new());
-    let mut filtered = 0u64;
-    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-    for i in 0..e.len() {
-        if e.phase[i] != Phase::Complete {
-            continue;
-        }
-        let kind = kinds[e.cat[i].0 as usize];
-        if !matches!(
-            kind,
-            CategoryKind::Kernel
-                | CategoryKind::GpuMemcpy
-                | CategoryKind::GpuMemset
-                | CategoryKind::CudaSync
-        ) {
-            continue;
-        }
-        let name = trace.strings.get(e.name[i]);
-        if kind == CategoryKind::CudaSync && (name == "Event Sync" || name == "Context Sync") {
-            continue; // stream -1: not in K
-        }
-        if let Some(kept) = &kept {
-            if !kept.contains(&e.correlation[i]) {
-                filtered += 1;
-                continue;
-            }
-        }
-        // Exact nanoseconds: HTA's rounding to whole µs is not reproduced
-        // (docs/hta-differences.md §7).
-        let (s, t) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]);
-        lo = lo.min(s);
-        hi = hi.max(t);
-        match HtaClass::of(name) {
-            HtaClass::Communication => comm.push((s, t)),
-            HtaClass::Computation => comp.push((s, t)),
-            _ => {}
-        }
-    }
-    let comp = merge(comp);
-    let comm = merge(comm);
-    let both = total(&intersect(&comp, &comm));
-    make(
-        OverlapDefinition::Hta,
-        (lo <= hi).then_some((lo, hi)),
-        total(&comp),
-        total(&comm),
-        both,
-        cut.map(|_| filtered),
-    )
 }

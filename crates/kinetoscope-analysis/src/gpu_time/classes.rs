@@ -359,29 +359,25 @@ pub fn breakdown_of(
         });
     }
 
-    // Sweep over the class boundaries: each elementary segment goes to its mask.
-    let mut bounds: Vec<(i64, i8, u8)> = Vec::new();
-    for (b, m) in merged.iter().enumerate() {
-        for &(s, e) in m {
-            bounds.push((s, 1, b as u8));
-            bounds.push((e, -1, b as u8));
-        }
-    }
-    bounds.sort_unstable();
+    // Sweep over the class boundaries: each elementary segment goes to the classes
+    // running then. Each class's merged interval adds its bit at its start and subtracts
+    // it at its end, as HTA does; the running sum then names the classes present. For
+    // intervals of positive length this is the set of running classes; a zero-length one
+    // (a row rounded to zero, or written with dur 0) adds nothing; a negative one (HTA's
+    // rounding of a sub-µs row, HTA mode only) subtracts its bit in between, and the
+    // segment is counted under whatever positive sum remains, as in HTA.
+    let bounds = boundaries(
+        merged
+            .iter()
+            .enumerate()
+            .map(|(b, m)| (1i64 << b, m.as_slice())),
+    );
     let mut by_mask = [0i64; 8];
-    let mut mask = 0usize;
-    let mut prev = i64::MIN;
-    for (t, delta, bit) in bounds {
-        if mask != 0 && t > prev {
-            by_mask[mask] += t - prev;
+    sweep(&bounds, |running, len| {
+        if let Ok(m @ 1..=7) = usize::try_from(running) {
+            by_mask[m] += len;
         }
-        if delta > 0 {
-            mask |= 1 << bit;
-        } else {
-            mask &= !(1 << bit);
-        }
-        prev = t;
-    }
+    });
     let covered: i64 = by_mask[1..].iter().sum();
     let mut overlaps: Vec<ClassOverlap> = (1..8)
         .filter(|&m| by_mask[m] > 0)
@@ -396,9 +392,10 @@ pub fn breakdown_of(
             .cmp(&a.time_ns)
             .then_with(|| a.label.cmp(&b.label))
     });
-    let comm = by_mask[2] + by_mask[3] + by_mask[6] + by_mask[7];
-    let comp_comm = by_mask[3] + by_mask[7];
-    let comm_comp_overlap_share = (comm > 0).then(|| comp_comm as f64 / comm as f64);
+    let cc = comm_comp(
+        &merged[KernelClass::Communication as usize],
+        &merged[KernelClass::Computation as usize],
+    );
 
     ClassBreakdown {
         path: trace.path.display().to_string(),
@@ -407,8 +404,95 @@ pub fn breakdown_of(
         rules,
         classes,
         overlaps,
-        comm_comp_overlap_share,
+        comm_comp_overlap_share: cc.share(),
     }
+}
+
+/// The boundaries of merged intervals, each class weighted: `(time, +weight)` at a start
+/// and `(time, −weight)` at an end, in time order.
+fn boundaries<'a>(classes: impl Iterator<Item = (i64, &'a [(i64, i64)])>) -> Vec<(i64, i64)> {
+    let mut bounds: Vec<(i64, i64)> = Vec::new();
+    for (w, m) in classes {
+        for &(s, e) in m {
+            bounds.push((s, w));
+            bounds.push((e, -w));
+        }
+    }
+    bounds.sort_unstable();
+    bounds
+}
+
+/// Walk boundaries in time order: `f(running sum, length)` for each elementary segment
+/// between two boundaries, the running sum being that of all boundaries up to its start.
+fn sweep(bounds: &[(i64, i64)], mut f: impl FnMut(i64, i64)) {
+    let mut running = 0i64;
+    for (k, &(t, w)) in bounds.iter().enumerate() {
+        running += w;
+        if let Some(&(next, _)) = bounds.get(k + 1) {
+            if next > t {
+                f(running, next - t);
+            }
+        }
+    }
+}
+
+/// Communication and computation as HTA's `get_comm_comp_overlap` measures them. Times
+/// ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommComp {
+    /// Communication rows present.
+    pub has_comm: bool,
+    /// Σ of the merged communication intervals' lengths (|U(comm)|).
+    pub comm_ns: i64,
+    /// Σ of the merged computation intervals' lengths (|U(comp)|).
+    pub comp_ns: i64,
+    /// Time where communication (+1) and computation (+2) sum to 3 (|U(comp) ∩ U(comm)|).
+    pub overlap_ns: i64,
+}
+
+impl CommComp {
+    /// `overlap / comm` (0–1, full precision: HTA rounds its percentage to 2 decimals);
+    /// `None` without communication.
+    pub fn share(&self) -> Option<f64> {
+        (self.has_comm && self.comm_ns != 0).then(|| self.overlap_ns as f64 / self.comm_ns as f64)
+    }
+}
+
+/// [`CommComp`] of merged communication and computation intervals (start order).
+fn comm_comp(comm: &[(i64, i64)], comp: &[(i64, i64)]) -> CommComp {
+    let len = |m: &[(i64, i64)]| m.iter().map(|&(s, e)| e - s).sum::<i64>();
+    let mut overlap_ns = 0;
+    sweep(
+        &boundaries([(1, comm), (2, comp)].into_iter()),
+        |running, len| {
+            if running == 3 {
+                overlap_ns += len;
+            }
+        },
+    );
+    CommComp {
+        has_comm: !comm.is_empty(),
+        comm_ns: len(comm),
+        comp_ns: len(comp),
+        overlap_ns,
+    }
+}
+
+/// HTA's communication / computation overlap of already selected rows, classified with
+/// `rules` (what `kinetoscope comm --hta-compat` reports).
+pub fn comm_comp_of(trace: &Trace, rows: &GpuRows, rules: ClassRules) -> CommComp {
+    let e = &trace.events;
+    let mut cache = ClassCache::new(trace, rules);
+    let (mut comm, mut comp) = (Vec::new(), Vec::new());
+    for &id in &rows.rows {
+        let span = rows.clock.span(trace, id as usize);
+        match cache.get(trace, e.name[id as usize]) {
+            KernelClass::Communication => comm.push(span),
+            KernelClass::Computation => comp.push(span),
+            _ => {}
+        }
+    }
+    comm_comp(&merge_sorted(comm), &merge_sorted(comp))
 }
 
 /// The per-class kernel breakdown of a trace (`filter`: apply HTA's step filter, see
@@ -446,6 +530,12 @@ mod tests {
             Computation
         );
         assert_eq!(classify("Stream Wait Event", ClassRules::Hta06), Other);
+        // `Memcpy` anywhere, or `Sync` anywhere, is never computation.
+        assert_eq!(classify("fooMemcpyKernel", ClassRules::Hta050), Other);
+        assert_eq!(
+            classify("void at::native::foo<float>()", ClassRules::Hta050),
+            Computation
+        );
     }
 
     #[test]

@@ -4,6 +4,13 @@
 //! short gap between back-to-back work, below a threshold, 30 µs by default) or **other**.
 //! The same classification over all streams as one queue gives the host wait of the GPU
 //! as a whole ([`device_host_wait`]), which the advisor uses.
+//!
+//! Rows that overlap on one stream (CUPTI timestamps of back-to-back work, graph
+//! replays) make HTA's gap negative: HTA measures from the end of the previous row in
+//! start order and sums negative gaps into the totals and statistics. kinetoscope's
+//! default measures from the latest end so far on the stream and clips at zero (a row that
+//! starts while the stream is busy had no idle time before it); `--hta-compat` does what
+//! HTA does.
 
 use serde::{Deserialize, Serialize};
 
@@ -134,13 +141,14 @@ pub struct IdleBreakdown {
     pub device_host_wait_ns: i64,
 }
 
-/// One gap on a stream: from the end of a GPU row to the start of the next row on the
-/// same stream, classified as HTA does. Times ns on the rows' clock.
+/// One gap on a stream: from the end of a GPU row (kinetoscope: the latest end so far on
+/// the stream) to the start of the next row on the same stream, classified as HTA does.
+/// Times ns on the rows' clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Gap {
     /// CUDA stream.
     pub stream: i64,
-    /// The previous row's end.
+    /// The previous row's end (kinetoscope: the latest end of the earlier rows).
     pub start_ns: i64,
     /// The next row's start (before `start_ns` when the rows overlap).
     pub end_ns: i64,
@@ -150,6 +158,18 @@ pub struct Gap {
     pub row: u32,
     /// Its launch call (event index), when known.
     pub launch: Option<u32>,
+}
+
+impl Gap {
+    /// The idle time the gap counts for in a mode: HTA sums overlaps as negative gaps,
+    /// kinetoscope clips them at zero.
+    pub fn idle_ns(&self, compat: Compat) -> i64 {
+        let d = self.end_ns - self.start_ns;
+        match compat {
+            Compat::Hta => d,
+            Compat::Kinetoscope => d.max(0),
+        }
+    }
 }
 
 /// Which queue a gap is measured in.
@@ -194,9 +214,9 @@ fn walk(
             }
         };
         let prev_end = prev[slot].1;
-        prev[slot].1 = match queue {
-            Queue::Stream => end,
-            Queue::Device => prev_end.max(end),
+        prev[slot].1 = match (queue, rows.window.compat) {
+            (Queue::Stream, Compat::Hta) => end,
+            _ => prev_end.max(end),
         };
         let launch = launches
             .get(e.correlation[i])
@@ -223,6 +243,17 @@ fn walk(
             }),
         );
     }
+}
+
+/// Every gap on every stream (see [`Gap`]), in the order of the rows after them (start
+/// order); the first row of each stream has none. [`idle_of`] sums these per stream and
+/// category, each counting [`Gap::idle_ns`].
+pub fn stream_gaps(trace: &Trace, rows: &GpuRows, kernel_wait_ns: i64) -> Vec<Gap> {
+    let mut out = Vec::new();
+    walk(trace, rows, kernel_wait_ns, Queue::Stream, |_, _, g| {
+        out.extend(g)
+    });
+    out
 }
 
 /// The time the whole GPU waits for the host: HTA's classification applied to all
@@ -280,7 +311,7 @@ pub fn idle_of(trace: &Trace, rows: &GpuRows, kernel_wait_ns: i64) -> IdleBreakd
             acc.first_event = acc.first_event.min(id);
             match gap {
                 None => acc.first_other = true,
-                Some(g) => acc.gaps[g.category as usize].push(g.end_ns - g.start_ns),
+                Some(g) => acc.gaps[g.category as usize].push(g.idle_ns(rows.window.compat)),
             }
         },
     );

@@ -17,7 +17,7 @@ pub mod idle;
 pub mod launches;
 pub mod temporal;
 
-use kinetoscope_trace::{CategoryKind, Phase, Trace, TrackKind};
+use kinetoscope_trace::{CategoryKind, EventId, Phase, Trace, TrackKind};
 use serde::{Deserialize, Serialize};
 
 use crate::steps::{find_steps, StepSource};
@@ -136,26 +136,46 @@ pub fn step_names(trace: &Trace) -> Vec<String> {
     names
 }
 
-/// Start (ns) and name of the rank's last `ProfilerStep`, if any.
-fn last_step(trace: &Trace) -> Option<(i64, String)> {
-    let (steps, source) = find_steps(trace);
-    if source != StepSource::ProfilerStep {
+/// The HTA-filter cut of a trace (`Some` only when `filter` is set and the trace has a
+/// step), as (ns on `clock`, name of the event that sets it). HTA 0.5.0 cuts at the latest
+/// start of any host-side event (its "CPU events": everything but kernels, memcpys,
+/// memsets and syncs) whose name contains `ProfilerStep`. That includes the
+/// `gpu_user_annotation` copy of the step that Kineto draws on the GPU timeline where the
+/// GPU ran it, which often starts after the host step has ended; the cut then keeps
+/// (part of) the last step.
+pub fn cut_of(trace: &Trace, filter: bool, clock: Clock) -> Option<(i64, String)> {
+    if !filter || step_names(trace).is_empty() {
         return None;
     }
-    steps
-        .into_iter()
-        .max_by_key(|s| s.start_ns)
-        .map(|s| (s.start_ns, s.name))
+    let e = &trace.events;
+    let mut named = vec![None::<bool>; trace.strings.len()];
+    let mut best: Option<(i64, usize)> = None;
+    for i in 0..e.len() {
+        if e.phase[i] != Phase::Complete || is_gpu_row_kind(trace.categories.kind(e.cat[i])) {
+            continue;
+        }
+        let slot = &mut named[e.name[i].0 as usize];
+        let is_step =
+            *slot.get_or_insert_with(|| trace.strings.get(e.name[i]).contains("ProfilerStep"));
+        if is_step {
+            let ts = clock.start(e.ts_ns[i]);
+            if best.is_none_or(|(b, _)| ts > b) {
+                best = Some((ts, i));
+            }
+        }
+    }
+    best.map(|(ts, i)| (ts, trace.strings.get(e.name[i]).to_owned()))
 }
 
-/// The HTA-filter cut of a trace (`Some` only when `filter` is set and the trace has a
-/// step), as (ns on `clock`, step name).
-pub fn cut_of(trace: &Trace, filter: bool, clock: Clock) -> Option<(i64, String)> {
-    if filter {
-        last_step(trace).map(|(ts, name)| (clock.start(ts), name))
-    } else {
-        None
-    }
+/// Categories whose events can be GPU rows (HTA's "GPU events").
+fn is_gpu_row_kind(kind: CategoryKind) -> bool {
+    matches!(
+        kind,
+        CategoryKind::Kernel
+            | CategoryKind::GpuMemcpy
+            | CategoryKind::GpuMemset
+            | CategoryKind::CudaSync
+    )
 }
 
 /// Host-side launch calls (runtime and driver calls with a correlation id), sorted by
@@ -218,9 +238,11 @@ pub fn launch_kept(
 }
 
 /// Select the GPU rows of a trace: kernels, memcpys, memsets and `cuda_sync` events that
-/// carry a stream (not `Event Sync` / `Context Sync`), as HTA's "rows with a stream"
-/// minus the host-side Triton ops HTA also counts (docs/hta-differences.md).
-/// With `filter`, apply HTA's step filter.
+/// carry a stream, as HTA's "rows with a stream" minus the host-side Triton ops HTA also
+/// counts (docs/hta-differences.md). Device-wide syncs (`Event Sync`, `Context Sync`) are
+/// not on a stream: kinetoscope leaves them out; HTA mode keeps those written with
+/// `stream` 4294967295 (older Kineto), which HTA's `stream != -1` test lets through, as
+/// rows of that stream. With `filter`, apply HTA's step filter.
 pub fn select(trace: &Trace, compat: Compat, filter: bool) -> GpuRows {
     let e = &trace.events;
     let clock = Clock::of(compat);
@@ -236,6 +258,7 @@ pub fn select(trace: &Trace, compat: Compat, filter: bool) -> GpuRows {
     let (mut kc, mut tc) = (0usize, 0usize);
     let mut rows = Vec::new();
     let mut total = 0u64;
+    let mut device_sync_stream = None;
     for i in 0..e.len() {
         if e.phase[i] != Phase::Complete {
             continue;
@@ -247,14 +270,19 @@ pub fn select(trace: &Trace, compat: Compat, filter: bool) -> GpuRows {
             CategoryKind::CudaSync => {
                 let name = trace.strings.get(e.name[i]);
                 if name == "Event Sync" || name == "Context Sync" {
-                    continue;
+                    match trace.args.sync_of(EventId(i as u32)) {
+                        Some(a) if compat == Compat::Hta && a.stream != -1 => {
+                            device_sync_stream = Some(a.stream)
+                        }
+                        _ => continue,
+                    }
                 }
                 RowKind::Sync
             }
             _ => continue,
         };
         let id = i as u32;
-        let mut stream = None;
+        let mut stream = device_sync_stream.take();
         match kind {
             RowKind::Kernel => {
                 while kc < kargs.len() && kargs[kc].event.0 < id {

@@ -235,6 +235,12 @@ pub fn overview(trace: &Trace) -> TraceOverview {
     if plan.source == StepSource::WholeTrace {
         warnings.push(Note::NoStepMarkers);
     }
+    let activity = crate::device_activity::device_activity(trace);
+    if activity.missing() {
+        warnings.push(Note::NoDeviceActivity {
+            launch_calls: activity.kernel_launch_calls,
+        });
+    }
     if !plan.dropped.is_empty() {
         warnings.push(Note::DroppedTailSteps {
             steps: plan.dropped.iter().map(|s| s.name.clone()).collect(),

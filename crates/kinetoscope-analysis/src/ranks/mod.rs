@@ -1,11 +1,14 @@
-//! `kinetoscope ranks`: rank traces of one job side by side.
+//! `kinetoscope ranks`: rank traces of one job side by side, and the one straggler
+//! analysis that `kinetoscope report` (rule DI001) uses too.
 //!
 //! 1. Each trace is reduced on its reader thread to a [`RankSummary`] (steps with the
 //!    overview breakdown, collectives), so a folder of many ranks never holds more than a
 //!    few whole traces.
-//! 2. **Matching**: the k-th collective is matched across ranks by (process group,
-//!    `Seq`) when the trace records `Seq`, else by (process group, collective name, k)
-//!    — its order among the rank's calls of that collective in that group.
+//! 2. **Matching** a collective across ranks, by the best identity the traces record:
+//!    `Comms Id` (the same value on every rank for one call), else (process group,
+//!    `Seq`), else its order: the k-th call of that collective in that process group,
+//!    counted from the start of each numbered step (`ProfilerStep#N`, so traces that start
+//!    at different steps still line up), or from the start of the trace without steps.
 //! 3. **Clocks** ([`ClockMode`]): Kineto stamps events with each host's clock. A
 //!    synchronising collective ends at (nearly) the same instant on every rank, so the
 //!    offset of rank r is estimated as the median over matched collectives of
@@ -14,13 +17,18 @@
 //!    differences is at most 10 % of the offset (or 5 µs) — i.e. a fixed clock offset,
 //!    not ranks that really end at different times; otherwise the clocks are taken as
 //!    shared. The offsets and the decision are reported.
-//! 4. Per matched collective: start skew (max − min start) and each rank's wait (the
-//!    last arriver's start − its own start).
-//! 5. **Stragglers**: ranks ranked by the wait they cause (Σ over the collectives they
-//!    arrived last at of the others' mean wait); evidence: how often they arrived
-//!    last, the steps where they were slowest, and the non-communication phase of the
-//!    breakdown that is longer than on the median rank. Without matched collectives the
-//!    ranking falls back to mean step time.
+//! 4. Per matched collective: the rank arrives when its work starts (the kernel, the
+//!    backend's worker span, or the call of a host collective); start skew (max − min
+//!    arrival) and each rank's wait (the last arriver's arrival − its own).
+//! 5. **Stragglers**: the ranks the others wait for — never the ones that wait. With
+//!    matched collectives, ranked by the wait they cause (Σ over the collectives they
+//!    arrived last at of the others' mean wait). Without, by their time outside
+//!    collectives per step (the step minus its communication part): the rank that
+//!    computes longest makes the others wait in the next collective, while a waiting
+//!    rank's steps are as long but spent in collectives. Ranks causing less than a
+//!    tenth of the top straggler's wait are not listed. Evidence: arrivals, time
+//!    outside collectives against the median rank, and the non-communication phase of
+//!    the breakdown that is longer than on the median rank.
 
 mod summary;
 
@@ -78,6 +86,9 @@ pub struct RankRow {
     pub max_step_ns: i64,
     /// Mean of each breakdown part per step, ns.
     pub mean_parts_ns: Parts<f64>,
+    /// Mean time per step outside collectives: the step minus its communication part,
+    /// ns.
+    pub outside_collectives_ns: f64,
     /// Clock offset estimated for this rank relative to the reference rank, ns (what
     /// is subtracted from its times when applied).
     pub clock_offset_ns: i64,
@@ -112,10 +123,23 @@ pub struct StepAcross {
     pub median_ns: f64,
     /// Longest, ns.
     pub max_ns: i64,
-    /// The rank with the longest step.
+    /// The rank with the longest step (in a synchronised job often a rank that waits,
+    /// not the straggler).
     pub slowest_rank: i64,
     /// Ranks that have the step.
     pub ranks: usize,
+}
+
+/// What identified a collective across ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchedBy {
+    /// `Comms Id`.
+    CommsId,
+    /// Process group and `Seq`.
+    Seq,
+    /// Order among the calls of that collective in that process group, per step.
+    Order,
 }
 
 /// One collective matched across ranks.
@@ -123,22 +147,28 @@ pub struct StepAcross {
 pub struct MatchedCollective {
     /// Process group (`""` when unknown).
     pub process_group: String,
-    /// Collective (folded name).
+    /// Collective (folded name, of the lowest rank that has it).
     pub collective: String,
-    /// `Seq` when matched by it, else the order k within (group, collective).
-    pub index: i64,
-    /// Whether `index` is a `Seq`.
-    pub by_seq: bool,
+    /// What identified it.
+    pub matched_by: MatchedBy,
+    /// `Comms Id` when matched by it.
+    pub comms_id: Option<u64>,
+    /// `Seq` when matched by it, else the order k within (process group, collective,
+    /// step); `None` when matched by `Comms Id`.
+    pub index: Option<i64>,
+    /// The step the order k counts from (`None` outside numbered steps or when not
+    /// matched by order).
+    pub step: Option<i64>,
     /// Ranks that have it.
     pub ranks: usize,
-    /// Earliest start after clock correction, epoch ns.
+    /// Earliest arrival after clock correction, epoch ns.
     pub first_start_ns: i64,
-    /// max − min start, ns: also the longest wait, the first arriver's.
+    /// max − min arrival, ns: also the longest wait, the first arriver's.
     pub start_skew_ns: i64,
     /// The rank that arrived last.
     pub last_rank: i64,
-    /// Each rank's wait (last start − own start), ns, in [`RanksReport::ranks`] order;
-    /// `None` where the rank lacks it.
+    /// Each rank's wait (last arrival − own arrival), ns, in [`RanksReport::ranks`]
+    /// order; `None` where the rank lacks it.
     pub wait_ns: Vec<Option<i64>>,
 }
 
@@ -148,8 +178,8 @@ pub struct MatchedCollective {
 pub enum StragglerBasis {
     /// The wait each rank caused at matched collectives.
     CausedWait,
-    /// Mean step time (no collective could be matched).
-    StepTime,
+    /// Time outside collectives per step (no collective could be matched).
+    OutsideCollectives,
 }
 
 /// A rank others wait for.
@@ -157,27 +187,33 @@ pub enum StragglerBasis {
 pub struct Straggler {
     /// The rank.
     pub rank: i64,
-    /// Wait it caused: Σ over collectives it arrived last at of the others' mean wait,
-    /// ns (0 in the step-time fallback).
+    /// Wait it caused over the trace, ns: Σ over the collectives it arrived last at of
+    /// the others' mean wait (caused-wait basis), else its excess time outside
+    /// collectives over each other rank, averaged over the others, times the steps
+    /// compared.
     pub caused_wait_ns: f64,
+    /// `caused_wait_ns` per step (over the steps compared), ns.
+    pub caused_wait_per_step_ns: f64,
+    /// Steps compared: the fewest kept steps of any rank (at least 1).
+    pub steps: usize,
     /// Collectives it arrived last at.
     pub arrived_last: usize,
     /// Of how many matched.
     pub matched: usize,
     /// `arrived_last / matched` (0–1).
     pub arrived_last_share: f64,
-    /// Steps where it had the longest duration.
-    pub slowest_steps: Vec<String>,
-    /// Steps compared across ranks.
-    pub of_steps: usize,
+    /// Its mean time outside collectives per step, ns.
+    pub outside_collectives_ns: f64,
+    /// The median over ranks of that time, ns.
+    pub median_outside_collectives_ns: f64,
+    /// `outside_collectives_ns` minus the median, ns.
+    pub outside_excess_ns: f64,
+    /// That excess over the median (a ratio; 0 when the median is 0).
+    pub outside_excess_ratio: f64,
     /// Its mean step time, ns.
     pub mean_step_ns: f64,
     /// The median over ranks of the mean step time, ns.
     pub median_step_ns: f64,
-    /// Its mean step time minus the median over ranks, ns.
-    pub step_excess_ns: f64,
-    /// `step_excess_ns` over the median (a ratio; 0 when the median is 0).
-    pub step_excess_ratio: f64,
     /// The breakdown part (not communication) most longer than on the median rank.
     pub slower_phase: Option<String>,
     /// That part's excess per step, ns.
@@ -195,6 +231,17 @@ pub struct ClockReport {
     pub reference_rank: Option<i64>,
 }
 
+/// Matched collectives by what identified them across ranks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchCounts {
+    /// By `Comms Id`.
+    pub comms_id: usize,
+    /// By process group and `Seq`.
+    pub seq: usize,
+    /// By order within process group, collective and step.
+    pub order: usize,
+}
+
 /// Skew statistics over all matched collectives.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SkewSummary {
@@ -202,6 +249,8 @@ pub struct SkewSummary {
     pub matched: usize,
     /// Collectives seen on one rank only.
     pub unmatched: usize,
+    /// Matched collectives by what identified them.
+    pub matched_by: MatchCounts,
     /// Mean start skew, ns.
     pub mean_skew_ns: f64,
     /// Median start skew, ns.
@@ -231,8 +280,35 @@ pub struct RanksReport {
     pub warnings: Vec<Note>,
 }
 
-/// (group, by_seq, index) key, rank index, start, end of one collective call.
-type Entry = ((u32, bool, i64), u32, i64, i64);
+/// The identity of a collective call across ranks (group and name ids are global).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Key {
+    /// `Comms Id`.
+    Id(u64),
+    /// (process group, `Seq`).
+    Seq(u32, i64),
+    /// (process group, collective, step, k).
+    Order(u32, u32, Option<i64>, i64),
+}
+
+impl Key {
+    fn matched_by(self) -> MatchedBy {
+        match self {
+            Key::Id(_) => MatchedBy::CommsId,
+            Key::Seq(..) => MatchedBy::Seq,
+            Key::Order(..) => MatchedBy::Order,
+        }
+    }
+}
+
+/// One rank's call of a collective: key, rank index, arrival, end, name id.
+struct Entry {
+    key: Key,
+    rank: usize,
+    start: i64,
+    end: i64,
+    name: u32,
+}
 
 fn median_i64(v: &mut [i64]) -> i64 {
     v.sort_unstable();
@@ -250,6 +326,55 @@ fn median_f64(mut v: Vec<f64>) -> f64 {
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
+}
+
+/// Global ids of the strings of every rank's tables.
+#[derive(Default)]
+struct Interner {
+    ids: FxHashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Interner {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
+            return i;
+        }
+        self.names.push(s.to_owned());
+        self.ids.insert(s.to_owned(), (self.names.len() - 1) as u32);
+        (self.names.len() - 1) as u32
+    }
+}
+
+/// Every rank's collectives with their keys.
+fn entries(ranks: &[RankSummary], groups: &mut Interner, names: &mut Interner) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for (r, s) in ranks.iter().enumerate() {
+        let g: Vec<u32> = s.groups.iter().map(|x| groups.id(x)).collect();
+        let n: Vec<u32> = s.names.iter().map(|x| names.id(x)).collect();
+        let mut k: FxHashMap<(u32, u32, Option<i64>), i64> = FxHashMap::default();
+        for c in &s.collectives {
+            let (group, name) = (g[c.group as usize], n[c.name as usize]);
+            let key = match (c.comms_id, c.seq) {
+                (Some(id), _) => Key::Id(id),
+                (None, Some(seq)) => Key::Seq(group, seq),
+                (None, None) => {
+                    let k = k.entry((group, name, c.step)).or_insert(0);
+                    *k += 1;
+                    Key::Order(group, name, c.step, *k - 1)
+                }
+            };
+            out.push(Entry {
+                key,
+                rank: r,
+                start: c.start_ns,
+                end: c.end_ns,
+                name,
+            });
+        }
+    }
+    out.sort_unstable_by_key(|e| (e.key, e.rank));
+    out
 }
 
 /// Compare the ranks of one job.
@@ -270,56 +395,23 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
     }
     let mut order: Vec<usize> = (0..ranks.len()).collect();
     order.sort_by_key(|&i| ids[i]);
+    let mut taken: Vec<Option<RankSummary>> = ranks.drain(..).map(Some).collect();
     ranks = order
         .iter()
-        .map(|&i| std::mem::replace(&mut ranks[i], empty()))
+        .map(|&i| taken[i].take().expect("each rank once"))
         .collect();
     let ids: Vec<i64> = order.iter().map(|&i| ids[i]).collect();
     let n = ranks.len();
 
-    // Global collective keys: (group id, index, by_seq) → per rank the collective.
-    let mut group_ids: FxHashMap<(String, String), u32> = FxHashMap::default();
-    let mut group_names: Vec<(String, String)> = Vec::new();
-    let mut entries: Vec<Entry> = Vec::new();
-    for (r, s) in ranks.iter().enumerate() {
-        let local: Vec<u32> = s
-            .groups
-            .iter()
-            .map(|g| {
-                *group_ids.entry(g.clone()).or_insert_with(|| {
-                    group_names.push(g.clone());
-                    (group_names.len() - 1) as u32
-                })
-            })
-            .collect();
-        let mut k_in_group: FxHashMap<u32, i64> = FxHashMap::default();
-        for c in &s.collectives {
-            let g = local[c.group as usize];
-            let key = if c.seq >= 0 {
-                // Seq is per process group, whatever the collective.
-                let pg = group_names[g as usize].0.clone();
-                let gid = *group_ids
-                    .entry((pg.clone(), String::from("(seq)")))
-                    .or_insert_with(|| {
-                        group_names.push((pg.clone(), String::from("(seq)")));
-                        (group_names.len() - 1) as u32
-                    });
-                (gid, true, c.seq)
-            } else {
-                let k = k_in_group.entry(g).or_insert(0);
-                *k += 1;
-                (g, false, *k - 1)
-            };
-            entries.push((key, r as u32, c.start_ns, c.end_ns));
-        }
-    }
-    entries.sort_unstable_by_key(|e| (e.0, e.1));
+    let mut groups = Interner::default();
+    let mut names = Interner::default();
+    let entries = entries(&ranks, &mut groups, &mut names);
     // Runs of equal keys.
     let mut runs: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
     while i < entries.len() {
         let mut j = i + 1;
-        while j < entries.len() && entries[j].0 == entries[i].0 {
+        while j < entries.len() && entries[j].key == entries[i].key {
             j += 1;
         }
         runs.push((i, j));
@@ -333,12 +425,11 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
     let mut diffs: Vec<Vec<i64>> = vec![Vec::new(); n];
     for &(a, b) in &matched_runs {
         let run = &entries[a..b];
-        if run[0].1 != 0 {
+        if run[0].rank != 0 {
             continue;
         }
-        let ref_end = run[0].3;
         for e in &run[1..] {
-            diffs[e.1 as usize].push(e.3 - ref_end);
+            diffs[e.rank].push(e.end - run[0].end);
         }
     }
     let mut offsets = vec![0i64; n];
@@ -364,13 +455,14 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
     let mut matched_count = vec![0usize; n];
     let mut caused = vec![0f64; n];
     let mut skews: Vec<i64> = Vec::with_capacity(matched_runs.len());
+    let mut by_kind = MatchCounts::default();
     let mut listed: Vec<MatchedCollective> = Vec::new();
     let corr = |r: usize, t: i64| if applied[r] { t - offsets[r] } else { t };
     for &(a, b) in &matched_runs {
         let run = &entries[a..b];
         let starts: Vec<(usize, i64)> = run
             .iter()
-            .map(|e| (e.1 as usize, corr(e.1 as usize, e.2)))
+            .map(|e| (e.rank, corr(e.rank, e.start)))
             .collect();
         let (last_r, last_s) = *starts
             .iter()
@@ -389,13 +481,24 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         caused[last_r] += others as f64 / (starts.len() - 1) as f64;
         let skew = last_s - first_s;
         skews.push(skew);
-        let key = run[0].0;
-        let (pg, name) = &group_names[key.0 as usize];
+        let key = run[0].key;
+        *match key.matched_by() {
+            MatchedBy::CommsId => &mut by_kind.comms_id,
+            MatchedBy::Seq => &mut by_kind.seq,
+            MatchedBy::Order => &mut by_kind.order,
+        } += 1;
+        let (group, comms_id, index, step) = match key {
+            Key::Id(id) => (None, Some(id), None, None),
+            Key::Seq(g, seq) => (Some(g), None, Some(seq), None),
+            Key::Order(g, _, step, k) => (Some(g), None, Some(k), step),
+        };
         listed.push(MatchedCollective {
-            process_group: pg.clone(),
-            collective: name.clone(),
-            index: key.2,
-            by_seq: key.1,
+            process_group: group.map_or_else(String::new, |g| groups.names[g as usize].clone()),
+            collective: names.names[run[0].name as usize].clone(),
+            matched_by: key.matched_by(),
+            comms_id,
+            index,
+            step,
             ranks: starts.len(),
             first_start_ns: first_s,
             start_skew_ns: skew,
@@ -418,6 +521,7 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
     let skew = SkewSummary {
         matched: matched_runs.len(),
         unmatched,
+        matched_by: by_kind,
         mean_skew_ns: if skews.is_empty() {
             0.0
         } else {
@@ -430,58 +534,7 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         warnings.push(Note::NoMatchedCollectives);
     }
 
-    // Steps across ranks, by number (or name).
-    let mut step_keys: Vec<(Option<i64>, String)> = Vec::new();
-    let mut step_dur: FxHashMap<(Option<i64>, String), Vec<Option<i64>>> = FxHashMap::default();
-    for (r, s) in ranks.iter().enumerate() {
-        for st in &s.steps {
-            let key = (
-                st.number,
-                if st.number.is_some() {
-                    String::new()
-                } else {
-                    st.name.clone()
-                },
-            );
-            let v = step_dur.entry(key.clone()).or_insert_with(|| {
-                step_keys.push(key.clone());
-                vec![None; n]
-            });
-            v[r] = Some(st.dur_ns);
-        }
-    }
-    step_keys.sort();
-    let mut steps = Vec::new();
-    let mut slowest_steps: Vec<Vec<String>> = vec![Vec::new(); n];
-    for key in &step_keys {
-        let durs = &step_dur[key];
-        let present: Vec<(usize, i64)> = durs
-            .iter()
-            .enumerate()
-            .filter_map(|(r, d)| d.map(|d| (r, d)))
-            .collect();
-        let (slow_r, max) = *present
-            .iter()
-            .max_by_key(|(r, d)| (*d, std::cmp::Reverse(*r)))
-            .expect("present");
-        let name = match key.0 {
-            Some(num) => format!("ProfilerStep#{num}"),
-            None => key.1.clone(),
-        };
-        if present.len() >= 2 {
-            slowest_steps[slow_r].push(name.clone());
-        }
-        steps.push(StepAcross {
-            name,
-            number: key.0,
-            dur_ns: durs.clone(),
-            min_ns: present.iter().map(|x| x.1).min().unwrap_or(0),
-            median_ns: median_f64(present.iter().map(|x| x.1 as f64).collect()),
-            max_ns: max,
-            slowest_rank: ids[slow_r],
-            ranks: present.len(),
-        });
-    }
+    let steps = steps_across(&ranks, &ids);
 
     // Rank rows.
     let rows: Vec<RankRow> = ranks
@@ -495,13 +548,16 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
                     *x += v;
                 }
             }
+            let mean_step_ns = s.steps.iter().map(|x| x.dur_ns).sum::<i64>() as f64 / k;
+            let mean_parts_ns = Parts::from_array(sums.map(|v| v as f64 / k));
             RankRow {
                 rank: ids[r],
                 path: s.path.clone(),
                 steps: s.steps.len(),
-                mean_step_ns: s.steps.iter().map(|x| x.dur_ns).sum::<i64>() as f64 / k,
+                mean_step_ns,
                 max_step_ns: s.steps.iter().map(|x| x.dur_ns).max().unwrap_or(0),
-                mean_parts_ns: Parts::from_array(sums.map(|v| v as f64 / k)),
+                outside_collectives_ns: mean_step_ns - mean_parts_ns.communication,
+                mean_parts_ns,
                 clock_offset_ns: offsets[r],
                 clock_offset_applied: applied[r],
                 collectives: s.collectives.len(),
@@ -519,12 +575,12 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         .collect();
 
     let straggler_basis = if matched_runs.is_empty() {
-        StragglerBasis::StepTime
+        StragglerBasis::OutsideCollectives
     } else {
         StragglerBasis::CausedWait
     };
     let stragglers = if n >= 2 {
-        stragglers(&rows, &caused, &slowest_steps, straggler_basis, steps.len())
+        stragglers(&rows, &caused, straggler_basis)
     } else {
         warnings.push(Note::OneRank);
         Vec::new()
@@ -552,46 +608,96 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
     }
 }
 
-fn empty() -> RankSummary {
-    RankSummary {
-        path: String::new(),
-        rank: None,
-        world_size: None,
-        steps: Vec::new(),
-        groups: Vec::new(),
-        collectives: Vec::new(),
-        comm_kernel_ns: 0,
-        warnings: Vec::new(),
+/// Steps across ranks, by number (or name).
+fn steps_across(ranks: &[RankSummary], ids: &[i64]) -> Vec<StepAcross> {
+    let n = ranks.len();
+    let mut step_keys: Vec<(Option<i64>, String)> = Vec::new();
+    let mut step_dur: FxHashMap<(Option<i64>, String), Vec<Option<i64>>> = FxHashMap::default();
+    for (r, s) in ranks.iter().enumerate() {
+        for st in &s.steps {
+            let key = (
+                st.number,
+                if st.number.is_some() {
+                    String::new()
+                } else {
+                    st.name.clone()
+                },
+            );
+            let v = step_dur.entry(key.clone()).or_insert_with(|| {
+                step_keys.push(key.clone());
+                vec![None; n]
+            });
+            v[r] = Some(st.dur_ns);
+        }
     }
+    step_keys.sort();
+    step_keys
+        .iter()
+        .map(|key| {
+            let durs = &step_dur[key];
+            let present: Vec<(usize, i64)> = durs
+                .iter()
+                .enumerate()
+                .filter_map(|(r, d)| d.map(|d| (r, d)))
+                .collect();
+            let (slow_r, max) = *present
+                .iter()
+                .max_by_key(|(r, d)| (*d, std::cmp::Reverse(*r)))
+                .expect("present");
+            StepAcross {
+                name: match key.0 {
+                    Some(num) => format!("ProfilerStep#{num}"),
+                    None => key.1.clone(),
+                },
+                number: key.0,
+                dur_ns: durs.clone(),
+                min_ns: present.iter().map(|x| x.1).min().unwrap_or(0),
+                median_ns: median_f64(present.iter().map(|x| x.1 as f64).collect()),
+                max_ns: max,
+                slowest_rank: ids[slow_r],
+                ranks: present.len(),
+            }
+        })
+        .collect()
 }
 
+/// A rank is listed as a straggler when the wait it causes is at least this share of
+/// the top straggler's.
+const MIN_SHARE_OF_TOP: f64 = 0.1;
+
 /// Rank the stragglers and gather their evidence.
-fn stragglers(
-    rows: &[RankRow],
-    caused: &[f64],
-    slowest_steps: &[Vec<String>],
-    basis: StragglerBasis,
-    n_steps: usize,
-) -> Vec<Straggler> {
-    let by_wait = basis == StragglerBasis::CausedWait;
+fn stragglers(rows: &[RankRow], caused: &[f64], basis: StragglerBasis) -> Vec<Straggler> {
     let n = rows.len();
+    let steps = rows.iter().map(|r| r.steps).min().unwrap_or(0).max(1);
     let median_step = median_f64(rows.iter().map(|r| r.mean_step_ns).collect());
+    let outside: Vec<f64> = rows.iter().map(|r| r.outside_collectives_ns).collect();
+    let median_outside = median_f64(outside.clone());
     let part_medians: Vec<f64> = (0..8)
         .map(|p| median_f64(rows.iter().map(|r| r.mean_parts_ns.to_array()[p]).collect()))
         .collect();
-    let mut order: Vec<usize> = (0..n).collect();
-    if by_wait {
-        order.retain(|&r| caused[r] > 0.0);
-        order.sort_by(|&a, &b| caused[b].total_cmp(&caused[a]).then(a.cmp(&b)));
-    } else {
-        order.retain(|&r| rows[r].mean_step_ns > median_step);
-        order.sort_by(|&a, &b| {
-            rows[b]
-                .mean_step_ns
-                .total_cmp(&rows[a].mean_step_ns)
-                .then(a.cmp(&b))
-        });
+    // Wait caused per rank, over the steps compared.
+    let caused: Vec<f64> = match basis {
+        StragglerBasis::CausedWait => caused.to_vec(),
+        StragglerBasis::OutsideCollectives => (0..n)
+            .map(|s| {
+                let excess: f64 = (0..n)
+                    .filter(|&r| r != s)
+                    .map(|r| (outside[s] - outside[r]).max(0.0))
+                    .sum();
+                excess / (n - 1) as f64 * steps as f64
+            })
+            .collect(),
+    };
+    // Ranks that cause a tenth of the top straggler's wait or more: arriving last now
+    // and then by a few µs (as every rank does) does not make a straggler.
+    let top = caused.iter().copied().fold(0.0, f64::max);
+    let mut order: Vec<usize> = (0..n)
+        .filter(|&r| caused[r] > 0.0 && caused[r] >= MIN_SHARE_OF_TOP * top)
+        .collect();
+    if basis == StragglerBasis::OutsideCollectives {
+        order.retain(|&r| outside[r] > median_outside);
     }
+    order.sort_by(|&a, &b| caused[b].total_cmp(&caused[a]).then(a.cmp(&b)));
     order.truncate(5);
     order
         .into_iter()
@@ -609,24 +715,26 @@ fn stragglers(
                     phase = Some(p);
                 }
             }
-            let step_excess = row.mean_step_ns - median_step;
             let base = phase.map_or(0.0, |p| part_medians[p]);
+            let outside_excess = outside[r] - median_outside;
             Straggler {
                 rank: row.rank,
-                caused_wait_ns: if by_wait { caused[r] } else { 0.0 },
+                caused_wait_ns: caused[r],
+                caused_wait_per_step_ns: caused[r] / steps as f64,
+                steps,
                 arrived_last: row.arrived_last,
                 matched: row.matched,
                 arrived_last_share: row.arrived_last_share,
-                slowest_steps: slowest_steps[r].clone(),
-                of_steps: n_steps,
-                mean_step_ns: row.mean_step_ns,
-                median_step_ns: median_step,
-                step_excess_ns: step_excess,
-                step_excess_ratio: if median_step > 0.0 {
-                    step_excess / median_step
+                outside_collectives_ns: outside[r],
+                median_outside_collectives_ns: median_outside,
+                outside_excess_ns: outside_excess,
+                outside_excess_ratio: if median_outside > 0.0 {
+                    outside_excess / median_outside
                 } else {
                     0.0
                 },
+                mean_step_ns: row.mean_step_ns,
+                median_step_ns: median_step,
                 slower_phase: phase.map(|p| Parts::<f64>::NAMES[p].to_owned()),
                 slower_phase_excess_ratio: (phase.is_some() && base > 0.0).then(|| excess / base),
                 slower_phase_excess_ns: excess,

@@ -1,6 +1,6 @@
 //! The compact per-rank summary that `kinetoscope ranks` keeps of each trace: steps with
-//! their breakdown and the collectives (group, sequence, times). It is built on the
-//! thread that read the trace, so only a few whole traces are ever in memory.
+//! their breakdown and the collectives (process group, identity, times). It is built on
+//! the thread that read the trace, so only a few whole traces are ever in memory.
 
 use serde::{Deserialize, Serialize};
 
@@ -29,17 +29,25 @@ pub struct RankStep {
 /// One collective call of one rank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RankCollective {
-    /// Index into [`RankSummary::groups`].
+    /// Index into [`RankSummary::groups`] (the process group).
     pub group: u32,
-    /// `Seq` arg, or -1.
-    pub seq: i64,
-    /// Start, epoch ns on the rank's clock (kernel start, or host op start for
-    /// host-only collectives).
+    /// Index into [`RankSummary::names`] (the folded collective name).
+    pub name: u32,
+    /// `Seq` in its process group, when recorded.
+    pub seq: Option<i64>,
+    /// `Comms Id`, when recorded.
+    pub comms_id: Option<u64>,
+    /// `N` of the step its call falls in (the step of its start when the call is not
+    /// in the trace); `None` outside numbered steps.
+    pub step: Option<i64>,
+    /// When the program called it (epoch ns on the rank's clock), else its start: the
+    /// order of calls within a process group.
+    pub call_ns: i64,
+    /// When the rank arrived at it: the start of its work (kernel, backend worker span,
+    /// or the call of a host collective), epoch ns on the rank's clock.
     pub start_ns: i64,
     /// End, ns.
     pub end_ns: i64,
-    /// Whether a GPU kernel ran it.
-    pub on_gpu: bool,
 }
 
 /// The compact summary of one rank's trace.
@@ -53,9 +61,11 @@ pub struct RankSummary {
     pub world_size: Option<i64>,
     /// Kept steps of the overview.
     pub steps: Vec<RankStep>,
-    /// (process group, folded collective name) of each group index.
-    pub groups: Vec<(String, String)>,
-    /// Collectives in start order.
+    /// Process group names (`""` when the trace does not say).
+    pub groups: Vec<String>,
+    /// Folded collective names (`allreduce`, `alltoall`).
+    pub names: Vec<String>,
+    /// Collectives in call order.
     pub collectives: Vec<RankCollective>,
     /// Total communication kernel time, ns.
     pub comm_kernel_ns: i64,
@@ -63,11 +73,22 @@ pub struct RankSummary {
     pub warnings: Vec<Note>,
 }
 
+/// The index of `key` in `table`, added when missing.
+fn intern(table: &mut Vec<String>, key: &str) -> u32 {
+    match table.iter().position(|k| k == key) {
+        Some(i) => i as u32,
+        None => {
+            table.push(key.to_owned());
+            (table.len() - 1) as u32
+        }
+    }
+}
+
 impl RankSummary {
     /// Reduce one trace.
     pub fn from_trace(trace: &Trace) -> Self {
         let ov = overview(trace);
-        let steps = ov
+        let steps: Vec<RankStep> = ov
             .steps
             .iter()
             .map(|s| RankStep {
@@ -78,35 +99,41 @@ impl RankSummary {
                 parts_ns: s.breakdown_ns,
             })
             .collect();
-        let mut groups: Vec<(String, String)> = Vec::new();
+        // The numbered step a time falls in: the last step started at or before it,
+        // if it has not ended.
+        let step_of = |t: i64| {
+            let i = steps.partition_point(|s| s.start_ns <= t).checked_sub(1)?;
+            let s = &steps[i];
+            (t < s.start_ns + s.dur_ns).then_some(s.number).flatten()
+        };
+        let mut groups: Vec<String> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
         let mut collectives = Vec::new();
         let mut comm_kernel_ns = 0;
         for c in collective_instances(trace) {
-            let key = (c.process_group.clone(), fold_collective(&c.collective));
-            let g = match groups.iter().position(|k| *k == key) {
-                Some(g) => g,
-                None => {
-                    groups.push(key);
-                    groups.len() - 1
-                }
-            };
             if c.on_gpu {
                 comm_kernel_ns += c.end_ns - c.start_ns;
             }
+            let call_ns = c.call_ns.unwrap_or(c.start_ns);
             collectives.push(RankCollective {
-                group: g as u32,
+                group: intern(&mut groups, &c.process_group),
+                name: intern(&mut names, &fold_collective(&c.collective)),
                 seq: c.seq,
+                comms_id: c.comms_id,
+                step: step_of(call_ns),
+                call_ns,
                 start_ns: c.start_ns,
                 end_ns: c.end_ns,
-                on_gpu: c.on_gpu,
             });
         }
+        collectives.sort_by_key(|c| (c.call_ns, c.start_ns));
         Self {
             path: ov.path,
             rank: ov.rank,
             world_size: trace.meta.distributed.as_ref().and_then(|d| d.world_size),
             steps,
             groups,
+            names,
             collectives,
             comm_kernel_ns,
             warnings: ov.warnings,
@@ -120,6 +147,7 @@ impl RankSummary {
             s.start_ns += delta_ns;
         }
         for c in &mut self.collectives {
+            c.call_ns += delta_ns;
             c.start_ns += delta_ns;
             c.end_ns += delta_ns;
         }

@@ -20,6 +20,14 @@ pub fn trace_fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// A file of the advisor corpus (`corpus/traces/<rel>`: real traces with planted
+/// problems, `corpus/README.md`).
+pub fn corpus(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpus/traces")
+        .join(rel)
+}
+
 /// HTA's two-rank `trace_filter` traces (`fixtures/ranks`), rank 0 then rank 1.
 pub fn rank_fixtures() -> Vec<PathBuf> {
     (0..2)

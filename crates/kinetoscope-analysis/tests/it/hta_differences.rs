@@ -3,10 +3,12 @@
 //! `--hta-compat` (HTA 0.5.0).
 
 use kinetoscope_analysis::gpu_time::classes::{class_breakdown, classify, ClassRules, KernelClass};
-use kinetoscope_analysis::gpu_time::idle::{idle_breakdown, IdleCategory, DEFAULT_KERNEL_WAIT_NS};
+use kinetoscope_analysis::gpu_time::idle::{
+    idle_breakdown, stream_gaps, IdleCategory, DEFAULT_KERNEL_WAIT_NS,
+};
 use kinetoscope_analysis::gpu_time::launches::{is_launch_call, launch_stats, LaunchOptions};
 use kinetoscope_analysis::gpu_time::temporal::{temporal, Temporal};
-use kinetoscope_analysis::gpu_time::{filter_all, step_names, Compat, PerRank};
+use kinetoscope_analysis::gpu_time::{filter_all, select, step_names, Compat, PerRank};
 use kinetoscope_trace::Trace;
 
 use crate::common::{read, trace_fixture, trace_of_events};
@@ -338,4 +340,160 @@ fn worked_example() {
             (IdleCategory::Other, None)
         );
     }
+}
+
+/// §1: HTA's cut is the latest start of any host-side event named like a step, and the
+/// `gpu_user_annotation` copy of the last step (drawn on the GPU timeline, where the GPU
+/// ran it) counts: on this trace it starts at 300 µs, long after the host step ended, so
+/// HTA keeps the kernel launched inside the last host step (at 150) and drops only the one
+/// launched after 300.
+#[test]
+fn hta_cut_is_the_latest_step_event_gpu_annotation_included() {
+    let ev = [
+        step(1, 0, 100),
+        step(2, 100, 100),
+        r#"{"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#2", "pid": 0, "tid": 7, "ts": 300, "dur": 50}"#.to_owned(),
+        call("cuda_runtime", "cudaLaunchKernel", 10, 5, 1),
+        gpu("kernel", "gemm_a", 7, 20, 10, 1),
+        call("cuda_runtime", "cudaLaunchKernel", 150, 5, 2),
+        gpu("kernel", "gemm_b", 7, 320, 10, 2),
+        call("cuda_runtime", "cudaLaunchKernel", 310, 5, 3),
+        gpu("kernel", "gemm_c", 7, 340, 10, 3),
+    ];
+    let t = trace_of_events(&ev);
+    let hta = temporal(&t, Compat::Hta, true);
+    assert_eq!(hta.window.cut_ns, Some(300_000));
+    assert_eq!(hta.window.cut_step.as_deref(), Some("ProfilerStep#2"));
+    assert_eq!(
+        (hta.window.gpu_rows_total, hta.window.gpu_rows_dropped),
+        (3, 1)
+    );
+    // gemm_a [20,30) and gemm_b [320,330): span 310, busy 20.
+    assert_eq!(us4(&hta), (290, 20, 0, 310));
+    let l = launch_stats(&t, Compat::Hta, true, LaunchOptions::default());
+    assert_eq!(l.count, 2);
+    // kinetoscope never filters: all three kernels.
+    assert_eq!(
+        us4(&temporal(&t, Compat::Kinetoscope, false)),
+        (300, 30, 0, 330)
+    );
+}
+
+/// §14: kernels that overlap on one stream. HTA measures each gap from the end of the
+/// previous kernel in start order, so `k2` (inside `k1`) gives a gap of −50 µs and `k3`
+/// a phantom 10 µs gap while `k1` still runs, both summed as kernel wait; kinetoscope's
+/// default measures from the latest end on the stream and clips at zero.
+#[test]
+fn idle_overlapping_rows_on_one_stream() {
+    let ev = [
+        call("cuda_runtime", "cudaLaunchKernel", 0, 5, 1),
+        gpu("kernel", "k1", 7, 10, 90, 1),
+        call("cuda_runtime", "cudaLaunchKernel", 6, 5, 2),
+        gpu("kernel", "k2", 7, 50, 10, 2),
+        call("cuda_runtime", "cudaLaunchKernel", 12, 5, 3),
+        gpu("kernel", "k3", 7, 70, 10, 3),
+        call("cuda_runtime", "cudaLaunchKernel", 200, 5, 4),
+        gpu("kernel", "k4", 7, 210, 10, 4),
+    ];
+    let t = trace_of_events(&ev);
+    let per_category = |compat| {
+        let b = idle_breakdown(&t, compat, false, DEFAULT_KERNEL_WAIT_NS);
+        b.streams[0]
+            .categories
+            .iter()
+            .map(|c| {
+                let st = c.stats.as_ref();
+                (
+                    c.category,
+                    c.idle_ns / 1000,
+                    st.map_or(0, |s| s.count),
+                    st.map_or(0, |s| s.min_ns / 1000),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        per_category(Compat::Hta),
+        vec![
+            (IdleCategory::HostWait, 130, 1, 130),
+            (IdleCategory::KernelWait, -40, 2, -50),
+            (IdleCategory::Other, 0, 0, 0),
+        ]
+    );
+    assert_eq!(
+        per_category(Compat::Kinetoscope),
+        vec![
+            (IdleCategory::HostWait, 110, 1, 110),
+            (IdleCategory::KernelWait, 0, 2, 0),
+            (IdleCategory::Other, 0, 0, 0),
+        ]
+    );
+    // The gaps themselves: HTA's run from the previous kernel's end, kinetoscope's from
+    // the latest end so far.
+    let starts = |compat| {
+        let rows = select(&t, compat, false);
+        stream_gaps(&t, &rows, DEFAULT_KERNEL_WAIT_NS)
+            .iter()
+            .map(|g| (g.start_ns / 1000, g.end_ns / 1000, g.idle_ns(compat) / 1000))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        starts(Compat::Hta),
+        vec![(100, 50, -50), (60, 70, 10), (80, 210, 130)]
+    );
+    assert_eq!(
+        starts(Compat::Kinetoscope),
+        vec![(100, 50, 0), (100, 70, 0), (100, 210, 110)]
+    );
+}
+
+/// Not a difference: both modes count zero-length rows as no time, and HTA mode
+/// counts a row that HTA's rounding turned negative as HTA does. The class sweep adds
+/// each class at its merged intervals' starts and subtracts it at their ends (HTA's
+/// running sum), so a zero-length memset adds nothing, and HTA's `[41, 40)` memset takes
+/// 1 µs out of the computation around it. HTA 0.5.0 on this trace: COMPUTATION 24,
+/// MEMORY 10 (and a 0 µs "COMPUTATION overlapping MEMORY" row); temporal idle 15, compute
+/// 25, non-compute 10 of 50.
+#[test]
+fn zero_and_negative_length_rows_in_the_class_sweep() {
+    let ev = [
+        call("cuda_runtime", "cudaLaunchKernel", 1, 2, 1),
+        gpu("kernel", "gemm", 7, 0, 10, 1),
+        call("cuda_runtime", "cudaMemsetAsync", 3, 1, 2),
+        gpu("gpu_memset", "Memset (Device)", 8, 5, 0, 2),
+        call("cuda_runtime", "cudaMemcpyAsync", 12, 1, 3),
+        gpu("gpu_memcpy", "Memcpy DtoD (Device -> Device)", 8, 20, 10, 3),
+        call("cuda_runtime", "cudaLaunchKernel", 30, 2, 4),
+        gpu("kernel", "gemm", 7, 35, 15, 4),
+        call("cuda_runtime", "cudaMemsetAsync", 36, 1, 5),
+        r#"{"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 8, "ts": 40.2, "dur": 0.5, "args": {"device": 0, "stream": 8, "correlation": 5}}"#.to_owned(),
+    ];
+    let t = trace_of_events(&ev);
+    let labels = |compat| {
+        class_breakdown(&t, compat, false, 0)
+            .overlaps
+            .iter()
+            .map(|o| (o.label.clone(), o.time_ns))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        labels(Compat::Hta),
+        vec![
+            ("COMPUTATION".to_owned(), 24_000),
+            ("MEMORY".to_owned(), 10_000)
+        ]
+    );
+    assert_eq!(us4(&temporal(&t, Compat::Hta, false)), (15, 25, 10, 50));
+    assert_eq!(
+        labels(Compat::Kinetoscope),
+        vec![
+            ("COMPUTATION".to_owned(), 24_500),
+            ("MEMORY".to_owned(), 10_000),
+            ("COMPUTATION overlapping MEMORY".to_owned(), 500)
+        ]
+    );
+    assert_eq!(
+        us4(&temporal(&t, Compat::Kinetoscope, false)),
+        (15, 25, 10, 50)
+    );
 }

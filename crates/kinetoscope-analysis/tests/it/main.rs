@@ -8,6 +8,9 @@
 //!   and each documented difference.
 //! - [`comm_ranks`]: communication, the rank comparison, sequences, the critical path on
 //!   real traces.
+//! - [`collectives`]: what a collective is called and how it is matched across ranks
+//!   (names from the calls, Gloo's worker spans, `Comms Id`, `Seq`, order), and the
+//!   straggler on the real Gloo corpus run, the real 8-rank NCCL job and inline traces.
 //! - [`critical_path`]: the critical path of small inline traces, computed by hand.
 //! - [`gpu_traces`]: real GPU traces with exporter quirks (launch links whose ids
 //!   disagree with time, ROCm device ids, matrix-core and Blackwell kernel names).
@@ -17,11 +20,13 @@
 //! Tests that read `../shared` (`$KINETOSCOPE_SHARED`) are `#[ignore]`d, and fail with a
 //! message naming the folder when it is missing: `cargo test -- --ignored`.
 
+mod collectives;
 mod comm_ranks;
 mod common;
 mod critical_path;
 mod gpu_traces;
 mod hta_differences;
+mod hta_reference;
 mod hta_trace_filter;
 mod memory;
 mod memory_snapshot;

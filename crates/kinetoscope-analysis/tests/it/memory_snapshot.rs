@@ -1,8 +1,10 @@
 //! The snapshot memory view against the synthetic snapshots of
-//! `kinetoscope-trace/tests/fixtures/snapshots` (values planted by `make_snapshots.py`).
+//! `kinetoscope-trace/tests/fixtures/snapshots` (values planted by `make_snapshots.py`;
+//! no GPU was available to record real ones, so they are built from the documented
+//! layouts, `v2_6_requested_sizes.pickle` with the sizes and stacks PyTorch records).
 
 use kinetoscope_analysis::memory::snapshot::{
-    analyze_snapshot, OomCause, SitesAt, SnapshotOptions, SnapshotView,
+    analyze_snapshot, replay, OomCause, SitesAt, SnapshotOptions, SnapshotView,
 };
 use kinetoscope_analysis::memory::DeviceFilter;
 use kinetoscope_analysis::note::Note;
@@ -75,18 +77,40 @@ fn check_history(v: &SnapshotView, timed: bool) {
     assert_eq!(ts.at, SitesAt::Peak);
     assert_eq!(ts.index, Some(31));
     assert_eq!(ts.bytes, h.peak_active_bytes);
-    let sites: Vec<(u64, u64, &str)> = ts
+    let sites: Vec<(u64, u64, &str, Option<&str>)> = ts
         .sites
         .iter()
-        .map(|s| (s.bytes, s.count, s.frames[0].as_str()))
+        .map(|s| {
+            (
+                s.bytes,
+                s.count,
+                s.frames[0].as_str(),
+                s.user_frame.as_deref(),
+            )
+        })
         .collect();
     assert_eq!(
         sites,
         vec![
-            (8 * MIB, 8, "train.py:42:train_step"),
-            (4 * MIB, 1, "module.py:1160:to"),
-            (2 * MIB, 1, "linear.py:125:forward"),
-            (512 * KIB, 1, "<no stack recorded>"),
+            (
+                8 * MIB,
+                8,
+                "train.py:42:train_step",
+                Some("train.py:42:train_step")
+            ),
+            (
+                4 * MIB,
+                1,
+                "module.py:1160:to",
+                Some("train.py:12:build_model")
+            ),
+            (
+                2 * MIB,
+                1,
+                "linear.py:125:forward",
+                Some("model.py:40:forward")
+            ),
+            (512 * KIB, 1, "<no stack recorded>", None),
         ]
     );
 
@@ -100,8 +124,13 @@ fn check_history(v: &SnapshotView, timed: bool) {
     assert_eq!(o.reserved_unused_bytes, 9 * MIB + 512 * KIB);
     assert_eq!(
         o.frames,
-        vec!["model.py:41:forward", "train.py:30:train_step"]
+        vec![
+            "??:0:c10::cuda::CUDACachingAllocator::malloc",
+            "model.py:41:forward",
+            "train.py:30:train_step"
+        ]
     );
+    assert_eq!(o.user_frame.as_deref(), Some("model.py:41:forward"));
     assert_eq!(
         o.top_sites.len(),
         3,
@@ -216,4 +245,89 @@ fn timeline_downsampling_keeps_the_peak() {
         Some(14 * MIB + 512 * KIB)
     );
     assert!(t.windows(2).all(|w| w[0].index < w[1].index));
+}
+
+/// The replay ends exactly at the snapshot's own active bytes (allocated, plus blocks
+/// freed but pending when completions are recorded) on every fixture with a history;
+/// where nothing is pending, that is the segments' allocated bytes.
+#[test]
+fn replay_ends_at_the_snapshot_allocated_bytes() {
+    let dir = trace_fixture("snapshots");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_none_or(|e| e != "pickle") {
+            continue;
+        }
+        let snap = read_snapshot(&p).unwrap();
+        let v = analyze_snapshot(&snap, &SnapshotOptions::default());
+        for d in &v.devices {
+            let Some(h) = &d.history else { continue };
+            let segments_allocated: u64 = snap
+                .segments
+                .iter()
+                .filter(|s| s.device == d.device_id)
+                .flat_map(|s| &s.blocks)
+                .filter(|b| b.state == kinetoscope_trace::snapshot::BlockState::ActiveAllocated)
+                .map(|b| b.size)
+                .sum();
+            assert_eq!(d.state.allocated_bytes, segments_allocated);
+            assert_eq!(
+                h.end_active_bytes,
+                segments_allocated + d.state.pending_free_bytes,
+                "{}",
+                p.display()
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(
+        checked, 4,
+        "v2_0, v2_6, v2_15 and v2_6_requested_sizes have histories"
+    );
+}
+
+/// As PyTorch records them: `alloc` carries the bytes asked for, blocks the rounded
+/// size; blocks allocated before recording are freed during it (one still pending on
+/// another stream at the snapshot); stacks hold C++ frames before the Python ones.
+#[test]
+fn requested_sizes_and_blocks_from_before_the_recording() {
+    let v = view("v2_6_requested_sizes.pickle", &SnapshotOptions::default());
+    let d = &v.devices[0];
+    let h = d.history.as_ref().unwrap();
+    // P 4 MiB (alive) + X 2,000,000 (freed in the trace) + Y 1 MiB (pending at the end).
+    assert_eq!(h.start_active_bytes, 4 * MIB + 2_000_000 + MIB);
+    // The cache's unsplit 10 MiB block and the 1 KiB small block count at their block
+    // sizes from their alloc on: P + cache + small + Y.
+    assert_eq!(h.end_active_bytes, 4 * MIB + 10 * MIB + KIB + MIB);
+    assert_eq!(h.end_active_bytes, d.state.active_bytes);
+    // Peak: after X is freed, cache + small + one 1,000,000-byte activation.
+    assert_eq!(
+        h.peak_active_bytes,
+        4 * MIB + MIB + 10 * MIB + KIB + 1_000_000
+    );
+    let snap = read_snapshot(&trace_fixture("snapshots/v2_6_requested_sizes.pickle")).unwrap();
+    let r = replay::replay(&snap, 0, &snap.device_traces.as_ref().unwrap()[0]);
+    let never: Vec<u64> = r.never_freed.iter().map(|(_, a)| a.size).collect();
+    assert_eq!(never, [10 * MIB, KIB]);
+
+    let sites: Vec<(u64, Option<&str>, usize)> = d
+        .top_sites
+        .sites
+        .iter()
+        .map(|s| (s.bytes, s.user_frame.as_deref(), s.frames.len()))
+        .collect();
+    assert_eq!(
+        sites,
+        [
+            (10 * MIB, Some("train.py:51:build_cache"), 5),
+            (5 * MIB, None, 1),
+            (1_000_000 + KIB, Some("model.py:40:forward"), 7),
+        ]
+    );
+    // The full stack is kept: allocator frames first, torch's Python frames, the user's.
+    let act = &d.top_sites.sites[2].frames;
+    assert!(act[0].contains("CUDACachingAllocator"), "{act:?}");
+    assert_eq!(act[3], "linear.py:125:forward");
+    assert_eq!(act[5], "model.py:40:forward");
 }

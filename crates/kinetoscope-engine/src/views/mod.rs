@@ -45,7 +45,8 @@ impl Engine {
                     message: "this run folder holds no traces (stageN-<phase>_trace.json)"
                         .to_owned(),
                     hint: Some(
-                        "`kinetoscope memory FOLDER` reads its snapshots and memory timelines;                          `kinetoscope summary FOLDER` lists what it holds"
+                        "`kinetoscope memory FOLDER` reads its snapshots and memory timelines; \
+                         `kinetoscope summary FOLDER` lists what it holds"
                             .to_owned(),
                     ),
                 });

@@ -1,38 +1,59 @@
 //! `report`: the advisor's summary and ranked findings for every trace of an input.
 //! Each trace is reduced to its report on the thread that read it; for a rank folder
-//! the cross-rank rules run afterwards on the rank comparison.
+//! the cross-rank rules run afterwards on the rank comparison; for a run folder the
+//! phases are put side by side ([`RunReport`]).
+
+use std::collections::HashMap;
 
 use kinetoscope_advisor::{advise_ranks, advise_trace, all_findings, Config, SeverityCounts};
 use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
 
 use crate::document::{InputLayout, ReportDocument, SCHEMA_VERSION};
 use crate::error::EngineResult;
-use crate::input::{split_results, Source};
+use crate::input::{open_path, split_results, Input, Source};
+use crate::run_folder::{phase_memory, run_report, RunReport, TopOps};
 use crate::views::ensure_any_read;
 use crate::Engine;
 
 impl Engine {
     /// `report`: per trace the advisor's report; across ranks the straggler and memory
-    /// imbalance rules; every finding ranked by estimated recoverable time.
+    /// imbalance rules; for a run folder the phases side by side; every finding ranked by
+    /// estimated recoverable time.
     pub fn report(&self, src: &Source, config: &Config) -> EngineResult<ReportDocument> {
+        // A run folder's view needs each phase's top operators, computed with the rest
+        // on the thread that read the trace.
+        let run_folder = match src {
+            Source::Path(p) => matches!(open_path(p), Ok(Input::RunFolder { .. })),
+            Source::Bytes { .. } => false,
+        };
         let mapped = self.map(src, |t| {
-            (advise_trace(t, config), RankSummary::from_trace(t))
+            (
+                advise_trace(t, config),
+                RankSummary::from_trace(t),
+                run_folder.then(|| TopOps::of(t)),
+            )
         })?;
         let results = ensure_any_read(mapped.results)?;
         let mut traces = Vec::new();
         let mut summaries = Vec::new();
-        let errors = split_results(results, |_, (t, s)| {
+        let mut top_ops = Vec::new();
+        let errors = split_results(results, |_, (t, s, ops)| {
             traces.push(t);
             summaries.push(s);
+            top_ops.push(ops);
         });
         let input = src.name();
         let cross_rank_findings =
             if matches!(mapped.layout, InputLayout::RankFolder) && summaries.len() >= 2 {
                 let ranks = compare_ranks(summaries, RanksOptions::default());
-                advise_ranks(&traces, Some(&ranks), config, &input)
+                advise_ranks(&traces, &ranks, config, &input)
             } else {
                 Vec::new()
             };
+        let run = match &mapped.layout {
+            InputLayout::RunFolder { phases } => Some(run_view(phases, &traces, &top_ops)),
+            _ => None,
+        };
         let findings = all_findings(
             traces.iter().map(|t| t.findings.as_slice()),
             &cross_rank_findings,
@@ -42,6 +63,7 @@ impl Engine {
             schema_version: SCHEMA_VERSION,
             input,
             layout: mapped.layout,
+            run,
             traces,
             cross_rank_findings,
             findings,
@@ -49,4 +71,30 @@ impl Engine {
             errors,
         })
     }
+}
+
+/// The run view: each phase's report, top operators and memory artifacts.
+fn run_view(
+    phases: &[kinetoscope_trace::RunPhase],
+    traces: &[kinetoscope_advisor::TraceReport],
+    top_ops: &[Option<TopOps>],
+) -> RunReport {
+    let by_path: HashMap<String, _> = traces
+        .iter()
+        .zip(top_ops)
+        .filter_map(|(t, ops)| Some((t.path.clone(), (t, ops.as_ref()?))))
+        .collect();
+    let peaks: HashMap<_, _> = traces
+        .iter()
+        .map(|t| {
+            let peak = t
+                .summary
+                .memory
+                .iter()
+                .map(|m| (m.peak_allocated_bytes, m.device.clone()))
+                .max_by_key(|(b, _)| *b);
+            (std::path::PathBuf::from(&t.path), peak)
+        })
+        .collect();
+    run_report(phases, &by_path, &phase_memory(phases, &peaks))
 }

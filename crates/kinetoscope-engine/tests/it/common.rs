@@ -14,6 +14,12 @@ pub fn fixture(name: &str) -> PathBuf {
     fixtures_dir().join(name)
 }
 
+/// The advisor corpus (`corpus/traces`: real traces with planted problems, and a
+/// nanochat-style run folder; `corpus/README.md`).
+pub fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/traces")
+}
+
 /// Lenient options with `threads` workers.
 pub fn lenient(threads: usize) -> ReadOptions {
     ReadOptions {

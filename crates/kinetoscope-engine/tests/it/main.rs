@@ -1,8 +1,10 @@
 //! Integration tests of the engine: opening inputs (files, rank folders, run folders,
 //! bytes in memory), the documents each view returns (and that they read back from
-//! their JSON), and the cross-trace decisions.
+//! their JSON), the cross-trace decisions, and invariants every view keeps on nasty
+//! generated traces (`properties`).
 
 mod common;
 mod inputs;
+mod properties;
 mod round_trip;
 mod views;

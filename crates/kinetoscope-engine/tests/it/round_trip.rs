@@ -294,8 +294,15 @@ fn run_folder_documents_round_trip() {
     };
     assert!(!doc.phase_memory.is_empty());
     assert!(doc.traces[0].timeline_comparison.is_some());
-    round_trip(
+    let report = round_trip(
         "report (run folder)",
         &e.report(&path(dir.into()), &Config::default()).unwrap(),
     );
+    let run = report.run.expect("a run view");
+    let phases: Vec<(u32, &str, bool)> = run
+        .phases
+        .iter()
+        .map(|p| (p.stage, p.phase.as_str(), p.top_ops.is_some()))
+        .collect();
+    assert_eq!(phases, [(1, "training", true), (2, "eval", true)]);
 }

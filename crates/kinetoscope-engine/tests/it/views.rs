@@ -6,7 +6,11 @@ use std::sync::Arc;
 use kinetoscope_analysis::gpu_time::Compat;
 use kinetoscope_engine::{Engine, EngineError, InputLayout, MemoryOptions, MemoryResult, Source};
 
-use crate::common::{fixture, fixtures_dir, lenient};
+use kinetoscope_advisor::Config;
+use kinetoscope_analysis::ops::OpSortKey;
+use kinetoscope_trace::ArtifactKind;
+
+use crate::common::{corpus, fixture, fixtures_dir, lenient};
 
 fn engine() -> Engine {
     Engine::new(lenient(2))
@@ -110,4 +114,56 @@ fn a_run_folder_without_traces_is_refused_by_trace_views_with_a_hint() {
     let doc = engine().summary(&src).unwrap();
     assert!(doc.traces.is_empty());
     assert!(matches!(doc.layout, InputLayout::RunFolder { ref phases } if phases.len() == 1));
+}
+
+/// `report` on the corpus's nanochat-style run folder: the phases side by side, in
+/// stage order, each with its time (shares add up to 1), host phases, peak memory, top
+/// operators and the findings that matter (the for-loop AdamW of the optimizer step).
+#[test]
+fn report_puts_the_run_folder_phases_side_by_side() {
+    let doc = engine()
+        .report(
+            &Source::Path(corpus().join("run_folder")),
+            &Config::default(),
+        )
+        .unwrap();
+    let run = doc.run.as_ref().expect("a run view");
+    let names: Vec<(u32, &str)> = run
+        .phases
+        .iter()
+        .map(|p| (p.stage, p.phase.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            (1, "model_init"),
+            (2, "eval_bpb"),
+            (3, "training_microsteps"),
+            (4, "optimizer_step")
+        ]
+    );
+    let shares: f64 = run.phases.iter().filter_map(|p| p.time_share).sum();
+    assert!((shares - 1.0).abs() < 1e-9, "{shares}");
+    for (p, t) in run.phases.iter().zip(&doc.traces) {
+        assert_eq!(p.trace.as_deref(), Some(t.path.as_str()));
+        let steps = t.summary.step_stats.as_ref().unwrap();
+        assert_eq!(p.time_ns, Some(steps.mean_ns * steps.count as f64));
+        let peak = p.peak_memory.as_ref().expect("a memory peak");
+        assert_eq!(peak.source, ArtifactKind::Trace);
+        assert_eq!(peak.bytes, t.summary.memory[0].peak_allocated_bytes);
+        let ops = p.top_ops.as_ref().unwrap();
+        assert_eq!(ops.by, OpSortKey::HostSelf, "a CPU-only run");
+        assert_eq!(ops.ops.len(), 3);
+        assert!(ops.ops.windows(2).all(|w| w[0].self_ns >= w[1].self_ns));
+        assert_eq!(p.findings_total, t.findings.len());
+    }
+    let micro = &run.phases[2];
+    assert!(micro.phases.as_ref().unwrap().forward_ns.unwrap() > 0.0);
+    assert_eq!(micro.top_ops.as_ref().unwrap().ops[0].name, "aten::mm");
+    let opt = &run.phases[3];
+    assert_eq!(opt.findings[0].id, "OP001");
+    assert!(
+        run.phases[..3].iter().all(|p| p.findings.is_empty()),
+        "only info findings without impact there"
+    );
 }

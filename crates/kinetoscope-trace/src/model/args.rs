@@ -67,6 +67,17 @@ pub struct TransferArgs {
     pub bytes: u64,
 }
 
+/// Arguments of a CUPTI synchronisation event (`cuda_sync`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyncArgs {
+    /// The event.
+    pub event: EventId,
+    /// `stream` as written, or -1 when absent. Device-wide syncs (`Context Sync`,
+    /// `Event Sync`) carry -1, or 4294967295 (-1 as an unsigned 32-bit number) in Kineto
+    /// before 2024; HTA counts only the latter as GPU activity.
+    pub stream: i64,
+}
+
 /// Arguments of a `[memory]` or `[OutOfMemory]` instant (`profile_memory=True`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct MemoryArgs {
@@ -110,6 +121,9 @@ pub struct CollectiveArgs {
     pub pg_ranks: StrId,
     /// `Seq` (2026+), or -1.
     pub seq: i64,
+    /// `Comms Id`: the same value on every rank for one collective call (a hash of the
+    /// process group and its sequence number), when recorded.
+    pub comms_id: Option<u64>,
 }
 
 /// Arguments of a `python_function` event.
@@ -134,6 +148,8 @@ pub struct ArgTables {
     pub kernel: Vec<KernelArgs>,
     /// Memcpy and memset arguments.
     pub transfer: Vec<TransferArgs>,
+    /// Synchronisation event arguments.
+    pub sync: Vec<SyncArgs>,
     /// Memory instants.
     pub memory: Vec<MemoryArgs>,
     /// Collective metadata.
@@ -158,6 +174,7 @@ impl ArgTables {
     lookup!(op_of, op, OpArgs);
     lookup!(kernel_of, kernel, KernelArgs);
     lookup!(transfer_of, transfer, TransferArgs);
+    lookup!(sync_of, sync, SyncArgs);
     lookup!(memory_of, memory, MemoryArgs);
     lookup!(collective_of, collective, CollectiveArgs);
     lookup!(python_of, python, PythonArgs);

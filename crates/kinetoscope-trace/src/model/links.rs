@@ -59,6 +59,13 @@ impl LinkRepairs {
     pub fn is_empty(&self) -> bool {
         self.relinked == 0 && self.unlinked == 0 && self.nested == 0
     }
+
+    /// Whether no `External id` named an operator its call did not run inside: a link by
+    /// id that cannot be checked against time (a GPU activity without its runtime call)
+    /// may then be trusted.
+    pub fn ids_trusted(&self) -> bool {
+        self.relinked == 0 && self.unlinked == 0
+    }
 }
 
 /// Whether events of this kind can launch GPU work: operators and annotations.

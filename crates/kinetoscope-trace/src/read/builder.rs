@@ -116,6 +116,10 @@ impl TraceBuilder {
             event: ev(k.event),
             ..k.clone()
         }));
+        d.sync.extend(a.sync.iter().map(|k| SyncArgs {
+            event: ev(k.event),
+            ..k.clone()
+        }));
         d.memory.extend(a.memory.iter().map(|k| MemoryArgs {
             event: ev(k.event),
             ..k.clone()

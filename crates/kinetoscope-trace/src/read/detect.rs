@@ -112,14 +112,13 @@ impl ContentKind {
         }
     }
 
-    /// A phrase for error messages: "a Python pickle (a CUDA memory snapshot? ...)".
+    /// A phrase for error messages: "a Python pickle (a CUDA memory snapshot?)". What to
+    /// run instead is the front end's hint, not the reader's.
     pub fn describe(self) -> &'static str {
         match self {
             Self::KinetoTrace => "a Kineto Chrome trace (JSON)",
             Self::MemoryTimeline => "a profiler memory timeline (JSON)",
-            Self::Snapshot => {
-                "a Python pickle (a CUDA memory snapshot? use `kinetoscope memory FILE`)"
-            }
+            Self::Snapshot => "a Python pickle (a CUDA memory snapshot?)",
             Self::Pstats => "a Python marshal file (a cProfile/pstats profile)",
             Self::ExecutionTrace => "a PyTorch execution trace (ExecutionTraceObserver JSON)",
             Self::Html => "an HTML page (a memory-timeline picture?)",

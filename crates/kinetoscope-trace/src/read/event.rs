@@ -92,6 +92,7 @@ pub struct ArgsScratch {
     pub pg_desc: Option<StrSpan>,
     pub pg_ranks: Option<(usize, usize)>,
     pub seq: Option<i64>,
+    pub comms_id: Option<u64>,
     pub python_id: Option<i64>,
     pub python_parent_id: Option<i64>,
     pub python_module_id: Option<i64>,
@@ -161,6 +162,7 @@ impl ArgsScratch {
             self.pg_desc = None;
             self.pg_ranks = None;
             self.seq = None;
+            self.comms_id = None;
         }
         if t & PYTHON != 0 {
             self.python_id = None;
@@ -391,6 +393,30 @@ fn int_arg(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<i64>> {
     }
 }
 
+/// An unsigned 64-bit integer argument (a hash such as `Comms Id`, which can exceed
+/// `i64::MAX`), as a number or a string of digits.
+fn u64_arg(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<u64>> {
+    let digits = |b: &[u8]| std::str::from_utf8(b).ok()?.parse::<u64>().ok();
+    match lx.peek()? {
+        b'"' => {
+            let s = lx.string()?;
+            Ok(digits(&lx.buf[s.start..s.end]))
+        }
+        b'{' | b'[' => {
+            lx.skip_value(bare)?;
+            Ok(None)
+        }
+        _ => {
+            let (s, e) = lx.scalar()?;
+            let v = digits(&lx.buf[s..e]);
+            if v.is_none() && !super::lexer::is_json_scalar(&lx.buf[s..e]) {
+                *bare = true;
+            }
+            Ok(v)
+        }
+    }
+}
+
 fn float_arg(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<f32>> {
     match lx.peek()? {
         b'"' => {
@@ -584,6 +610,10 @@ fn parse_args(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
             }
             b"Seq" => {
                 a.seq = int_arg(lx, &mut bare)?;
+                a.touched |= COLLECTIVE;
+            }
+            b"Comms Id" => {
+                a.comms_id = u64_arg(lx, &mut bare)?;
                 a.touched |= COLLECTIVE;
             }
             b"Python id" => {

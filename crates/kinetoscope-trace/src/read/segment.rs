@@ -132,6 +132,7 @@ impl Segment {
         a.op.clear();
         a.kernel.clear();
         a.transfer.clear();
+        a.sync.clear();
         a.memory.clear();
         a.collective.clear();
         a.python.clear();
@@ -320,6 +321,10 @@ impl Segment {
                     bytes: a.bytes.unwrap_or(0).max(0) as u64,
                 })
             }
+            CategoryKind::CudaSync => self.args.sync.push(SyncArgs {
+                event,
+                stream: a.stream.unwrap_or(-1),
+            }),
             CategoryKind::CpuOp | CategoryKind::UserAnnotation
                 if a.input_dims.is_some()
                     || a.input_types.is_some()
@@ -383,6 +388,7 @@ impl Segment {
                     other => self.raw_text(buf, other),
                 },
                 seq: a.seq.unwrap_or(-1),
+                comms_id: a.comms_id,
             };
             self.args.collective.push(c);
         }

@@ -45,7 +45,7 @@ fn fixtures() -> Vec<(String, Vec<u8>)> {
         })
         .collect();
     v.sort();
-    assert_eq!(v.len(), 5, "fixtures: run make_snapshots.py");
+    assert_eq!(v.len(), 6, "fixtures: run make_snapshots.py");
     v
 }
 

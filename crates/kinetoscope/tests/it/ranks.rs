@@ -7,7 +7,7 @@ use std::path::Path;
 use kinetoscope_synth::decimal::Factor;
 use kinetoscope_synth::{load_source, write_ranks, LoadOptions, RankOptions, Target};
 
-use crate::common::{json, kinetoscope, rank_folder};
+use crate::common::{corpus, json, kinetoscope, rank_folder};
 
 /// 4 ranks, rank 2 slowed down 1.3× by the generator.
 fn slow_folder(dir: &Path) {
@@ -66,6 +66,34 @@ fn ranks_on_the_real_folder() {
     assert_eq!(v["report"]["clock"]["mode"], "auto");
 }
 
+/// `ranks` and `report` name the same straggler on the corpus's Gloo run (rank 1 sleeps
+/// 30 ms per step before its all-reduces), from the same collectives.
+#[test]
+fn ranks_and_report_agree_on_the_gloo_straggler() {
+    let folder = corpus().join("straggler");
+    let p = folder.to_str().unwrap();
+    let v = json(&rank_folder(), &["ranks", p, "--format", "json"]);
+    let r = &v["report"];
+    assert_eq!(r["straggler_basis"], "caused_wait");
+    assert_eq!(r["skew"]["matched"], 60);
+    assert_eq!(r["skew"]["matched_by"]["order"], 60);
+    let stragglers = r["stragglers"].as_array().unwrap();
+    assert_eq!(stragglers.len(), 1, "{stragglers:#?}");
+    assert_eq!(stragglers[0]["rank"], 1);
+    let report = json(&rank_folder(), &["report", p, "--format", "json"]);
+    let di001: Vec<&serde_json::Value> = report["cross_rank_findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == "DI001")
+        .collect();
+    assert_eq!(di001.len(), 1);
+    assert_eq!(di001[0]["rank"], 1);
+    let per_step = stragglers[0]["caused_wait_per_step_ns"].as_f64().unwrap();
+    let impact = di001[0]["impact_ns_per_step"].as_f64().unwrap();
+    assert!((impact - per_step).abs() < 1.0, "{impact} vs {per_step}");
+}
+
 #[test]
 fn ranks_needs_a_folder_of_two() {
     let f = rank_folder().join("sampled_rank-0.json.gz");
@@ -108,7 +136,9 @@ fn comm_table_and_csv() {
     let t = kinetoscope(&rank_folder(), &["comm", f.to_str().unwrap()]);
     assert_eq!(t.code, Some(0), "{}", t.stderr);
     assert!(t.stdout.contains("communication/computation overlap"));
-    assert!(t.stdout.contains("SendRecv"));
+    // The kernels are all `ncclKernel_SendRecv_…`; the calls name the collectives.
+    assert!(t.stdout.contains("all_to_all"), "{}", t.stdout);
+    assert!(!t.stdout.contains("SendRecv"), "{}", t.stdout);
     assert!(t.stdout.contains("ProfilerStep#551"));
     let csv = kinetoscope(
         &rank_folder(),
@@ -117,7 +147,11 @@ fn comm_table_and_csv() {
     assert!(csv
         .stdout
         .starts_with("trace,rank,collective,process_group,algorithm"));
-    assert!(csv.stdout.contains(",SendRecv,,RING_SIMPLE,"));
+    assert!(
+        csv.stdout.contains(",all_to_all,,RING_SIMPLE,"),
+        "{}",
+        csv.stdout
+    );
 }
 
 #[test]

@@ -88,6 +88,26 @@ fn rank_folder_reports_the_straggler() {
     );
 }
 
+/// A run folder: one table of the phases side by side, and no phase the traces lack is
+/// printed as 0 (no DataLoader in this run; model construction and the optimizer step
+/// run no forward pass).
+#[test]
+fn run_folder_report_has_the_phases_side_by_side() {
+    let (code, out, err) = run(&["report", "run_folder"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("run folder run_folder: 4 phases"), "{out}");
+    assert!(!out.contains("DataLoader"), "{out}");
+    assert!(!out.contains(" 0 ns"), "{out}");
+    assert!(out.contains("forward"), "{out}");
+    let v = kinetoscope(&corpus(), &["report", "run_folder", "--format", "json"]).json();
+    let phases = v["run"]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4);
+    assert_eq!(phases[2]["phase"], "training_microsteps");
+    assert_eq!(phases[2]["phases"]["forward_source"], "module_spans");
+    assert!(phases[2]["phases"]["dataloader_ns"].is_null());
+    assert_eq!(phases[3]["findings"][0]["id"], "OP001");
+}
+
 #[test]
 fn peak_tflops_gives_mfu() {
     let (code, out, err) = run(&["report", "clean/trace.json.gz", "--peak-tflops", "1"]);

@@ -104,6 +104,12 @@ fn memory_of_a_trace() {
     );
 }
 
+/// A nanochat-style run folder: the phases side by side, then each phase's report.
+#[test]
+fn report_of_a_run_folder() {
+    view("report_run_folder", &corpus(), &["report", "run_folder"]);
+}
+
 #[test]
 fn memory_of_a_snapshot() {
     view(
@@ -206,6 +212,7 @@ fn every_input() -> Vec<PathBuf> {
     }
     inputs.push(fixtures().join("ranks"));
     inputs.push(corpus().join("straggler"));
+    inputs.push(corpus().join("run_folder"));
     inputs
 }
 

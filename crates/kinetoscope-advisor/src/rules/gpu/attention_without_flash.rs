@@ -53,7 +53,6 @@ impl Rule for AttentionWithoutFlash {
             return Vec::new();
         }
         let t = facts.trace;
-        let e = &t.events;
         let mut hits: Vec<(usize, String)> = Vec::new();
         for i in facts.events(&[CategoryKind::CpuOp], |n| {
             n == MATH || n == "aten::softmax" || n == "aten::_softmax"
@@ -77,7 +76,7 @@ impl Rule for AttentionWithoutFlash {
         }
         let hits: Vec<(usize, String)> = hits
             .into_iter()
-            .filter(|(i, _)| facts.step_of(e.ts_ns[*i]).is_some())
+            .filter(|(i, _)| facts.step_of_event(*i).is_some())
             .collect();
         if hits.is_empty() {
             return Vec::new();
@@ -92,9 +91,13 @@ impl Rule for AttentionWithoutFlash {
         let time: i64 = idx.iter().map(|&i| facts.op_time_ns(i)).sum();
         let per_step = time as f64 / n;
         let mut evidence = vec![format!(
-            "{:.1} unfused attention calls per step, {:.3} ms per step",
+            "{:.1} unfused attention calls per step, {}",
             hits.len() as f64 / n,
-            ms(per_step)
+            if facts.device_activity_missing() {
+                "time unknown (device activity missing from the trace)".to_owned()
+            } else {
+                format!("{:.3} ms per step", ms(per_step))
+            }
         )];
         let mut kinds: Vec<&str> = hits.iter().map(|h| h.1.as_str()).collect();
         kinds.sort_unstable();

@@ -83,7 +83,7 @@ impl Rule for ConvLayoutTransposes {
         let mut ops: BTreeMap<&str, i64> = BTreeMap::new();
         let mut seen = vec![false; facts.n_steps()];
         for k in facts.events(&[CategoryKind::Kernel], |_| true) {
-            let Some(s) = facts.step_of(e.ts_ns[k]) else {
+            let Some(s) = facts.step_of_event(k) else {
                 continue;
             };
             let Some(launch) = facts.launcher_of(k) else {

@@ -1,10 +1,12 @@
 //! GP003 `Fp32GemmWithoutTensorCores`.
 //!
 //! ## What it finds
-//! Matrix multiplications and convolutions with `float` (FP32) inputs whose kernels ran
-//! on CUDA cores (no `tf32`, `hmma`, `xmma`, … in the kernel name) on a GPU with tensor
-//! cores (compute capability ≥ 7.0); on AMD GPUs, on vector ALUs instead of matrix cores
-//! (no MFMA kernel: `Cijk_…_MI16x16x1_…`, CK `xdl`, …), said in AMD's terms.
+//! Matrix multiplications (every GEMM call of the advisor's one GEMM recogniser, the
+//! outermost of a nest, as FLOPs count them) and convolutions with `float` (FP32)
+//! inputs whose kernels — those launched during the call, graph replays included — ran
+//! on CUDA cores (no `tf32`, `hmma`, `xmma`, … in the kernel name) on a GPU with
+//! tensor cores (compute capability ≥ 7.0); on AMD GPUs, on vector ALUs instead of
+//! matrix cores (no MFMA kernel: `Cijk_…_MI16x16x1_…`, CK `xdl`, …), said in AMD's terms.
 //!
 //! ## Why it matters
 //! FP32 on CUDA cores runs at a fraction of the tensor-core rate: A100 19.5 TFLOP/s FP32
@@ -15,7 +17,9 @@
 //!
 //! ## Fix
 //! `torch.set_float32_matmul_precision("high")` (TF32), or bf16 autocast
-//! (`torch.autocast("cuda", dtype=torch.bfloat16)`).
+//! (`torch.autocast("cuda", dtype=torch.bfloat16)`); on Volta and Turing (compute
+//! capability 7.x), which have no TF32 or BF16 tensor cores, FP16 autocast with a
+//! gradient scaler.
 //!
 //! ## Thresholds and sources
 //! torch-tb-profiler: compute capability ≥ 7.0 and tensor-core-eligible time > 0 with
@@ -44,14 +48,8 @@ static META: RuleMeta = RuleMeta {
     summary: "FP32 GEMMs/convolutions on CUDA cores instead of tensor cores",
 };
 
-const GEMMS: [&str; 6] = [
-    "aten::mm",
-    "aten::addmm",
-    "aten::bmm",
-    "aten::baddbmm",
-    "aten::convolution",
-    "aten::convolution_backward",
-];
+/// Convolution operators (the GEMMs come from [`Facts::gemms`]).
+const CONVS: [&str; 2] = ["aten::convolution", "aten::convolution_backward"];
 
 impl Rule for Fp32GemmWithoutTensorCores {
     fn meta(&self) -> &'static RuleMeta {
@@ -67,31 +65,37 @@ impl Rule for Fp32GemmWithoutTensorCores {
             return Vec::new();
         }
         let e = &t.events;
-        // Kernels per launching operator (the trace's launch link).
-        let links = t.launch_links();
-        let mut kernels: rustc_hash::FxHashMap<EventId, Vec<usize>> = Default::default();
-        for i in facts.events(&[CategoryKind::Kernel], |_| true) {
-            if let Some(op) = links.operator_of_gpu(t, EventId(i as u32)) {
-                kernels.entry(op).or_default().push(i);
-            }
-        }
+        // FP32 GEMM calls (first operand `float`) and FP32 convolutions, outermost.
+        let gemms = facts
+            .gemms()
+            .iter()
+            .filter(|g| g.dtype(facts) == Some("float"))
+            .map(|g| g.event);
+        let convs = facts
+            .outermost(&facts.events(&[CategoryKind::CpuOp], |n| CONVS.contains(&n)))
+            .into_iter()
+            .filter(|&i| {
+                t.args.op_of(EventId(i as u32)).is_some_and(|a| {
+                    serde_json::from_str::<Vec<String>>(t.strings.get(a.input_types))
+                        .unwrap_or_default()
+                        .iter()
+                        .any(|x| x == "float")
+                })
+            });
         let mut by_op: BTreeMap<&str, (u64, i64, String)> = BTreeMap::new();
         let mut seen = vec![false; facts.n_steps()];
-        for i in facts.events(&[CategoryKind::CpuOp], |n| GEMMS.contains(&n)) {
-            let Some(s) = facts.step_of(e.ts_ns[i]) else {
+        for i in gemms.chain(convs) {
+            let Some(s) = facts.step_of_event(i) else {
                 continue;
             };
-            let Some(args) = t.args.op_of(EventId(i as u32)) else {
-                continue;
-            };
-            let types: Vec<String> =
-                serde_json::from_str(t.strings.get(args.input_types)).unwrap_or_default();
-            if !types.iter().any(|x| x == "float") {
+            let ks: Vec<usize> = facts
+                .launched_gpu(i)
+                .into_iter()
+                .filter(|&k| t.categories.kind(e.cat[k]) == CategoryKind::Kernel)
+                .collect();
+            if ks.is_empty() {
                 continue;
             }
-            let Some(ks) = kernels.get(&EventId(i as u32)) else {
-                continue;
-            };
             let names: Vec<&str> = ks.iter().map(|&k| t.strings.get(e.name[k])).collect();
             if names
                 .iter()
@@ -169,10 +173,14 @@ impl Rule for Fp32GemmWithoutTensorCores {
                 fix: if amd {
                     "Train in bf16 with torch.autocast(\"cuda\", dtype=torch.bfloat16) so that \
                      the GEMMs run on matrix cores (MFMA)."
-                } else {
+                } else if dev.compute_major >= 8 {
                     "Enable TF32 with torch.set_float32_matmul_precision(\"high\") \
                      (and torch.backends.cudnn.allow_tf32 = True), or train in bf16 with \
                      torch.autocast(\"cuda\", dtype=torch.bfloat16)."
+                } else {
+                    "This GPU has no TF32 or BF16 tensor cores: train in FP16 with \
+                     torch.autocast(\"cuda\", dtype=torch.float16) and a \
+                     torch.amp.GradScaler."
                 }
                 .to_owned(),
                 details: format!(

@@ -1,9 +1,11 @@
 //! GP007 `GemmDimsNotAligned`.
 //!
 //! ## What it finds
-//! FP16/BF16 matrix multiplications (`aten::mm`, `addmm`, `bmm`, `baddbmm`, `matmul`,
-//! `linear`) whose M, N or K, read from `Input Dims` (`record_shapes=True`), is not a
-//! multiple of 8, and FP8 ones (`aten::_scaled_mm`) not a multiple of 16.
+//! FP16/BF16 matrix multiplications (every GEMM-family operator of the advisor's one
+//! GEMM recogniser: `aten::mm`, `bmm`, `matmul`, `linear`, `addmm`, `baddbmm`, …)
+//! whose M, N or K, read from `Input Dims` (`record_shapes=True`), is not a multiple of
+//! 8, and FP8 ones (`aten::_scaled_mm`) not a multiple of 16. A dimension of 1 is a
+//! vector (a matrix-vector product, one-token decode), not a tile to pad.
 //!
 //! ## Why it matters
 //! Tensor cores work on tiles of 8 (FP16/BF16) or 16 (FP8) elements. cuBLAS pads or
@@ -29,8 +31,6 @@
 
 use std::collections::BTreeMap;
 
-use kinetoscope_trace::{parse_dims, CategoryKind, EventId};
-
 use crate::config::Config;
 use crate::facts::{ms, Facts};
 use crate::finding::{About, Finding, Severity};
@@ -46,43 +46,6 @@ static META: RuleMeta = RuleMeta {
     since: "0.1.0",
     summary: "FP16/BF16/FP8 GEMMs with dimensions that are not multiples of 8 (16 for FP8)",
 };
-
-const GEMMS: [&str; 7] = [
-    "aten::mm",
-    "aten::addmm",
-    "aten::bmm",
-    "aten::baddbmm",
-    "aten::matmul",
-    "aten::linear",
-    "aten::_scaled_mm",
-];
-
-/// (M, N, K) of a GEMM operator from its input shapes; `None` when the shapes do not
-/// fit the operator.
-pub(crate) fn gemm_mnk(op: &str, dims: &[Vec<i64>]) -> Option<(i64, i64, i64)> {
-    let two = |a: &[i64], b: &[i64]| -> Option<(i64, i64, i64)> {
-        if a.len() < 2 || b.len() < 2 {
-            return None;
-        }
-        Some((a[a.len() - 2], b[b.len() - 1], a[a.len() - 1]))
-    };
-    match op {
-        "aten::mm" | "aten::bmm" | "aten::matmul" | "aten::_scaled_mm" => {
-            two(dims.first()?, dims.get(1)?)
-        }
-        "aten::addmm" | "aten::baddbmm" => two(dims.get(1)?, dims.get(2)?),
-        "aten::linear" => {
-            // input [..., K], weight [N, K].
-            let (x, w) = (dims.first()?, dims.get(1)?);
-            if x.is_empty() || w.len() != 2 {
-                return None;
-            }
-            let m: i64 = x[..x.len() - 1].iter().product();
-            Some((m, w[0], w[1]))
-        }
-        _ => None,
-    }
-}
 
 /// The multiple a GEMM's dimensions should be of, from its input types; `None` for
 /// precisions the rule does not judge (FP32, integers).
@@ -111,38 +74,26 @@ impl Rule for GemmDimsNotAligned {
         if !facts.has_gpu || facts.n_steps() == 0 {
             return Vec::new();
         }
-        let t = facts.trace;
-        let e = &t.events;
         let th = &config.gemm_alignment;
-        let ops = facts.outermost(&facts.events(&[CategoryKind::CpuOp], |n| GEMMS.contains(&n)));
         let mut rows: BTreeMap<String, Row> = BTreeMap::new();
         let mut seen = vec![false; facts.n_steps()];
         let mut total = 0i64;
-        for i in ops {
-            let Some(s) = facts.step_of(e.ts_ns[i]) else {
+        for call in facts.gemms() {
+            let i = call.event;
+            let Some(s) = facts.step_of_event(i) else {
                 continue;
             };
-            let Some(args) = t.args.op_of(EventId(i as u32)) else {
-                continue;
-            };
-            let types: Vec<String> =
-                serde_json::from_str(t.strings.get(args.input_types)).unwrap_or_default();
-            let Some((multiple, dtype)) = required_multiple(&types, config) else {
+            let Some((multiple, dtype)) = required_multiple(&call.types, config) else {
                 continue;
             };
             if multiple <= 1 {
                 continue;
             }
-            let Some(dims) = parse_dims(t.strings.get(args.input_dims)) else {
-                continue;
-            };
             let op = facts.name(i);
-            let Some((m, n, k)) = gemm_mnk(op, &dims) else {
-                continue;
-            };
+            let (m, n, k) = (call.gemm.m, call.gemm.n, call.gemm.k);
             let bad: Vec<String> = [("M", m), ("N", n), ("K", k)]
                 .iter()
-                .filter(|(_, d)| *d > 0 && d % multiple != 0)
+                .filter(|(_, d)| *d > 1 && d % multiple != 0)
                 .map(|(l, d)| format!("{l}={d}"))
                 .collect();
             if bad.is_empty() {
@@ -226,36 +177,5 @@ impl Rule for GemmDimsNotAligned {
                 ),
             },
         )]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mnk_per_operator() {
-        let d = |v: &[&[i64]]| v.iter().map(|x| x.to_vec()).collect::<Vec<_>>();
-        assert_eq!(
-            gemm_mnk("aten::mm", &d(&[&[64, 100], &[100, 32]])),
-            Some((64, 32, 100))
-        );
-        assert_eq!(
-            gemm_mnk("aten::addmm", &d(&[&[32], &[64, 100], &[100, 32]])),
-            Some((64, 32, 100))
-        );
-        assert_eq!(
-            gemm_mnk("aten::bmm", &d(&[&[4, 64, 100], &[4, 100, 32]])),
-            Some((64, 32, 100))
-        );
-        // linear: input [B, S, K], weight [N, K].
-        assert_eq!(
-            gemm_mnk(
-                "aten::linear",
-                &d(&[&[2, 6, 1000], &[50257, 1000], &[50257]])
-            ),
-            Some((12, 50257, 1000))
-        );
-        assert_eq!(gemm_mnk("aten::mm", &d(&[&[64]])), None);
     }
 }

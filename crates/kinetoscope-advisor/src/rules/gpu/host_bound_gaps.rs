@@ -3,8 +3,10 @@
 //! ## What it finds
 //! GPU idle time caused by the host: HTA's host-wait gaps, with all streams taken as one
 //! queue — the GPU had finished all its work and the next kernel or copy was launched
-//! only afterwards (on one stream, exactly `kinetoscope idle`'s `host_wait`) — with what
-//! the launching thread was doing when the queue drained.
+//! only afterwards (on one stream, `kinetoscope idle`'s `host_wait`) — up to the end of
+//! that launch call (what follows it the GPU had the work queued: it waited on another
+//! stream, on work outside the trace or on a clock offset, not on the host), with what
+//! the launching thread was executing during the gaps.
 //!
 //! ## Why it matters
 //! These gaps are pure host overhead — Python, per-op dispatch, data handling, syncs —
@@ -12,24 +14,29 @@
 //! work off the training thread recover.
 //!
 //! ## Evidence
-//! Host-wait time per step, its share of the step, gaps per step, and the
-//! host operators active at the start of the gaps, by time.
+//! Host-wait time per step, its share of the step, gaps per step, and what the
+//! launching thread executed during the gaps, by time: the innermost operator,
+//! annotation (DataLoader fetches, `record_function` ranges) or user Python frame
+//! running at each instant.
 //!
 //! ## Fix
 //! Remove per-step Python work from the hot loop (logging, `.item()`, metric
 //! computation), vectorise, move preprocessing to DataLoader workers, `torch.compile`,
-//! CUDA graphs for launch-bound phases; `py-spy --native` on the live process for the
-//! Python side.
+//! CUDA graphs for launch-bound phases (extend the captured region when graphs already
+//! replay part of the step); `py-spy --native` on the live process for the Python
+//! side.
 //!
 //! ## Thresholds and sources
 //! Host-wait idle ≥ 15 % of step time (TraceLens Agent flags idle > 15 %); the host-wait
-//! class is HTA's idle-time breakdown (`get_idle_time_breakdown`); `host_bound_gaps.*`.
+//! class is HTA's idle-time breakdown (`get_idle_time_breakdown`); a gap that spans a
+//! step boundary counts in each step for its part there. `host_bound_gaps.*`.
 
 use std::collections::BTreeMap;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
 use crate::finding::{About, Finding, Severity};
+use crate::rules::input::dataloader_stall::is_dataloader;
 use crate::rules::{finish, step_list_ms, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
@@ -43,6 +50,25 @@ static META: RuleMeta = RuleMeta {
     summary: "GPU waits for the host between kernels",
 };
 
+/// Where the time of a gap whose launch thread is unknown goes.
+const UNKNOWN_THREAD: &str = "(launch call unknown)";
+
+/// How a span of [`Facts::host_work_in`] is named: its name, with the DataLoader fetch
+/// it runs in; time in no span is Python or an idle thread.
+fn label(facts: &Facts, who: Option<usize>) -> String {
+    let Some(i) = who else {
+        return "(no operator or annotation: Python or an idle thread)".to_owned();
+    };
+    let name = facts.name(i);
+    if is_dataloader(name) {
+        return name.to_owned();
+    }
+    match facts.ancestors(i).find(|&a| is_dataloader(facts.name(a))) {
+        Some(dl) => format!("{name} in {}", facts.name(dl)),
+        None => name.to_owned(),
+    }
+}
+
 impl Rule for HostBoundGaps {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -55,25 +81,39 @@ impl Rule for HostBoundGaps {
         let e = &facts.trace.events;
         let mut per_step = vec![0i64; facts.n_steps()];
         let mut gaps = 0u64;
-        let mut by_op: BTreeMap<String, i64> = BTreeMap::new();
+        let mut by_work: BTreeMap<String, i64> = BTreeMap::new();
         for g in facts.host_wait() {
-            // A gap counts in a step when it lies inside it.
-            let (Some(a), Some(b)) = (facts.step_of(g.start_ns), facts.step_of(g.end_ns - 1))
-            else {
-                continue;
-            };
-            if a != b {
+            // The host's part of the gap: until the launch call that ended it returned.
+            let end = g
+                .launch
+                .map(|l| l as usize)
+                .map_or(g.end_ns, |l| g.end_ns.min(e.ts_ns[l] + e.dur_ns[l]));
+            if end <= g.start_ns {
                 continue;
             }
-            let len = g.end_ns - g.start_ns;
-            per_step[a] += len;
-            gaps += 1;
-            let who = g
-                .launch
-                .and_then(|l| facts.host_op_at(e.track[l as usize].0, g.start_ns))
-                .map(|o| facts.name(o).to_owned())
-                .unwrap_or_else(|| "(no operator: Python or idle host)".to_owned());
-            *by_op.entry(who).or_default() += len;
+            // Each part of the gap counts in the step window it lies in.
+            let first = facts.steps.partition_point(|w| w.end_ns <= g.start_ns);
+            let mut counted = false;
+            for (k, w) in facts.steps.iter().enumerate().skip(first) {
+                if w.start_ns >= end {
+                    break;
+                }
+                let (a, b) = (g.start_ns.max(w.start_ns), end.min(w.end_ns));
+                if a >= b {
+                    continue;
+                }
+                per_step[k] += b - a;
+                counted = true;
+                match g.launch {
+                    Some(l) => {
+                        for (who, d) in facts.host_work_in(e.track[l as usize].0, a, b) {
+                            *by_work.entry(label(facts, who)).or_default() += d;
+                        }
+                    }
+                    None => *by_work.entry(UNKNOWN_THREAD.to_owned()).or_default() += b - a,
+                }
+            }
+            gaps += u64::from(counted);
         }
         let n = facts.n_steps() as f64;
         let mean = per_step.iter().sum::<i64>() as f64 / n;
@@ -88,7 +128,7 @@ impl Rule for HostBoundGaps {
             .zip(&facts.steps)
             .filter(|(v, s)| 100.0 * **v as f64 / s.dur_ns().max(1) as f64 >= th.warning_pct)
             .count();
-        let mut ops: Vec<(String, i64)> = by_op.into_iter().collect();
+        let mut ops: Vec<(String, i64)> = by_work.into_iter().collect();
         ops.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let mut evidence = vec![
             format!(
@@ -102,10 +142,12 @@ impl Rule for HostBoundGaps {
         ];
         for (op, d) in ops.iter().take(4) {
             evidence.push(format!(
-                "host busy in {op} when the GPU queue drained: {:.2} ms per step",
+                "host in {op} while the GPU waited: {:.2} ms per step",
                 ms(*d as f64 / n)
             ));
         }
+        let graphs = super::graph_replay_line(facts);
+        evidence.extend(graphs.clone());
         vec![finish(
             &META,
             facts,
@@ -117,14 +159,22 @@ impl Rule for HostBoundGaps {
                 impact_ns: mean,
                 steps_seen: seen,
                 evidence,
-                fix: "Take work off the training thread's critical path: no per-step Python \
-                      logging or .item(), vectorise, preprocess in DataLoader workers; \
-                      torch.compile or CUDA graphs for the launch-bound parts."
-                    .to_owned(),
+                fix: format!(
+                    "Take work off the training thread's critical path: no per-step Python \
+                     logging or .item(), vectorise, preprocess in DataLoader workers; {}",
+                    if graphs.is_some() {
+                        "CUDA graphs already replay part of the step: extend the captured \
+                         region to the eager launches (torch.compile mode=\"reduce-overhead\" \
+                         on more of the model, fewer graph breaks)."
+                    } else {
+                        "torch.compile or CUDA graphs for the launch-bound parts."
+                    }
+                ),
                 details: format!(
                     "Host-wait idle {share:.1} % ≥ {} % of step (TraceLens Agent idle > 15 %; \
-                     HTA host-wait class, as kinetoscope idle). Impact: the host-wait gaps \
-                     (part of LowGpuUtilization's idle time).",
+                     HTA host-wait class, as kinetoscope idle, each gap up to the end of the \
+                     launch call that ended it). Impact: the host-wait gaps (part of \
+                     LowGpuUtilization's idle time).",
                     th.warning_pct
                 ),
             },

@@ -1,29 +1,33 @@
 //! GP002 `LaunchBound`.
 //!
 //! ## What it finds
-//! Steps made of many tiny kernels while the GPU idles: most kernels run shorter than
-//! the host call that launched them (HTA's "short kernels", from the launch statistics
-//! of `kinetoscope launches`), so the host cannot launch them as fast as the GPU
-//! finishes them.
+//! Steps made of many tiny kernels while the GPU waits for the host: most kernels run
+//! shorter than the host call that launched them (HTA's "short kernels", from the
+//! launch statistics of `kinetoscope launches`), so the host cannot launch them as fast
+//! as the GPU finishes them. Kernels replayed from CUDA / HIP graphs are launched by
+//! the graph, not one call each: they count among the kernels, never as short ones.
 //!
 //! ## Why it matters
 //! A kernel launch costs 5–20 µs of host time (HTA). When kernels are shorter than
 //! that, the GPU waits for the CPU between kernels however fast the GPU is.
 //!
 //! ## Evidence
-//! Launches per step, the share of short kernels, the mean GPU time per launch, GPU
-//! utilization.
+//! Launches per step, the share of short kernels, the mean GPU time per launch, the
+//! time the GPU waits for the host, graph replay when graphs are in use.
 //!
 //! ## Fix
-//! CUDA graphs (`torch.compile(mode="reduce-overhead")`, `torch.cuda.graphs`), operator
+//! CUDA graphs (`torch.compile(mode="reduce-overhead")`, `torch.cuda.graphs`) — or,
+//! when graphs already replay part of the step, a larger captured region — operator
 //! fusion (`torch.compile`), larger batches (more work per launch), foreach / fused
 //! optimizers, no Python-loop tensor ops.
 //!
 //! ## Thresholds and sources
 //! Short kernel: GPU time shorter than its launch call, the call itself not longer than
 //! HTA's 50 µs runtime cutoff (HTA `get_cuda_kernel_launch_stats`); flagged when ≥ 50 %
-//! of the launches in the steps are short (proposal) and utilization is below the
-//! `LowGpuUtilization` warning threshold. `launch_bound.*`.
+//! of the kernels in the steps (launched one by one or replayed from graphs) are short
+//! (proposal) and the GPU waits for the host more than the `LowGpuUtilization` warning
+//! threshold allows. Impact: the time the GPU waits for the host × the short share.
+//! `launch_bound.*`.
 
 use kinetoscope_analysis::gpu_time::launches::{StepLaunches, OUTSIDE_STEPS};
 
@@ -52,13 +56,11 @@ impl Rule for LaunchBound {
         if !facts.has_gpu || facts.n_steps() == 0 {
             return Vec::new();
         }
-        let util = facts
-            .overview
-            .gpus
-            .iter()
-            .filter_map(|g| g.utilization)
-            .fold(f64::NAN, f64::min);
-        if util.is_nan() || 100.0 * util >= config.low_gpu_utilization.warning_below_pct {
+        let step = facts.mean_step_ns();
+        let waiting_per_step = facts.waiting_per_step();
+        let waiting = waiting_per_step.iter().sum::<i64>() as f64 / facts.n_steps() as f64;
+        let busy_pct = 100.0 * (1.0 - waiting / step.max(1.0));
+        if busy_pct >= config.low_gpu_utilization.warning_below_pct {
             return Vec::new();
         }
         let th = &config.launch_bound;
@@ -72,8 +74,11 @@ impl Rule for LaunchBound {
         if steps.is_empty() {
             steps = stats.steps.iter().collect();
         }
-        let n: u64 = steps.iter().map(|s| s.launches).sum();
-        if n == 0 {
+        let launches: u64 = steps.iter().map(|s| s.launches).sum();
+        let graphs = crate::summary::graph_replay(facts);
+        let replayed = graphs.as_ref().map_or(0, |g| g.kernels);
+        let n = launches + replayed;
+        if launches == 0 {
             return Vec::new();
         }
         let short: u64 = steps.iter().map(|s| s.short_kernels).sum();
@@ -90,8 +95,22 @@ impl Rule for LaunchBound {
             })
             .count();
         let per = steps.len() as f64;
-        let step = facts.mean_step_ns();
-        let idle = (1.0 - util) * step;
+        let mut evidence = vec![
+            format!(
+                "{:.0} launches per step, mean GPU time {:.1} µs; {:.0} short kernels per \
+                 step (GPU time < launch call, as kinetoscope launches)",
+                launches as f64 / per,
+                gpu_ns as f64 / launches as f64 / 1e3,
+                short as f64 / per
+            ),
+            format!(
+                "the GPU waits for the host {:.2} ms of a {:.2} ms step (nothing running or \
+                 queued)",
+                ms(waiting),
+                ms(step)
+            ),
+        ];
+        evidence.extend(super::graph_replay_line(facts));
         vec![finish(
             &META,
             facts,
@@ -99,36 +118,33 @@ impl Rule for LaunchBound {
             Draft {
                 about: About::Trace,
                 title: format!(
-                    "Launch-bound: {share:.0} % of the kernels per step ({:.0} launches) run \
-                     shorter than their launch call",
+                    "Launch-bound: {share:.0} % of the {:.0} kernels per step run shorter \
+                     than their launch call",
                     n as f64 / per
                 ),
                 severity: Severity::Warning,
-                impact_ns: idle * share / 100.0,
+                impact_ns: waiting * share / 100.0,
                 steps_seen,
-                evidence: vec![
-                    format!(
-                        "{:.0} launches per step, mean GPU time {:.1} µs; {:.0} short kernels \
-                         per step (GPU time < launch call, as kinetoscope launches)",
-                        n as f64 / per,
-                        gpu_ns as f64 / n as f64 / 1e3,
-                        short as f64 / per
-                    ),
-                    format!(
-                        "GPU utilization {:.1} %: {:.2} ms idle per {:.2} ms step",
-                        100.0 * util,
-                        ms(idle),
-                        ms(step)
-                    ),
-                ],
-                fix: "Cut launches: torch.compile (fusion) or CUDA graphs \
-                      (torch.compile(mode=\"reduce-overhead\")), larger batches, \
-                      foreach/fused optimizers, no per-element Python loops over tensors."
-                    .to_owned(),
+                evidence,
+                fix: if graphs.is_some() {
+                    "Cut the eager launches: CUDA graphs already replay part of the step, so \
+                     capture the rest too (fewer graph breaks, torch.compile \
+                     mode=\"reduce-overhead\" on more of the model), fuse what stays eager \
+                     (torch.compile), use foreach/fused optimizers, no per-element Python \
+                     loops over tensors."
+                        .to_owned()
+                } else {
+                    "Cut launches: torch.compile (fusion) or CUDA graphs \
+                     (torch.compile(mode=\"reduce-overhead\")), larger batches, \
+                     foreach/fused optimizers, no per-element Python loops over tensors."
+                        .to_owned()
+                },
                 details: format!(
-                    "{share:.0} % ≥ {} % of launches are short kernels (HTA: GPU time < launch \
-                     call; the share is a proposal) with utilization below {} %. Impact: idle \
-                     time × short-kernel share (overlaps LowGpuUtilization).",
+                    "{share:.0} % ≥ {} % of the kernels are short (HTA: GPU time < launch \
+                     call; graph-replayed kernels count as not short; the share is a \
+                     proposal) while the GPU is busy or has work queued {busy_pct:.1} % < {} \
+                     % of the step. Impact: time the GPU waits for the host × short share \
+                     (overlaps LowGpuUtilization).",
                     th.short_share_pct, config.low_gpu_utilization.warning_below_pct
                 ),
             },

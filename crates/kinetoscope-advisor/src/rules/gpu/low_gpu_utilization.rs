@@ -1,8 +1,11 @@
 //! GP001 `LowGpuUtilization`.
 //!
 //! ## What it finds
-//! GPUs idle for a large share of the steps: utilization (the share of the step window
-//! with at least one kernel running, from the overview) below 80 %.
+//! GPUs that wait for the host for a large share of the steps: time in the step windows
+//! in which no kernel, copy or set runs on the GPU and none has been launched for it
+//! (the device timeline of `kinetoscope_analysis::device_activity`). Idle time in which
+//! launched work was queued — the GPU waited on another stream, on work outside the
+//! trace or on a host/device clock offset — is not the host's and is left out.
 //!
 //! ## Why it matters
 //! Idle GPU time is the upper bound of what any host-side fix can recover. The
@@ -10,18 +13,23 @@
 //! runtime calls), which points at the cause.
 //!
 //! ## Evidence
-//! Utilization per GPU, and the step breakdown (kernel, memcpy, DataLoader, CPU exec,
-//! runtime, other) as % of the step.
+//! Utilization per GPU (the overview's: the share of the step window with a kernel
+//! running), how much of the idle time the GPU waited for the host and how much it had
+//! work queued, the step breakdown (kernel, memcpy, DataLoader, CPU exec, runtime,
+//! other) as % of the step, the runtime calls that take the most host time, and graph
+//! replay when CUDA / HIP graphs are in use.
 //!
 //! ## Fix
 //! Depends on the cause: see the other findings (DataloaderStall, HostDeviceSync,
 //! LaunchBound). Generic: larger batch, fewer syncs, CUDA graphs / `torch.compile(mode=
-//! "reduce-overhead")`, overlapping data movement.
+//! "reduce-overhead")` (when graphs already replay part of the step: a larger captured
+//! region), overlapping data movement.
 //!
 //! ## Thresholds and sources
-//! Warning below 80 % (TraceLens Agent: computation > 80 % is efficient); critical below
-//! 30 % (TraceML "low" band). torch-tb-profiler's own hint fires below 50 %.
-//! `low_gpu_utilization.*`.
+//! Warning when the GPU waits for the host more than 20 % of the step, i.e. is busy or
+//! has work queued less than 80 % of it (TraceLens Agent: computation > 80 % is
+//! efficient); critical below 30 % (TraceML "low" band). torch-tb-profiler's own hint
+//! fires below 50 % utilization. `low_gpu_utilization.*`.
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
@@ -49,10 +57,32 @@ impl Rule for LowGpuUtilization {
             return Vec::new();
         }
         let th = &config.low_gpu_utilization;
+        let step = facts.mean_step_ns();
+        let n = facts.n_steps() as f64;
+        let graphs = crate::summary::graph_replay(facts);
         let mut out = Vec::new();
         for g in &facts.overview.gpus {
             let Some(u) = g.utilization else { continue };
-            let pct = 100.0 * u;
+            let Some(timeline) = facts.gpu_timeline().device(g.id) else {
+                continue;
+            };
+            // Per step: time waiting for the host, and queued time.
+            let per_step: Vec<(i64, i64)> = facts
+                .steps
+                .iter()
+                .map(|s| {
+                    let waiting: i64 = timeline
+                        .waiting_for_host(s.start_ns, s.end_ns)
+                        .iter()
+                        .map(|w| w.1 - w.0)
+                        .sum();
+                    (waiting, timeline.queued_in(s.start_ns, s.end_ns))
+                })
+                .collect();
+            let waiting = per_step.iter().map(|p| p.0).sum::<i64>() as f64 / n;
+            let queued = per_step.iter().map(|p| p.1).sum::<i64>() as f64 / n;
+            // The share of the step the GPU ran or had work for.
+            let pct = 100.0 * (1.0 - waiting / step.max(1.0));
             if pct >= th.warning_below_pct {
                 continue;
             }
@@ -61,24 +91,33 @@ impl Rule for LowGpuUtilization {
             } else {
                 Severity::Warning
             };
-            let step = facts.mean_step_ns();
-            let seen = facts
-                .overview
-                .steps
+            let seen = per_step
                 .iter()
-                .filter(|s| {
-                    let b = s.breakdown_ns;
-                    let busy = (b.kernel + b.memcpy + b.memset) as f64;
-                    100.0 * busy / (s.dur_ns.max(1) as f64) < th.warning_below_pct
+                .zip(&facts.steps)
+                .filter(|((w, _), s)| {
+                    100.0 * (1.0 - *w as f64 / s.dur_ns().max(1) as f64) < th.warning_below_pct
                 })
                 .count();
-            let mut evidence = vec![format!(
-                "GPU{} ({}): utilization {pct:.1} % over the steps; idle {:.2} ms of a {:.2} ms step",
-                g.id,
-                g.name.as_deref().unwrap_or("unknown"),
-                ms((1.0 - u) * step),
-                ms(step)
-            )];
+            let idle = (1.0 - u) * step;
+            let mut evidence = vec![
+                format!(
+                    "GPU{} ({}): utilization {:.1} % over the steps; idle {:.2} ms of a {:.2} ms \
+                     step",
+                    g.id,
+                    g.name.as_deref().unwrap_or("unknown"),
+                    100.0 * u,
+                    ms(idle),
+                    ms(step)
+                ),
+                format!(
+                    "waiting for the host (nothing running or queued) {:.2} ms per step \
+                     ({:.1} %); work queued but not running {:.2} ms (waiting on another \
+                     stream, on work outside the trace or on a clock offset: not the host's)",
+                    ms(waiting),
+                    100.0 - pct,
+                    ms(queued)
+                ),
+            ];
             if let Some(avg) = &facts.overview.average {
                 let p = avg.share.map(|v| 100.0 * v);
                 evidence.push(format!(
@@ -95,26 +134,53 @@ impl Rule for LowGpuUtilization {
                     p.other
                 ));
             }
+            evidence.extend(
+                crate::summary::dominant_runtime_calls(facts)
+                    .iter()
+                    .take(2)
+                    .map(|r| {
+                        format!(
+                            "runtime call {}: {:.1} calls, {:.2} ms of host time per step \
+                             ({:.1} % of the host step)",
+                            r.name,
+                            r.calls_per_step,
+                            ms(r.ns_per_step),
+                            100.0 * r.share
+                        )
+                    }),
+            );
+            evidence.extend(super::graph_replay_line(facts));
             out.push(finish(
                 &META,
                 facts,
                 config,
                 Draft {
                     about: About::Device(format!("GPU{}", g.id)),
-                    title: format!("GPU{} busy only {pct:.1} % of step time", g.id),
+                    title: format!(
+                        "GPU{} waits for the host {:.1} % of step time (utilization {:.1} %)",
+                        g.id,
+                        100.0 - pct,
+                        100.0 * u
+                    ),
                     severity,
-                    impact_ns: (1.0 - u) * step,
+                    impact_ns: waiting,
                     steps_seen: seen,
                     evidence,
-                    fix: "Find what the host does while the GPU waits (breakdown above and the \
-                          other findings): load data in workers, remove per-step syncs, fuse \
-                          small kernels (torch.compile) or capture CUDA graphs, raise the batch \
-                          size."
-                        .to_owned(),
+                    fix: format!(
+                        "Find what the host does while the GPU waits (breakdown above and the \
+                         other findings): load data in workers, remove per-step syncs, fuse \
+                         small kernels (torch.compile){}, raise the batch size.",
+                        if graphs.is_some() {
+                            ", capture more of the step in the CUDA graphs already in use"
+                        } else {
+                            " or capture CUDA graphs"
+                        }
+                    ),
                     details: format!(
-                        "Utilization {pct:.1} % < warning {} % (TraceLens Agent) / critical {} % \
-                         (TraceML). Impact: the idle time, the upper bound \
-                         for every host-side fix (it overlaps the other findings' impact).",
+                        "Busy or queued {pct:.1} % < warning {} % (TraceLens Agent) / \
+                         critical {} % (TraceML). Impact: the time the GPU waits for the \
+                         host, the upper bound for every host-side fix (it overlaps the other \
+                         findings' impact).",
                         th.warning_below_pct, th.critical_below_pct
                     ),
                 },

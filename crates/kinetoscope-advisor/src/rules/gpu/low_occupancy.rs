@@ -26,12 +26,19 @@
 //! (non-communication) kernel time; a kernel among them is flagged when its time-weighted
 //! occupancy is below 25 % (both proposals: no reference tool gives a threshold; the
 //! kernel-time weighting is the TensorBoard plugin's, as in its GPU Kernel view and
-//! `kinetoscope kernels`). Vendor-tuned GEMM,
-//! convolution and attention kernels (tensor-core kernels, `sgemm`, cuDNN, CUTLASS,
-//! flash) trade occupancy for registers on purpose: they are flagged only when their
-//! time-weighted blocks per SM is below 1 (idle SMs). Communication kernels are not
-//! judged. No finding below 1 % of the step; warning from 5 % (proposals), else info.
-//! Impact: time × (1 − occupancy / 25 %) — the time saved if run time were inversely
+//! `kinetoscope kernels`). Kineto writes an occupancy of 0 both when its occupancy
+//! calculator cannot place a block (kernels with more dynamic shared memory than the
+//! default limit, such as warp-specialised sm90 GEMMs, and GPUs it does not model,
+//! such as Blackwell) and when a grid far smaller than the SM count truncates to 0 %:
+//! a 0 % kernel with at least one block per SM is read as unknown, not as 0 %.
+//! Vendor-tuned GEMM, convolution and attention kernels (tensor-core kernels, `sgemm`,
+//! cuDNN, CUTLASS, flash, block-scaled `bmm_Mx…` GEMMs) trade occupancy for registers
+//! on purpose: they are flagged only when their grid is smaller than the GPU
+//! (time-weighted blocks per SM below 0.9, so that persistent kernels sized to the SMs
+//! in whole clusters count as full), as is a kernel whose occupancy is unknown.
+//! Communication kernels (NCCL, RCCL, symmetric-memory collectives) are not judged. No
+//! finding below 1 % of the step; warning from 5 % (proposals), else info. Impact:
+//! time × (1 − occupancy / 25 %) — the time saved if run time were inversely
 //! proportional to occupancy up to the threshold (optimistic) — or, for a small grid,
 //! time × (1 − blocks per SM). `low_occupancy.*`.
 
@@ -55,10 +62,11 @@ static META: RuleMeta = RuleMeta {
 };
 
 /// Vendor-tuned GEMM, convolution and attention kernels (tensor-core kernels, cuBLAS
-/// `sgemm`, cuDNN, CUTLASS, FlashAttention) trade occupancy for registers and shared
-/// memory on purpose; their efficiency is judged by FLOP/s, not occupancy.
+/// `sgemm`, cuDNN, CUTLASS, FlashAttention, hipBLASLt `Cijk_`, block-scaled GEMMs such
+/// as `bmm_MxE4m3_…` / `bmm_Bfloat16_MxE2m1…`) trade occupancy for registers and
+/// shared memory on purpose; their efficiency is judged by FLOP/s, not occupancy.
 fn is_tuned_library_kernel(row: &KernelRow) -> bool {
-    if row.tensor_cores {
+    if row.tensor_cores || row.name.starts_with("Cijk_") {
         return true;
     }
     let n = row.name.to_ascii_lowercase();
@@ -71,6 +79,11 @@ fn is_tuned_library_kernel(row: &KernelRow) -> bool {
         "xmma",
         "nvjet",
         "implicit_convolve",
+        "bmm_",
+        "_mxe",
+        "nvfp4",
+        "blockscaled",
+        "block_scaled",
     ]
     .iter()
     .any(|p| n.contains(p))
@@ -108,14 +121,17 @@ impl Rule for LowOccupancy {
             dominant += 1;
         }
         // Fraction of its time a flagged kernel could save, or `None` when not flagged.
+        let small_grid = |r: &KernelRow| {
+            r.mean_blocks_per_sm
+                .filter(|b| *b < th.small_grid_blocks_per_sm)
+                .map(|b| 1.0 - b)
+        };
         let gain = |r: &KernelRow| -> Option<f64> {
-            if is_tuned_library_kernel(r) {
-                // Low occupancy by design; only a grid smaller than the SM count counts.
-                r.mean_blocks_per_sm.filter(|b| *b < 1.0).map(|b| 1.0 - b)
-            } else {
-                occupancy_pct(r)
-                    .filter(|o| *o < th.warning_below_pct)
-                    .map(|o| 1.0 - o / th.warning_below_pct)
+            match occupancy_pct(r) {
+                // Low occupancy by design, or unknown: only a grid smaller than the GPU.
+                _ if is_tuned_library_kernel(r) => small_grid(r),
+                None => small_grid(r),
+                Some(o) => (o < th.warning_below_pct).then(|| 1.0 - o / th.warning_below_pct),
             }
         };
         let flagged: Vec<(&KernelRow, f64)> = rows[..dominant]
@@ -170,10 +186,11 @@ impl Rule for LowOccupancy {
             KernelGroupBy::Properties,
             Some(&facts.step_windows()),
         );
-        let mut small_grid = false;
+        let mut any_small_grid = false;
         for r in shown {
             let bpsm = r.mean_blocks_per_sm;
-            small_grid |= bpsm.is_some_and(|b| b < 1.0);
+            let small = bpsm.is_some_and(|b| b < th.small_grid_blocks_per_sm);
+            any_small_grid |= small;
             let shape = shapes
                 .rows
                 .iter()
@@ -200,7 +217,7 @@ impl Rule for LowOccupancy {
                     .unwrap_or_else(|| "unknown".to_owned()),
                 bpsm.map(|b| format!(
                     ", {b:.2} blocks per SM{}",
-                    if b < 1.0 {
+                    if small {
                         " (grid smaller than the SM count)"
                     } else {
                         ""
@@ -213,7 +230,7 @@ impl Rule for LowOccupancy {
             "Give each launch more parallel work: larger batches, fused kernels \
              (torch.compile), fewer tiny per-tensor kernels.",
         );
-        if small_grid {
+        if any_small_grid {
             fix.push_str(
                 " Grids smaller than the SM count leave SMs idle: larger problem sizes, \
                  split-K or batching independent launches together.",
@@ -249,12 +266,15 @@ impl Rule for LowOccupancy {
                 details: format!(
                     "Kernels covering {} % of kernel time with time-weighted est. achieved \
                      occupancy < {} % (both proposals; weighting as the TensorBoard plugin and \
-                     kinetoscope kernels); tuned GEMM/convolution/attention \
-                     kernels only when blocks per SM < 1; communication kernels not judged; \
+                     kinetoscope kernels; a 0 % kernel with a full grid is unknown, as Kineto \
+                     writes 0 when it cannot compute it); tuned GEMM/convolution/attention \
+                     kernels and kernels of unknown occupancy only when blocks per SM < {}; \
+                     communication kernels not judged; \
                      warning from {} % of the step (proposal). Impact: time × (1 − occupancy / \
                      {} %), or × (1 − blocks per SM) for small grids; optimistic.",
                     th.dominant_share_pct,
                     th.warning_below_pct,
+                    th.small_grid_blocks_per_sm,
                     th.warning_step_share_pct,
                     th.warning_below_pct
                 ),
@@ -263,7 +283,12 @@ impl Rule for LowOccupancy {
     }
 }
 
-/// A kernel row's mean achieved occupancy as a percentage (the thresholds' unit).
+/// A kernel row's mean achieved occupancy as a percentage (the thresholds' unit);
+/// `None` when unknown: not recorded, or 0 % on a grid of at least one block per SM
+/// (Kineto's "could not compute"; a real occupancy that low needs a grid far smaller
+/// than the SM count).
 fn occupancy_pct(r: &KernelRow) -> Option<f64> {
-    r.mean_est_achieved_occupancy.map(|o| 100.0 * o)
+    let o = r.mean_est_achieved_occupancy? * 100.0;
+    let unknown = o <= 0.0 && !matches!(r.mean_blocks_per_sm, Some(b) if b < 1.0);
+    (!unknown).then_some(o)
 }

@@ -2,7 +2,10 @@
 //!
 //! ## What it finds
 //! `cudaMalloc` / `cudaFree` (and `cudaMallocAsync`, `cuMemCreate`, `cuMemMap`,
-//! `cuMemUnmap`, `hipMalloc`, `hipFree`) runtime calls inside steps after the first.
+//! `cuMemUnmap`, `cuMemAlloc`, `cuMemFree`, `hipMalloc`, `hipFree`, pinned host
+//! allocations) runtime calls inside steps after the first. Without step markers, where
+//! warm-up cannot be told from steady state, the calls when they take a large share of
+//! the trace.
 //!
 //! ## Why it matters
 //! After warm-up the caching allocator should serve every request from its cache.
@@ -10,7 +13,8 @@
 //! `cudaFree` synchronises the whole device.
 //!
 //! ## Evidence
-//! Calls and time per step, the steps they occur in, the operators that triggered them.
+//! Calls and host time per step, the GPU idle during them, the steps they occur in, the
+//! calls by name and the operators that triggered them.
 //!
 //! ## Fix
 //! No `torch.cuda.empty_cache()` in the loop; static shapes; lower the peak
@@ -18,11 +22,17 @@
 //! profiling.
 //!
 //! ## Thresholds and sources
-//! Any such call in ≥ 2 steps after the first (step gating from
-//! TraceML).
+//! Any such call in ≥ 2 steps after the first (step gating from TraceML). Without
+//! `ProfilerStep#` markers (the whole trace is one step, which includes warm-up): the
+//! calls take ≥ `allocator_churn.whole_trace_min_share_pct` (5 %, proposal) of the
+//! trace's host time, reported with the confidence of one step (info). Impact: the
+//! time the GPU waits for the host during the calls (a device free also drains the
+//! queue: HostDeviceSync counts the idle after it); on a trace whose device activity is
+//! missing, unknown (0).
 
 use std::collections::BTreeMap;
 
+use kinetoscope_analysis::gpu_time::union_sorted;
 use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
@@ -41,17 +51,32 @@ static META: RuleMeta = RuleMeta {
     summary: "cudaMalloc / cudaFree in steady-state steps",
 };
 
-const CALLS: [&str; 9] = [
+const CALLS: [&str; 18] = [
     "cudaMalloc",
     "cudaFree",
     "cudaMallocAsync",
     "cudaFreeAsync",
+    "cudaMallocHost",
+    "cudaHostAlloc",
+    "cudaFreeHost",
     "cuMemCreate",
     "cuMemMap",
     "cuMemUnmap",
+    "cuMemAlloc",
+    "cuMemFree",
     "hipMalloc",
     "hipFree",
+    "hipMallocAsync",
+    "hipFreeAsync",
+    "hipHostMalloc",
+    "hipHostFree",
 ];
+
+/// Whether a runtime or driver call allocates or frees memory (driver calls carry a
+/// version suffix: `cuMemAlloc_v2`).
+fn is_allocator_call(name: &str) -> bool {
+    CALLS.contains(&name.strip_suffix("_v2").unwrap_or(name))
+}
 
 impl Rule for AllocatorChurn {
     fn meta(&self) -> &'static RuleMeta {
@@ -59,74 +84,154 @@ impl Rule for AllocatorChurn {
     }
 
     fn check(&self, facts: &Facts, config: &Config) -> Vec<Finding> {
-        if facts.n_steps() < 2 {
+        let whole_trace = !facts.has_step_markers;
+        if facts.n_steps() == 0 || (!whole_trace && facts.n_steps() < 2) {
             return Vec::new();
         }
+        let e = &facts.trace.events;
         let ev = facts.events(
             &[
                 CategoryKind::CudaRuntime,
                 CategoryKind::CudaDriver,
                 CategoryKind::OtherRuntime,
             ],
-            |n| CALLS.contains(&n),
+            is_allocator_call,
         );
+        // Steady state: every step after the first; without markers, the whole trace.
+        let skip = usize::from(!whole_trace);
+        let steady = (facts.n_steps() - skip) as f64;
         let mut per = facts.per_step_ns(&ev);
         let mut counts = facts.per_step_count(&ev);
-        per[0] = 0;
-        counts[0] = 0;
+        for s in 0..skip {
+            per[s] = 0;
+            counts[s] = 0;
+        }
         let seen = counts.iter().filter(|c| **c > 0).count();
         if seen == 0 {
             return Vec::new();
         }
-        let steady = (facts.n_steps() - 1) as f64;
         let mean = per.iter().sum::<i64>() as f64 / steady;
-        let mut callers: BTreeMap<String, u64> = BTreeMap::new();
-        for &i in &ev {
-            if facts
-                .step_of(facts.trace.events.ts_ns[i])
-                .is_some_and(|s| s > 0)
-            {
-                let c = facts.caller(i, |n| CALLS.contains(&n));
-                *callers
-                    .entry(format!("{} ← {c}", facts.name(i)))
-                    .or_default() += 1;
+        let host_ns: i64 = facts.host_steps.iter().map(|h| h.1 - h.0).sum();
+        let share = 100.0 * mean * steady / host_ns.max(1) as f64;
+        if whole_trace && share < config.allocator_churn.whole_trace_min_share_pct {
+            return Vec::new();
+        }
+        let in_steady = |i: usize| facts.step_of_event(i).is_some_and(|s| s >= skip);
+        // GPU idle during the calls, per step (overlaps counted once).
+        let mut idle = vec![Vec::new(); facts.n_steps()];
+        let missing = facts.device_activity_missing();
+        if facts.has_gpu {
+            for &i in &ev {
+                if let Some(s) = facts.step_of_event(i).filter(|s| *s >= skip) {
+                    idle[s].extend(facts.gpu_waiting(e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]));
+                }
             }
         }
+        let idle_ns: i64 = idle
+            .into_iter()
+            .map(|mut v| {
+                v.sort_unstable();
+                union_sorted(v).map_or(0, |u| u.2)
+            })
+            .sum();
+        let impact = idle_ns as f64 / steady;
+        let mut by_name: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
+        let mut callers: BTreeMap<String, u64> = BTreeMap::new();
+        for &i in ev.iter().filter(|&&i| in_steady(i)) {
+            let name = facts.name(i);
+            let v = by_name.entry(name).or_default();
+            v.0 += 1;
+            v.1 += e.dur_ns[i];
+            let c = facts.caller(i, is_allocator_call);
+            *callers.entry(format!("{name} ← {c}")).or_default() += 1;
+        }
+        let mut by_name: Vec<(&str, (u64, i64))> = by_name.into_iter().collect();
+        by_name.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(b.0)));
         let mut callers: Vec<(String, u64)> = callers.into_iter().collect();
         callers.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let mut evidence = vec![
+        let calls: u64 = counts.iter().sum();
+        let mut evidence = vec![if whole_trace {
             format!(
-                "{} calls in {seen} of {} steps after the first, {:.3} ms per step",
-                counts.iter().sum::<u64>(),
+                "{calls} calls in the trace (no step markers: warm-up included), {:.3} ms of \
+                 host time ({share:.1} % of the trace)",
+                ms(mean)
+            )
+        } else {
+            format!(
+                "{calls} calls in {seen} of {} steps after the first, {:.3} ms of host time \
+                 per step",
                 facts.n_steps() - 1,
                 ms(mean)
-            ),
-            format!("per step (first step excluded): {}", step_list_ms(&per)),
-        ];
+            )
+        }];
+        if !whole_trace {
+            evidence.push(format!(
+                "per step (first step excluded): {}",
+                step_list_ms(&per)
+            ));
+        }
+        evidence.push(if missing {
+            "GPU idle during the calls unknown: device activity is missing from the trace"
+                .to_owned()
+        } else {
+            format!(
+                "the GPU waits for the host {:.3} ms per step during the calls",
+                ms(impact)
+            )
+        });
+        evidence.extend(by_name.iter().take(3).map(|(name, (c, d))| {
+            format!(
+                "{name}: {:.1} calls, {:.3} ms per step",
+                *c as f64 / steady,
+                ms(*d as f64 / steady)
+            )
+        }));
         evidence.extend(
             callers
                 .iter()
                 .take(3)
                 .map(|(c, n)| format!("{c}: {n} calls")),
         );
+        let title = if whole_trace {
+            format!(
+                "Device memory allocation calls take {share:.1} % of the trace ({}, {} calls)",
+                by_name.first().map_or("", |b| b.0),
+                by_name.first().map_or(0, |b| b.1 .0)
+            )
+        } else {
+            "Device memory is allocated/freed in steady-state steps".to_owned()
+        };
         vec![finish(
             &META,
             facts,
             config,
             Draft {
                 about: About::Trace,
-                title: "Device memory is allocated/freed in steady-state steps".to_owned(),
+                title,
                 severity: Severity::Warning,
-                impact_ns: mean,
+                impact_ns: impact,
                 steps_seen: seen,
                 evidence,
                 fix: "Keep the caching allocator warm: no torch.cuda.empty_cache() in the loop, \
                       static shapes (pad or bucket), a lower peak (checkpointing, smaller \
-                      micro-batch), PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True."
+                      micro-batch), PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; warm \
+                      up before profiling."
                     .to_owned(),
-                details: "Allocator calls after the first step. Impact: \
-                          the calls' host time; cudaFree also synchronises the device."
-                    .to_owned(),
+                details: if whole_trace {
+                    format!(
+                        "No ProfilerStep# markers: the whole trace is one step, warm-up \
+                         included, so steady state cannot be told apart; allocator calls \
+                         {share:.1} % ≥ {} % of the trace's host time \
+                         (allocator_churn.whole_trace_min_share_pct, proposal). Impact: the \
+                         time the GPU waits for the host during the calls.",
+                        config.allocator_churn.whole_trace_min_share_pct
+                    )
+                } else {
+                    "Allocator calls after the first step. Impact: the time the GPU waits \
+                     for the host during the calls; cudaFree also synchronises the device \
+                     (HostDeviceSync counts the idle after it)."
+                        .to_owned()
+                },
             },
         )]
     }

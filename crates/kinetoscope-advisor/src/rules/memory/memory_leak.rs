@@ -134,7 +134,7 @@ fn unfreed_by_operator(facts: &Facts, d: &DeviceMemory) -> Vec<String> {
         let (Some(t), None) = (a.alloc_ns, a.release_ns) else {
             continue;
         };
-        if facts.step_of(t).is_none() {
+        if facts.host_step_of(t).is_none() {
             continue;
         }
         let e = by_op

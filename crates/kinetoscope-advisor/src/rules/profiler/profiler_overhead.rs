@@ -52,7 +52,7 @@ impl Rule for ProfilerOverhead {
         let overhead = facts.events(&[CategoryKind::Overhead], |_| true);
         let overhead: Vec<usize> = overhead
             .into_iter()
-            .filter(|&i| facts.step_of(t.events.ts_ns[i]).is_some())
+            .filter(|&i| facts.step_of_event(i).is_some())
             .collect();
         if !all_on && overhead.is_empty() {
             return Vec::new();

@@ -72,7 +72,7 @@ impl Rule for WarmupInProfile {
         );
         let compile_first: Vec<usize> = compile
             .into_iter()
-            .filter(|&i| facts.step_of(facts.trace.events.ts_ns[i]) == Some(0))
+            .filter(|&i| facts.step_of_event(i) == Some(0))
             .collect();
         if ratio < config.warmup.first_step_ratio {
             return Vec::new();

@@ -1,34 +1,55 @@
 //! SY001 `HostDeviceSync`.
 //!
 //! ## What it finds
-//! Calls that make the host wait for the device inside training steps: scalar reads
-//! (`aten::item`, `aten::_local_scalar_dense`: `.item()`, `.tolist()`, `if tensor:`) and
-//! explicit synchronisations (`cudaStreamSynchronize`, `cudaDeviceSynchronize`,
-//! `cudaEventSynchronize` and their driver equivalents), with the code that caused them.
+//! Host calls inside training steps that block until the device has finished queued
+//! work: scalar reads that synchronise (`aten::item` / `aten::_local_scalar_dense`:
+//! `.item()`, `.tolist()`, `if tensor:`), explicit synchronisations
+//! (`cudaStreamSynchronize`, `cudaDeviceSynchronize`, `cudaEventSynchronize`, their
+//! driver and HIP equivalents), blocking copies (`cudaMemcpy`, `hipMemcpy`,
+//! `hipMemcpyWithStream`, the driver's `cuMemcpy*`, and `cudaMemcpyAsync` /
+//! `hipMemcpyAsync` into pageable host memory, which waits for the stream's queued
+//! work) and device frees (`cudaFree`,
+//! `hipFree`, `cuMemFree`, which synchronise the device), with the code that caused
+//! them.
 //!
 //! ## Why it matters
 //! A sync drains the GPU queue: the host stops launching work until every queued kernel
 //! has finished, and the GPU then idles while the host catches up. Repeated every step
-//! (logging a loss, per-sample metrics), it serialises host and device.
+//! (logging a loss, per-sample metrics), it serialises host and device. A sync under
+//! which the GPU keeps running costs nothing: the host only waits for work that had to
+//! finish anyway.
 //!
 //! ## Evidence
-//! Calls per step and their time; the callers (Python frames with `with_stack=True`,
-//! else the enclosing operator), with counts.
+//! Sync points per step by kind, the host time blocked in them, the GPU idle they
+//! caused and how busy the GPU was meanwhile; the callers (Python frames with
+//! `with_stack=True`, else the enclosing operator), with counts, host time and GPU idle.
 //!
 //! ## Fix
 //! Keep scalars on the device (accumulate losses as tensors, log every N steps),
 //! vectorise per-sample metrics, avoid data-dependent Python control flow on device
-//! tensors; `torch.cuda.set_sync_debug_mode("warn")` finds the offenders.
+//! tensors; copy with `non_blocking=True` from pinned memory; keep the caching
+//! allocator warm instead of freeing device memory in the loop;
+//! `torch.cuda.set_sync_debug_mode("warn")` finds the offenders.
 //!
 //! ## Thresholds and sources
-//! Syncs in ≥ 2 steps (TraceML step gating); a warning from
-//! `host_device_sync.min_per_step` (10) calls per step or `host_device_sync.min_share_pct`
-//! (1 %) of step time (proposals: a sync that finds the GPU idle costs little), else
-//! info. Scalar reads
-//! inside `Optimizer.step` are skipped: `torch.optim` reads its host-side step counters.
+//! A call belongs to the step whose host span (`ProfilerStep#`) it starts in, so a
+//! synchronize after the last step (stopping the profiler) is in none. Impact: the GPU
+//! idle the sync points cause — the time, from a call's start, in which no GPU work
+//! runs or is queued, until the host queues work again after the call (only the call's
+//! own time when the GPU was already waiting for the host when it began); overlapping
+//! idle is counted once. On a trace whose device activity is missing the impact is
+//! unknown (0); on a CPU-only trace it is the calls' host time, and a scalar read is
+//! counted as a potential sync. On a GPU trace a scalar read counts only when a
+//! synchronising call runs inside it (a read of a CPU tensor does not sync). Syncs in
+//! ≥ 2 steps (TraceML step gating); a warning when the GPU idle they cause reaches
+//! `host_device_sync.min_share_pct` (1 %) of the step (proposal), or, on a CPU-only
+//! trace, from `host_device_sync.min_per_step` (10) calls per step; else info. Scalar
+//! reads inside `Optimizer.step` are skipped: `torch.optim` reads its host-side step
+//! counters.
 
 use std::collections::BTreeMap;
 
+use kinetoscope_analysis::gpu_time::union_sorted;
 use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
@@ -44,19 +65,86 @@ static META: RuleMeta = RuleMeta {
     name: "HostDeviceSync",
     family: "sync",
     since: "0.1.0",
-    summary: "Host-device synchronisation inside steps (.item(), synchronize)",
+    summary:
+        "Host-device synchronisation inside steps (.item(), synchronize, blocking copies, frees)",
 };
 
 const SCALAR_READS: [&str; 2] = ["aten::item", "aten::_local_scalar_dense"];
-const SYNC_CALLS: [&str; 7] = [
-    "cudaStreamSynchronize",
-    "cudaDeviceSynchronize",
-    "cudaEventSynchronize",
-    "cuStreamSynchronize",
-    "cuCtxSynchronize",
-    "cuEventSynchronize",
-    "hipDeviceSynchronize",
-];
+
+/// What a sync point is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    /// A synchronising scalar read (`.item()`).
+    ScalarRead,
+    /// An explicit synchronize.
+    Synchronize,
+    /// A blocking copy.
+    BlockingCopy,
+    /// A device free.
+    Free,
+}
+
+/// The kind of a host runtime or driver call that blocks until the device is done.
+fn sync_call(name: &str) -> Option<Kind> {
+    const SYNCHRONIZE: [&str; 11] = [
+        "cudaStreamSynchronize",
+        "cudaDeviceSynchronize",
+        "cudaEventSynchronize",
+        "cudaThreadSynchronize",
+        "cuStreamSynchronize",
+        "cuCtxSynchronize",
+        "cuEventSynchronize",
+        "hipStreamSynchronize",
+        "hipDeviceSynchronize",
+        "hipEventSynchronize",
+        "hipCtxSynchronize",
+    ];
+    const COPIES: [&str; 14] = [
+        "cudaMemcpy",
+        "cudaMemcpy2D",
+        "cudaMemcpy3D",
+        "cudaMemcpyToSymbol",
+        "cudaMemcpyFromSymbol",
+        "cuMemcpy",
+        "cuMemcpyDtoH",
+        "cuMemcpyHtoD",
+        "cuMemcpyDtoD",
+        "hipMemcpy",
+        "hipMemcpyWithStream",
+        "hipMemcpyDtoH",
+        "hipMemcpyHtoD",
+        "hipMemcpy2D",
+    ];
+    const FREES: [&str; 6] = [
+        "cudaFree",
+        "cudaFreeHost",
+        "cuMemFree",
+        "hipFree",
+        "hipHostFree",
+        "hipFreeHost",
+    ];
+    // Driver calls carry a version suffix (`cuMemcpyDtoH_v2`).
+    let base = name.strip_suffix("_v2").unwrap_or(name);
+    if SYNCHRONIZE.contains(&base) {
+        Some(Kind::Synchronize)
+    } else if COPIES.contains(&base) {
+        Some(Kind::BlockingCopy)
+    } else if FREES.contains(&base) {
+        Some(Kind::Free)
+    } else {
+        None
+    }
+}
+
+/// Per caller: sync points, host time blocked, GPU idle intervals caused.
+type CallerAcc = (u64, i64, Vec<(i64, i64)>);
+
+/// One sync point: its host event, its kind and its step.
+struct Point {
+    event: usize,
+    kind: Kind,
+    step: usize,
+}
 
 impl Rule for HostDeviceSync {
     fn meta(&self) -> &'static RuleMeta {
@@ -67,75 +155,166 @@ impl Rule for HostDeviceSync {
         if facts.n_steps() == 0 {
             return Vec::new();
         }
-        let reads = facts.events(&[CategoryKind::CpuOp], |n| SCALAR_READS.contains(&n));
-        let reads: Vec<usize> = facts
-            .outermost(&reads)
+        let e = &facts.trace.events;
+        let runtime = [
+            CategoryKind::CudaRuntime,
+            CategoryKind::CudaDriver,
+            CategoryKind::OtherRuntime,
+        ];
+        // Blocking by name, and asynchronous copies that block: to pageable host memory
+        // the copy must wait for the stream's queued work.
+        let mut calls = facts.events(&runtime, |n| sync_call(n).is_some());
+        calls.extend(
+            facts
+                .events(&runtime, |n| n.ends_with("MemcpyAsync"))
+                .into_iter()
+                .filter(|&i| {
+                    facts
+                        .launched_by(i)
+                        .any(|g| facts.name(g).contains("-> Pageable"))
+                }),
+        );
+        calls.sort_unstable();
+        let reads =
+            facts.outermost(&facts.events(&[CategoryKind::CpuOp], |n| SCALAR_READS.contains(&n)));
+        let reads: rustc_hash::FxHashSet<usize> = reads
             .into_iter()
             .filter(|&i| !facts.inside(i, |n| n.starts_with("Optimizer.step#")))
             .collect();
-        let syncs = facts.events(
-            &[
-                CategoryKind::CudaRuntime,
-                CategoryKind::CudaDriver,
-                CategoryKind::OtherRuntime,
-            ],
-            |n| SYNC_CALLS.contains(&n),
-        );
-        // A runtime sync inside a scalar read is the same event.
-        let read_set: rustc_hash::FxHashSet<usize> = reads.iter().copied().collect();
-        let syncs: Vec<usize> = syncs
-            .into_iter()
-            .filter(|&i| !facts.ancestors(i).any(|a| read_set.contains(&a)))
-            .collect();
-        let mut all: Vec<usize> = reads.iter().chain(syncs.iter()).copied().collect();
-        all.sort_unstable();
-        let per = facts.per_step_ns(&all);
-        let counts = facts.per_step_count(&all);
-        let seen = counts.iter().filter(|c| **c > 0).count();
-        if seen == 0 {
+        // A sync call inside a scalar read is that read; on a trace with runtime calls
+        // a read without one did not synchronise.
+        let cpu_only = !facts.has_gpu && facts.device.kernel_launch_calls == 0;
+        let mut syncing_reads: rustc_hash::FxHashSet<usize> = Default::default();
+        let mut points: Vec<Point> = Vec::new();
+        for &i in &calls {
+            match facts.ancestors(i).find(|a| reads.contains(a)) {
+                Some(r) => {
+                    syncing_reads.insert(r);
+                }
+                None => points.extend(facts.step_of_event(i).map(|step| Point {
+                    event: i,
+                    kind: sync_call(facts.name(i)).unwrap_or(Kind::BlockingCopy),
+                    step,
+                })),
+            }
+        }
+        for &r in &reads {
+            if cpu_only || syncing_reads.contains(&r) {
+                points.extend(facts.step_of_event(r).map(|step| Point {
+                    event: r,
+                    kind: Kind::ScalarRead,
+                    step,
+                }));
+            }
+        }
+        if points.is_empty() {
             return Vec::new();
         }
-        let n = facts.n_steps() as f64;
-        let per_step_calls = counts.iter().sum::<u64>() as f64 / n;
-        let mean = per.iter().sum::<i64>() as f64 / n;
-        let cpu_only = !facts.has_gpu;
-        let th = &config.host_device_sync;
-        let share = 100.0 * mean / facts.mean_step_ns().max(1.0);
-        let severity = if per_step_calls >= th.min_per_step || share >= th.min_share_pct {
-            Severity::Warning
-        } else {
-            Severity::Info
-        };
-        // Callers.
-        let mut callers: BTreeMap<String, (u64, i64)> = BTreeMap::new();
-        for &i in &all {
-            if facts.step_of(facts.trace.events.ts_ns[i]).is_none() {
-                continue;
-            }
-            let c = facts.caller(i, |n| SCALAR_READS.contains(&n) || SYNC_CALLS.contains(&n));
-            let what = facts.name(i);
-            let e = callers.entry(format!("{what} ← {c}")).or_default();
-            e.0 += 1;
-            e.1 += facts.trace.events.dur_ns[i];
+        points.sort_by_key(|p| (e.ts_ns[p.event], p.event));
+        let n_steps = facts.n_steps();
+        let n = n_steps as f64;
+        let missing = facts.device_activity_missing();
+        // GPU idle each point causes (its own, possibly overlapping the next one's), and
+        // the union per step.
+        let mut idle_spans: Vec<Vec<(i64, i64)>> = vec![Vec::new(); n_steps];
+        let mut own_idle: Vec<Vec<(i64, i64)>> = Vec::with_capacity(points.len());
+        let (mut blocked, mut busy_under) = (0i64, 0i64);
+        for p in &points {
+            let (s, end) = (e.ts_ns[p.event], e.ts_ns[p.event] + e.dur_ns[p.event]);
+            blocked += end - s;
+            let idle = if cpu_only {
+                vec![(s, end)]
+            } else if facts.has_gpu {
+                let limit = facts.steps[p.step].end_ns;
+                let waiting: i64 = facts.gpu_waiting(s, end).iter().map(|w| w.1 - w.0).sum();
+                busy_under += (end - s) - waiting;
+                facts.blocking_idle(s, end, limit)
+            } else {
+                Vec::new()
+            };
+            idle_spans[p.step].extend(idle.iter().copied());
+            own_idle.push(idle);
         }
-        let mut callers: Vec<(String, (u64, i64))> = callers.into_iter().collect();
-        callers.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
-        let mut evidence = vec![
-            format!(
-                "{:.1} sync calls per step ({} scalar reads and {} synchronize calls over \
-                 the steps), {:.3} ms per step",
-                per_step_calls,
-                facts.per_step_count(&reads).iter().sum::<u64>(),
-                facts.per_step_count(&syncs).iter().sum::<u64>(),
-                ms(mean)
-            ),
-            format!("per step: {}", step_list_ms(&per)),
-        ];
-        for (who, (c, d)) in callers.iter().take(5) {
+        let per_step_idle: Vec<i64> = idle_spans.into_iter().map(union_len).collect();
+        let mut counts = vec![0u64; n_steps];
+        for p in &points {
+            counts[p.step] += 1;
+        }
+        let seen = counts.iter().filter(|c| **c > 0).count();
+        let total = points.len();
+        let per_step_calls = total as f64 / n;
+        let mean_idle = per_step_idle.iter().sum::<i64>() as f64 / n;
+        let th = &config.host_device_sync;
+        let share = 100.0 * mean_idle / facts.mean_step_ns().max(1.0);
+        let severity =
+            if share >= th.min_share_pct || (cpu_only && per_step_calls >= th.min_per_step) {
+                Severity::Warning
+            } else {
+                Severity::Info
+            };
+        let kinds = |k: Kind| points.iter().filter(|p| p.kind == k).count();
+        // Callers: (count, host time, GPU idle intervals).
+        let mut by_caller: BTreeMap<String, CallerAcc> = BTreeMap::new();
+        for (p, idle) in points.iter().zip(&own_idle) {
+            let c = facts.caller(p.event, |n| {
+                SCALAR_READS.contains(&n) || sync_call(n).is_some()
+            });
+            let entry = by_caller
+                .entry(format!("{} ← {c}", facts.name(p.event)))
+                .or_default();
+            entry.0 += 1;
+            entry.1 += e.dur_ns[p.event];
+            entry.2.extend(idle.iter().copied());
+        }
+        let mut callers: Vec<(String, (u64, i64, i64))> = by_caller
+            .into_iter()
+            .map(|(k, (c, d, idle))| (k, (c, d, union_len(idle))))
+            .collect();
+        callers.sort_by(|a, b| {
+            b.1 .2
+                .cmp(&a.1 .2)
+                .then(b.1 .0.cmp(&a.1 .0))
+                .then(a.0.cmp(&b.0))
+        });
+        let mut evidence = vec![format!(
+            "{} sync point(s) in {n_steps} step(s) ({} scalar reads, {} synchronize calls, {} \
+             blocking copies, {} device frees): host blocked {:.3} ms per step, GPU idle \
+             caused {}",
+            total,
+            kinds(Kind::ScalarRead),
+            kinds(Kind::Synchronize),
+            kinds(Kind::BlockingCopy),
+            kinds(Kind::Free),
+            ms(blocked as f64 / n),
+            if missing {
+                "unknown".to_owned()
+            } else {
+                format!("{:.3} ms per step", ms(mean_idle))
+            }
+        )];
+        if facts.has_gpu && blocked > 0 {
             evidence.push(format!(
-                "{who}: {:.1} per step, {:.3} ms per step",
+                "the GPU had work (running or queued) {:.1} % of the time the host was \
+                 blocked in them",
+                100.0 * busy_under as f64 / blocked as f64
+            ));
+        }
+        if !missing {
+            evidence.push(format!(
+                "GPU idle caused per step: {}",
+                step_list_ms(&per_step_idle)
+            ));
+        }
+        for (who, (c, d, idle)) in callers.iter().take(5) {
+            evidence.push(format!(
+                "{who}: {:.1} per step, host {:.3} ms, GPU idle {} per step",
                 *c as f64 / n,
-                *d as f64 / n / 1e6
+                ms(*d as f64 / n),
+                if missing {
+                    "unknown".to_owned()
+                } else {
+                    format!("{:.3} ms", ms(*idle as f64 / n))
+                }
             ));
         }
         if cpu_only {
@@ -145,34 +324,106 @@ impl Rule for HostDeviceSync {
                     .to_owned(),
             );
         }
+        if missing {
+            evidence.push(
+                "device activity is missing from the trace: the GPU idle these calls \
+                 caused cannot be measured"
+                    .to_owned(),
+            );
+        }
+        // Fixes for the kinds present, the costliest kind first.
+        let mut cost_by_kind: Vec<(Kind, i64, usize)> = Vec::new();
+        for (p, idle) in points.iter().zip(&own_idle) {
+            let idle: i64 = idle.iter().map(|w| w.1 - w.0).sum();
+            match cost_by_kind.iter_mut().find(|c| c.0 == p.kind) {
+                Some(c) => {
+                    c.1 += idle;
+                    c.2 += 1;
+                }
+                None => cost_by_kind.push((p.kind, idle, 1)),
+            }
+        }
+        cost_by_kind.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
+        let mut fix = String::new();
+        for (kind, ..) in &cost_by_kind {
+            fix.push_str(match kind {
+                Kind::ScalarRead | Kind::Synchronize
+                    if fix.contains("Keep values on the device") =>
+                {
+                    ""
+                }
+                Kind::ScalarRead | Kind::Synchronize => {
+                    "Keep values on the device: accumulate the loss and metrics as tensors \
+                     and call .item() every N steps; vectorise per-sample metrics (one \
+                     tensor op, one transfer); avoid Python `if` on device tensors; drop \
+                     explicit synchronize calls outside timing code. "
+                }
+                Kind::BlockingCopy => {
+                    "Copy asynchronously: pinned host buffers and .to(device, \
+                     non_blocking=True) (or copy_(…, non_blocking=True)), reading the result \
+                     only when needed. "
+                }
+                Kind::Free => {
+                    "Stop freeing device memory in the loop: no torch.cuda.empty_cache() in \
+                     the step, static shapes, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \
+                     (see AllocatorChurn). "
+                }
+            });
+        }
+        fix.push_str("torch.cuda.set_sync_debug_mode(\"warn\") lists every sync.");
+        let (title, one) = if per_step_calls >= 1.0 {
+            let one = per_step_calls.round() == 1.0;
+            let s = if one { "" } else { "s" };
+            (
+                format!("{per_step_calls:.0} host-device sync point{s} per step"),
+                one,
+            )
+        } else {
+            (
+                format!("{total} host-device sync point(s) in {n_steps} steps"),
+                total == 1,
+            )
+        };
+        let title = if missing {
+            format!("{title} (GPU idle unknown: device activity missing)")
+        } else if facts.has_gpu {
+            format!(
+                "{title} {} the GPU idle {:.2} ms per step",
+                if one { "leaves" } else { "leave" },
+                ms(mean_idle)
+            )
+        } else {
+            format!("{title} (.item() / synchronize)")
+        };
         vec![finish(
             &META,
             facts,
             config,
             Draft {
                 about: About::Trace,
-                title: format!(
-                    "{per_step_calls:.0} host-device sync points per step (.item() / synchronize)"
-                ),
+                title,
                 severity,
-                impact_ns: mean,
+                impact_ns: mean_idle,
                 steps_seen: seen,
                 evidence,
-                fix: "Keep values on the device: accumulate the loss and metrics as tensors \
-                      and call .item() every N steps; vectorise per-sample metrics (one \
-                      tensor op, one transfer); avoid Python `if` on device tensors. \
-                      torch.cuda.set_sync_debug_mode(\"warn\") lists every sync."
-                    .to_owned(),
+                fix,
                 details: format!(
-                    "Sync calls in {seen} of {} steps; warning from {} \
-                     calls per step or {} % of step time (host_device_sync.*, proposals), else \
-                     info. Impact: the host time blocked in these calls; on a GPU the idle time \
-                     after each sync adds to it.",
-                    facts.n_steps(),
-                    th.min_per_step,
-                    th.min_share_pct
+                    "Sync points in {seen} of {n_steps} steps (host step spans); warning \
+                     when the GPU idle they cause reaches {} % of the step, or on a \
+                     CPU-only trace from {} calls per step (host_device_sync.*, proposals), \
+                     else info. Impact: the GPU idle the sync points cause, from each \
+                     call's start until the host queues work again (the call's own time \
+                     when the GPU was already waiting), counted once; on a CPU-only trace \
+                     the calls' host time.",
+                    th.min_share_pct, th.min_per_step
                 ),
             },
         )]
     }
+}
+
+/// Length of the union of intervals.
+fn union_len(mut v: Vec<(i64, i64)>) -> i64 {
+    v.sort_unstable();
+    union_sorted(v).map_or(0, |u| u.2)
 }

@@ -65,7 +65,7 @@ impl Rule for ExcessiveTransfers {
         let th = &config.transfers;
         let mut dirs: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for i in facts.events(&[CategoryKind::GpuMemcpy], |n| direction(n).is_some()) {
-            if facts.step_of(e.ts_ns[i]).is_some() {
+            if facts.step_of_event(i).is_some() {
                 dirs.entry(direction(facts.name(i)).unwrap_or("?"))
                     .or_default()
                     .push(i);

@@ -46,7 +46,7 @@ impl Rule for PageableMemcpy {
         let ev = facts.events(&[CategoryKind::GpuMemcpy], |n| n.contains("Pageable"));
         let ev: Vec<usize> = ev
             .into_iter()
-            .filter(|&i| facts.step_of(facts.trace.events.ts_ns[i]).is_some())
+            .filter(|&i| facts.step_of_event(i).is_some())
             .collect();
         if ev.is_empty() {
             return Vec::new();

@@ -5,8 +5,9 @@
 //!   inactive and free bytes, fragmentation (1 − largest free block / free bytes), and
 //!   the largest segments;
 //! - the active-memory timeline replayed from `device_traces` ([`replay`]) with its peak;
-//! - the top allocation sites by Python stack ([`stacks`]): bytes and count live at the
-//!   peak (or at snapshot time when no history was recorded);
+//! - the top allocation sites by stack ([`stacks`]): bytes and count live at the peak (or
+//!   at snapshot time when no history was recorded), each with its full stack and its
+//!   first user-level Python frame;
 //! - each OOM in the trace with the state just before it and what was live;
 //! - leak suspects: allocations made inside the trace and never freed, grouped by stack,
 //!   that keep accumulating across the trace.
@@ -161,16 +162,22 @@ pub struct HistorySummary {
     /// Highest reserved bytes.
     pub peak_reserved_bytes: u64,
     /// cudaMalloc / cudaFree calls (`segment_alloc`/`segment_map`,
-    /// `segment_free`/`segment_unmap`) after the first quarter of the trace: each is a
-    /// device synchronisation in steady state (see advisor rule ME005 in `docs/rules.md`).
+    /// `segment_free`/`segment_unmap`) after the first quarter of the trace: the cache
+    /// still growing or being released in steady state. A segment free (cudaFree)
+    /// synchronises the device; a segment allocation does not by itself, but when
+    /// cudaMalloc fails the allocator first frees its cached blocks (synchronising) and
+    /// retries (see advisor rule ME005 in `docs/rules.md`).
     pub late_segment_events: u64,
 }
 
 /// One allocation site.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Site {
-    /// Frames, innermost first, `file.py:line:name`.
+    /// The full stack (Python and C++ frames; the stack capture's own hidden), innermost
+    /// first, `file:line:name`.
     pub frames: Vec<String>,
+    /// The first user-level Python frame (not torch's, not Python's library), if any.
+    pub user_frame: Option<String>,
     /// Live bytes.
     pub bytes: u64,
     /// Live allocations.
@@ -229,8 +236,10 @@ pub struct OomReport {
     pub device_free_bytes: Option<u64>,
     /// Stream.
     pub stream: u64,
-    /// The failing allocation's stack.
+    /// The failing allocation's stack (full, innermost first).
     pub frames: Vec<String>,
+    /// Its first user-level Python frame, if any.
+    pub user_frame: Option<String>,
     /// Active bytes just before.
     pub active_bytes: u64,
     /// Reserved bytes just before.
@@ -255,8 +264,10 @@ pub struct OomReport {
 /// Allocations of one stack made inside the trace and never freed.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LeakSuspect {
-    /// Frames, innermost first.
+    /// Frames (the full stack), innermost first.
     pub frames: Vec<String>,
+    /// The first user-level Python frame, if any.
+    pub user_frame: Option<String>,
     /// Allocations never freed.
     pub count: u64,
     /// Their bytes.
@@ -450,6 +461,7 @@ fn device_view(
             device_free_bytes: e.device_free,
             stream: e.stream,
             frames: sites.display(sid),
+            user_frame: sites.user_frame(sid),
             active_bytes: active,
             reserved_bytes: reserved,
             reserved_unused_bytes: unused,
@@ -492,6 +504,7 @@ fn top_sites(
         .into_iter()
         .map(|(s, (bytes, count))| Site {
             frames: sites.display(s),
+            user_frame: sites.user_frame(s),
             bytes,
             count,
         })
@@ -589,6 +602,7 @@ fn leak_suspects(
             };
             LeakSuspect {
                 frames: sites.display(s),
+                user_frame: sites.user_frame(s),
                 count: g.count,
                 bytes: g.bytes,
                 per_quarter: g.q,

@@ -2,11 +2,19 @@
 //! peak, what was live at a given entry, and allocations never freed.
 //!
 //! Rules follow the Active Memory Timeline of PyTorch's memory viewer (`MemoryViz.js`,
-//! pytorch.org/memory_viz): an `alloc` adds its block, a `free_completed` removes it (or a `free_requested` when the trace
-//! holds no `free_completed` at all, e.g. with `skip_actions`); a free of an address not
-//! allocated inside the trace, and every `active_allocated` block of the final state not
-//! still open at the end of the trace, were alive from the start. Unlike the viewer,
-//! sizes are always block sizes (the allocator's own accounting), and the x axis is the
+//! pytorch.org/memory_viz): an `alloc` adds its block, a `free_completed` removes it (or a
+//! `free_requested` when the trace holds no `free_completed` at all, e.g. with
+//! `skip_actions`); a free of an address not allocated inside the trace, and every block
+//! of the final state that is still active (allocated, or freed but pending on another
+//! stream while the trace tracks completions) and not opened inside the trace, were
+//! alive from the start.
+//!
+//! Sizes: the allocator records an `alloc` with the bytes asked for and the frees with
+//! the block's requested size, while the final state holds rounded block sizes. An
+//! allocation still open at the end of the trace counts with its final block's size from
+//! its `alloc` on (the allocator's own accounting); one freed inside the trace with the
+//! size the trace gives it. So the replay ends exactly at the snapshot's active bytes
+//! (allocated, plus pending-free blocks when completions are tracked). The x axis is the
 //! entry index with its `time_us` when recorded.
 
 use std::collections::HashMap;
@@ -38,8 +46,12 @@ pub struct Replay {
     /// Allocations alive from the start (pre-existing blocks and frees of addresses
     /// never allocated in the trace), with the entry index that frees each, if any.
     pub preexisting: Vec<(LiveAlloc, Option<usize>)>,
-    /// Allocations made inside the trace and still open at its end, by address.
+    /// Allocations made inside the trace and still open at its end, by address (with
+    /// their final block sizes).
     pub never_freed: Vec<(u64, LiveAlloc)>,
+    /// The size the replay gives the `alloc` at an entry index, where it is not the
+    /// entry's own: allocations open at the end, counted with their final block size.
+    pub sizes: HashMap<usize, u64>,
 }
 
 fn removes(e: &TraceEntry, has_completed: bool) -> bool {
@@ -53,6 +65,21 @@ fn removes(e: &TraceEntry, has_completed: bool) -> bool {
 /// Replay `entries` of `device` against the final state in `snap`.
 pub fn replay(snap: &Snapshot, device: i64, entries: &[TraceEntry]) -> Replay {
     let has_completed = entries.iter().any(|e| e.action == Action::FreeCompleted);
+    // The blocks still active at the snapshot, by address: allocated ones, and those
+    // freed but pending when the trace removes blocks only at completion.
+    let mut final_active: HashMap<u64, (u64, StackId)> = HashMap::new();
+    for seg in snap.segments.iter().filter(|s| s.device == device) {
+        for b in &seg.blocks {
+            let active = match b.state {
+                BlockState::ActiveAllocated => true,
+                BlockState::ActivePendingFree => has_completed,
+                _ => false,
+            };
+            if active {
+                final_active.insert(b.address, (b.size, b.stack));
+            }
+        }
+    }
     // Pass 1: what is open at the end, and frees of unknown addresses.
     let mut live: HashMap<u64, LiveAlloc> = HashMap::new();
     let mut preexisting: Vec<(LiveAlloc, Option<usize>)> = Vec::new();
@@ -78,20 +105,30 @@ pub fn replay(snap: &Snapshot, device: i64, entries: &[TraceEntry]) -> Replay {
             ));
         }
     }
-    for seg in snap.segments.iter().filter(|s| s.device == device) {
-        for b in &seg.blocks {
-            if b.state == BlockState::ActiveAllocated && !live.contains_key(&b.address) {
-                preexisting.push((
-                    LiveAlloc {
-                        size: b.size,
-                        stack: b.stack,
-                        index: None,
-                    },
-                    None,
-                ));
-            }
+    // Allocations open at the end take their final block's size.
+    let mut sizes: HashMap<usize, u64> = HashMap::new();
+    for (addr, a) in live.iter_mut() {
+        if let (Some((size, _)), Some(i)) = (final_active.get(addr), a.index) {
+            a.size = *size;
+            sizes.insert(i, *size);
         }
     }
+    let mut old: Vec<(u64, LiveAlloc)> = final_active
+        .iter()
+        .filter(|(addr, _)| !live.contains_key(addr))
+        .map(|(addr, &(size, stack))| {
+            (
+                *addr,
+                LiveAlloc {
+                    size,
+                    stack,
+                    index: None,
+                },
+            )
+        })
+        .collect();
+    old.sort_by_key(|(addr, _)| *addr);
+    preexisting.extend(old.into_iter().map(|(_, a)| (a, None)));
     let mut never_freed: Vec<(u64, LiveAlloc)> = live.into_iter().collect();
     never_freed.sort_by_key(|(_, a)| a.index);
 
@@ -120,13 +157,14 @@ pub fn replay(snap: &Snapshot, device: i64, entries: &[TraceEntry]) -> Replay {
     let mut cur = start_active as i128;
     let mut res = start_reserved as i128;
     let mut open: HashMap<u64, u64> = HashMap::new();
-    for e in entries {
+    for (i, e) in entries.iter().enumerate() {
         match (&e.action, e.addr) {
             (Action::Alloc, Some(addr)) => {
-                if let Some(old) = open.insert(addr, e.size) {
+                let size = sizes.get(&i).copied().unwrap_or(e.size);
+                if let Some(old) = open.insert(addr, size) {
                     cur -= old as i128;
                 }
-                cur += e.size as i128;
+                cur += size as i128;
             }
             (_, Some(addr)) if removes(e, has_completed) => {
                 cur -= open.remove(&addr).unwrap_or(e.size) as i128;
@@ -145,6 +183,7 @@ pub fn replay(snap: &Snapshot, device: i64, entries: &[TraceEntry]) -> Replay {
         start_reserved,
         preexisting,
         never_freed,
+        sizes,
     }
 }
 
@@ -191,7 +230,7 @@ pub fn live_after(replay: &Replay, entries: &[TraceEntry], upto: Option<usize>) 
             open.insert(
                 addr,
                 LiveAlloc {
-                    size: e.size,
+                    size: replay.sizes.get(&i).copied().unwrap_or(e.size),
                     stack: e.stack,
                     index: Some(i),
                 },

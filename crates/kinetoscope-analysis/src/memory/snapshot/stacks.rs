@@ -1,6 +1,8 @@
-//! Stacks as allocation sites: the frame filter of `torch.cuda._memory_viz` (internal
-//! C++/CPython frames dropped), Python frames preferred, rendered `file.py:line:name`
-//! with the directory stripped, innermost first.
+//! Stacks as allocation sites: every frame of the recorded stack (Python and C++) except
+//! the stack capture's own, which `torch.cuda._memory_viz` hides too, rendered
+//! `file.py:line:name` with the directory stripped, innermost first; and the site's
+//! first user-level Python frame — the innermost frame of a `.py` file outside torch
+//! (`…/torch/…`) and Python's own library — which is what a reader looks for first.
 
 use std::collections::HashMap;
 
@@ -32,9 +34,6 @@ const HIDDEN_FILES: &[&str] = &[
     "cpython/abstract.h",
 ];
 
-/// Most frames kept per site.
-pub const MAX_FRAMES: usize = 16;
-
 /// The label of allocations with no recorded stack.
 pub const NO_STACK: &str = "<no stack recorded>";
 
@@ -53,17 +52,30 @@ pub fn render_frame(f: &Frame) -> String {
     format!("{base}:{}:{}", f.line, f.name)
 }
 
-/// The site of a stack: shown frames, innermost first (Python frames only when the
-/// stack has any), at most [`MAX_FRAMES`]; empty for no stack.
+/// Whether a Python frame is torch's own or the Python library's (not user code).
+fn is_internal_python(filename: &str) -> bool {
+    let f = filename.replace('\\', "/");
+    let in_stdlib =
+        (f.contains("/lib/python3") || f.contains("/Lib/")) && !f.contains("-packages/");
+    f.contains("/torch/") || f.starts_with("torch/") || f.starts_with('<') || in_stdlib
+}
+
+/// The frames of a site: every frame of the stack but the capture's own, innermost
+/// first; empty for no stack.
 pub fn site_frames(frames: &[Frame]) -> Vec<String> {
-    let visible: Vec<&Frame> = frames.iter().filter(|f| !hidden(f)).collect();
-    let python = visible.iter().any(|f| is_python(f));
-    visible
-        .into_iter()
-        .filter(|f| !python || is_python(f))
-        .take(MAX_FRAMES)
+    frames
+        .iter()
+        .filter(|f| !hidden(f))
         .map(render_frame)
         .collect()
+}
+
+/// The first user-level Python frame of a stack (innermost first), rendered.
+pub fn user_frame(frames: &[Frame]) -> Option<String> {
+    frames
+        .iter()
+        .find(|f| is_python(f) && !is_internal_python(&f.filename))
+        .map(render_frame)
 }
 
 /// Sites interned by their rendered frames, with a cache per [`StackId`].
@@ -73,6 +85,8 @@ pub struct Sites {
     by_frames: HashMap<Vec<String>, u32>,
     /// Rendered frames of each site, by site index.
     pub frames: Vec<Vec<String>>,
+    /// The first user-level Python frame of each site, by site index.
+    pub user_frames: Vec<Option<String>>,
 }
 
 impl Sites {
@@ -81,12 +95,18 @@ impl Sites {
         if let Some(s) = self.by_stack.get(&stack) {
             return *s;
         }
-        let frames = site_frames(snap.frames(stack));
-        let next = self.frames.len() as u32;
-        let id = *self.by_frames.entry(frames).or_insert_with_key(|k| {
-            self.frames.push(k.clone());
-            next
-        });
+        let raw = snap.frames(stack);
+        let frames = site_frames(raw);
+        let id = match self.by_frames.get(&frames) {
+            Some(&id) => id,
+            None => {
+                let id = self.frames.len() as u32;
+                self.by_frames.insert(frames.clone(), id);
+                self.frames.push(frames);
+                self.user_frames.push(user_frame(raw));
+                id
+            }
+        };
         self.by_stack.insert(stack, id);
         id
     }
@@ -99,6 +119,11 @@ impl Sites {
         } else {
             f.clone()
         }
+    }
+
+    /// The first user-level Python frame of a site, if any.
+    pub fn user_frame(&self, site: u32) -> Option<String> {
+        self.user_frames[site as usize].clone()
     }
 }
 
@@ -115,18 +140,38 @@ mod tests {
     }
 
     #[test]
-    fn keeps_python_frames_and_strips_directories() {
+    fn full_stack_and_the_first_user_frame() {
         let frames = vec![
             fr("??", 0, "c10::cuda::CUDACachingAllocator::malloc"),
             fr("/x/Python/ceval.c", 10, "_PyEval_EvalFrameDefault"),
+            fr(
+                "/usr/lib/python3.11/site-packages/torch/nn/modules/linear.py",
+                125,
+                "forward",
+            ),
+            fr("/usr/lib/python3.11/contextlib.py", 81, "inner"),
             fr("/home/u/model.py", 41, "forward"),
             fr("C:\\u\\train.py", 30, "train_step"),
         ];
         assert_eq!(
             site_frames(&frames),
-            vec!["model.py:41:forward", "train.py:30:train_step"]
+            vec![
+                "??:0:c10::cuda::CUDACachingAllocator::malloc",
+                "linear.py:125:forward",
+                "contextlib.py:81:inner",
+                "model.py:41:forward",
+                "train.py:30:train_step"
+            ]
         );
+        assert_eq!(user_frame(&frames).as_deref(), Some("model.py:41:forward"));
+        let venv_lib = [fr(
+            "/v/lib/python3.11/site-packages/lightning/loop.py",
+            9,
+            "run",
+        )];
+        assert_eq!(user_frame(&venv_lib).as_deref(), Some("loop.py:9:run"));
         let cpp = vec![fr("??", 0, "at::empty"), fr("x.cpp", 3, "PyObject_Call")];
         assert_eq!(site_frames(&cpp), vec!["??:0:at::empty"]);
+        assert_eq!(user_frame(&cpp), None);
     }
 }

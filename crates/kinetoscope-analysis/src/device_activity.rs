@@ -1,0 +1,306 @@
+//! What the host launched and what the devices recorded, as data: how many launch calls
+//! and GPU activities the trace holds (so that a trace whose device activity was lost is
+//! told apart from a CPU-only one), which kernels were replayed from CUDA / HIP graphs
+//! (attributed to their graph launch by correlation), and each GPU's timeline of busy
+//! and queued time.
+//!
+//! **Queued** time is time in which no GPU activity runs on a device although work for
+//! it has already been launched: from the end of a launch call to the start of the
+//! activity it launched. The device is then waiting for something other than the host —
+//! an event on another stream, work that is not in the trace, or a host/device clock
+//! offset — so idle time that is queued is not time the host made the GPU lose. What is
+//! neither busy nor queued is the time the GPU **waits for the host**
+//! ([`DeviceTimeline::waiting_for_host`]).
+
+use serde::{Deserialize, Serialize};
+
+use kinetoscope_trace::{CategoryKind, EventId, StrId, Trace, TrackKind};
+
+use crate::overview::intervals::{intersect, merge, subtract, total, Span};
+
+/// Launch, graph-replay and activity counts of one trace.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceActivity {
+    /// Host calls that launch kernels: kernel launches (`cudaLaunchKernel`,
+    /// `cuLaunchKernel`, `hipLaunchKernel`, `hipExtModuleLaunchKernel`, …) and graph
+    /// launches.
+    pub kernel_launch_calls: u64,
+    /// Kernels, copies and sets recorded on the devices.
+    pub gpu_activities: u64,
+    /// Kernels recorded.
+    pub kernels: u64,
+    /// Σ kernel time, ns.
+    pub kernel_ns: i64,
+    /// Graph launches (`cudaGraphLaunch`, `cuGraphLaunch`, `hipGraphLaunch`), in time
+    /// order, with the kernels each replayed.
+    pub graph_launches: Vec<GraphLaunch>,
+    /// Kernels replayed from graph launches (their correlation is a graph launch's).
+    pub graph_kernels: u64,
+    /// Σ their time, ns.
+    pub graph_kernel_ns: i64,
+}
+
+/// One graph launch and the kernels it replayed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GraphLaunch {
+    /// The launch call (event index).
+    pub event: u32,
+    /// Its start, epoch ns.
+    pub ts_ns: i64,
+    /// Kernels replayed.
+    pub kernels: u64,
+    /// Σ their time, ns.
+    pub kernel_ns: i64,
+}
+
+impl DeviceActivity {
+    /// Whether the host launched kernels but no device activity was recorded (CUPTI or
+    /// roctracer lost it, or the profiler ran without device activities): the trace is
+    /// not CPU-only, and nothing about GPU time can be measured from it.
+    pub fn missing(&self) -> bool {
+        self.gpu_activities == 0 && self.kernel_launch_calls > 0
+    }
+
+    /// Share of kernel time replayed from graphs (0–1); `None` without kernel time.
+    pub fn graph_kernel_share(&self) -> Option<f64> {
+        (self.kernel_ns > 0).then(|| self.graph_kernel_ns as f64 / self.kernel_ns as f64)
+    }
+}
+
+/// Busy and queued time of one device (or of all devices together).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceTimeline {
+    /// Device id (the activities' `device` arg, else their stream's device); -1 for all
+    /// devices together.
+    pub device: i64,
+    /// Time with a kernel, copy or set running, merged `[start, end)` epoch ns.
+    pub busy: Vec<(i64, i64)>,
+    /// Time with nothing running but work already launched (module docs), merged and
+    /// disjoint from `busy`.
+    pub queued: Vec<(i64, i64)>,
+}
+
+impl DeviceTimeline {
+    /// The intervals of `[lo, hi)` in which the device waits for the host: nothing runs
+    /// and nothing launched is waiting to run.
+    pub fn waiting_for_host(&self, lo: i64, hi: i64) -> Vec<(i64, i64)> {
+        if hi <= lo {
+            return Vec::new();
+        }
+        let free = subtract(&[(lo, hi)], within(&self.busy, lo, hi));
+        subtract(&free, within(&self.queued, lo, hi))
+    }
+
+    /// Queued time inside `[lo, hi)`, ns.
+    pub fn queued_in(&self, lo: i64, hi: i64) -> i64 {
+        if hi <= lo {
+            return 0;
+        }
+        total(&intersect(within(&self.queued, lo, hi), &[(lo, hi)]))
+    }
+}
+
+/// The intervals of an interval set that overlap `[lo, hi)`.
+fn within(set: &[Span], lo: i64, hi: i64) -> &[Span] {
+    let a = set.partition_point(|s| s.1 <= lo);
+    let b = set.partition_point(|s| s.0 < hi).max(a);
+    &set[a..b]
+}
+
+/// Every device's timeline and the timeline of all devices together.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuTimeline {
+    /// Per device, by id.
+    pub devices: Vec<DeviceTimeline>,
+    /// All devices as one (busy when any device is busy; queued when none is busy and
+    /// one has work queued).
+    pub all: DeviceTimeline,
+}
+
+impl GpuTimeline {
+    /// The timeline of device `id`, when it recorded activity.
+    pub fn device(&self, id: i64) -> Option<&DeviceTimeline> {
+        self.devices.iter().find(|d| d.device == id)
+    }
+}
+
+/// Whether a host call is a graph launch.
+pub fn is_graph_launch(name: &str) -> bool {
+    ["cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+/// Whether a host call launches kernels (a kernel or a graph launch, CUDA runtime or
+/// driver, HIP).
+pub fn is_kernel_launch(name: &str) -> bool {
+    name.contains("LaunchKernel")
+        || name.contains("LaunchCooperativeKernel")
+        || is_graph_launch(name)
+}
+
+/// The device of a GPU activity: its `device` arg, else its stream's device.
+fn device_of(trace: &Trace, i: usize, kind: CategoryKind) -> i64 {
+    let id = EventId(i as u32);
+    let arg = match kind {
+        CategoryKind::Kernel => trace.args.kernel_of(id).map(|a| a.device),
+        _ => trace.args.transfer_of(id).map(|a| a.device),
+    };
+    match (arg, trace.tracks.get(trace.events.track[i]).kind) {
+        (Some(d), _) if d >= 0 => d,
+        (_, TrackKind::GpuStream { device, .. }) => device,
+        _ => -1,
+    }
+}
+
+/// The launch call of a GPU activity (event index), by correlation.
+fn launch_of(trace: &Trace, i: usize) -> Option<usize> {
+    let c = trace.events.correlation[i];
+    (c != 0)
+        .then(|| trace.correlation_index().launch.get(&c))
+        .flatten()
+        .map(|l| l.index())
+}
+
+/// Kernels, copies and sets with their category kind.
+fn gpu_activities(trace: &Trace) -> impl Iterator<Item = (usize, CategoryKind)> + '_ {
+    let e = &trace.events;
+    (0..e.len()).filter_map(move |i| {
+        let kind = trace.categories.kind(e.cat[i]);
+        matches!(
+            kind,
+            CategoryKind::Kernel | CategoryKind::GpuMemcpy | CategoryKind::GpuMemset
+        )
+        .then_some((i, kind))
+    })
+}
+
+/// The launch counts and graph replays of a trace.
+pub fn device_activity(trace: &Trace) -> DeviceActivity {
+    let e = &trace.events;
+    let mut act = DeviceActivity::default();
+    let mut graph_of: rustc_hash::FxHashMap<usize, usize> = Default::default();
+    // (kernel launch, graph launch) per name.
+    let mut by_name: rustc_hash::FxHashMap<StrId, (bool, bool)> = Default::default();
+    for i in 0..e.len() {
+        if matches!(
+            trace.categories.kind(e.cat[i]),
+            CategoryKind::CudaRuntime | CategoryKind::CudaDriver | CategoryKind::OtherRuntime
+        ) {
+            let (kernel, graph) = *by_name.entry(e.name[i]).or_insert_with(|| {
+                let name = trace.strings.get(e.name[i]);
+                (is_kernel_launch(name), is_graph_launch(name))
+            });
+            if kernel {
+                act.kernel_launch_calls += 1;
+            }
+            if graph {
+                graph_of.insert(i, act.graph_launches.len());
+                act.graph_launches.push(GraphLaunch {
+                    event: i as u32,
+                    ts_ns: e.ts_ns[i],
+                    kernels: 0,
+                    kernel_ns: 0,
+                });
+            }
+        }
+    }
+    for (i, kind) in gpu_activities(trace) {
+        act.gpu_activities += 1;
+        if kind != CategoryKind::Kernel {
+            continue;
+        }
+        let dur = e.dur_ns[i].max(0);
+        act.kernels += 1;
+        act.kernel_ns += dur;
+        if graph_of.is_empty() {
+            continue;
+        }
+        if let Some(&g) = launch_of(trace, i).and_then(|l| graph_of.get(&l)) {
+            act.graph_kernels += 1;
+            act.graph_kernel_ns += dur;
+            act.graph_launches[g].kernels += 1;
+            act.graph_launches[g].kernel_ns += dur;
+        }
+    }
+    act.graph_launches.sort_by_key(|g| (g.ts_ns, g.event));
+    act
+}
+
+/// The busy and queued time of every device of a trace, and of all together.
+pub fn gpu_timeline(trace: &Trace) -> GpuTimeline {
+    let e = &trace.events;
+    // (device, busy, pending) per device.
+    let mut per: Vec<(i64, Vec<Span>, Vec<Span>)> = Vec::new();
+    for (i, kind) in gpu_activities(trace) {
+        let (ts, dur) = (e.ts_ns[i], e.dur_ns[i].max(0));
+        let device = device_of(trace, i, kind);
+        let slot = match per.iter().position(|p| p.0 == device) {
+            Some(p) => p,
+            None => {
+                per.push((device, Vec::new(), Vec::new()));
+                per.len() - 1
+            }
+        };
+        per[slot].1.push((ts, ts + dur));
+        if let Some(l) = launch_of(trace, i) {
+            let submitted = e.ts_ns[l] + e.dur_ns[l].max(0);
+            if submitted < ts {
+                per[slot].2.push((submitted, ts));
+            }
+        }
+    }
+    let timeline = |device: i64, busy: Vec<Span>, pending: Vec<Span>| {
+        let busy = merge(busy);
+        let queued = subtract(&merge(pending), &busy);
+        DeviceTimeline {
+            device,
+            busy,
+            queued,
+        }
+    };
+    let all = timeline(
+        -1,
+        per.iter().flat_map(|p| p.1.iter().copied()).collect(),
+        per.iter().flat_map(|p| p.2.iter().copied()).collect(),
+    );
+    per.sort_by_key(|p| p.0);
+    let devices = per
+        .into_iter()
+        .map(|(d, busy, pending)| timeline(d, busy, pending))
+        .collect();
+    GpuTimeline { devices, all }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_names() {
+        assert!(is_kernel_launch("cudaLaunchKernel"));
+        assert!(is_kernel_launch("cuLaunchKernelEx"));
+        assert!(is_kernel_launch("hipExtModuleLaunchKernel"));
+        assert!(is_kernel_launch("hipGraphLaunch"));
+        assert!(is_graph_launch("cudaGraphLaunch"));
+        assert!(!is_kernel_launch("cudaMemcpyAsync"));
+        assert!(!is_graph_launch("cudaGraphInstantiate"));
+    }
+
+    #[test]
+    fn waiting_for_host_leaves_out_busy_and_queued_time() {
+        let t = DeviceTimeline {
+            device: 0,
+            busy: vec![(10, 20), (50, 60)],
+            queued: vec![(30, 50)],
+        };
+        // [0, 100): busy 20, queued 20, waiting [0,10) [20,30) [60,100).
+        assert_eq!(
+            t.waiting_for_host(0, 100),
+            vec![(0, 10), (20, 30), (60, 100)]
+        );
+        assert_eq!(t.queued_in(0, 100), 20);
+        assert_eq!(t.queued_in(40, 45), 5);
+        assert!(t.waiting_for_host(5, 5).is_empty());
+    }
+}
