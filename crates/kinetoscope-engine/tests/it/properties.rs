@@ -346,13 +346,14 @@ fn every_view(g: &Gen) {
             compat,
             kernel_wait_ns: 30_000,
         };
-        // Known defect of the idle view (owned by gpu_time/, not fixed here): on kernels
-        // that overlap on one stream its per-stream gaps, sums and statistics go
-        // negative (gap = start − end of the previous row). Everything else in the
-        // document is checked.
+        // HTA's definition sums overlapping rows on one stream as negative gaps, and
+        // `--hta-compat` reproduces it (docs/hta-differences.md); kinetoscope's own
+        // definition clips them, so only HTA mode's per-stream gaps are left out.
         let mut idle = serde_json::to_value(e.idle(&src, idle).unwrap()).unwrap();
-        for t in idle["traces"].as_array_mut().unwrap() {
-            t.as_object_mut().unwrap().remove("streams");
+        if compat == Compat::Hta {
+            for t in idle["traces"].as_array_mut().unwrap() {
+                t.as_object_mut().unwrap().remove("streams");
+            }
         }
         check(&format!("idle {compat:?}"), &idle);
         let launches = LaunchesOptions {
