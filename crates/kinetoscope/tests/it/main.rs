@@ -13,10 +13,12 @@
 //! - [`memory_html_browser`]: `memory --html` in headless Chromium (passes with a note
 //!   when Chromium is missing, fails then if `KINETOSCOPE_REQUIRE_BROWSER` is set).
 //! - [`report`]: the advisor's `report` on the planted-problem corpus.
+//! - [`hostile`]: bad and hostile input, generated at test time, one module per class.
 
 mod cli;
 mod common;
 mod gpu_time;
+mod hostile;
 mod memory;
 mod memory_html_browser;
 mod memory_snapshot;
