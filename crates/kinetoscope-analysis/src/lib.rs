@@ -30,6 +30,7 @@ pub mod memory;
 pub mod note;
 pub mod ops;
 pub mod overview;
+mod range_extremes;
 pub mod ranks;
 pub mod sequences;
 mod sort_key;
