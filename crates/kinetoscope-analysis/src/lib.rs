@@ -15,6 +15,7 @@
 //! - [`note`]: what an analysis had to assume or could not compute, as data.
 //! - [`ops`]: the operator view (per operator, by name, input shape, call stack or module).
 //! - [`ranks`]: rank traces side by side: collectives matched, skew, waits, stragglers.
+//! - [`range_extremes`]: range minimum / maximum and searches by value in O(log n).
 //! - [`sequences`]: frequent kernel sequences in an operator or a step (fusion candidates).
 //! - [`overview`]: the Overview page: step-time breakdown and per-GPU metrics.
 //! - [`steps`]: training steps from `ProfilerStep#N` spans, with a documented fallback.
@@ -30,10 +31,12 @@ pub mod memory;
 pub mod note;
 pub mod ops;
 pub mod overview;
-mod range_extremes;
+pub mod range_extremes;
 pub mod ranks;
 pub mod sequences;
 mod sort_key;
 pub mod stats;
 pub mod steps;
 pub mod summary;
+
+pub use overview::intervals::Measure;

@@ -71,12 +71,10 @@ impl Rule for LowGpuUtilization {
                 .steps
                 .iter()
                 .map(|s| {
-                    let waiting: i64 = timeline
-                        .waiting_for_host(s.start_ns, s.end_ns)
-                        .iter()
-                        .map(|w| w.1 - w.0)
-                        .sum();
-                    (waiting, timeline.queued_in(s.start_ns, s.end_ns))
+                    (
+                        timeline.waiting_ns(s.start_ns, s.end_ns),
+                        timeline.queued_in(s.start_ns, s.end_ns),
+                    )
                 })
                 .collect();
             let waiting = per_step.iter().map(|p| p.0).sum::<i64>() as f64 / n;
