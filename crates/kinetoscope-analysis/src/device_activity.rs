@@ -152,9 +152,10 @@ pub struct GpuTimeline {
 }
 
 impl GpuTimeline {
-    /// The timeline of device `id`, when it recorded activity.
+    /// The timeline of device `id`, when it recorded activity (devices are sorted by id).
     pub fn device(&self, id: i64) -> Option<&DeviceTimeline> {
-        self.devices.iter().find(|d| d.device == id)
+        let k = self.devices.partition_point(|d| d.device < id);
+        self.devices.get(k).filter(|d| d.device == id)
     }
 }
 
@@ -266,16 +267,14 @@ pub fn gpu_timeline(trace: &Trace) -> GpuTimeline {
     let e = &trace.events;
     // (device, busy, pending) per device.
     let mut per: Vec<(i64, Vec<Span>, Vec<Span>)> = Vec::new();
+    let mut slot_of: rustc_hash::FxHashMap<i64, usize> = Default::default();
     for (i, kind) in gpu_activities(trace) {
         let (ts, dur) = (e.ts_ns[i], e.dur_ns[i].max(0));
         let device = device_of(trace, i, kind);
-        let slot = match per.iter().position(|p| p.0 == device) {
-            Some(p) => p,
-            None => {
-                per.push((device, Vec::new(), Vec::new()));
-                per.len() - 1
-            }
-        };
+        let slot = *slot_of.entry(device).or_insert_with(|| {
+            per.push((device, Vec::new(), Vec::new()));
+            per.len() - 1
+        });
         per[slot].1.push((ts, ts + dur));
         if let Some(l) = launch_of(trace, i) {
             let submitted = e.ts_ns[l] + e.dur_ns[l].max(0);

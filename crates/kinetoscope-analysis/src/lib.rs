@@ -21,6 +21,8 @@
 //! - [`steps`]: training steps from `ProfilerStep#N` spans, with a documented fallback.
 //! - [`stats`]: distribution statistics (mean, median, p90, coefficient of variation).
 //! - [`summary`]: the per-trace summary behind `kinetoscope summary`.
+//! - [`up_search`]: the first ancestor passing a test that holds up to the root, in
+//!   O(log depth).
 
 pub mod comm;
 pub mod critical_path;
@@ -38,5 +40,6 @@ mod sort_key;
 pub mod stats;
 pub mod steps;
 pub mod summary;
+pub mod up_search;
 
 pub use overview::intervals::Measure;

@@ -4,77 +4,35 @@
 //! A window starts inside the spans still running at its start: the innermost of them
 //! is the first span still running on the path from the last span started up through
 //! its host-work ancestors (span ends only grow up the nesting), found in O(log depth)
-//! with skew-binary jump pointers; the others are reached one by one, only when the one
+//! ([`UpSearch`]); the others are reached one by one, only when the one
 //! inside them ends within the window. So a window costs O(log n) plus the spans that
 //! start or end in it, and disjoint windows cost O(n log n) in all, however deep the
 //! nesting.
 
+use kinetoscope_analysis::up_search::UpSearch;
 use rustc_hash::FxHashMap;
 
-/// No span.
+/// Not a host-work span.
 const NONE: u32 = u32::MAX;
 
 /// One thread's host-work spans.
 struct Thread {
     /// (start, end, event), sorted by start, longest first, then event.
     spans: Vec<(i64, i64, usize)>,
-    /// Per span: its nearest host-work ancestor (a position in `spans`), or [`NONE`].
-    up: Vec<u32>,
-    /// Per span: an ancestor on the same path, farther up (itself at a root).
-    jump: Vec<u32>,
-    /// Per span: its number of host-work ancestors.
-    depth: Vec<u32>,
+    /// Each span's nearest host-work ancestor, searchable up the path.
+    up: UpSearch,
 }
 
 impl Thread {
-    fn new(spans: Vec<(i64, i64, usize)>, up: Vec<u32>) -> Self {
-        let n = spans.len();
-        let (mut jump, mut depth) = (vec![0u32; n], vec![0u32; n]);
-        for k in 0..n {
-            let p = up[k];
-            // Parents come first (they start earlier, or at once and last longer).
-            if p == NONE || p as usize >= k {
-                jump[k] = k as u32;
-                continue;
-            }
-            let p = p as usize;
-            depth[k] = depth[p] + 1;
-            let j = jump[p] as usize;
-            let jj = jump[j] as usize;
-            jump[k] = if depth[p] - depth[j] == depth[j] - depth[jj] {
-                jj as u32
-            } else {
-                p as u32
-            };
-        }
-        Self {
-            spans,
-            up,
-            jump,
-            depth,
-        }
-    }
-
     /// The nearest host-work ancestor of span `k`.
     fn parent(&self, k: usize) -> Option<usize> {
-        let p = self.up[k];
-        (p != NONE && (p as usize) < k).then_some(p as usize)
+        self.up.parent(k)
     }
 
-    /// The first span on the path from `k` up that still runs after `t`.
-    fn innermost_running(&self, mut k: usize, t: i64) -> Option<usize> {
-        loop {
-            if self.spans[k].1 > t {
-                return Some(k);
-            }
-            let p = self.parent(k)?;
-            let j = self.jump[k] as usize;
-            k = if j != k && self.depth[j] < self.depth[k] && self.spans[j].1 <= t {
-                j
-            } else {
-                p
-            };
-        }
+    /// The first span on the path from `k` up that still runs after `t` (span ends
+    /// only grow up the path).
+    fn innermost_running(&self, k: usize, t: i64) -> Option<usize> {
+        self.up.first_up(k, |x| self.spans[x].1 > t).ok()
     }
 }
 
@@ -100,11 +58,13 @@ impl HostWork {
         let threads = per_track
             .into_iter()
             .map(|(track, spans)| {
-                let up = spans
+                let parents: Vec<Option<usize>> = spans
                     .iter()
-                    .map(|s| ancestor(s.2).map_or(NONE, |a| pos[a]))
+                    .map(|s| ancestor(s.2).map(|a| pos[a]).filter(|&p| p != NONE))
+                    .map(|p| p.map(|p| p as usize))
                     .collect();
-                (track, Thread::new(spans, up))
+                let up = UpSearch::new(parents.into_iter());
+                (track, Thread { spans, up })
             })
             .collect();
         Self { threads }
