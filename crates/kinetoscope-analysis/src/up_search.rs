@@ -127,7 +127,7 @@ mod tests {
 
     #[test]
     fn a_deep_chain_needs_few_tests() {
-        let n = 1 << 20;
+        let n: usize = 1 << 20;
         let s = UpSearch::new((0..n).map(|k| k.checked_sub(1)));
         let tests = std::cell::Cell::new(0u32);
         let found = s.first_up(n - 1, |x| {
