@@ -85,13 +85,13 @@ pub fn dominant_runtime_calls(facts: &Facts) -> Vec<RuntimeCall> {
     }
     facts
         .runtime_calls()
-        .into_iter()
+        .iter()
         .take(3)
         .map(|(name, calls, ns)| RuntimeCall {
-            name,
-            calls_per_step: calls as f64 / n,
-            ns_per_step: ns as f64 / n,
-            share: (ns as f64 / n / step).min(1.0),
+            name: name.clone(),
+            calls_per_step: *calls as f64 / n,
+            ns_per_step: *ns as f64 / n,
+            share: (*ns as f64 / n / step).min(1.0),
         })
         .filter(|r| r.share >= DOMINANT_RUNTIME_SHARE)
         .collect()

@@ -3,6 +3,7 @@
 //! and ids; none prints or writes prose (what it had to assume is a [`note::Note`]; the
 //! renderers and the advisor word things).
 //!
+//! - [`ancestry`]: the nearest ancestor passing a test, for any number of events in O(n).
 //! - [`comm`]: communication/computation overlap, exposed communication, collectives.
 //! - [`critical_path`]: the critical path of one step, by category and event.
 //! - [`device_activity`]: launch calls against recorded device activity, kernels
@@ -24,6 +25,7 @@
 //! - [`up_search`]: the first ancestor passing a test that holds up to the root, in
 //!   O(log depth).
 
+pub mod ancestry;
 pub mod comm;
 pub mod critical_path;
 pub mod device_activity;

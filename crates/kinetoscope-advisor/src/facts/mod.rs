@@ -12,14 +12,13 @@
 //! step (a profiler-stop synchronize) is in no step even while that step's GPU work is
 //! still running ([`Facts::step_of_event`]).
 
-mod ancestry;
 mod host_work;
 mod launches;
 
 use std::sync::OnceLock;
 
-pub use ancestry::AncestorSearch;
 use host_work::HostWork;
+pub use kinetoscope_analysis::ancestry::AncestorSearch;
 use launches::Launches;
 
 use kinetoscope_analysis::device_activity::{
@@ -101,6 +100,8 @@ pub struct Facts<'a> {
     gemms: OnceLock<(Vec<crate::gemm::GemmCall>, Vec<usize>)>,
     /// [`Self::window_coverage`].
     coverage: OnceLock<Vec<(i64, u32)>>,
+    /// [`Self::runtime_calls`].
+    runtime_calls: OnceLock<Vec<(String, u64, i64)>>,
 }
 
 impl<'a> Facts<'a> {
@@ -143,6 +144,7 @@ impl<'a> Facts<'a> {
             timeline: OnceLock::new(),
             gemms: OnceLock::new(),
             coverage: OnceLock::new(),
+            runtime_calls: OnceLock::new(),
         }
     }
 
@@ -243,29 +245,31 @@ impl<'a> Facts<'a> {
     }
 
     /// Runtime and driver calls in the host step spans by name, most host time first:
-    /// (name, calls, Σ host time ns).
-    pub fn runtime_calls(&self) -> Vec<(String, u64, i64)> {
-        let e = &self.trace.events;
-        let runtime = [
-            CategoryKind::CudaRuntime,
-            CategoryKind::CudaDriver,
-            CategoryKind::OtherRuntime,
-        ];
-        let mut by_name: rustc_hash::FxHashMap<kinetoscope_trace::StrId, (u64, i64)> =
-            Default::default();
-        for i in self.events(&runtime, |_| true) {
-            if self.host_step_of(e.ts_ns[i]).is_some() {
-                let v = by_name.entry(e.name[i]).or_default();
-                v.0 += 1;
-                v.1 += e.dur_ns[i];
+    /// (name, calls, Σ host time ns). Computed once.
+    pub fn runtime_calls(&self) -> &[(String, u64, i64)] {
+        self.runtime_calls.get_or_init(|| {
+            let e = &self.trace.events;
+            let runtime = [
+                CategoryKind::CudaRuntime,
+                CategoryKind::CudaDriver,
+                CategoryKind::OtherRuntime,
+            ];
+            let mut by_name: rustc_hash::FxHashMap<kinetoscope_trace::StrId, (u64, i64)> =
+                Default::default();
+            for i in self.events(&runtime, |_| true) {
+                if self.host_step_of(e.ts_ns[i]).is_some() {
+                    let v = by_name.entry(e.name[i]).or_default();
+                    v.0 += 1;
+                    v.1 += e.dur_ns[i];
+                }
             }
-        }
-        let mut out: Vec<(String, u64, i64)> = by_name
-            .into_iter()
-            .map(|(n, (c, d))| (self.trace.strings.get(n).to_owned(), c, d))
-            .collect();
-        out.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
-        out
+            let mut out: Vec<(String, u64, i64)> = by_name
+                .into_iter()
+                .map(|(n, (c, d))| (self.trace.strings.get(n).to_owned(), c, d))
+                .collect();
+            out.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+            out
+        })
     }
 
     /// Whether the host launched kernels but the trace recorded no device activity.
@@ -474,7 +478,7 @@ impl<'a> Facts<'a> {
     }
 
     /// A search for the nearest host ancestor (by the trace's nesting) that passes
-    /// `test`: every event's answer, however deep, costs O(n) in all ([`ancestry`]).
+    /// `test`: every event's answer, however deep, costs O(n) in all ([`kinetoscope_analysis::ancestry`]).
     pub fn ancestor_search<P: FnMut(usize) -> bool>(&self, test: P) -> AncestorSearch<'a, P> {
         AncestorSearch::new(self.trace.nesting(), test)
     }

@@ -137,10 +137,14 @@ impl Tracks {
         }
     }
 
-    /// The `(pid, stream)` of a GPU activity.
+    /// The `(pid, stream)` of a GPU activity; the pid is also its device. Track per
+    /// event gives each activity a device and a stream of its own.
     pub fn gpu(&mut self) -> (i64, i64) {
         match self.shape {
-            Shape::TrackPerEvent => self.fresh(GPU.0),
+            Shape::TrackPerEvent => {
+                let (_, t) = self.fresh(0);
+                (t, t)
+            }
             Shape::OneTrack => HOST,
             _ => GPU,
         }

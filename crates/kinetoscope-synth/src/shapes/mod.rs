@@ -38,7 +38,8 @@ pub enum Shape {
     DeepNesting,
     /// Units one after the other, every event (GPU activities too) on one track.
     OneTrack,
-    /// Units one after the other, every event on a track of its own.
+    /// Units one after the other, every event on a track of its own (every GPU
+    /// activity on a device and stream of its own).
     TrackPerEvent,
     /// Units one after the other, every event name distinct.
     DistinctNames,
@@ -238,8 +239,9 @@ impl<W: Write + ?Sized> Out<'_, W> {
         }
         if let Some((cat, name)) = kind.gpu {
             let (pid, stream) = self.tracks.gpu();
+            let device = if shape == Shape::OneTrack { 0 } else { pid };
             let args = format!(
-                r#""External id": {ext}, "device": 0, "context": 1, "stream": {stream}, "correlation": {}, "registers per thread": 64, "shared memory": 0, "blocks per SM": 0.5, "warps per SM": 4.0, "grid": [54, 1, 1], "block": [256, 1, 1], "est. achieved occupancy %": 12, "bytes": 4096"#,
+                r#""External id": {ext}, "device": {device}, "context": 1, "stream": {stream}, "correlation": {}, "registers per thread": 64, "shared memory": 0, "blocks per SM": 0.5, "warps per SM": 4.0, "grid": [54, 1, 1], "block": [256, 1, 1], "est. achieved occupancy %": 12, "bytes": 4096"#,
                 i + 1
             );
             self.span(cat, &named(name), (pid, stream), place.gpu, &args)?;
