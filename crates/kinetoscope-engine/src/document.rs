@@ -16,6 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::run_folder::{PhaseMemory, RunReport};
+use crate::safe_json::SafeFormatter;
 
 /// Version of the JSON documents kinetoscope writes; bumped on breaking changes.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -212,8 +213,13 @@ pub struct TimelineDocument {
 }
 
 /// Pretty JSON text of any document (the one JSON renderer every front end uses).
+/// Strings hold no raw control or bidirectional character: those are written as
+/// `\uNNNN` escapes, which read back as the same text.
 pub fn to_json<D: Serialize>(doc: &D) -> Result<String, serde_json::Error> {
-    serde_json::to_string_pretty(doc)
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, SafeFormatter::new());
+    doc.serialize(&mut ser)?;
+    Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
 }
 
 /// A document read back from its JSON text (a saved `--format json` output); writing it
