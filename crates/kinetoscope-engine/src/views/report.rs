@@ -69,6 +69,7 @@ impl Engine {
             findings,
             counts,
             errors,
+            skipped: mapped.skipped,
         })
     }
 }

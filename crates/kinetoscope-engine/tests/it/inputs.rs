@@ -26,7 +26,7 @@ fn a_file_is_a_file() {
 fn rank_folder_of_two_traces() {
     let dir = fixtures_dir().join("ranks");
     let input = open_input(&dir).unwrap();
-    let Input::RankFolder { dir: d, traces } = &input else {
+    let Input::RankFolder { dir: d, traces, .. } = &input else {
         panic!("expected a rank folder, got {input:?}");
     };
     assert_eq!(d, &dir);
@@ -81,7 +81,7 @@ fn make_run_folder(dir: &Path) {
 type PhaseView<'a> = (u32, &'a str, Vec<(String, ArtifactKind)>);
 
 fn assert_run_folder(input: &Input, dir: &Path, files_in: &Path) {
-    let Input::RunFolder { dir: d, phases } = input else {
+    let Input::RunFolder { dir: d, phases, .. } = input else {
         panic!("expected a run folder, got {input:?}");
     };
     assert_eq!(d, dir);

@@ -7,7 +7,7 @@ use anyhow::Context;
 use kinetoscope_advisor::{Config, Severity};
 use kinetoscope_report::report::to_table;
 
-use super::output::{finish, render};
+use super::output::{finish, note_skipped, render};
 use super::{engine, source};
 use crate::args::{FailOn, ReportArgs};
 
@@ -16,6 +16,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(&args)?;
     let doc = engine(&args.read).report(&source(args.path.as_deref()), &config)?;
     let text = render(&doc, args.format.into(), to_table, None)?;
+    note_skipped(&doc.skipped);
     let code = finish(&text, args.format.into(), &doc.errors)?;
     if !doc.errors.is_empty() {
         return Ok(code);
