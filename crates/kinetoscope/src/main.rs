@@ -15,8 +15,8 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            // Messages carry file names and names from traces: one line each, sanitised.
-            let line = |s: String| sanitize::inline(&s).into_owned();
+            // Messages carry file names and names from traces: sanitised, line breaks kept.
+            let line = |s: String| sanitize::text(&s).into_owned();
             let mut stderr = std::io::stderr().lock();
             let _ = writeln!(stderr, "error: {}", line(err.to_string()));
             for cause in err.chain().skip(1) {

@@ -27,10 +27,9 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Write one message line to stderr, sanitised to one line (a closed stderr is
-/// ignored).
+/// Write one message to stderr, sanitised (a closed stderr is ignored).
 pub fn message(line: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{}", sanitize::inline(line));
+    let _ = writeln!(std::io::stderr().lock(), "{}", sanitize::text(line));
 }
 
 /// Tell stderr which special files of the input folder were skipped (every format; JSON

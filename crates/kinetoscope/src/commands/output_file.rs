@@ -42,7 +42,10 @@ pub fn check(flag: &str, out: &Path, reads: &[PathBuf]) -> anyhow::Result<()> {
         // Nothing there (or a link to nothing): no input can be overwritten.
         return Ok(());
     };
-    anyhow::ensure!(!target.is_dir(), "{flag} {shown}: is a folder; give a file name");
+    anyhow::ensure!(
+        !target.is_dir(),
+        "{flag} {shown}: is a folder; give a file name"
+    );
     for input in reads {
         let Ok(m) = fs::metadata(input) else { continue };
         if same_file(&target, &m, out, input) {

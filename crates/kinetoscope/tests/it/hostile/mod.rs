@@ -9,6 +9,7 @@
 //! Time bounds are the benchmark's (`bench/`), not these tests'.
 
 pub mod harness;
+mod rendering;
 
 use crate::common::fixtures;
 use harness::{fingerprint, run_measured};
