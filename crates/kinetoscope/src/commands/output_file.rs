@@ -88,6 +88,13 @@ fn paths_differ(a: &Path, b: &Path) -> bool {
 pub fn write(flag: &str, out: &Path, reads: &[PathBuf], contents: &[u8]) -> anyhow::Result<()> {
     check(flag, out, reads)?;
     let cannot = || format!("{flag} {}: cannot write", out.display());
+    let dir = folder_of(out);
+    anyhow::ensure!(
+        dir.is_dir(),
+        "{flag} {}: the folder {} does not exist",
+        out.display(),
+        dir.display()
+    );
     match fs::metadata(out) {
         Ok(m) if !m.is_file() => {
             let mut f = fs::OpenOptions::new()
@@ -102,13 +109,17 @@ pub fn write(flag: &str, out: &Path, reads: &[PathBuf], contents: &[u8]) -> anyh
     Ok(())
 }
 
+/// The folder `out` is (or would be) in.
+fn folder_of(out: &Path) -> &Path {
+    match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
 /// Write `contents` to a new temporary file beside `out` (with `out`'s permissions when
 /// it exists, else the umask's), then rename it onto `out`.
 fn replace(out: &Path, existing: Option<Metadata>, contents: &[u8]) -> std::io::Result<()> {
-    let dir = match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
     let mut builder = tempfile::Builder::new();
     builder.prefix(".kinetoscope-").suffix(".tmp");
     #[cfg(unix)]
@@ -118,7 +129,7 @@ fn replace(out: &Path, existing: Option<Metadata>, contents: &[u8]) -> std::io::
     };
     #[cfg(unix)]
     builder.permissions(default_mode);
-    let mut tmp = builder.tempfile_in(dir)?;
+    let mut tmp = builder.tempfile_in(folder_of(out))?;
     tmp.write_all(contents)?;
     tmp.flush()?;
     if let Some(m) = existing {

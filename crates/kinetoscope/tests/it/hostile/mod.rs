@@ -9,6 +9,7 @@
 //! Time bounds are the benchmark's (`bench/`), not these tests'.
 
 pub mod harness;
+mod output;
 mod rendering;
 
 use crate::common::fixtures;
