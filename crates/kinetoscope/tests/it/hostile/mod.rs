@@ -8,9 +8,11 @@
 //!
 //! Time bounds are the benchmark's (`bench/`), not these tests'.
 
+mod arguments;
 pub mod harness;
 mod output;
 mod rendering;
+mod special_files;
 
 use crate::common::fixtures;
 use harness::{fingerprint, run_measured};
