@@ -13,17 +13,22 @@ use std::fmt::Write;
 /// bidirectional formatting character (the definition JSON output shares).
 pub use kinetoscope_engine::is_unsafe_char as is_unsafe;
 
+/// Whether [`text`] would write `c` visibly: [`is_unsafe`], but newline and tab.
+pub fn is_unsafe_in_text(c: char) -> bool {
+    is_unsafe(c) && c != '\n' && c != '\t'
+}
+
 /// `s` on one line: every unsafe character, newline and tab included, written visibly
 /// (`\x1b`, `\x0a`, `\u202e`). For table cells, names and anything else that must not
 /// break a line.
 pub fn inline(s: &str) -> Cow<'_, str> {
-    escape(s, |_| false)
+    escape(s, is_unsafe)
 }
 
 /// `s` as laid-out text: every unsafe character but newline and tab written visibly.
 /// For a rendered table or report and for messages, whose own line breaks are kept.
 pub fn text(s: &str) -> Cow<'_, str> {
-    escape(s, |c| c == '\n' || c == '\t')
+    escape(s, is_unsafe_in_text)
 }
 
 /// One CSV cell of text: a cell a spreadsheet would run as a formula (it starts with
@@ -55,11 +60,10 @@ fn is_number(s: &str) -> bool {
     mantissa_ok && exponent_ok
 }
 
-/// `s` with every unsafe character not `kept` written as `\xNN` (up to U+00FF) or
-/// `\uNNNN`; borrowed when there is none.
-fn escape(s: &str, kept: impl Fn(char) -> bool) -> Cow<'_, str> {
-    let bad = |c: char| is_unsafe(c) && !kept(c);
-    let Some(first) = s.find(bad) else {
+/// `s` with every `bad` character written as `\xNN` (up to U+00FF) or `\uNNNN`;
+/// borrowed when there is none.
+fn escape(s: &str, bad: impl Fn(char) -> bool) -> Cow<'_, str> {
+    let Some(first) = s.find(&bad) else {
         return Cow::Borrowed(s);
     };
     let mut out = String::with_capacity(s.len() + 8);

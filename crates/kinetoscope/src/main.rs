@@ -7,11 +7,12 @@ mod progress;
 use std::io::Write;
 use std::process::ExitCode;
 
+use clap::error::ErrorKind;
 use clap::Parser;
 use kinetoscope_report::sanitize;
 
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    let cli = args::Cli::try_parse().unwrap_or_else(|e| exit_on_clap_error(e));
     match commands::run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -32,4 +33,17 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Print clap's error (or help, or version) and exit as clap does; an error that
+/// echoes an argument holding control characters (a file name from a shell glob) is
+/// printed sanitised, without colours.
+fn exit_on_clap_error(e: clap::Error) -> ! {
+    let plain = e.render().to_string();
+    let informational = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+    if informational || !plain.chars().any(sanitize::is_unsafe_in_text) {
+        e.exit();
+    }
+    let _ = write!(std::io::stderr().lock(), "{}", sanitize::text(&plain));
+    std::process::exit(e.exit_code());
 }
