@@ -43,7 +43,7 @@ impl Formatter for SafeFormatter {
     ) -> io::Result<()> {
         let mut rest = fragment;
         while let Some(i) = rest.find(escaped) {
-            writer.write_all(rest[..i].as_bytes())?;
+            writer.write_all(&rest.as_bytes()[..i])?;
             let c = rest[i..].chars().next().unwrap_or_default();
             write!(writer, "\\u{:04x}", c as u32)?;
             rest = &rest[i + c.len_utf8()..];

@@ -13,9 +13,9 @@ use std::fmt::Write;
 /// bidirectional formatting character (the definition JSON output shares).
 pub use kinetoscope_engine::is_unsafe_char as is_unsafe;
 
-/// Whether [`text`] would write `c` visibly: [`is_unsafe`], but newline and tab.
+/// Whether [`text`] would write `c` visibly: [`is_unsafe`], but newline.
 pub fn is_unsafe_in_text(c: char) -> bool {
-    is_unsafe(c) && c != '\n' && c != '\t'
+    is_unsafe(c) && c != '\n'
 }
 
 /// `s` on one line: every unsafe character, newline and tab included, written visibly
@@ -25,8 +25,9 @@ pub fn inline(s: &str) -> Cow<'_, str> {
     escape(s, is_unsafe)
 }
 
-/// `s` as laid-out text: every unsafe character but newline and tab written visibly.
-/// For a rendered table or report and for messages, whose own line breaks are kept.
+/// `s` as laid-out text: every unsafe character but newline written visibly. For a
+/// rendered report, a table cell of several lines and messages, whose own line breaks
+/// are kept (a name with a line break in it then takes two lines, nothing more).
 pub fn text(s: &str) -> Cow<'_, str> {
     escape(s, is_unsafe_in_text)
 }
@@ -53,7 +54,7 @@ fn is_number(s: &str) -> bool {
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
     let mantissa_ok = !(int.is_empty() && frac.is_empty()) && digits(int) && digits(frac);
-    let exponent_ok = exponent.map_or(true, |e| {
+    let exponent_ok = exponent.is_none_or(|e| {
         let e = e.strip_prefix(['+', '-']).unwrap_or(e);
         !e.is_empty() && digits(e)
     });
@@ -104,8 +105,8 @@ mod tests {
     }
 
     #[test]
-    fn text_keeps_line_breaks_and_tabs_only() {
-        assert_eq!(text("a\nb\tc\r\n"), "a\nb\tc\\x0d\n");
+    fn text_keeps_line_breaks_only() {
+        assert_eq!(text("a\nb\tc\r\n"), "a\nb\\x09c\\x0d\n");
         assert_eq!(text(HOSTILE), inline(HOSTILE));
     }
 

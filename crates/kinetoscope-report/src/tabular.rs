@@ -32,7 +32,8 @@ impl Value {
 
     fn terminal(&self) -> String {
         match self {
-            Self::Text(t) => sanitize::inline(t).into_owned(),
+            // Renderers lay some cells out on several lines.
+            Self::Text(t) => sanitize::text(t).into_owned(),
             Self::Int(i) if *i < 0 => format!("-{}", crate::format::count(i.unsigned_abs())),
             Self::Int(i) => crate::format::count(*i as u64),
             Self::Float { value, decimals } => format!("{value:.decimals$}"),

@@ -52,7 +52,7 @@ pub fn check(flag: &str, out: &Path, reads: &[PathBuf]) -> anyhow::Result<()> {
             anyhow::bail!(
                 "{flag} {shown}: refusing to write over {}, which this command reads{}",
                 input.display(),
-                if paths_differ(out, input) {
+                if via_link(out, input) {
                     " (the output path links to it)"
                 } else {
                     ""
@@ -77,9 +77,11 @@ fn same_file(a: &Metadata, b: &Metadata, pa: &Path, pb: &Path) -> bool {
     }
 }
 
-/// Whether `a` and `b` are different paths (so one links to the other).
-fn paths_differ(a: &Path, b: &Path) -> bool {
-    fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink()) || a != b
+/// Whether `out`, the same file as `input`, reaches it through a link: it is a
+/// symbolic link, or another name of it (a hard link).
+fn via_link(out: &Path, input: &Path) -> bool {
+    fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink())
+        || out.canonicalize().ok() != input.canonicalize().ok()
 }
 
 /// Write `contents` to `out` (given as `flag`) after [`check`]: through a temporary

@@ -170,9 +170,9 @@ fn the_timeline_beside_a_trace_and_a_rank_folders_files_are_refused() {
         );
     }
     let rank1 = ranks.join("rank-1.json.gz");
-    assert_refused(dir, &ranks, &rank1, &rank1, &[ranks.clone()]);
+    assert_refused(dir, &ranks, &rank1, &rank1, std::slice::from_ref(&ranks));
     for link in links_to(&rank1, dir, "rank") {
-        assert_refused(dir, &ranks, &link, &rank1, &[ranks.clone()]);
+        assert_refused(dir, &ranks, &link, &rank1, std::slice::from_ref(&ranks));
     }
 }
 
