@@ -30,7 +30,7 @@ pub use document::*;
 pub use error::{EngineError, EngineResult};
 pub use input::Source;
 pub use kinetoscope_trace::read::{ProgressFn, ReadOptions};
-pub use safe_json::is_unsafe_char;
+pub use safe_json::{is_unsafe_char, plain_prefix_len};
 pub use views::memory::{MemoryDocument, MemoryOptions, MemoryResult};
 pub use views::*;
 

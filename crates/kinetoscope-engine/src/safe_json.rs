@@ -20,6 +20,24 @@ pub fn is_unsafe_char(c: char) -> bool {
         )
 }
 
+/// The length of the leading run of `bytes` that is printable ASCII (space to `~`),
+/// newlines included when `newline`: text no sanitiser needs to look at. Checked 16
+/// bytes at a time, so long clean text costs little.
+pub fn plain_prefix_len(bytes: &[u8], newline: bool) -> usize {
+    let plain = |b: u8| (b' '..0x7f).contains(&b) | (newline & (b == b'\n'));
+    let mut i = 0;
+    for chunk in bytes.chunks_exact(16) {
+        if !chunk.iter().fold(true, |ok, &b| ok & plain(b)) {
+            break;
+        }
+        i += 16;
+    }
+    i + bytes[i..]
+        .iter()
+        .position(|&b| !plain(b))
+        .unwrap_or(bytes.len() - i)
+}
+
 /// [`PrettyFormatter`], with unsafe characters in strings written as `\uNNNN`.
 pub(crate) struct SafeFormatter(PrettyFormatter<'static>);
 
@@ -41,7 +59,13 @@ impl Formatter for SafeFormatter {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        let mut rest = fragment;
+        // Fast path: plain ASCII needs nothing (serde_json escapes C0 controls itself).
+        let first = plain_prefix_len(fragment.as_bytes(), false);
+        if first == fragment.len() {
+            return writer.write_all(fragment.as_bytes());
+        }
+        writer.write_all(&fragment.as_bytes()[..first])?;
+        let mut rest = &fragment[first..];
         while let Some(i) = rest.find(escaped) {
             writer.write_all(&rest.as_bytes()[..i])?;
             let c = rest[i..].chars().next().unwrap_or_default();
@@ -91,6 +115,23 @@ impl Formatter for SafeFormatter {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+
+    #[test]
+    fn plain_prefix_stops_at_the_first_other_byte() {
+        use super::plain_prefix_len;
+        let long = "a".repeat(40);
+        assert_eq!(plain_prefix_len(long.as_bytes(), false), 40);
+        for at in [0, 7, 16, 33, 39] {
+            for odd in ["\n", "\u{7f}", "é", "\u{1b}"] {
+                let mut s = long.clone();
+                s.replace_range(at..at + 1, odd);
+                assert_eq!(plain_prefix_len(s.as_bytes(), false), at, "{s:?}");
+                let with_newline = if odd == "\n" { 40 } else { at };
+                assert_eq!(plain_prefix_len(s.as_bytes(), true), with_newline, "{s:?}");
+            }
+        }
+        assert_eq!(plain_prefix_len(b"", true), 0);
+    }
 
     #[test]
     fn strings_carry_no_raw_control_and_read_back_the_same() {

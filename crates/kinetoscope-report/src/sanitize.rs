@@ -9,6 +9,8 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
+use kinetoscope_engine::plain_prefix_len;
+
 /// Whether `c` must not reach a terminal raw: a C0 or C1 control, DEL, or a
 /// bidirectional formatting character (the definition JSON output shares).
 pub use kinetoscope_engine::is_unsafe_char as is_unsafe;
@@ -64,7 +66,7 @@ fn is_number(s: &str) -> bool {
 /// `s` with every `bad` character written as `\xNN` (up to U+00FF) or `\uNNNN`;
 /// borrowed when there is none.
 fn escape(s: &str, bad: impl Fn(char) -> bool) -> Cow<'_, str> {
-    let Some(first) = s.find(&bad) else {
+    let Some(first) = first_bad(s, &bad) else {
         return Cow::Borrowed(s);
     };
     let mut out = String::with_capacity(s.len() + 8);
@@ -79,6 +81,22 @@ fn escape(s: &str, bad: impl Fn(char) -> bool) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Where the first `bad` character of `s` is. Printable ASCII (and newlines, when they
+/// are not bad) is passed over in bulk; other characters are decoded and tested.
+fn first_bad(s: &str, bad: &impl Fn(char) -> bool) -> Option<usize> {
+    let newline_ok = !bad('\n');
+    let mut i = 0;
+    while i < s.len() {
+        i += plain_prefix_len(&s.as_bytes()[i..], newline_ok);
+        let c = s[i..].chars().next()?;
+        if bad(c) {
+            return Some(i);
+        }
+        i += c.len_utf8();
+    }
+    None
 }
 
 #[cfg(test)]
@@ -108,6 +126,12 @@ mod tests {
     fn text_keeps_line_breaks_only() {
         assert_eq!(text("a\nb\tc\r\n"), "a\nb\\x09c\\x0d\n");
         assert_eq!(text(HOSTILE), inline(HOSTILE));
+        let long = format!("{}é\n{}\u{202e}", "x".repeat(40), "y".repeat(20));
+        assert_eq!(text(&long), long.replace('\u{202e}', "\\u202e"));
+        assert_eq!(
+            inline(&long),
+            long.replace('\u{202e}', "\\u202e").replace('\n', "\\x0a")
+        );
     }
 
     #[test]
