@@ -19,13 +19,6 @@ use anyhow::Context;
 
 use super::output::message;
 
-/// What identifies a file whatever the path: its device and inode.
-#[cfg(unix)]
-fn identity(m: &Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (m.dev(), m.ino())
-}
-
 /// The files a command reading `input` (and the `extra` files named by its options)
 /// reads or may read.
 pub fn files_read(input: &Path, extra: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
@@ -63,12 +56,14 @@ pub fn check(flag: &str, out: &Path, reads: &[PathBuf]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Whether two paths' metadata name the same file.
+/// Whether two paths' metadata name the same file: the same device and inode (on
+/// Unix; elsewhere the same canonical path).
 fn same_file(a: &Metadata, b: &Metadata, pa: &Path, pb: &Path) -> bool {
     #[cfg(unix)]
     {
+        use std::os::unix::fs::MetadataExt;
         let _ = (pa, pb);
-        identity(a) == identity(b)
+        (a.dev(), a.ino()) == (b.dev(), b.ino())
     }
     #[cfg(not(unix))]
     {
