@@ -71,6 +71,21 @@ fn int(v: &Value) -> Option<i64> {
     v.as_i64().or_else(|| v.as_f64().map(|f| f as i64))
 }
 
+/// Sizes past ±4 PiB are clamped there, so that sums over categories and rows cannot
+/// overflow in the analyses.
+const MAX_BYTES: i64 = 1 << 52;
+/// Times (epoch ns, about 1.8e18 today) past ±(2^62 − 1) are clamped there, so that the
+/// difference of any two cannot overflow.
+const MAX_TIME: i64 = (1 << 62) - 1;
+
+fn bytes(v: i64) -> i64 {
+    v.clamp(-MAX_BYTES, MAX_BYTES)
+}
+
+fn time(v: i64) -> i64 {
+    v.clamp(-MAX_TIME, MAX_TIME)
+}
+
 fn coalesced_from(path: &Path, outer: &[Value]) -> TraceResult<MemoryTimeline> {
     let times = outer[0].as_array().expect("checked");
     let sizes = outer[1].as_array().expect("checked");
@@ -91,7 +106,7 @@ fn coalesced_from(path: &Path, outer: &[Value]) -> TraceResult<MemoryTimeline> {
         let t = int(t).ok_or_else(|| not_timeline(path, format!("time #{k} is not a number")))?;
         let row = row.as_array().expect("checked");
         // 9 columns: a 0 baseline then 8 categories; accept 8 (no baseline) too.
-        let cols: Vec<i64> = row.iter().map(|v| int(v).unwrap_or(0)).collect();
+        let cols: Vec<i64> = row.iter().map(|v| bytes(int(v).unwrap_or(0))).collect();
         let cats = match cols.len() {
             9 => &cols[1..],
             8 => &cols[..],
@@ -104,7 +119,7 @@ fn coalesced_from(path: &Path, outer: &[Value]) -> TraceResult<MemoryTimeline> {
         };
         let mut s = [0i64; 8];
         s.copy_from_slice(cats);
-        let t_ns = t.saturating_mul(1000);
+        let t_ns = time(t.saturating_mul(1000));
         // Rows are in time order; a repeated time keeps the last state.
         if tl.times_ns.last() == Some(&t_ns) {
             *tl.sizes.last_mut().expect("same length") = s;
@@ -137,7 +152,7 @@ fn raw_from(path: &Path, rows: &[Value]) -> TraceResult<MemoryTimeline> {
         if v[0] < 0 {
             preexisting += 1;
         }
-        events.push((v[0], v[1], v[2], cat));
+        events.push((time(v[0]), v[1], bytes(v[2]), cat));
     }
     // Pre-existing allocations (t = -1) get the smallest real time, as PyTorch does.
     let first_real = events.iter().map(|e| e.0).filter(|t| *t >= 0).min();
@@ -161,7 +176,8 @@ fn raw_from(path: &Path, rows: &[Value]) -> TraceResult<MemoryTimeline> {
     for i in order {
         let e = &events[i];
         let t = t_of(e);
-        live[e.3] += e.2;
+        // Sizes come from the file: a sum past i64 saturates instead of overflowing.
+        live[e.3] = live[e.3].saturating_add(e.2);
         if tl.times_ns.last() == Some(&t) {
             *tl.sizes.last_mut().expect("same length") = live;
         } else {
