@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::run_folder::{PhaseMemory, RunReport};
 
 /// Version of the JSON documents kinetoscope writes; bumped on breaking changes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// How the input was laid out.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -16,6 +16,7 @@
 //! ```
 
 pub mod artifacts;
+pub mod diff;
 pub mod document;
 mod error;
 pub mod input;
@@ -25,6 +26,7 @@ mod views;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use diff::{DiffDocument, DiffOptions, GateExpr};
 pub use document::*;
 pub use error::{EngineError, EngineResult};
 pub use input::Source;

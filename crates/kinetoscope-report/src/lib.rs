@@ -13,6 +13,7 @@
 
 pub mod comm;
 pub mod critical_path;
+pub mod diff;
 pub mod format;
 pub mod gpu_time;
 pub mod kernels;

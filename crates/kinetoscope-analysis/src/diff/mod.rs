@@ -23,7 +23,7 @@ pub use profile::{profile, TraceProfile};
 
 /// A value on both sides and its change (`new − base`); a side where the value is
 /// unknown is `None`, and so is the change.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Change<T> {
     /// The base run's value.
     pub base: Option<T>,

@@ -34,20 +34,25 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
 
 /// Thresholds: defaults, then `--config`, then `--set`, then `--peak-tflops`.
 fn load_config(args: &ReportArgs) -> anyhow::Result<Config> {
-    let text = match &args.config {
-        Some(p) => std::fs::read_to_string(p)
-            .with_context(|| format!("cannot read --config {}", p.display()))?,
-        None => String::new(),
-    };
-    let mut config = Config::from_toml(&text, &args.set)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| match &args.config {
-            Some(p) => format!("invalid thresholds in {} or --set", p.display()),
-            None => "invalid --set".to_owned(),
-        })?;
+    let mut config = thresholds(args.config.as_deref(), &args.set)?;
     if let Some(p) = args.peak_tflops {
         anyhow::ensure!(p > 0.0, "--peak-tflops must be positive");
         config.peak_tflops = Some(p);
     }
     Ok(config)
+}
+
+/// Thresholds: defaults, then the file `config`, then the `set` overrides.
+pub fn thresholds(config: Option<&std::path::Path>, set: &[String]) -> anyhow::Result<Config> {
+    let text = match config {
+        Some(p) => std::fs::read_to_string(p)
+            .with_context(|| format!("cannot read --config {}", p.display()))?,
+        None => String::new(),
+    };
+    Config::from_toml(&text, set)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| match config {
+            Some(p) => format!("invalid thresholds in {} or --set", p.display()),
+            None => "invalid --set".to_owned(),
+        })
 }
