@@ -153,7 +153,7 @@ def train_loop(scenario, device, *, loader=None, leak=False, item_sync=False,
             times.append(time.perf_counter() - t0)  # prof.step() itself excluded
             prof.step()
     cv = step_cv(times[-STEPS:])
-    LAST_MEAN_STEP[0] = sum(times[-STEPS:]) / STEPS
+    LAST_MEDIAN_STEP[0] = sorted(times[-STEPS:])[STEPS // 2]
     save(prof, scenario, name, cv, root)
     return cv
 
@@ -365,18 +365,38 @@ def pair_repeat(device):
 
 
 def pair_slowdown(device):
-    """The clean loop -> the same loop with host busy work of 20 % of its mean step."""
-    base_times = []
+    """The clean loop -> the same loop with host busy work of 20 % of its median step
+    (measured on the first base recording, then fixed)."""
+    busy = []
 
     def base(pair, side):
         cv = train_loop(pair, DEVICE, name=side, root=PAIRS)
-        base_times.append(LAST_MEAN_STEP[0])
+        if not busy:
+            busy.append(0.2 * LAST_MEDIAN_STEP[0])
         return cv
 
     def new(pair, side):
-        return train_loop(pair, DEVICE, name=side, root=PAIRS, busy_s=0.2 * base_times[-1])
+        return train_loop(pair, DEVICE, name=side, root=PAIRS, busy_s=busy[0])
 
     return _pair("slowdown", base, new)
+
+
+def pair_tf32(device):
+    """GPU only: FP32 matrix products -> TF32 (`allow_tf32`): the same operators launch
+    other cuBLAS kernels, which diff matches through their launching call path."""
+    def side(tf32):
+        def run(pair, name):
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            try:
+                return train_loop(pair, DEVICE, name=name, root=PAIRS, width=1024)
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = False
+        return run
+
+    if not DEVICE.startswith("cuda"):
+        print("pair_tf32 needs --device cuda; skipped")
+        return 0.0
+    return _pair("tf32", side(False), side(True))
 
 
 SCENARIOS = {
@@ -393,22 +413,25 @@ SCENARIOS = {
     "pair_leak": pair_leak,
     "pair_repeat": pair_repeat,
     "pair_slowdown": pair_slowdown,
+    "pair_tf32": pair_tf32,
 }
 PAIR_SCENARIOS = [s for s in SCENARIOS if s.startswith("pair_")]
 DEVICE = "cpu"
-LAST_MEAN_STEP = [0.0]
+LAST_MEDIAN_STEP = [0.0]
 
 
 def main():
-    global OUT, DEVICE
+    global OUT, DEVICE, PAIRS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("scenarios", nargs="*",
                     default=[s for s in SCENARIOS if s not in PAIR_SCENARIOS],
                     help="scenarios (default: every one but the pairs; `pairs` = every pair)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--out", default=OUT, help="output folder (default: corpus/traces)")
+    ap.add_argument("--pairs-out", default=PAIRS, help="output folder of the pairs (default: corpus/pairs)")
     args = ap.parse_args()
     OUT = args.out
+    PAIRS = args.pairs_out
     DEVICE = args.device
     if args.scenarios == ["pairs"]:
         args.scenarios = PAIR_SCENARIOS

@@ -348,13 +348,26 @@ fn delta(b: Option<&Entry>, n: Option<&Entry>, kind: Option<MatchKind>, ops: boo
     row
 }
 
-/// Rank rows by the size of their change, largest first: `|new − factor · base|`
-/// (`factor` 1 unless the runs differ uniformly), ties by name and key.
-pub fn rank(rows: &mut [ItemDelta], factor: f64) {
-    let score = |r: &ItemDelta| (r.new_ns - factor * r.base_ns).abs();
+impl ItemDelta {
+    /// Whether what ran changed, not only how long it took: added, removed, matched
+    /// under another name or shapes, or other calls per step.
+    pub fn structural(&self) -> bool {
+        matches!(self.status, ItemStatus::Added | ItemStatus::Removed)
+            || matches!(self.match_kind, Some(MatchKind::Name | MatchKind::Launcher))
+            || !self.same_calls()
+    }
+}
+
+/// Rank rows: structural changes first ([`ItemDelta::structural`]: what really
+/// changed), then changes of time alone; within each, by the size of the change not
+/// explained by a uniform machine change (`unexplained_ns` when set, else `delta_ns`),
+/// largest first; ties by name and key.
+pub fn rank(rows: &mut [ItemDelta]) {
+    let score = |r: &ItemDelta| r.unexplained_ns.unwrap_or(r.delta_ns).abs();
     rows.sort_by(|a, b| {
-        score(b)
-            .total_cmp(&score(a))
+        b.structural()
+            .cmp(&a.structural())
+            .then(score(b).total_cmp(&score(a)))
             .then_with(|| a.name.cmp(&b.name))
             .then_with(|| a.key().cmp(&b.key()))
             .then_with(|| a.launcher.cmp(&b.launcher))

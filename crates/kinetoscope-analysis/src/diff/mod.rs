@@ -80,26 +80,32 @@ impl Side<'_> {
     /// The step times of the run: each trace's, or per step index the slowest rank's
     /// (ranks) or the sum of the phases' (run folders), up to the shortest trace.
     pub fn step_times(&self) -> Vec<f64> {
-        let per = |f: fn(f64, f64) -> f64| {
+        self.step_times_by(|s| s.dur_ns as f64)
+    }
+
+    /// [`Side::step_times`] of `f` of each step (a step's time re-computed from its
+    /// breakdown, say).
+    pub fn step_times_by(&self, f: impl Fn(&profile::StepSample) -> f64) -> Vec<f64> {
+        let per = |g: fn(f64, f64) -> f64| {
             let n = self.profiles.iter().map(|p| p.steps.len()).min().unwrap_or(0);
             (0..n)
                 .map(|i| {
                     self.profiles
                         .iter()
-                        .map(|p| p.steps[i].dur_ns as f64)
-                        .reduce(f)
+                        .map(|p| f(&p.steps[i]))
+                        .reduce(g)
                         .unwrap_or(0.0)
                 })
                 .collect()
         };
         match (self.combine, self.profiles) {
-            (_, [one]) => one.steps.iter().map(|s| s.dur_ns as f64).collect(),
+            (_, [one]) => one.steps.iter().map(&f).collect(),
             (Combine::Ranks, _) => per(f64::max),
             (Combine::Sequence, _) => per(|a, b| a + b),
             (Combine::Single, _) => self
                 .profiles
                 .iter()
-                .flat_map(|p| p.steps.iter().map(|s| s.dur_ns as f64))
+                .flat_map(|p| p.steps.iter().map(&f))
                 .collect(),
         }
     }

@@ -1,22 +1,27 @@
-//! Code change or machine change: when nearly every operator and kernel that ran the
-//! same calls changed its time by about the same factor, the difference is the machine
-//! (another GPU or CPU, clocks, thermal state, another tenant), not the code.
+//! Code change or machine change: when nearly every operator (host side) or kernel
+//! (device side) that ran the same calls changed its time by about the same factor, the
+//! difference is the machine (another CPU or GPU, clocks, thermal state, another
+//! tenant), not the code. Host and device are judged apart: a busier host slows every
+//! operator's host time and leaves the kernels alone.
 //!
-//! Over the rows matched by key with the same calls per step ([`ItemDelta::same_calls`])
-//! and some time in the base run, each row's ratio `new / base` is weighted by its base
-//! time. The **factor** is the weighted median ratio; the change is **uniform** when
+//! On each side, over the rows matched by key with the same calls per step
+//! ([`ItemDelta::same_calls`]) and time on both sides, each row's ratio `new / base` is
+//! weighted by its base time. The **factor** is the weighted median ratio; the side
+//! changed **uniformly** when
 //! - the factor is at least [`MIN_FACTOR_CHANGE`] away from 1,
 //! - rows holding at least [`MIN_WITHIN_SHARE`] of that time lie within
 //!   ±[`WITHIN_TOLERANCE`] of the factor, and
-//! - those comparable rows hold at least [`MIN_COMPARED_SHARE`] of all base time.
+//! - those comparable rows hold at least [`MIN_COMPARED_SHARE`] of the side's base time.
 //!
-//! Then each row's unexplained change is `new − factor · base` (what really changed:
-//! calls, shapes, kernels added or removed), and a machine-normalised step time is the
-//! new step time divided by the factor.
+//! Then a row's unexplained change is `new − factor · base` per side (what really
+//! changed: calls, shapes, kernels added or removed), and a machine-normalised step
+//! divides each part of the new step's breakdown by its side's factor (kernel, memcpy,
+//! memset and communication by the device's; the rest by the host's).
 
 use serde::{Deserialize, Serialize};
 
-use super::items::ItemDelta;
+use super::items::{ItemDelta, MatchKind};
+use crate::overview::Parts;
 
 /// Smallest |factor − 1| called a uniform change.
 pub const MIN_FACTOR_CHANGE: f64 = 0.05;
@@ -24,60 +29,102 @@ pub const MIN_FACTOR_CHANGE: f64 = 0.05;
 pub const WITHIN_TOLERANCE: f64 = 0.10;
 /// Share of the comparable time that must be at the factor.
 pub const MIN_WITHIN_SHARE: f64 = 0.75;
-/// Share of all base time the comparable rows must hold.
+/// Share of the side's base time the comparable rows must hold.
 pub const MIN_COMPARED_SHARE: f64 = 0.5;
 
-/// What the factor says.
+/// What the factors say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MachineVerdict {
-    /// Nearly everything got slower by the same factor.
+    /// The host or the device (or both) got uniformly slower.
     UniformSlowdown,
-    /// Nearly everything got faster by the same factor.
+    /// The host or the device (or both) got uniformly faster.
     UniformSpeedup,
     /// Not a uniform change (a code change, or no change).
     NotUniform,
 }
 
-/// The uniform part of a change.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MachineChange {
+/// The uniform factor of one side (host or device).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UniformFactor {
     /// Weighted median of `new / base` over comparable rows; `None` without any.
     pub factor: Option<f64>,
     /// Share of the comparable base time within ±10 % of the factor (0–1).
     pub within_share: f64,
-    /// Share of all base time in comparable rows (0–1).
+    /// Share of the side's base time in comparable rows (0–1).
     pub compared_share: f64,
     /// Comparable rows.
     pub rows: usize,
-    /// The verdict.
+    /// Whether the side changed uniformly.
+    pub uniform: bool,
+}
+
+impl UniformFactor {
+    /// The factor when the side changed uniformly, else 1.
+    pub fn normalising(&self) -> f64 {
+        match (self.uniform, self.factor) {
+            (true, Some(f)) => f,
+            _ => 1.0,
+        }
+    }
+}
+
+/// The uniform part of a change.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MachineChange {
+    /// Operators' host self time.
+    pub host: UniformFactor,
+    /// Kernels' device time.
+    pub device: UniformFactor,
+    /// The verdict over both.
     pub verdict: MachineVerdict,
 }
 
 impl MachineChange {
-    /// The factor when the change is uniform, else 1.
-    pub fn normalising_factor(&self) -> f64 {
-        match (self.verdict, self.factor) {
-            (MachineVerdict::NotUniform, _) | (_, None) => 1.0,
-            (_, Some(f)) => f,
-        }
+    /// Divide each part of a step by its side's factor: the step on the base machine.
+    pub fn normalise(&self, breakdown: &Parts<i64>) -> f64 {
+        let (h, d) = (self.host.normalising(), self.device.normalising());
+        let p = breakdown.map(|v| v as f64);
+        (p.kernel + p.memcpy + p.memset + p.communication) / d
+            + (p.runtime + p.dataloader + p.cpu_exec + p.other) / h
     }
 }
 
 /// Decide over the operator and kernel rows of a comparison.
 pub fn detect(ops: &[ItemDelta], kernels: &[ItemDelta]) -> MachineChange {
-    let all_base: f64 = ops.iter().chain(kernels).map(|r| r.base_ns).sum();
-    let mut pairs: Vec<(f64, f64)> = ops
-        .iter()
-        .chain(kernels)
-        .filter(|r| {
-            r.match_kind == Some(super::items::MatchKind::Key)
-                && r.same_calls()
-                && r.base_ns > 0.0
-                && r.new_ns > 0.0
-        })
-        .map(|r| (r.new_ns / r.base_ns, r.base_ns))
-        .collect();
+    let host = factor_of(ops.iter().map(|r| (r, r.host_ns.base, r.host_ns.new)));
+    let device = factor_of(kernels.iter().map(|r| (r, r.device_ns.base, r.device_ns.new)));
+    let direction = |u: &UniformFactor| match (u.uniform, u.factor) {
+        (true, Some(f)) if f > 1.0 => 1,
+        (true, Some(_)) => -1,
+        _ => 0,
+    };
+    let verdict = match (direction(&host), direction(&device)) {
+        (1, 0 | 1) | (0, 1) => MachineVerdict::UniformSlowdown,
+        (-1, 0 | -1) | (0, -1) => MachineVerdict::UniformSpeedup,
+        _ => MachineVerdict::NotUniform,
+    };
+    MachineChange {
+        host,
+        device,
+        verdict,
+    }
+}
+
+/// The factor over `(row, base, new)` times of one side.
+fn factor_of<'a>(rows: impl Iterator<Item = (&'a ItemDelta, Option<f64>, Option<f64>)>) -> UniformFactor {
+    let mut all_base = 0.0;
+    let mut pairs: Vec<(f64, f64)> = Vec::new();
+    for (r, b, n) in rows {
+        let b = b.unwrap_or(0.0);
+        all_base += b;
+        match n {
+            Some(n) if r.match_kind == Some(MatchKind::Key) && r.same_calls() && b > 0.0 && n > 0.0 => {
+                pairs.push((n / b, b));
+            }
+            _ => {}
+        }
+    }
     let compared: f64 = pairs.iter().map(|p| p.1).sum();
     let factor = weighted_median(&mut pairs);
     let within: f64 = factor.map_or(0.0, |f| {
@@ -89,26 +136,16 @@ pub fn detect(ops: &[ItemDelta], kernels: &[ItemDelta]) -> MachineChange {
     });
     let share = |x: f64, of: f64| if of > 0.0 { x / of } else { 0.0 };
     let (within_share, compared_share) = (share(within, compared), share(compared, all_base));
-    let verdict = match factor {
-        Some(f)
-            if (f - 1.0).abs() >= MIN_FACTOR_CHANGE
+    UniformFactor {
+        uniform: factor.is_some_and(|f| {
+            (f - 1.0).abs() >= MIN_FACTOR_CHANGE
                 && within_share >= MIN_WITHIN_SHARE
-                && compared_share >= MIN_COMPARED_SHARE =>
-        {
-            if f > 1.0 {
-                MachineVerdict::UniformSlowdown
-            } else {
-                MachineVerdict::UniformSpeedup
-            }
-        }
-        _ => MachineVerdict::NotUniform,
-    };
-    MachineChange {
+                && compared_share >= MIN_COMPARED_SHARE
+        }),
         factor,
         within_share,
         compared_share,
         rows: pairs.len(),
-        verdict,
     }
 }
 
@@ -129,14 +166,15 @@ fn weighted_median(pairs: &mut [(f64, f64)]) -> Option<f64> {
     pairs.last().map(|p| p.0)
 }
 
-/// Fill each row's unexplained change when the change is uniform.
+/// Fill each row's unexplained change when a side changed uniformly.
 pub fn explain(rows: &mut [ItemDelta], machine: &MachineChange) {
     if machine.verdict == MachineVerdict::NotUniform {
         return;
     }
-    let f = machine.normalising_factor();
+    let (h, d) = (machine.host.normalising(), machine.device.normalising());
     for r in rows {
-        r.unexplained_ns = Some(r.new_ns - f * r.base_ns);
+        let expected = h * r.host_ns.base.unwrap_or(0.0) + d * r.device_ns.base.unwrap_or(0.0);
+        r.unexplained_ns = Some(r.new_ns - expected);
     }
 }
 

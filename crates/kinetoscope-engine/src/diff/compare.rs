@@ -87,12 +87,11 @@ pub fn compare(
     let (mut ops, ops_matched) = items::ops(&b, &n);
     let (mut kernels, kernels_matched) = items::kernels(&b, &n);
     let change = uniform::detect(&ops, &kernels);
-    let factor = change.normalising_factor();
     uniform::explain(&mut ops, &change);
     uniform::explain(&mut kernels, &change);
-    items::rank(&mut ops, factor);
-    items::rank(&mut kernels, factor);
-    let normalized: Vec<f64> = n.step_times().iter().map(|t| t / factor).collect();
+    items::rank(&mut ops);
+    items::rank(&mut kernels);
+    let normalized = n.step_times_by(|s| change.normalise(&s.breakdown_ns));
     let machine = Machine {
         change,
         steps_normalized: StepsDiff::of(&b.step_times(), &normalized),

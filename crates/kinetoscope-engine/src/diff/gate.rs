@@ -255,8 +255,10 @@ pub enum GateEvidence {
         significant: bool,
         /// The uniform-change verdict.
         machine: MachineVerdict,
-        /// The uniform factor.
-        factor: Option<f64>,
+        /// The host's uniform factor (1 when not uniform).
+        host_factor: f64,
+        /// The device's uniform factor (1 when not uniform).
+        device_factor: f64,
     },
     /// The findings that count.
     Findings {
@@ -404,7 +406,8 @@ fn interval(doc: &DiffDocument, s: &StepsDiff) -> GateEvidence {
         ci_high: s.ci_high_ns,
         significant: s.verdict != Verdict::Unchanged,
         machine: doc.machine.change.verdict,
-        factor: doc.machine.change.factor,
+        host_factor: doc.machine.change.host.normalising(),
+        device_factor: doc.machine.change.device.normalising(),
     }
 }
 

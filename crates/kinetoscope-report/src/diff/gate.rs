@@ -59,7 +59,14 @@ fn delta(c: &GateCheck) -> String {
 fn evidence(c: &GateCheck) -> Vec<String> {
     match &c.evidence {
         GateEvidence::None => Vec::new(),
-        GateEvidence::Interval { ci_low, ci_high, significant, machine, factor } => {
+        GateEvidence::Interval {
+            ci_low,
+            ci_high,
+            significant,
+            machine,
+            host_factor,
+            device_factor,
+        } => {
             let mut v = Vec::new();
             if let (Some(lo), Some(hi)) = (ci_low, ci_high) {
                 v.push(format!(
@@ -69,9 +76,10 @@ fn evidence(c: &GateCheck) -> Vec<String> {
                     if *significant { "significant" } else { "within the noise between runs" }
                 ));
             }
-            if let (MachineVerdict::UniformSlowdown | MachineVerdict::UniformSpeedup, Some(f)) = (machine, factor) {
+            if *machine != MachineVerdict::NotUniform {
                 v.push(format!(
-                    "nearly everything changed by ×{f:.3}: the machine, not the code; gate \
+                    "nearly everything changed by the same factor (host ×{host_factor:.3}, \
+                     device ×{device_factor:.3}): the machine, not the code; gate \
                      step_time.normalized to compare the code alone"
                 ));
             }

@@ -2,7 +2,7 @@
 
 use kinetoscope_analysis::diff::items::{ItemDelta, ItemStatus};
 use kinetoscope_analysis::diff::steps::{StepsDiff, Verdict};
-use kinetoscope_analysis::diff::uniform::MachineVerdict;
+use kinetoscope_analysis::diff::uniform::{MachineVerdict, UniformFactor};
 use kinetoscope_analysis::diff::Change;
 use kinetoscope_analysis::overview::Parts;
 use kinetoscope_engine::diff::document::{DiffNote, Machine};
@@ -127,17 +127,27 @@ pub(super) fn change_line(s: &StepsDiff) -> String {
 
 /// The uniform-change line, when there is something to say.
 pub(super) fn machine_line(m: &Machine) -> Option<String> {
-    let f = m.change.factor?;
     let what = match m.change.verdict {
         MachineVerdict::UniformSlowdown => "uniform slowdown",
         MachineVerdict::UniformSpeedup => "uniform speedup",
         MachineVerdict::NotUniform => return None,
     };
+    let side = |name: &str, u: &UniformFactor| {
+        u.factor.filter(|_| u.uniform).map(|f| {
+            format!(
+                "{name} ×{f:.3} ({:.0} % of comparable time within ±10 %)",
+                percent(u.within_share)
+            )
+        })
+    };
+    let sides: Vec<String> = [side("host", &m.change.host), side("device", &m.change.device)]
+        .into_iter()
+        .flatten()
+        .collect();
     Some(format!(
-        "{what} ×{f:.3}: {:.0} % of comparable time changed by that factor (±10 %) — the machine \
-         (clocks, thermal state, another tenant, another device), not the code. With it \
-         taken out: {}",
-        percent(m.change.within_share),
+        "{what}, {}: the machine (clocks, thermal state, another tenant, another device), not \
+         the code.\n          With it taken out: {}",
+        sides.join(", "),
         change_line(&m.steps_normalized)
     ))
 }
