@@ -191,7 +191,11 @@ pub fn ops(base: &Side, new: &Side) -> (Vec<ItemDelta>, MatchCounts) {
     };
     let (b, n) = (entries(base, rows), entries(new, rows));
     let mut m = Matcher::new(&b, &n);
-    m.pass(MatchKind::Key, |e| (e.name.clone(), e.detail.clone()), by_time);
+    m.pass(
+        MatchKind::Key,
+        |e| (e.name.clone(), e.detail.clone()),
+        by_time,
+    );
     m.pass(MatchKind::Name, |e| e.name.clone(), by_time);
     m.finish(true)
 }
@@ -213,8 +217,16 @@ pub fn kernels(base: &Side, new: &Side) -> (Vec<ItemDelta>, MatchCounts) {
     };
     let (b, n) = (entries(base, rows), entries(new, rows));
     let mut m = Matcher::new(&b, &n);
-    m.pass(MatchKind::Key, |e| (e.name.clone(), e.detail.clone()), by_time);
-    m.pass(MatchKind::Launcher, |e| e.detail.clone(), |e| (e.position, by_time(e)));
+    m.pass(
+        MatchKind::Key,
+        |e| (e.name.clone(), e.detail.clone()),
+        by_time,
+    );
+    m.pass(
+        MatchKind::Launcher,
+        |e| e.detail.clone(),
+        |e| (e.position, by_time(e)),
+    );
     m.pass(MatchKind::Name, |e| e.name.clone(), by_time);
     m.finish(false)
 }
@@ -309,7 +321,9 @@ impl<'a> Matcher<'a> {
 fn delta(b: Option<&Entry>, n: Option<&Entry>, kind: Option<MatchKind>, ops: bool) -> ItemDelta {
     let shown = n.or(b).expect("a row has at least one side");
     let base_key = match (b, n) {
-        (Some(b), Some(n)) if (b.name.as_str(), b.detail.as_str()) != (n.name.as_str(), n.detail.as_str()) => {
+        (Some(b), Some(n))
+            if (b.name.as_str(), b.detail.as_str()) != (n.name.as_str(), n.detail.as_str()) =>
+        {
             Some(if b.detail.is_empty() {
                 b.name.clone()
             } else {

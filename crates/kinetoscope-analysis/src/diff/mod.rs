@@ -87,7 +87,12 @@ impl Side<'_> {
     /// breakdown, say).
     pub fn step_times_by(&self, f: impl Fn(&profile::StepSample) -> f64) -> Vec<f64> {
         let per = |g: fn(f64, f64) -> f64| {
-            let n = self.profiles.iter().map(|p| p.steps.len()).min().unwrap_or(0);
+            let n = self
+                .profiles
+                .iter()
+                .map(|p| p.steps.len())
+                .min()
+                .unwrap_or(0);
             (0..n)
                 .map(|i| {
                     self.profiles

@@ -52,13 +52,22 @@ pub fn breakdown(base: &Side, new: &Side) -> Vec<PartDelta> {
     let samples = |side: &Side| -> Vec<[f64; 8]> {
         side.profiles
             .iter()
-            .flat_map(|p| p.steps.iter().map(|s| s.breakdown_ns.to_array().map(|v| v as f64)))
+            .flat_map(|p| {
+                p.steps
+                    .iter()
+                    .map(|s| s.breakdown_ns.to_array().map(|v| v as f64))
+            })
             .collect()
     };
     let (b, n) = (samples(base), samples(new));
     let mean = |side: &Side, v: &[[f64; 8]], k: usize| {
         (!v.is_empty()).then(|| {
-            side.per_step(|p| p.steps.iter().map(|s| s.breakdown_ns.to_array()[k] as f64).sum())
+            side.per_step(|p| {
+                p.steps
+                    .iter()
+                    .map(|s| s.breakdown_ns.to_array()[k] as f64)
+                    .sum()
+            })
         })
     };
     let mut rows: Vec<PartDelta> = Parts::<f64>::KEYS

@@ -65,7 +65,9 @@ pub fn shift(base: &[f64], new: &[f64]) -> Option<Shift> {
     let alpha = 1.0 - CONFIDENCE;
     let (k, p_value) = if n <= EXACT_MAX && m <= EXACT_MAX && !ties {
         let cdf = exact_cdf(n, m);
-        let k = (0..=n * m).take_while(|&k| k == 0 || cdf[k - 1] <= alpha / 2.0).last();
+        let k = (0..=n * m)
+            .take_while(|&k| k == 0 || cdf[k - 1] <= alpha / 2.0)
+            .last();
         let lo = u.min(n as f64 * m as f64 - u) as usize;
         (k.unwrap_or(0), (2.0 * cdf[lo]).min(1.0))
     } else {
@@ -208,7 +210,8 @@ fn normal_cdf(z: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.327_591_1 * x);
     let poly = t
         * (0.254_829_592
-            + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     let erf = 1.0 - poly * (-x * x).exp();
     if z >= 0.0 {
         0.5 * (1.0 + erf)
@@ -276,12 +279,17 @@ mod tests {
     #[test]
     fn normal_approximation_agrees_with_exact_counting() {
         let base: Vec<f64> = (0..40).map(|i| 1000.0 + (i * 37 % 41) as f64).collect();
-        let new: Vec<f64> = (0..40).map(|i| 1010.0 + (i * 29 % 43) as f64 + 0.5).collect();
+        let new: Vec<f64> = (0..40)
+            .map(|i| 1010.0 + (i * 29 % 43) as f64 + 0.5)
+            .collect();
         let exact = shift(&base, &new).unwrap();
         let u = u_statistic(&thinned(&base), &thinned(&new));
         let (k, p) = normal_k_and_p(&thinned(&base), &thinned(&new), u, 0.05);
         let cdf = exact_cdf(40, 40);
-        let k_exact = (1..=1600).take_while(|&k| cdf[k - 1] <= 0.025).last().unwrap();
+        let k_exact = (1..=1600)
+            .take_while(|&k| cdf[k - 1] <= 0.025)
+            .last()
+            .unwrap();
         assert!((k as i64 - k_exact as i64).abs() <= 2, "{k} vs {k_exact}");
         assert!((p - exact.p_value).abs() < 0.02, "{p} vs {}", exact.p_value);
     }

@@ -93,7 +93,11 @@ impl MachineChange {
 /// Decide over the operator and kernel rows of a comparison.
 pub fn detect(ops: &[ItemDelta], kernels: &[ItemDelta]) -> MachineChange {
     let host = factor_of(ops.iter().map(|r| (r, r.host_ns.base, r.host_ns.new)));
-    let device = factor_of(kernels.iter().map(|r| (r, r.device_ns.base, r.device_ns.new)));
+    let device = factor_of(
+        kernels
+            .iter()
+            .map(|r| (r, r.device_ns.base, r.device_ns.new)),
+    );
     let direction = |u: &UniformFactor| match (u.uniform, u.factor) {
         (true, Some(f)) if f > 1.0 => 1,
         (true, Some(_)) => -1,
@@ -112,14 +116,18 @@ pub fn detect(ops: &[ItemDelta], kernels: &[ItemDelta]) -> MachineChange {
 }
 
 /// The factor over `(row, base, new)` times of one side.
-fn factor_of<'a>(rows: impl Iterator<Item = (&'a ItemDelta, Option<f64>, Option<f64>)>) -> UniformFactor {
+fn factor_of<'a>(
+    rows: impl Iterator<Item = (&'a ItemDelta, Option<f64>, Option<f64>)>,
+) -> UniformFactor {
     let mut all_base = 0.0;
     let mut pairs: Vec<(f64, f64)> = Vec::new();
     for (r, b, n) in rows {
         let b = b.unwrap_or(0.0);
         all_base += b;
         match n {
-            Some(n) if r.match_kind == Some(MatchKind::Key) && r.same_calls() && b > 0.0 && n > 0.0 => {
+            Some(n)
+                if r.match_kind == Some(MatchKind::Key) && r.same_calls() && b > 0.0 && n > 0.0 =>
+            {
                 pairs.push((n / b, b));
             }
             _ => {}

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use kinetoscope_advisor::TraceReport;
+use kinetoscope_analysis::diff::parts::PartDelta;
 use kinetoscope_analysis::diff::steps::StepsDiff;
 use kinetoscope_analysis::diff::{items, parts, uniform, Change, Combine, Side, TraceProfile};
-use kinetoscope_analysis::diff::parts::PartDelta;
 use kinetoscope_trace::parse_stage_name;
 
 use super::document::*;
@@ -76,12 +76,22 @@ pub fn compare(
     opts: &DiffOptions,
 ) -> DiffDocument {
     let profiles = |d: &ReportDocument| -> Vec<TraceProfile> {
-        d.traces.iter().map(|t| t.profile.clone().unwrap_or_default()).collect()
+        d.traces
+            .iter()
+            .map(|t| t.profile.clone().unwrap_or_default())
+            .collect()
     };
     let (bp, np) = (profiles(base), profiles(new));
-    let (br, nr): (Vec<&TraceProfile>, Vec<&TraceProfile>) = (bp.iter().collect(), np.iter().collect());
-    let b = Side { profiles: &br, combine: sides.0.combine };
-    let n = Side { profiles: &nr, combine: sides.1.combine };
+    let (br, nr): (Vec<&TraceProfile>, Vec<&TraceProfile>) =
+        (bp.iter().collect(), np.iter().collect());
+    let b = Side {
+        profiles: &br,
+        combine: sides.0.combine,
+    };
+    let n = Side {
+        profiles: &nr,
+        combine: sides.1.combine,
+    };
 
     let steps = StepsDiff::of(&b.step_times(), &n.step_times());
     let (mut ops, ops_matched) = items::ops(&b, &n);
@@ -183,11 +193,21 @@ fn phases(base: &ReportDocument, new: &ReportDocument) -> Vec<PartDelta> {
     rows
 }
 
-/// Values keyed by device label, for both sides, in first-seen order.
+/// Values keyed by device label, for both sides, in first-seen order. When no label is
+/// on both sides and the sides have as many, they are paired in order and labelled
+/// `base / new` (one trace of rank 3 against one of rank 1: `GPU3 / GPU1`).
 fn paired<T: Copy>(
     base: Vec<(String, T)>,
     new: Vec<(String, T)>,
 ) -> Vec<(String, Option<T>, Option<T>)> {
+    let disjoint = base.iter().all(|(k, _)| new.iter().all(|(j, _)| j != k));
+    if disjoint && !base.is_empty() && base.len() == new.len() {
+        return base
+            .into_iter()
+            .zip(new)
+            .map(|((bk, b), (nk, n))| (format!("{bk} / {nk}"), Some(b), Some(n)))
+            .collect();
+    }
     let mut order: Vec<String> = Vec::new();
     let mut map: BTreeMap<String, (Option<T>, Option<T>)> = BTreeMap::new();
     for (k, v) in base {
@@ -210,7 +230,12 @@ fn paired<T: Copy>(
 }
 
 /// GPU metrics per device, MFU and throughput.
-fn gpu(base: &ReportDocument, new: &ReportDocument, steps: &StepsDiff, opts: &DiffOptions) -> GpuSection {
+fn gpu(
+    base: &ReportDocument,
+    new: &ReportDocument,
+    steps: &StepsDiff,
+    opts: &DiffOptions,
+) -> GpuSection {
     type Metrics = [Option<f64>; 4];
     let of = |d: &ReportDocument| -> Vec<(String, Metrics)> {
         let combine = combine_of(&d.layout);
@@ -221,7 +246,12 @@ fn gpu(base: &ReportDocument, new: &ReportDocument, steps: &StepsDiff, opts: &Di
                 t.summary.gpus.iter().map(move |g| {
                     (
                         device_label(&place, &format!("GPU{}", g.id)),
-                        [g.utilization, g.sm_efficiency, g.achieved_occupancy, g.tensor_core_ratio],
+                        [
+                            g.utilization,
+                            g.sm_efficiency,
+                            g.achieved_occupancy,
+                            g.tensor_core_ratio,
+                        ],
                     )
                 })
             })
@@ -230,7 +260,8 @@ fn gpu(base: &ReportDocument, new: &ReportDocument, steps: &StepsDiff, opts: &Di
     let devices = paired(of(base), of(new))
         .into_iter()
         .map(|(device, b, n)| {
-            let c = |i: usize| Change::of(b.and_then(|m: Metrics| m[i]), n.and_then(|m: Metrics| m[i]));
+            let c =
+                |i: usize| Change::of(b.and_then(|m: Metrics| m[i]), n.and_then(|m: Metrics| m[i]));
             GpuDelta {
                 device,
                 utilization: c(0),
@@ -311,7 +342,10 @@ fn memory(base: &ReportDocument, new: &ReportDocument) -> MemorySection {
             peak_bytes: Change::of(b.map(|x| x.peak), n.map(|x| x.peak)),
             reserved_bytes: Change::of(b.map(|x| x.reserved), n.map(|x| x.reserved)),
             growth_bytes_per_step: Change::of(b.and_then(|x| x.growth), n.and_then(|x| x.growth)),
-            categories: categories(b.map_or(&[], |x| x.categories), n.map_or(&[], |x| x.categories)),
+            categories: categories(
+                b.map_or(&[], |x| x.categories),
+                n.map_or(&[], |x| x.categories),
+            ),
         })
         .collect();
     let max = |f: fn(&Change<f64>) -> Option<f64>| {
@@ -356,7 +390,10 @@ fn communication(base: &ReportDocument, new: &ReportDocument) -> CommSection {
             .filter_map(|t| {
                 let r = t.rank?;
                 let median = t.summary.step_stats.as_ref().map(|s| s.median_ns);
-                Some((r.to_string(), (r, [median, Some(t.summary.communication_ns)])))
+                Some((
+                    r.to_string(),
+                    (r, [median, Some(t.summary.communication_ns)]),
+                ))
             })
             .collect()
     };
@@ -394,20 +431,38 @@ fn findings_of(base: &ReportDocument, new: &ReportDocument) -> FindingsSection {
         let combine = combine_of(&d.layout);
         d.traces
             .iter()
-            .map(|t| (t.path.clone(), if combine == Combine::Sequence { place(t, combine) } else { String::new() }))
+            .map(|t| {
+                (
+                    t.path.clone(),
+                    if combine == Combine::Sequence {
+                        place(t, combine)
+                    } else {
+                        String::new()
+                    },
+                )
+            })
             .collect()
     };
     let (bp, np) = (places(base), places(new));
     let place_of = |f: &kinetoscope_advisor::Finding| {
-        bp.get(&f.trace).or_else(|| np.get(&f.trace)).cloned().unwrap_or_default()
+        bp.get(&f.trace)
+            .or_else(|| np.get(&f.trace))
+            .cloned()
+            .unwrap_or_default()
     };
     findings::compare(&base.findings, &new.findings, place_of)
 }
 
 /// What the reader of the comparison should know.
-fn notes(steps: &StepsDiff, base: &ReportDocument, new: &ReportDocument, sides: &(SideInfo, SideInfo)) -> Vec<DiffNote> {
+fn notes(
+    steps: &StepsDiff,
+    base: &ReportDocument,
+    new: &ReportDocument,
+    sides: &(SideInfo, SideInfo),
+) -> Vec<DiffNote> {
     let mut notes = Vec::new();
-    let count = |s: &Option<kinetoscope_analysis::stats::DurationStats>| s.as_ref().map_or(0, |s| s.count);
+    let count =
+        |s: &Option<kinetoscope_analysis::stats::DurationStats>| s.as_ref().map_or(0, |s| s.count);
     if !steps.resolvable {
         notes.push(DiffNote::TooFewSteps {
             base: count(&steps.base),
@@ -415,8 +470,13 @@ fn notes(steps: &StepsDiff, base: &ReportDocument, new: &ReportDocument, sides: 
         });
     }
     for (side, d) in [("base", base), ("new", new)] {
-        if d.traces.iter().any(|t| t.summary.step_source == kinetoscope_analysis::steps::StepSource::WholeTrace) {
-            notes.push(DiffNote::NoStepMarkers { side: side.to_owned() });
+        if d.traces
+            .iter()
+            .any(|t| t.summary.step_source == kinetoscope_analysis::steps::StepSource::WholeTrace)
+        {
+            notes.push(DiffNote::NoStepMarkers {
+                side: side.to_owned(),
+            });
         }
     }
     if sides.0.traces != sides.1.traces {

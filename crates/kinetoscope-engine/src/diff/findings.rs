@@ -17,7 +17,11 @@ pub const IMPACT_CHANGE_SHARE: f64 = 0.10;
 type Key = (String, Option<i64>, String);
 
 /// Match the findings of both runs; `place` names a finding's trace within its input.
-pub fn compare(base: &[Finding], new: &[Finding], place: impl Fn(&Finding) -> String) -> FindingsSection {
+pub fn compare(
+    base: &[Finding],
+    new: &[Finding],
+    place: impl Fn(&Finding) -> String,
+) -> FindingsSection {
     let key = |f: &Finding| -> Key { (f.subject.clone(), f.rank, place(f)) };
     let b: BTreeMap<Key, &Finding> = base.iter().map(|f| (key(f), f)).collect();
     let n: BTreeMap<Key, &Finding> = new.iter().map(|f| (key(f), f)).collect();

@@ -173,7 +173,9 @@ fn parse_value(v: &str, unit: GateUnit) -> Result<Threshold, String> {
         return v
             .parse::<u64>()
             .map(|n| Threshold::Absolute(n as f64))
-            .map_err(|_| format!("{v:?} is neither a severity (info, warning, critical) nor a count"));
+            .map_err(|_| {
+                format!("{v:?} is neither a severity (info, warning, critical) nor a count")
+            });
     }
     let split = v
         .find(|c: char| !(c.is_ascii_digit() || matches!(c, '+' | '-' | '.' | 'e' | 'E')))
@@ -183,7 +185,9 @@ fn parse_value(v: &str, unit: GateUnit) -> Result<Threshold, String> {
         .parse()
         .ok()
         .filter(|n: &f64| n.is_finite())
-        .ok_or_else(|| format!("{v:?}: expected a number with an optional unit, e.g. +5% or +2ms"))?;
+        .ok_or_else(|| {
+            format!("{v:?}: expected a number with an optional unit, e.g. +5% or +2ms")
+        })?;
     let suffix = suffix.trim();
     if suffix == "%" {
         return Ok(Threshold::Relative(n / 100.0));
@@ -298,7 +302,10 @@ pub struct GateCheck {
 impl GateCheck {
     /// Whether this check fails the gate.
     pub fn failed(&self) -> bool {
-        matches!(self.outcome, GateOutcome::Tripped | GateOutcome::Unavailable)
+        matches!(
+            self.outcome,
+            GateOutcome::Tripped | GateOutcome::Unavailable
+        )
     }
 }
 
@@ -347,7 +354,9 @@ fn check(doc: &DiffDocument, e: &GateExpr) -> GateCheck {
     };
     let crossed = match e.threshold {
         Threshold::Relative(t) => relative.map(|r| e.op.holds(r, t)),
-        Threshold::Absolute(t) if unit == GateUnit::Findings => v.value.new.map(|n| e.op.holds(n, t)),
+        Threshold::Absolute(t) if unit == GateUnit::Findings => {
+            v.value.new.map(|n| e.op.holds(n, t))
+        }
         Threshold::Absolute(t) => v.value.delta.map(|d| e.op.holds(d, t)),
         Threshold::Severity(_) => v.value.new.map(|n| n >= 1.0),
     };
@@ -426,13 +435,22 @@ fn metric_values(doc: &DiffDocument, metric: &str) -> Values {
     };
     match metric {
         "step_time.median" => timed(median_change(steps), steps),
-        "step_time.normalized" => timed(median_change(&doc.machine.steps_normalized), &doc.machine.steps_normalized),
+        "step_time.normalized" => timed(
+            median_change(&doc.machine.steps_normalized),
+            &doc.machine.steps_normalized,
+        ),
         "step_time.mean" => timed(
-            Change::of(steps.base.as_ref().map(|s| s.mean_ns), steps.new.as_ref().map(|s| s.mean_ns)),
+            Change::of(
+                steps.base.as_ref().map(|s| s.mean_ns),
+                steps.new.as_ref().map(|s| s.mean_ns),
+            ),
             steps,
         ),
         "step_time.p90" => timed(
-            Change::of(steps.base.as_ref().map(|s| s.p90_ns), steps.new.as_ref().map(|s| s.p90_ns)),
+            Change::of(
+                steps.base.as_ref().map(|s| s.p90_ns),
+                steps.new.as_ref().map(|s| s.p90_ns),
+            ),
             steps,
         ),
         "throughput" => match &doc.gpu.throughput {
@@ -444,7 +462,12 @@ fn metric_values(doc: &DiffDocument, metric: &str) -> Values {
         "memory.growth" => plain(doc.memory.growth_bytes_per_step),
         "gpu.utilization" => {
             let mean = |f: fn(&Change<f64>) -> Option<f64>| {
-                let v: Vec<f64> = doc.gpu.devices.iter().filter_map(|d| f(&d.utilization)).collect();
+                let v: Vec<f64> = doc
+                    .gpu
+                    .devices
+                    .iter()
+                    .filter_map(|d| f(&d.utilization))
+                    .collect();
                 (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
             };
             plain(Change::of(mean(|c| c.base), mean(|c| c.new)))
@@ -459,7 +482,11 @@ fn metric_values(doc: &DiffDocument, metric: &str) -> Values {
                 };
             }
             let (section, part) = m.split_once('.').unwrap_or((m, ""));
-            let rows = if section == "breakdown" { &doc.breakdown } else { &doc.phases };
+            let rows = if section == "breakdown" {
+                &doc.breakdown
+            } else {
+                &doc.phases
+            };
             match rows.iter().find(|r| r.category == part) {
                 Some(r) => {
                     let value = Change::of(r.base_ns.or(Some(0.0)), r.new_ns.or(Some(0.0)));
@@ -490,7 +517,11 @@ fn median_change(s: &StepsDiff) -> Change<f64> {
 /// The largest value over devices on each side.
 fn max_over<T>(devices: &[T], f: impl Fn(&T) -> Change<i64>) -> Change<f64> {
     let side = |g: fn(&Change<i64>) -> Option<i64>| {
-        devices.iter().filter_map(|d| g(&f(d))).max().map(|v| v as f64)
+        devices
+            .iter()
+            .filter_map(|d| g(&f(d)))
+            .max()
+            .map(|v| v as f64)
     };
     Change::of(side(|c| c.base), side(|c| c.new))
 }
@@ -533,7 +564,10 @@ mod tests {
         let e: GateExpr = "kernels.launches>+10%".parse().unwrap();
         assert_eq!(e.metric, "kernels.launches");
         let e: GateExpr = "findings.new >= warning".parse().unwrap();
-        assert_eq!((e.op, e.threshold), (Op::Ge, Threshold::Severity(Severity::Warning)));
+        assert_eq!(
+            (e.op, e.threshold),
+            (Op::Ge, Threshold::Severity(Severity::Warning))
+        );
         let e: GateExpr = "breakdown.dataloader <= -2ms".parse().unwrap();
         assert_eq!((e.op, e.threshold), (Op::Le, Threshold::Absolute(-2e6)));
     }

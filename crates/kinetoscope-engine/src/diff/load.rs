@@ -130,13 +130,18 @@ fn read_saved(path: &Path, version: u32) -> EngineResult<ReportDocument> {
     let text = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
     let doc: ReportDocument = from_json(&text).map_err(|e| {
         wrong(
-            format!("not a saved `report` document (line {}, column {}: {e})", e.line(), e.column()),
+            format!(
+                "not a saved `report` document (line {}, column {}: {e})",
+                e.line(),
+                e.column()
+            ),
             Some("a baseline is the output of `kinetoscope report TRACE --format json`".to_owned()),
         )
     })?;
     if doc.traces.iter().any(|t| t.profile.is_none()) {
         return Err(wrong(
-            "a saved report without per-step data (written by `report` before schema 3?)".to_owned(),
+            "a saved report without per-step data (written by `report` before schema 3?)"
+                .to_owned(),
             again,
         ));
     }
@@ -149,9 +154,15 @@ mod tests {
 
     #[test]
     fn recognises_saved_documents_only() {
-        assert_eq!(version_of(b"{\n  \"schema_version\": 3,\n  \"input\""), Some(3));
+        assert_eq!(
+            version_of(b"{\n  \"schema_version\": 3,\n  \"input\""),
+            Some(3)
+        );
         assert_eq!(version_of(b"\xef\xbb\xbf{\"schema_version\":12}"), Some(12));
-        assert_eq!(version_of(b"{\n  \"schemaVersion\": 1, \"traceEvents\""), None);
+        assert_eq!(
+            version_of(b"{\n  \"schemaVersion\": 1, \"traceEvents\""),
+            None
+        );
         assert_eq!(version_of(b"[{\"ph\": \"X\"}]"), None);
         assert_eq!(version_of(b"\x1f\x8b\x08"), None);
     }

@@ -20,13 +20,23 @@ pub fn gate_lines(g: &GateResult) -> Vec<String> {
             GateOutcome::Tripped => "FAIL",
             GateOutcome::Unavailable => "FAIL (not in the data)",
         };
-        lines.push(format!("gate {mark}: {}  base {} → new {}{}", c.expr, value(c, c.base), value(c, c.new), delta(c)));
+        lines.push(format!(
+            "gate {mark}: {}  base {} → new {}{}",
+            c.expr,
+            value(c, c.base),
+            value(c, c.new),
+            delta(c)
+        ));
         lines.extend(evidence(c).into_iter().map(|e| format!("    {e}")));
     }
     lines.push(if g.passed {
         "gate passed".to_owned()
     } else {
-        format!("gate failed: {} of {} checks", g.failed.len(), g.checks.len())
+        format!(
+            "gate failed: {} of {} checks",
+            g.failed.len(),
+            g.checks.len()
+        )
     });
     lines
 }
@@ -44,7 +54,9 @@ fn value(c: &GateCheck, v: Option<f64>) -> String {
 }
 
 fn delta(c: &GateCheck) -> String {
-    let Some(d) = c.delta else { return String::new() };
+    let Some(d) = c.delta else {
+        return String::new();
+    };
     if c.unit == GateUnit::Findings {
         return String::new();
     }
@@ -52,7 +64,10 @@ fn delta(c: &GateCheck) -> String {
         GateUnit::Ns => signed_duration(d),
         _ => format!("{}{}", if d > 0.0 { "+" } else { "" }, value(c, Some(d))),
     };
-    let rel = c.relative.map(|r| format!(", {}", signed_pct(r))).unwrap_or_default();
+    let rel = c
+        .relative
+        .map(|r| format!(", {}", signed_pct(r)))
+        .unwrap_or_default();
     format!(" (Δ {abs}{rel})")
 }
 
@@ -73,7 +88,11 @@ fn evidence(c: &GateCheck) -> Vec<String> {
                     "step-time change 95 % CI [{}, {}]: {}",
                     signed_duration(*lo),
                     signed_duration(*hi),
-                    if *significant { "significant" } else { "within the noise between runs" }
+                    if *significant {
+                        "significant"
+                    } else {
+                        "within the noise between runs"
+                    }
                 ));
             }
             if *machine != MachineVerdict::NotUniform {
@@ -85,7 +104,9 @@ fn evidence(c: &GateCheck) -> Vec<String> {
             }
             v
         }
-        GateEvidence::Findings { findings } => findings.iter().map(|(s, t)| format!("{s}: {t}")).collect(),
+        GateEvidence::Findings { findings } => {
+            findings.iter().map(|(s, t)| format!("{s}: {t}")).collect()
+        }
         GateEvidence::Rows { rows } => rows
             .iter()
             .map(|r| {

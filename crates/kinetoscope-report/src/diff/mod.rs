@@ -25,16 +25,42 @@ use crate::tabular::{Tabular, Value};
 /// The terminal report; `top` rows of the operator and kernel tables (0 = all).
 pub fn to_table(doc: &DiffDocument, top: usize) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "kinetoscope diff: base {} → new {}", side(&doc.base), side(&doc.new));
+    let _ = writeln!(
+        out,
+        "kinetoscope diff: base {} → new {}",
+        side(&doc.base),
+        side(&doc.new)
+    );
     out.push('\n');
     steps_section(&mut out, doc);
-    parts_table(&mut out, "Where the time went (per step)", &doc.breakdown, part_name);
+    parts_table(
+        &mut out,
+        "Where the time went (per step)",
+        &doc.breakdown,
+        part_name,
+    );
     if !doc.phases.is_empty() {
-        parts_table(&mut out, "Host phases (per step)", &doc.phases, |c| c.to_owned());
+        parts_table(&mut out, "Host phases (per step)", &doc.phases, |c| {
+            c.to_owned()
+        });
     }
-    items_table(&mut out, "Operators", &doc.ops, &doc.matching.ops, top, true);
+    items_table(
+        &mut out,
+        "Operators",
+        &doc.ops,
+        &doc.matching.ops,
+        top,
+        true,
+    );
     if !doc.kernels.is_empty() || doc.matching.kernels != MatchCounts::default() {
-        items_table(&mut out, "Kernels", &doc.kernels, &doc.matching.kernels, top, false);
+        items_table(
+            &mut out,
+            "Kernels",
+            &doc.kernels,
+            &doc.matching.kernels,
+            top,
+            false,
+        );
     }
     counts_table(&mut out, doc);
     gpu_section(&mut out, &doc.gpu);
@@ -121,8 +147,19 @@ fn parts_table(out: &mut String, title: &str, rows: &[PartDelta], name: impl Fn(
 }
 
 /// Operators or kernels, ranked by the size of their change.
-fn items_table(out: &mut String, what: &str, rows: &[ItemDelta], m: &MatchCounts, top: usize, ops: bool) {
-    let shown = if top == 0 { rows.len() } else { rows.len().min(top) };
+fn items_table(
+    out: &mut String,
+    what: &str,
+    rows: &[ItemDelta],
+    m: &MatchCounts,
+    top: usize,
+    ops: bool,
+) {
+    let shown = if top == 0 {
+        rows.len()
+    } else {
+        rows.len().min(top)
+    };
     let title = format!(
         "{what} per step, by change ({shown} of {}): matched {} by {}, {} by name{}, {} added, {} removed, {} with other calls",
         rows.len(),
@@ -137,7 +174,14 @@ fn items_table(out: &mut String, what: &str, rows: &[ItemDelta], m: &MatchCounts
     let head = if ops {
         ["status", "operator", "calls", "host", "device", "Δ time"]
     } else {
-        ["status", "kernel", "calls", "launched by", "device", "Δ time"]
+        [
+            "status",
+            "kernel",
+            "calls",
+            "launched by",
+            "device",
+            "Δ time",
+        ]
     };
     let mut t = Tabular::new(head).titled(title);
     for r in rows.iter().take(shown) {
@@ -165,7 +209,8 @@ fn items_table(out: &mut String, what: &str, rows: &[ItemDelta], m: &MatchCounts
 
 /// Deterministic counts per step (those non-zero on either side).
 fn counts_table(out: &mut String, doc: &DiffDocument) {
-    let mut t = Tabular::new(["count per step", "base", "new", "Δ"]).titled("Deterministic counts (noise-free gates)");
+    let mut t = Tabular::new(["count per step", "base", "new", "Δ"])
+        .titled("Deterministic counts (noise-free gates)");
     for c in &doc.counts {
         let (b, n) = (c.value.base.unwrap_or(0.0), c.value.new.unwrap_or(0.0));
         if b == 0.0 && n == 0.0 {
@@ -195,7 +240,14 @@ fn counts_table(out: &mut String, doc: &DiffDocument) {
 /// GPU metrics, MFU and throughput.
 fn gpu_section(out: &mut String, g: &GpuSection) {
     if !g.devices.is_empty() {
-        let mut t = Tabular::new(["GPU", "utilization", "SM efficiency", "occupancy", "tensor cores"]).titled("GPU");
+        let mut t = Tabular::new([
+            "GPU",
+            "utilization",
+            "SM efficiency",
+            "occupancy",
+            "tensor cores",
+        ])
+        .titled("GPU");
         for d in &g.devices {
             t.push(vec![
                 d.device.clone().into(),
@@ -217,7 +269,12 @@ fn gpu_section(out: &mut String, g: &GpuSection) {
         };
         let rate = |v: f64| format!("{v:.1} {unit}");
         let rel = tp.value.relative().map(signed_pct).unwrap_or_default();
-        let _ = writeln!(out, "Throughput {} {rel} (at the median step, {} per step)", change_pair(&tp.value, rate), tp.per_step);
+        let _ = writeln!(
+            out,
+            "Throughput {} {rel} (at the median step, {} per step)",
+            change_pair(&tp.value, rate),
+            tp.per_step
+        );
     }
     if !g.devices.is_empty() || g.mfu.base.is_some() || g.throughput.is_some() {
         out.push('\n');
@@ -229,19 +286,39 @@ fn memory_section(out: &mut String, m: &MemorySection) {
     if m.devices.is_empty() {
         return;
     }
-    let mut t = Tabular::new(["device", "peak allocated", "Δ", "peak reserved", "growth per step", "categories at peak (Δ)"]).titled("Memory");
+    let mut t = Tabular::new([
+        "device",
+        "peak allocated",
+        "Δ",
+        "peak reserved",
+        "growth per step",
+        "categories at peak (Δ)",
+    ])
+    .titled("Memory");
     for d in &m.devices {
         let cats: Vec<String> = d
             .categories
             .iter()
             .filter(|c| c.bytes.delta.unwrap_or(1) != 0)
-            .map(|c| format!("{} {}", c.category, signed_bytes(c.bytes.delta.map(|v| v as f64).unwrap_or(c.bytes.new.unwrap_or(0) as f64 - c.bytes.base.unwrap_or(0) as f64))))
+            .map(|c| {
+                format!(
+                    "{} {}",
+                    c.category,
+                    signed_bytes(c.bytes.delta.map(|v| v as f64).unwrap_or(
+                        c.bytes.new.unwrap_or(0) as f64 - c.bytes.base.unwrap_or(0) as f64
+                    ))
+                )
+            })
             .collect();
         let to_f = |c: &Change<i64>| Change::of(c.base.map(|v| v as f64), c.new.map(|v| v as f64));
         t.push(vec![
             d.device.clone().into(),
             change_pair(&to_f(&d.peak_bytes), bytes_f).into(),
-            d.peak_bytes.delta.map(|v| signed_bytes(v as f64)).unwrap_or_default().into(),
+            d.peak_bytes
+                .delta
+                .map(|v| signed_bytes(v as f64))
+                .unwrap_or_default()
+                .into(),
             change_pair(&to_f(&d.reserved_bytes), bytes_f).into(),
             change_pair(&d.growth_bytes_per_step, bytes_f).into(),
             cats.join("\n").into(),
@@ -253,27 +330,45 @@ fn memory_section(out: &mut String, m: &MemorySection) {
 
 /// Communication, per rank, straggler.
 fn comm_section(out: &mut String, c: &CommSection) {
-    let any = c.communication_ns.base.unwrap_or(0.0) > 0.0 || c.communication_ns.new.unwrap_or(0.0) > 0.0;
+    let any =
+        c.communication_ns.base.unwrap_or(0.0) > 0.0 || c.communication_ns.new.unwrap_or(0.0) > 0.0;
     if !any && c.ranks.is_empty() {
         return;
     }
-    let _ = writeln!(out, "Communication  host time in collectives per step {}", change_pair(&c.communication_ns, duration));
+    let _ = writeln!(
+        out,
+        "Communication  host time in collectives per step {}",
+        change_pair(&c.communication_ns, duration)
+    );
     if !c.ranks.is_empty() {
         let mut t = Tabular::new(["rank", "median step", "Δ", "collectives per step", "Δ"]);
         for r in &c.ranks {
             t.push(vec![
                 r.rank.into(),
                 change_pair(&r.step_median_ns, duration).into(),
-                r.step_median_ns.delta.map(signed_duration).unwrap_or_default().into(),
+                r.step_median_ns
+                    .delta
+                    .map(signed_duration)
+                    .unwrap_or_default()
+                    .into(),
                 change_pair(&r.communication_ns, duration).into(),
-                r.communication_ns.delta.map(signed_duration).unwrap_or_default().into(),
+                r.communication_ns
+                    .delta
+                    .map(signed_duration)
+                    .unwrap_or_default()
+                    .into(),
             ]);
         }
         out.push_str(&t.to_terminal());
     }
     if c.straggler.base.is_some() || c.straggler.new.is_some() {
         let r = |v: Option<i64>| v.map_or("none".to_owned(), |r| format!("rank {r}"));
-        let _ = writeln!(out, "Straggler  {} → {}", r(c.straggler.base), r(c.straggler.new));
+        let _ = writeln!(
+            out,
+            "Straggler  {} → {}",
+            r(c.straggler.base),
+            r(c.straggler.new)
+        );
     }
     out.push('\n');
 }
@@ -285,14 +380,34 @@ fn findings_section(out: &mut String, f: &FindingsSection) {
         "Findings  {} new, {} resolved, {} worse, {} better",
         f.new.len(),
         f.resolved.len(),
-        f.changed.iter().filter(|c| c.direction == FindingDirection::Worse).count(),
-        f.changed.iter().filter(|c| c.direction == FindingDirection::Better).count()
+        f.changed
+            .iter()
+            .filter(|c| c.direction == FindingDirection::Worse)
+            .count(),
+        f.changed
+            .iter()
+            .filter(|c| c.direction == FindingDirection::Better)
+            .count()
     );
     for x in &f.new {
-        let _ = writeln!(out, "  new       [{}] {} {}: {}", x.severity.as_str(), x.id, x.rule, x.title);
+        let _ = writeln!(
+            out,
+            "  new       [{}] {} {}: {}",
+            x.severity.as_str(),
+            x.id,
+            x.rule,
+            x.title
+        );
     }
     for x in &f.resolved {
-        let _ = writeln!(out, "  resolved  [{}] {} {}: {}", x.severity.as_str(), x.id, x.rule, x.title);
+        let _ = writeln!(
+            out,
+            "  resolved  [{}] {} {}: {}",
+            x.severity.as_str(),
+            x.id,
+            x.rule,
+            x.title
+        );
     }
     for c in &f.changed {
         let word = match c.direction {

@@ -17,7 +17,11 @@ pub(super) fn share(v: f64) -> String {
 /// A signed relative change (`+12.3 %`).
 pub(super) fn signed_pct(r: f64) -> String {
     if r.is_infinite() {
-        return if r > 0.0 { "new".to_owned() } else { "gone".to_owned() };
+        return if r > 0.0 {
+            "new".to_owned()
+        } else {
+            "gone".to_owned()
+        };
     }
     format!("{:+.1} %", percent(r))
 }
@@ -108,11 +112,16 @@ pub(super) fn change_line(s: &StepsDiff) -> String {
     let (Some(d), Some(lo), Some(hi)) = (s.delta_median_ns, s.ci_low_ns, s.ci_high_ns) else {
         return "no steps to compare".to_owned();
     };
-    let rel = s.relative.map(|r| format!(" ({})", signed_pct(r))).unwrap_or_default();
+    let rel = s
+        .relative
+        .map(|r| format!(" ({})", signed_pct(r)))
+        .unwrap_or_default();
     let verdict = match s.verdict {
         Verdict::Faster => "faster".to_owned(),
         Verdict::Slower => "slower".to_owned(),
-        Verdict::Unchanged if !s.resolvable => "no significant change (too few steps to tell)".to_owned(),
+        Verdict::Unchanged if !s.resolvable => {
+            "no significant change (too few steps to tell)".to_owned()
+        }
         Verdict::Unchanged => "no significant change".to_owned(),
     };
     let ci = if s.resolvable { "95 % CI" } else { "range" };
@@ -140,10 +149,13 @@ pub(super) fn machine_line(m: &Machine) -> Option<String> {
             )
         })
     };
-    let sides: Vec<String> = [side("host", &m.change.host), side("device", &m.change.device)]
-        .into_iter()
-        .flatten()
-        .collect();
+    let sides: Vec<String> = [
+        side("host", &m.change.host),
+        side("device", &m.change.device),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     Some(format!(
         "{what}, {}: the machine (clocks, thermal state, another tenant, another device), not \
          the code.\n          With it taken out: {}",

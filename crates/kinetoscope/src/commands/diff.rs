@@ -14,7 +14,10 @@ use crate::args::{DiffArgs, DiffFormat};
 /// Compare, render, and exit by the gate.
 pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     let config = thresholds(args.config.as_deref(), &args.set)?;
-    for (name, v) in [("--batch-size", args.batch_size), ("--tokens-per-step", args.tokens_per_step)] {
+    for (name, v) in [
+        ("--batch-size", args.batch_size),
+        ("--tokens-per-step", args.tokens_per_step),
+    ] {
         if let Some(v) = v {
             anyhow::ensure!(v > 0.0 && v.is_finite(), "{name} must be a positive number");
         }

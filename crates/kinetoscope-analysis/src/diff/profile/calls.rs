@@ -247,7 +247,10 @@ fn launcher_text(trace: &Trace, paths: &Paths, grouper: &Grouper, path: u32, sha
         UNMATCHED => UNKNOWN_OP.to_owned(),
         _ => {
             let text = paths.text(trace, path);
-            match (shape != NONE).then(|| grouper.label(trace, shape)).flatten() {
+            match (shape != NONE)
+                .then(|| grouper.label(trace, shape))
+                .flatten()
+            {
                 Some(s) if !s.is_empty() => format!("{text} {s}"),
                 _ => text,
             }
