@@ -67,7 +67,8 @@ pub struct ItemDelta {
     /// Kernels: the launching call path (the new run's when matched by name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launcher: Option<String>,
-    /// The base run's name and shapes or call path, when matched under another key.
+    /// When matched under another key, the base run's: operators, name and shapes;
+    /// kernels, name (renamed) or else call path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_key: Option<String>,
     /// What happened.
@@ -321,15 +322,13 @@ impl<'a> Matcher<'a> {
 fn delta(b: Option<&Entry>, n: Option<&Entry>, kind: Option<MatchKind>, ops: bool) -> ItemDelta {
     let shown = n.or(b).expect("a row has at least one side");
     let base_key = match (b, n) {
-        (Some(b), Some(n))
-            if (b.name.as_str(), b.detail.as_str()) != (n.name.as_str(), n.detail.as_str()) =>
-        {
-            Some(if b.detail.is_empty() {
-                b.name.clone()
-            } else {
-                format!("{} {}", b.name, b.detail)
-            })
-        }
+        (Some(b), Some(n)) if ops && b.detail != n.detail => Some(if b.detail.is_empty() {
+            b.name.clone()
+        } else {
+            format!("{} {}", b.name, b.detail)
+        }),
+        (Some(b), Some(n)) if !ops && b.name != n.name => Some(b.name.clone()),
+        (Some(b), Some(n)) if !ops && b.detail != n.detail => Some(b.detail.clone()),
         _ => None,
     };
     let (base_ns, new_ns) = (b.map_or(0.0, Entry::time), n.map_or(0.0, Entry::time));

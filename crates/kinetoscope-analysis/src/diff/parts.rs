@@ -18,8 +18,9 @@ pub struct PartDelta {
     pub new_ns: Option<f64>,
     /// `new − base`, ns (an absent side counts as 0).
     pub delta_ns: f64,
-    /// Whether the per-step values differ significantly (Mann–Whitney, 95 %); `None`
-    /// where per-step values are not kept.
+    /// Whether the per-step values differ significantly (Mann–Whitney, 95 %, each part
+    /// on its own: with 8 parts, noise marks one now and then); `None` where per-step
+    /// values are not kept.
     pub significant: Option<bool>,
 }
 

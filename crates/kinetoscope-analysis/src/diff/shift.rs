@@ -38,13 +38,14 @@ pub struct Shift {
     pub ci_high: f64,
     /// Two-sided Mann–Whitney p-value.
     pub p_value: f64,
-    /// Whether the samples are large enough for a 95 % interval to exist at all.
+    /// Whether the samples are large enough for the interval to exist at all.
     pub resolvable: bool,
     /// Whether the interval excludes 0 (a significant change).
     pub significant: bool,
 }
 
-/// The shift from `base` to `new`; `None` when either sample is empty.
+/// The shift from `base` to `new` with a 95 % interval; `None` when either sample is
+/// empty.
 pub fn shift(base: &[f64], new: &[f64]) -> Option<Shift> {
     if base.is_empty() || new.is_empty() {
         return None;
