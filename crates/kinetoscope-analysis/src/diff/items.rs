@@ -59,6 +59,9 @@ pub const SAME_CALLS_SHARE: f64 = 0.005;
 /// One operator or kernel in both runs; values per step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ItemDelta {
+    /// The row's key as shown: operators, name and input shapes; kernels, name (the
+    /// new run's when matched under another key).
+    pub key: String,
     /// Name (the new run's, when matched under another name).
     pub name: String,
     /// Operators: input shapes (the new run's when matched by name).
@@ -96,14 +99,6 @@ pub struct ItemDelta {
 }
 
 impl ItemDelta {
-    /// The display key: name, and input shapes when there are any.
-    pub fn key(&self) -> String {
-        match &self.input_shape {
-            Some(s) if !s.is_empty() => format!("{} {s}", self.name),
-            _ => self.name.clone(),
-        }
-    }
-
     /// Whether calls per step are the same on both sides.
     pub fn same_calls(&self) -> bool {
         match (self.calls.base, self.calls.new) {
@@ -332,7 +327,13 @@ fn delta(b: Option<&Entry>, n: Option<&Entry>, kind: Option<MatchKind>, ops: boo
         _ => None,
     };
     let (base_ns, new_ns) = (b.map_or(0.0, Entry::time), n.map_or(0.0, Entry::time));
+    let key = if ops && !shown.detail.is_empty() {
+        format!("{} {}", shown.name, shown.detail)
+    } else {
+        shown.name.clone()
+    };
     let mut row = ItemDelta {
+        key,
         name: shown.name.clone(),
         input_shape: ops.then(|| shown.detail.clone()),
         launcher: (!ops).then(|| shown.detail.clone()),
@@ -382,7 +383,7 @@ pub fn rank(rows: &mut [ItemDelta]) {
             .cmp(&a.structural())
             .then(score(b).total_cmp(&score(a)))
             .then_with(|| a.name.cmp(&b.name))
-            .then_with(|| a.key().cmp(&b.key()))
+            .then_with(|| a.key.cmp(&b.key))
             .then_with(|| a.launcher.cmp(&b.launcher))
     });
 }

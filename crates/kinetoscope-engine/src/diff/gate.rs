@@ -539,7 +539,7 @@ fn count_evidence(doc: &DiffDocument, metric: &str) -> GateEvidence {
         .filter(|r| metric != "sync.calls" || sync(&r.name))
         .filter(|r| r.calls.base.unwrap_or(0.0) != r.calls.new.unwrap_or(0.0))
         .map(|r| EvidenceRow {
-            key: r.key(),
+            key: r.key.clone(),
             value: Change::of(r.calls.base.or(Some(0.0)), r.calls.new.or(Some(0.0))),
         })
         .collect();

@@ -170,7 +170,7 @@ fn items(o: &mut String, title: &str, rows: &[ItemDelta], ops: bool) {
         if ops { "operator" } else { "kernel (launched by)" }
     );
     for r in top {
-        let mut key = esc(&ellipsis(&r.key(), 160));
+        let mut key = esc(&ellipsis(&r.key.clone(), 160));
         if let Some(b) = &r.base_key {
             let _ = write!(key, "<br>was {}", esc(&ellipsis(b, 160)));
         }

@@ -186,8 +186,12 @@ fn items_table(
     let mut t = Tabular::new(head).titled(title);
     for r in rows.iter().take(shown) {
         let name = match (&r.base_key, r.match_kind) {
-            (Some(b), Some(_)) => format!("{}\n  was {}", ellipsis(&r.key(), 70), ellipsis(b, 70)),
-            _ => ellipsis(&if ops { r.key() } else { r.name.clone() }, 80),
+            (Some(b), Some(_)) => format!(
+                "{}\n  was {}",
+                ellipsis(&r.key.clone(), 70),
+                ellipsis(b, 70)
+            ),
+            _ => ellipsis(&if ops { r.key.clone() } else { r.name.clone() }, 80),
         };
         let third: Value = if ops {
             change_pair(&r.host_ns, duration).into()
