@@ -33,8 +33,20 @@ impl Engine {
         config: &Config,
         opts: &DiffOptions,
     ) -> EngineResult<DiffDocument> {
-        let (b, b_info) = self.load_side(base, config)?;
-        let (n, n_info) = self.load_side(new, config)?;
+        // Both sides at once: reading a trace uses every core, but the analyses after it
+        // run on one thread per trace, so two sides overlap there. Progress is shown for
+        // the base side only (one bar).
+        let quiet = Engine {
+            read: self.read.clone(),
+            progress: None,
+        };
+        let (b, n) = std::thread::scope(|s| {
+            let n = s.spawn(|| quiet.load_side(new, config));
+            let b = self.load_side(base, config);
+            (b, n.join())
+        });
+        let (b, b_info) = b?;
+        let (n, n_info) = n.unwrap_or_else(|p| std::panic::resume_unwind(p))?;
         Ok(compare::compare(&b, &n, (b_info, n_info), opts))
     }
 }
