@@ -306,30 +306,28 @@ struct DeviceNumbers<'a> {
 
 /// Each device's memory numbers, labelled.
 fn device_numbers(d: &ReportDocument) -> Vec<(String, DeviceNumbers<'_>)> {
-    {
-        let combine = combine_of(&d.layout);
-        d.traces
-            .iter()
-            .flat_map(|t| {
-                let place = place(t, combine);
-                t.summary.memory.iter().map(move |m| {
-                    let prof = t
-                        .profile
-                        .as_ref()
-                        .and_then(|p| p.memory.iter().find(|d| d.device == m.device));
-                    (
-                        device_label(&place, &m.device),
-                        DeviceNumbers {
-                            peak: m.peak_allocated_bytes,
-                            reserved: m.peak_reserved_bytes,
-                            growth: prof.and_then(|p| p.growth_per_step_bytes),
-                            categories: prof.map_or(&[], |p| p.peak_by_category.as_slice()),
-                        },
-                    )
-                })
+    let combine = combine_of(&d.layout);
+    d.traces
+        .iter()
+        .flat_map(|t| {
+            let place = place(t, combine);
+            t.summary.memory.iter().map(move |m| {
+                let prof = t
+                    .profile
+                    .as_ref()
+                    .and_then(|p| p.memory.iter().find(|d| d.device == m.device));
+                (
+                    device_label(&place, &m.device),
+                    DeviceNumbers {
+                        peak: m.peak_allocated_bytes,
+                        reserved: m.peak_reserved_bytes,
+                        growth: prof.and_then(|p| p.growth_per_step_bytes),
+                        categories: prof.map_or(&[], |p| p.peak_by_category.as_slice()),
+                    },
+                )
             })
-            .collect()
-    }
+        })
+        .collect()
 }
 
 /// Memory per device, and the largest growth.
@@ -381,7 +379,9 @@ fn categories(
 
 /// Communication per step, per rank, and the straggler.
 fn communication(base: &ReportDocument, new: &ReportDocument) -> CommSection {
-    let per_rank = |d: &ReportDocument| -> Vec<(String, (i64, [Option<f64>; 2]))> {
+    // Per rank: (rank, [median step, collective time per step]).
+    type RankValues = (i64, [Option<f64>; 2]);
+    let per_rank = |d: &ReportDocument| -> Vec<(String, RankValues)> {
         if combine_of(&d.layout) != Combine::Ranks {
             return Vec::new();
         }
