@@ -33,11 +33,30 @@ pub struct Change<T> {
     pub delta: Option<T>,
 }
 
-impl<T: Copy + std::ops::Sub<Output = T>> Change<T> {
+/// A value whose change `new − base` can be taken without overflow (integers saturate:
+/// saved reports are untrusted input).
+pub trait Delta: Copy {
+    /// `new − base`.
+    fn minus(new: Self, base: Self) -> Self;
+}
+
+impl Delta for f64 {
+    fn minus(new: Self, base: Self) -> Self {
+        new - base
+    }
+}
+
+impl Delta for i64 {
+    fn minus(new: Self, base: Self) -> Self {
+        new.saturating_sub(base)
+    }
+}
+
+impl<T: Delta> Change<T> {
     /// The change from `base` to `new`.
     pub fn of(base: Option<T>, new: Option<T>) -> Self {
         let delta = match (base, new) {
-            (Some(b), Some(n)) => Some(n - b),
+            (Some(b), Some(n)) => Some(T::minus(n, b)),
             _ => None,
         };
         Self { base, new, delta }

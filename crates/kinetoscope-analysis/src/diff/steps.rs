@@ -43,9 +43,16 @@ pub struct StepsDiff {
     pub verdict: Verdict,
 }
 
+/// Step times are clamped to `0..=MAX_STEP_NS` first (2^53 ns, about 104 days): a
+/// saved report is untrusted input, and nothing longer is a step.
+pub const MAX_STEP_NS: f64 = 9_007_199_254_740_992.0;
+
 impl StepsDiff {
     /// Compare two samples of step times, ns.
     pub fn of(base: &[f64], new: &[f64]) -> Self {
+        let clamp =
+            |v: &[f64]| -> Vec<f64> { v.iter().map(|x| x.clamp(0.0, MAX_STEP_NS)).collect() };
+        let (base, new) = (&clamp(base)[..], &clamp(new)[..]);
         let stats = |v: &[f64]| DurationStats::of(&v.iter().map(|&x| x as i64).collect::<Vec<_>>());
         let (b, n) = (stats(base), stats(new));
         let s: Option<Shift> = shift(base, new);

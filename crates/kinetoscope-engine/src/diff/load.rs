@@ -2,7 +2,8 @@
 //!
 //! A saved document is recognised by its first key, `"schema_version"` (kinetoscope
 //! writes every document's fields in a fixed order, and no Kineto trace starts that
-//! way). Documents of an older schema than [`REPORT_PROFILE_SINCE`] lack the per-step
+//! way), or, when the file is not a trace, by a top-level `schema_version` anywhere (a
+//! document re-written with its keys in another order). Documents of an older schema than [`REPORT_PROFILE_SINCE`] lack the per-step
 //! data and are refused with the command that makes a new one; newer ones are refused
 //! too.
 
@@ -40,10 +41,47 @@ impl Engine {
                 }
             }
         }
-        let doc = self.report(src, config)?;
+        let doc = match self.report(src, config) {
+            Ok(doc) => doc,
+            Err(e) => {
+                // A saved document whose keys were reordered (re-written by another
+                // tool) does not start with `schema_version`: look for it in the whole
+                // file before giving the reader's error.
+                let path = src.path().filter(|p| p.is_file());
+                let Some(version) = path.and_then(version_anywhere) else {
+                    return Err(e);
+                };
+                let path = path.expect("a version was found in the file");
+                let doc = read_saved(path, version)?;
+                let info = info(src, &doc, SideFrom::SavedReport, version);
+                return Ok((doc, info));
+            }
+        };
         let info = info(src, &doc, SideFrom::Traces, SCHEMA_VERSION);
         Ok((doc, info))
     }
+}
+
+/// The top-level `schema_version` of a JSON object file of at most
+/// [`MAX_SAVED_BYTES`], in whatever key order.
+fn version_anywhere(path: &Path) -> Option<u32> {
+    #[derive(serde::Deserialize)]
+    struct Version {
+        schema_version: u32,
+    }
+    let len = std::fs::metadata(path).ok()?.len();
+    if len > MAX_SAVED_BYTES {
+        return None;
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    if !text
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .starts_with('{')
+    {
+        return None;
+    }
+    from_json::<Version>(&text).ok().map(|v| v.schema_version)
 }
 
 fn info(src: &Source, doc: &ReportDocument, from: SideFrom, schema_version: u32) -> SideInfo {

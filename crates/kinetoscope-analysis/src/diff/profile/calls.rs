@@ -108,8 +108,8 @@ fn op_totals(
         }
         let t = &mut rows[slot].2;
         t.calls += 1;
-        t.host_self_ns += stats.host_self[idx];
-        t.device_self_ns += stats.device_self[idx];
+        t.host_self_ns = t.host_self_ns.saturating_add(stats.host_self[idx]);
+        t.device_self_ns = t.device_self_ns.saturating_add(stats.device_self[idx]);
     }
     rows.into_iter().map(|(_, _, t)| t).collect()
 }
@@ -234,7 +234,7 @@ fn kernel_totals(
         }
         let r = &mut rows[slot];
         r.calls += 1;
-        r.total_ns += e.dur_ns[ev];
+        r.total_ns = r.total_ns.saturating_add(e.dur_ns[ev]);
         r.position = r.position.min(position);
     }
     rows

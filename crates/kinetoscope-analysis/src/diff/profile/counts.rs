@@ -80,7 +80,7 @@ pub(super) fn count(trace: &Trace, lo: i64, hi: i64) -> Counts {
     for t in &trace.args.transfer {
         let i = t.event.index();
         if inside(i) && trace.categories.kind(e.cat[i]) == CategoryKind::GpuMemcpy {
-            c.memcpy_bytes += t.bytes;
+            c.memcpy_bytes = c.memcpy_bytes.saturating_add(t.bytes);
         }
     }
     c.allocations = trace

@@ -8,6 +8,7 @@
 //!
 //! Time bounds are the benchmark's (`bench/`), not these tests'.
 
+mod diff;
 pub mod harness;
 
 use crate::common::fixtures;
