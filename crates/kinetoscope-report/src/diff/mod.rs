@@ -137,7 +137,7 @@ fn parts_table(out: &mut String, title: &str, rows: &[PartDelta], name: impl Fn(
             rel.into(),
             match r.significant {
                 Some(true) => "yes".into(),
-                Some(false) => "no (noise)".into(),
+                Some(false) => "no".into(),
                 None => Value::Empty,
             },
         ]);
@@ -393,25 +393,18 @@ fn findings_section(out: &mut String, f: &FindingsSection) {
             .filter(|c| c.direction == FindingDirection::Better)
             .count()
     );
-    for x in &f.new {
-        let _ = writeln!(
-            out,
-            "  new       [{}] {} {}: {}",
-            x.severity.as_str(),
-            x.id,
-            x.rule,
-            x.title
-        );
-    }
-    for x in &f.resolved {
-        let _ = writeln!(
-            out,
-            "  resolved  [{}] {} {}: {}",
-            x.severity.as_str(),
-            x.id,
-            x.rule,
-            x.title
-        );
+    for (word, list) in [("new", &f.new), ("resolved", &f.resolved)] {
+        for x in list {
+            let rank = x.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {word:<9} [{}] {} {}{rank}: {}",
+                x.severity.as_str(),
+                x.id,
+                x.rule,
+                x.title
+            );
+        }
     }
     for c in &f.changed {
         let word = match c.direction {
