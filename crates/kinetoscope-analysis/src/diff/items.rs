@@ -387,3 +387,91 @@ pub fn rank(rows: &mut [ItemDelta]) {
             .then_with(|| a.launcher.cmp(&b.launcher))
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::profile::{KernelTotals, OpTotals, StepSample};
+    use crate::diff::{Combine, TraceProfile};
+
+    fn profile(ops: &[(&str, &str, u64, i64)], kernels: &[(&str, &str, u32, i64)]) -> TraceProfile {
+        TraceProfile {
+            steps: vec![
+                StepSample {
+                    dur_ns: 1_000_000,
+                    breakdown_ns: Default::default(),
+                };
+                2
+            ],
+            ops: ops
+                .iter()
+                .map(|&(name, shape, calls, ns)| OpTotals {
+                    name: name.into(),
+                    input_shape: shape.into(),
+                    calls,
+                    host_self_ns: ns,
+                    device_self_ns: 0,
+                })
+                .collect(),
+            kernels: kernels
+                .iter()
+                .map(|&(name, launcher, position, ns)| KernelTotals {
+                    name: name.into(),
+                    launcher: launcher.into(),
+                    position,
+                    calls: 2,
+                    total_ns: ns,
+                })
+                .collect(),
+            ..TraceProfile::default()
+        }
+    }
+
+    fn side<'a>(p: &'a [&'a TraceProfile]) -> Side<'a> {
+        Side {
+            profiles: p,
+            combine: Combine::Single,
+        }
+    }
+
+    #[test]
+    fn operators_match_by_key_then_by_name() {
+        let b = profile(&[("aten::mm", "[[8, 4]]", 4, 400), ("aten::add", "[[8]]", 2, 20), ("aten::item", "[[]]", 130, 1300)], &[]);
+        let n = profile(&[("aten::mm", "[[16, 4]]", 4, 800), ("aten::add", "[[8]]", 2, 20), ("aten::sum", "[[8]]", 2, 60)], &[]);
+        let (mut rows, counts) = ops(&side(&[&b]), &side(&[&n]));
+        assert_eq!((counts.by_key, counts.by_name, counts.added, counts.removed), (1, 1, 1, 1));
+        rank(&mut rows);
+        // Structural first, largest change first: the removed per-sample reads, then the
+        // reshaped product, the added sum; the unchanged add last.
+        let order: Vec<(&str, ItemStatus)> = rows.iter().map(|r| (r.name.as_str(), r.status)).collect();
+        assert_eq!(
+            order,
+            [
+                ("aten::item", ItemStatus::Removed),
+                ("aten::mm", ItemStatus::Changed),
+                ("aten::sum", ItemStatus::Added),
+                ("aten::add", ItemStatus::Same),
+            ]
+        );
+        let mm = &rows[1];
+        assert_eq!(mm.match_kind, Some(MatchKind::Name));
+        assert_eq!(mm.base_key.as_deref(), Some("aten::mm [[8, 4]]"));
+        assert_eq!((mm.calls.base, mm.calls.new), (Some(2.0), Some(2.0)));
+        assert_eq!((mm.base_ns, mm.new_ns, mm.delta_ns), (200.0, 400.0, 200.0));
+        assert_eq!(rows[0].calls.base, Some(65.0));
+    }
+
+    #[test]
+    fn renamed_kernels_match_through_their_launching_call() {
+        let l = "aten::linear > aten::addmm [[8, 4]]";
+        let b = profile(&[], &[("sgemm_a", l, 0, 100), ("splitK_reduce", l, 1, 10), ("relu_k", "aten::relu", 0, 5)]);
+        let n = profile(&[], &[("tf32gemm_b", l, 0, 50), ("relu_k", "aten::relu", 0, 5), ("relu_k", "aten::clamp", 0, 7)]);
+        let (rows, counts) = kernels(&side(&[&b]), &side(&[&n]));
+        assert_eq!((counts.by_key, counts.by_launcher, counts.by_name, counts.added, counts.removed), (1, 1, 0, 1, 1));
+        let renamed = rows.iter().find(|r| r.match_kind == Some(MatchKind::Launcher)).unwrap();
+        assert_eq!((renamed.name.as_str(), renamed.base_key.as_deref()), ("tf32gemm_b", Some("sgemm_a")));
+        assert!(renamed.structural());
+        let gone = rows.iter().find(|r| r.status == ItemStatus::Removed).unwrap();
+        assert_eq!(gone.name, "splitK_reduce");
+    }
+}
