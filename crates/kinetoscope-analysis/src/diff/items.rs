@@ -436,14 +436,32 @@ mod tests {
 
     #[test]
     fn operators_match_by_key_then_by_name() {
-        let b = profile(&[("aten::mm", "[[8, 4]]", 4, 400), ("aten::add", "[[8]]", 2, 20), ("aten::item", "[[]]", 130, 1300)], &[]);
-        let n = profile(&[("aten::mm", "[[16, 4]]", 4, 800), ("aten::add", "[[8]]", 2, 20), ("aten::sum", "[[8]]", 2, 60)], &[]);
+        let b = profile(
+            &[
+                ("aten::mm", "[[8, 4]]", 4, 400),
+                ("aten::add", "[[8]]", 2, 20),
+                ("aten::item", "[[]]", 130, 1300),
+            ],
+            &[],
+        );
+        let n = profile(
+            &[
+                ("aten::mm", "[[16, 4]]", 4, 800),
+                ("aten::add", "[[8]]", 2, 20),
+                ("aten::sum", "[[8]]", 2, 60),
+            ],
+            &[],
+        );
         let (mut rows, counts) = ops(&side(&[&b]), &side(&[&n]));
-        assert_eq!((counts.by_key, counts.by_name, counts.added, counts.removed), (1, 1, 1, 1));
+        assert_eq!(
+            (counts.by_key, counts.by_name, counts.added, counts.removed),
+            (1, 1, 1, 1)
+        );
         rank(&mut rows);
         // Structural first, largest change first: the removed per-sample reads, then the
         // reshaped product, the added sum; the unchanged add last.
-        let order: Vec<(&str, ItemStatus)> = rows.iter().map(|r| (r.name.as_str(), r.status)).collect();
+        let order: Vec<(&str, ItemStatus)> =
+            rows.iter().map(|r| (r.name.as_str(), r.status)).collect();
         assert_eq!(
             order,
             [
@@ -464,14 +482,46 @@ mod tests {
     #[test]
     fn renamed_kernels_match_through_their_launching_call() {
         let l = "aten::linear > aten::addmm [[8, 4]]";
-        let b = profile(&[], &[("sgemm_a", l, 0, 100), ("splitK_reduce", l, 1, 10), ("relu_k", "aten::relu", 0, 5)]);
-        let n = profile(&[], &[("tf32gemm_b", l, 0, 50), ("relu_k", "aten::relu", 0, 5), ("relu_k", "aten::clamp", 0, 7)]);
+        let b = profile(
+            &[],
+            &[
+                ("sgemm_a", l, 0, 100),
+                ("splitK_reduce", l, 1, 10),
+                ("relu_k", "aten::relu", 0, 5),
+            ],
+        );
+        let n = profile(
+            &[],
+            &[
+                ("tf32gemm_b", l, 0, 50),
+                ("relu_k", "aten::relu", 0, 5),
+                ("relu_k", "aten::clamp", 0, 7),
+            ],
+        );
         let (rows, counts) = kernels(&side(&[&b]), &side(&[&n]));
-        assert_eq!((counts.by_key, counts.by_launcher, counts.by_name, counts.added, counts.removed), (1, 1, 0, 1, 1));
-        let renamed = rows.iter().find(|r| r.match_kind == Some(MatchKind::Launcher)).unwrap();
-        assert_eq!((renamed.name.as_str(), renamed.base_key.as_deref()), ("tf32gemm_b", Some("sgemm_a")));
+        assert_eq!(
+            (
+                counts.by_key,
+                counts.by_launcher,
+                counts.by_name,
+                counts.added,
+                counts.removed
+            ),
+            (1, 1, 0, 1, 1)
+        );
+        let renamed = rows
+            .iter()
+            .find(|r| r.match_kind == Some(MatchKind::Launcher))
+            .unwrap();
+        assert_eq!(
+            (renamed.name.as_str(), renamed.base_key.as_deref()),
+            ("tf32gemm_b", Some("sgemm_a"))
+        );
         assert!(renamed.structural());
-        let gone = rows.iter().find(|r| r.status == ItemStatus::Removed).unwrap();
+        let gone = rows
+            .iter()
+            .find(|r| r.status == ItemStatus::Removed)
+            .unwrap();
         assert_eq!(gone.name, "splitK_reduce");
     }
 }
