@@ -165,6 +165,10 @@ pub struct ReportDocument {
     pub findings: Vec<Finding>,
     /// `findings` by severity.
     pub counts: SeverityCounts,
+    /// Throughput at the run's median step, when the items per step were given
+    /// (`report --batch-size` / `--tokens-per-step`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<crate::throughput::RunThroughput>,
     /// Traces that could not be read.
     pub errors: Vec<ReadFailure>,
 }

@@ -21,6 +21,7 @@ pub mod document;
 mod error;
 pub mod input;
 pub mod run_folder;
+pub mod throughput;
 mod views;
 
 use std::path::PathBuf;

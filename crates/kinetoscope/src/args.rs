@@ -222,6 +222,12 @@ pub struct ReportArgs {
     /// Peak TFLOP/s for MFU, instead of the dense datasheet peak of the detected GPU.
     #[arg(long, value_name = "TFLOPS")]
     pub peak_tflops: Option<f64>,
+    /// Samples per step: adds throughput (samples/s at the median step).
+    #[arg(long, value_name = "N", conflicts_with = "tokens_per_step")]
+    pub batch_size: Option<f64>,
+    /// Tokens per step: adds throughput (tokens/s at the median step).
+    #[arg(long, value_name = "N")]
+    pub tokens_per_step: Option<f64>,
     /// Reading options.
     #[command(flatten)]
     pub read: ReadArgs,

@@ -29,7 +29,7 @@ pub struct DiffOptions {
 }
 
 /// How the traces of a layout combine.
-pub(crate) fn combine_of(layout: &InputLayout) -> Combine {
+pub fn combine_of(layout: &InputLayout) -> Combine {
     match layout {
         InputLayout::File => Combine::Single,
         InputLayout::RankFolder => Combine::Ranks,

@@ -13,7 +13,7 @@ mod findings;
 pub mod gate;
 mod load;
 
-pub use compare::DiffOptions;
+pub use compare::{combine_of, DiffOptions};
 pub use document::DiffDocument;
 pub use gate::{GateExpr, GateResult};
 

@@ -8,20 +8,13 @@ use kinetoscope_report::diff::{to_html, to_table};
 
 use super::engine;
 use super::output::write_stdout;
-use super::report::thresholds;
+use super::report::{items_per_step, thresholds};
 use crate::args::{DiffArgs, DiffFormat};
 
 /// Compare, render, and exit by the gate.
 pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     let config = thresholds(args.config.as_deref(), &args.set)?;
-    for (name, v) in [
-        ("--batch-size", args.batch_size),
-        ("--tokens-per-step", args.tokens_per_step),
-    ] {
-        if let Some(v) = v {
-            anyhow::ensure!(v > 0.0 && v.is_finite(), "{name} must be a positive number");
-        }
-    }
+    items_per_step(args.batch_size, args.tokens_per_step)?;
     let opts = DiffOptions {
         fail_if: args.fail_if.clone(),
         batch_size: args.batch_size,

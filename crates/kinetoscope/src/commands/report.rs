@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use kinetoscope_advisor::{Config, Severity};
+use kinetoscope_engine::diff::document::ThroughputUnit;
 use kinetoscope_report::report::to_table;
 
 use super::output::{finish, render};
@@ -14,7 +15,10 @@ use crate::args::{FailOn, ReportArgs};
 /// Run the advisor over the input and apply the gate.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(&args)?;
-    let doc = engine(&args.read).report(&source(args.path.as_deref()), &config)?;
+    let mut doc = engine(&args.read).report(&source(args.path.as_deref()), &config)?;
+    if let Some((unit, n)) = items_per_step(args.batch_size, args.tokens_per_step)? {
+        doc = doc.with_throughput(unit, n);
+    }
     let text = render(&doc, args.format.into(), to_table, None)?;
     let code = finish(&text, args.format.into(), &doc.errors)?;
     if !doc.errors.is_empty() {
@@ -30,6 +34,25 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `--batch-size` / `--tokens-per-step` give, checked (positive).
+pub fn items_per_step(
+    batch_size: Option<f64>,
+    tokens_per_step: Option<f64>,
+) -> anyhow::Result<Option<(ThroughputUnit, f64)>> {
+    let given = match (tokens_per_step, batch_size) {
+        (Some(n), _) => Some((ThroughputUnit::Tokens, n, "--tokens-per-step")),
+        (None, Some(n)) => Some((ThroughputUnit::Samples, n, "--batch-size")),
+        _ => None,
+    };
+    match given {
+        Some((_, n, name)) if !(n > 0.0 && n.is_finite()) => {
+            anyhow::bail!("{name} must be a positive number")
+        }
+        Some((unit, n, _)) => Ok(Some((unit, n))),
+        None => Ok(None),
+    }
 }
 
 /// Thresholds: defaults, then `--config`, then `--set`, then `--peak-tflops`.

@@ -184,3 +184,39 @@ fn throughput_from_the_batch_size() {
     assert!((t["base"].as_f64().unwrap() - 256.0 / (median / 1e9)).abs() < 1e-6);
     assert!(t["new"].as_f64().unwrap() > t["base"].as_f64().unwrap());
 }
+
+#[test]
+fn report_shows_throughput_at_the_median_step() {
+    let (b, _) = pair("pairs", "dataloader");
+    let b = b.to_str().unwrap();
+    let v = kinetoscope(
+        Path::new("."),
+        &["report", b, "--batch-size", "256", "--format", "json"],
+    )
+    .json();
+    let t = &v["throughput"];
+    let median = t["median_step_ns"].as_f64().unwrap();
+    assert_eq!(
+        median,
+        v["traces"][0]["summary"]["step_stats"]["median_ns"]
+            .as_f64()
+            .unwrap()
+    );
+    assert!((t["items_per_s"].as_f64().unwrap() - 256.0 / (median / 1e9)).abs() < 1e-6);
+    let table = kinetoscope(Path::new("."), &["report", b, "--tokens-per-step", "4096"]);
+    assert!(
+        table
+            .stdout
+            .contains("tokens/s at the median step (4096 tokens per step"),
+        "{}",
+        table.stdout
+    );
+    let bad = kinetoscope(Path::new("."), &["report", b, "--batch-size", "0"]);
+    assert_eq!(bad.code, Some(2));
+    assert!(
+        bad.stderr
+            .contains("--batch-size must be a positive number"),
+        "{}",
+        bad.stderr
+    );
+}
