@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use kinetoscope_advisor::TraceReport;
+use kinetoscope_analysis::comm::names::is_comm_kernel;
 use kinetoscope_analysis::diff::parts::PartDelta;
 use kinetoscope_analysis::diff::steps::StepsDiff;
 use kinetoscope_analysis::diff::{items, parts, uniform, Change, Combine, Side, TraceProfile};
@@ -379,8 +380,8 @@ fn categories(
 
 /// Communication per step, per rank, and the straggler.
 fn communication(base: &ReportDocument, new: &ReportDocument) -> CommSection {
-    // Per rank: (rank, [median step, collective time per step]).
-    type RankValues = (i64, [Option<f64>; 2]);
+    // Per rank: (rank, [median step, collective host time, exposed communication]).
+    type RankValues = (i64, [Option<f64>; 3]);
     let per_rank = |d: &ReportDocument| -> Vec<(String, RankValues)> {
         if combine_of(&d.layout) != Combine::Ranks {
             return Vec::new();
@@ -390,10 +391,9 @@ fn communication(base: &ReportDocument, new: &ReportDocument) -> CommSection {
             .filter_map(|t| {
                 let r = t.rank?;
                 let median = t.summary.step_stats.as_ref().map(|s| s.median_ns);
-                Some((
-                    r.to_string(),
-                    (r, [median, Some(t.summary.communication_ns)]),
-                ))
+                let exposed = t.profile.as_ref().map(exposed_per_step);
+                let host = Some(t.summary.communication_ns);
+                Some((r.to_string(), (r, [median, host, exposed])))
             })
             .collect()
     };
@@ -406,6 +406,7 @@ fn communication(base: &ReportDocument, new: &ReportDocument) -> CommSection {
                 rank,
                 step_median_ns: at(0),
                 communication_ns: at(1),
+                exposed_ns: at(2),
             })
         })
         .collect();
@@ -415,14 +416,46 @@ fn communication(base: &ReportDocument, new: &ReportDocument) -> CommSection {
             .find(|f| f.id == "DI001")
             .and_then(|f| f.rank)
     };
+    let exposed = |d: &ReportDocument| combined(d, |t| t.profile.as_ref().map(exposed_per_step));
+    let kernels =
+        |d: &ReportDocument| combined(d, |t| t.profile.as_ref().map(comm_kernel_per_step));
+    let overlap = |d: &ReportDocument| match (exposed(d), kernels(d)) {
+        (Some(e), Some(k)) if k > 0.0 => Some((1.0 - e / k).clamp(0.0, 1.0)),
+        _ => None,
+    };
     CommSection {
         communication_ns: Change::of(
             combined(base, |t| Some(t.summary.communication_ns)),
             combined(new, |t| Some(t.summary.communication_ns)),
         ),
+        exposed_ns: Change::of(exposed(base), exposed(new)),
+        kernel_ns: Change::of(kernels(base), kernels(new)),
+        overlap_share: Change::of(overlap(base), overlap(new)),
         ranks,
         straggler: Change::of(straggler(base), straggler(new)),
     }
+}
+
+/// Exposed communication per step: the breakdown's communication part (collective time
+/// under which no computation kernel, copy or set ran).
+fn exposed_per_step(p: &TraceProfile) -> f64 {
+    let total: i64 = p
+        .steps
+        .iter()
+        .map(|s| s.breakdown_ns.communication)
+        .fold(0, i64::saturating_add);
+    total as f64 / p.steps.len().max(1) as f64
+}
+
+/// Communication kernels' time per step.
+fn comm_kernel_per_step(p: &TraceProfile) -> f64 {
+    let total: f64 = p
+        .kernels
+        .iter()
+        .filter(|k| is_comm_kernel(&k.name))
+        .map(|k| k.total_ns as f64)
+        .sum();
+    total / p.steps.len().max(1) as f64
 }
 
 /// Findings of both runs matched by subject, rank and phase.

@@ -158,6 +158,8 @@ pub struct RankDelta {
     pub step_median_ns: Change<f64>,
     /// Host time in collectives per step, ns.
     pub communication_ns: Change<f64>,
+    /// Exposed communication per step, ns.
+    pub exposed_ns: Change<f64>,
 }
 
 /// Communication in both runs.
@@ -165,6 +167,14 @@ pub struct RankDelta {
 pub struct CommSection {
     /// Host time in collectives per step, ns (mean over traces).
     pub communication_ns: Change<f64>,
+    /// Exposed communication per step, ns: the breakdown's communication part
+    /// (collectives under which no computation ran).
+    pub exposed_ns: Change<f64>,
+    /// Communication kernels' time per step, ns.
+    pub kernel_ns: Change<f64>,
+    /// Share of the communication kernels' time hidden under computation,
+    /// `1 − exposed / kernel time` (0–1; null without communication kernels).
+    pub overlap_share: Change<f64>,
     /// Per rank, for rank folders.
     pub ranks: Vec<RankDelta>,
     /// The straggler rank the advisor names (DI001), in each run.

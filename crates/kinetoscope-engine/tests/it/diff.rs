@@ -309,6 +309,27 @@ fn rank_folders_compare_rank_by_rank() {
 }
 
 #[test]
+fn exposed_communication_agrees_with_the_comm_view() {
+    let f = crate::common::fixtures_dir().join("ranks");
+    let d = diff_paths(&f, &f, &[]);
+    let comm = engine()
+        .comm(&Source::Path(f.clone()), Default::default())
+        .unwrap();
+    assert_eq!(d.communication.ranks.len(), comm.traces.len());
+    for (r, c) in d.communication.ranks.iter().zip(&comm.traces) {
+        assert_eq!(Some(r.rank), c.rank);
+        let per_step = c.overlap.exposed_communication_ns as f64 / c.steps.len() as f64;
+        let mine = r.exposed_ns.base.unwrap();
+        assert!(
+            (mine - per_step).abs() <= 1e-6 * per_step,
+            "{mine} vs {per_step}"
+        );
+    }
+    let overlap = d.communication.overlap_share.base.unwrap();
+    assert!(overlap > 0.1 && overlap < 0.25, "{overlap}");
+}
+
+#[test]
 #[ignore = "needs ../shared"]
 fn hta_trace_diff_pair() {
     let hta = require_shared().join("external/hta/trace_diff");

@@ -334,18 +334,32 @@ fn memory_section(out: &mut String, m: &MemorySection) {
 
 /// Communication, per rank, straggler.
 fn comm_section(out: &mut String, c: &CommSection) {
-    let any =
-        c.communication_ns.base.unwrap_or(0.0) > 0.0 || c.communication_ns.new.unwrap_or(0.0) > 0.0;
-    if !any && c.ranks.is_empty() {
+    let some = |x: &Change<f64>| x.base.unwrap_or(0.0) > 0.0 || x.new.unwrap_or(0.0) > 0.0;
+    if !some(&c.communication_ns) && !some(&c.exposed_ns) && c.ranks.is_empty() {
         return;
     }
     let _ = writeln!(
         out,
-        "Communication  host time in collectives per step {}",
-        change_pair(&c.communication_ns, duration)
+        "Communication  per step: host time in collectives {}, exposed {}",
+        change_pair(&c.communication_ns, duration),
+        change_pair(&c.exposed_ns, duration)
     );
+    if some(&c.kernel_ns) {
+        let _ = writeln!(
+            out,
+            "               communication kernels {}, overlapped with computation {}",
+            change_pair(&c.kernel_ns, duration),
+            change_pair(&c.overlap_share, share)
+        );
+    }
     if !c.ranks.is_empty() {
-        let mut t = Tabular::new(["rank", "median step", "Δ", "collectives per step", "Δ"]);
+        let mut t = Tabular::new([
+            "rank",
+            "median step",
+            "Δ",
+            "collectives per step",
+            "exposed per step",
+        ]);
         for r in &c.ranks {
             t.push(vec![
                 r.rank.into(),
@@ -356,11 +370,7 @@ fn comm_section(out: &mut String, c: &CommSection) {
                     .unwrap_or_default()
                     .into(),
                 change_pair(&r.communication_ns, duration).into(),
-                r.communication_ns
-                    .delta
-                    .map(signed_duration)
-                    .unwrap_or_default()
-                    .into(),
+                change_pair(&r.exposed_ns, duration).into(),
             ]);
         }
         out.push_str(&t.to_terminal());
