@@ -120,7 +120,13 @@ fn steps_section(out: &mut String, doc: &DiffDocument) {
 
 /// A breakdown or phase table, ranked by |Δ|.
 fn parts_table(out: &mut String, title: &str, rows: &[PartDelta], name: impl Fn(&str) -> String) {
-    let mut t = Tabular::new(["", "base", "new", "Δ", "Δ %", "significant"]).titled(title);
+    // Phases keep no per-step values: no significance column for them.
+    let tested = rows.iter().any(|r| r.significant.is_some());
+    let mut head = vec!["", "base", "new", "Δ", "Δ %"];
+    if tested {
+        head.push("significant");
+    }
+    let mut t = Tabular::new(head).titled(title);
     for r in rows {
         if r.base_ns.unwrap_or(0.0) == 0.0 && r.new_ns.unwrap_or(0.0) == 0.0 {
             continue;
@@ -129,18 +135,21 @@ fn parts_table(out: &mut String, title: &str, rows: &[PartDelta], name: impl Fn(
             Some(b) if b > 0.0 => signed_pct(r.delta_ns / b),
             _ => String::new(),
         };
-        t.push(vec![
+        let mut row: Vec<Value> = vec![
             name(&r.category).into(),
             opt_duration(r.base_ns).into(),
             opt_duration(r.new_ns).into(),
             signed_duration(r.delta_ns).into(),
             rel.into(),
-            match r.significant {
+        ];
+        if tested {
+            row.push(match r.significant {
                 Some(true) => "yes".into(),
                 Some(false) => "no".into(),
                 None => Value::Empty,
-            },
-        ]);
+            });
+        }
+        t.push(row);
     }
     out.push_str(&t.to_terminal());
     out.push('\n');
