@@ -19,7 +19,7 @@ use crate::run_folder::{PhaseMemory, RunReport};
 use crate::safe_json::SafeFormatter;
 
 /// Version of the JSON documents kinetoscope writes; bumped on breaking changes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// How the input was laid out.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -220,6 +220,10 @@ pub struct ReportDocument {
     pub findings: Vec<Finding>,
     /// `findings` by severity.
     pub counts: SeverityCounts,
+    /// Throughput at the run's median step, when the items per step were given
+    /// (`report --batch-size` / `--tokens-per-step`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<crate::throughput::RunThroughput>,
     /// Traces that could not be read.
     pub errors: Vec<ReadFailure>,
     /// Special files of the input folder, skipped.

@@ -14,6 +14,7 @@
 
 pub mod comm;
 pub mod critical_path;
+pub mod diff;
 pub mod format;
 pub mod gpu_time;
 pub mod kernels;

@@ -68,6 +68,7 @@ impl Engine {
             cross_rank_findings,
             findings,
             counts,
+            throughput: None,
             errors,
             skipped: mapped.skipped,
         })

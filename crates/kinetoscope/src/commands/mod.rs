@@ -1,6 +1,7 @@
 //! Subcommands: each turns its arguments into engine options, calls the engine
 //! (`kinetoscope-engine`) and renders the document it returns (`kinetoscope-report`).
 
+mod diff;
 mod explain;
 mod memory;
 mod output;
@@ -34,6 +35,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Ranks(a)) => views::ranks(a),
         Some(Command::Sequences(a)) => views::sequences(a),
         Some(Command::CriticalPath(a)) => views::critical_path(a),
+        Some(Command::Diff(a)) => diff::run(a),
         Some(Command::Explain(a)) => explain::run(a),
         None => report::run(cli.report),
     }

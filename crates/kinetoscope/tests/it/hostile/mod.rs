@@ -9,6 +9,7 @@
 //! Time bounds are the benchmark's (`bench/`), not these tests'.
 
 mod arguments;
+mod diff;
 pub mod harness;
 mod output;
 mod rendering;
