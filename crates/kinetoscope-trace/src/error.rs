@@ -50,6 +50,27 @@ pub enum TraceError {
         /// What was found and what was expected.
         message: String,
     },
+    /// Reading needed more memory than the budget had left (or than the system gave):
+    /// never an abort.
+    #[error(
+        "{path}: byte {offset}: out of memory: reading needs {} more, {} {}; trim the \
+         trace, read fewer ranks at once, or raise --max-memory",
+        crate::read::size_text(*needed),
+        crate::read::size_text(*in_use),
+        limit.map_or("in use when the system refused".to_owned(), |l| format!("of the {} budget in use", crate::read::size_text(l)))
+    )]
+    OutOfMemory {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset in the (decompressed) text where reading stopped.
+        offset: u64,
+        /// Bytes the failed step needed.
+        needed: u64,
+        /// Bytes held by the readers sharing the budget at the time.
+        in_use: u64,
+        /// The budget (`ReadOptions::budget`), or `None` when the system refused.
+        limit: Option<u64>,
+    },
     /// A folder that holds nothing kinetoscope can read.
     #[error("{path}: {message}")]
     EmptyInput {
