@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use kinetoscope_analysis::memory::timeline::{analyze_timeline, TimelineView};
-use kinetoscope_trace::read::{sniff_path, ContentKind};
+use kinetoscope_trace::read::{sniff_path, ContentKind, ReadOptions};
 use kinetoscope_trace::MemoryTimeline;
 
 use crate::error::EngineResult;
@@ -21,11 +21,11 @@ pub fn read_timeline_if_any(path: &Path) -> EngineResult<Option<MemoryTimeline>>
     if sniffed.kind() != ContentKind::MemoryTimeline {
         return Ok(None);
     }
-    Ok(Some(sniffed.read_memory_timeline()?))
+    Ok(Some(sniffed.read_memory_timeline(&ReadOptions::default())?))
 }
 
 /// Read `path` as a memory timeline; another kind of file is an error saying what it is.
 pub fn read_timeline(path: &Path) -> EngineResult<MemoryTimeline> {
     let sniffed = sniff_path(path)?;
-    Ok(sniffed.read_memory_timeline()?)
+    Ok(sniffed.read_memory_timeline(&ReadOptions::default())?)
 }

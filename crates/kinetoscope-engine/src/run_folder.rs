@@ -10,7 +10,7 @@ use kinetoscope_advisor::summary::Phases;
 use kinetoscope_advisor::{Finding, Severity, TraceReport};
 use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
 use kinetoscope_analysis::ops::{analyze_ops, OpGroupBy, OpSortKey};
-use kinetoscope_trace::read::{read_snapshot, sniff_path, ContentKind};
+use kinetoscope_trace::read::{read_snapshot, sniff_path, ContentKind, ReadOptions};
 use kinetoscope_trace::{ArtifactKind, RunPhase, Trace};
 use serde::{Deserialize, Serialize};
 
@@ -87,7 +87,9 @@ fn snapshot_row(a: &mut ArtifactMemory, path: &Path) {
 /// Timeline: the peak total and the largest category there.
 fn timeline_row(a: &mut ArtifactMemory, path: &Path) {
     let tl = match sniff_path(path) {
-        Ok(s) if s.kind() == ContentKind::MemoryTimeline => s.read_memory_timeline(),
+        Ok(s) if s.kind() == ContentKind::MemoryTimeline => {
+            s.read_memory_timeline(&ReadOptions::default())
+        }
         Ok(_) => {
             a.error = Some("not a memory timeline (by content)".to_owned());
             return;

@@ -62,14 +62,14 @@ impl Engine {
     /// `memory`: the snapshot, timeline or trace view of `src`, by content.
     pub fn memory(&self, src: &Source, opts: &MemoryOptions) -> EngineResult<MemoryResult> {
         // A file is opened and sniffed once; what it is decides the view.
-        if let Some(path) = src.path().filter(|p| p.is_file()) {
+        if let Some(path) = src.path().filter(|p| !p.is_dir()) {
             let sniffed = sniff_path(path)?;
             return Ok(match sniffed.kind() {
                 ContentKind::Snapshot => {
                     MemoryResult::Snapshot(self.memory_snapshot(sniffed, opts)?)
                 }
                 ContentKind::MemoryTimeline => {
-                    let tl = sniffed.read_memory_timeline()?;
+                    let tl = sniffed.read_memory_timeline(&self.read)?;
                     MemoryResult::Timeline(TimelineDocument {
                         schema_version: SCHEMA_VERSION,
                         kind: MemoryFileKind::MemoryTimeline,
@@ -89,7 +89,7 @@ impl Engine {
         opts: &MemoryOptions,
     ) -> EngineResult<SnapshotDocument> {
         let input = sniffed.path().display().to_string();
-        let snap = sniffed.read_snapshot()?;
+        let snap = sniffed.read_snapshot(&self.read)?;
         let view = analyze_snapshot(
             &snap,
             &SnapshotOptions {

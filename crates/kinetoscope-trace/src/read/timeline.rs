@@ -12,9 +12,14 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{sniff_bytes, sniff_path, sniff_reader};
+use super::{sniff_bytes, sniff_path, sniff_reader, ReadOptions};
 use crate::model::{MemoryTimeline, TimelineFormat};
 use crate::{TraceError, TraceResult};
+
+/// Bytes of parsed values per byte of timeline text, charged to the memory budget before
+/// parsing: a row `[t,a,b,c],` of about 10 bytes becomes five JSON values of 32 bytes
+/// and a vector.
+pub(crate) const VALUE_BYTES_PER_TEXT_BYTE: u64 = 20;
 
 /// The error for content that is not a memory timeline, saying `why`.
 pub(crate) fn not_timeline(path: &Path, why: impl Into<String>) -> TraceError {
@@ -27,19 +32,19 @@ pub(crate) fn not_timeline(path: &Path, why: impl Into<String>) -> TraceError {
 
 /// Read a memory timeline file (either form, plain or gzip).
 pub fn read_memory_timeline(path: &Path) -> TraceResult<MemoryTimeline> {
-    sniff_path(path)?.read_memory_timeline()
+    sniff_path(path)?.read_memory_timeline(&ReadOptions::default())
 }
 
 /// Read a memory timeline held in memory (either form, plain or gzip); `name` is used in
 /// messages.
 pub fn timeline_from_bytes(name: &Path, bytes: &[u8]) -> TraceResult<MemoryTimeline> {
-    sniff_bytes(name, bytes)?.read_memory_timeline()
+    sniff_bytes(name, bytes)?.read_memory_timeline(&ReadOptions::default())
 }
 
 /// Read a memory timeline from a stream (either form, plain or gzip); `name` is used in
 /// messages.
 pub fn timeline_from_reader(name: &Path, reader: impl Read + Send) -> TraceResult<MemoryTimeline> {
-    sniff_reader(name, reader)?.read_memory_timeline()
+    sniff_reader(name, reader)?.read_memory_timeline(&ReadOptions::default())
 }
 
 /// Parse the whole (decompressed) text of a memory timeline; `path` is used in messages.

@@ -214,7 +214,9 @@ fn reads_gzip_and_detects_by_content() {
     let sniffed = sniff_path(&gz).unwrap();
     assert_eq!(sniffed.kind(), ContentKind::Snapshot);
     assert!(sniffed.is_gzip());
-    let s = sniffed.read_snapshot().unwrap();
+    let s = sniffed
+        .read_snapshot(&kinetoscope_trace::read::ReadOptions::default())
+        .unwrap();
     assert!(s.gzip);
     check_full_state(&s);
     // The same from the gzip bytes in memory and as a stream.

@@ -22,7 +22,7 @@ use std::path::Path;
 
 pub use vm::{unpickle, Obj, Pickle, PickleError, Val, REFUSED_OPCODES};
 
-use super::{sniff_bytes, sniff_path, sniff_reader};
+use super::{sniff_bytes, sniff_path, sniff_reader, ReadOptions};
 use crate::snapshot::Snapshot;
 use crate::{TraceError, TraceResult};
 
@@ -45,17 +45,17 @@ pub mod limits {
 /// Read a CUDA caching-allocator snapshot file (`_dump_snapshot` pickle, optionally
 /// gzipped).
 pub fn read_snapshot(path: &Path) -> TraceResult<Snapshot> {
-    sniff_path(path)?.read_snapshot()
+    sniff_path(path)?.read_snapshot(&ReadOptions::default())
 }
 
 /// Read a snapshot held in memory (plain or gzip); `name` is used in messages.
 pub fn snapshot_from_bytes(name: &Path, bytes: &[u8]) -> TraceResult<Snapshot> {
-    sniff_bytes(name, bytes)?.read_snapshot()
+    sniff_bytes(name, bytes)?.read_snapshot(&ReadOptions::default())
 }
 
 /// Read a snapshot from a stream (plain or gzip); `name` is used in messages.
 pub fn snapshot_from_reader(name: &Path, reader: impl Read + Send) -> TraceResult<Snapshot> {
-    sniff_reader(name, reader)?.read_snapshot()
+    sniff_reader(name, reader)?.read_snapshot(&ReadOptions::default())
 }
 
 fn malformed(path: &Path, offset: u64, message: String) -> TraceError {
