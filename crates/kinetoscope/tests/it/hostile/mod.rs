@@ -9,6 +9,7 @@
 //! Time bounds are the benchmark's (`bench/`), not these tests'.
 
 pub mod harness;
+mod reading;
 
 use crate::common::fixtures;
 use harness::{fingerprint, run_measured};
