@@ -20,6 +20,7 @@ Shapes (default: all):
 | ws_after              | ws_after.json.gz              | 4 GiB of whitespace after the event array   |
 | ws_inside             | ws_inside.json.gz             | 5 GiB of whitespace inside one event        |
 | name2g                | name2g.json.gz                | one event whose name is 2 GiB               |
+| tiny10g               | tiny10g.json.gz               | 10 GiB of small events (~107 M)             |
 
 `kinetoscope summary FILE` is then measured on each with `/usr/bin/time -v`
 (`scripts/hostile_measure.sh`).
@@ -88,6 +89,17 @@ def small_event():
     yield b'{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 1000, "dur": 5}'
 
 
+def small_events(total):
+    """About `total` bytes of small events: one block of events repeated."""
+    block = b"".join(events(80_000, lambda i: b"aten::add", lambda i: 1))
+    written = 0
+    while written + len(block) < total:
+        if written:
+            yield b",\n"
+        yield block
+        written += len(block)
+
+
 def trace(body, before=(), after=()):
     """The chunks of a trace: optional keys before, the event array, optional keys after."""
     yield b"{"
@@ -138,6 +150,7 @@ SHAPES = {
     ),
     "ws_inside": ("ws_inside.json.gz", lambda: trace(one_event(inner_ws=5 * GiB))),
     "name2g": ("name2g.json.gz", lambda: trace(one_event(name_bytes=2 * GiB))),
+    "tiny10g": ("tiny10g.json.gz", lambda: trace(small_events(10 * GiB))),
 }
 
 

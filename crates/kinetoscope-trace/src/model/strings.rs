@@ -3,7 +3,7 @@
 //! and the lookup table holds only ids (hashed by the text they point at), so a distinct
 //! string costs its bytes plus about 14 bytes, never an allocation of its own.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
@@ -56,9 +56,7 @@ impl TextArena {
 
 /// The hash of a text, as the lookup tables compute it.
 fn hash_text(text: &[u8]) -> u64 {
-    let mut h = FxBuildHasher.build_hasher();
-    text.hash(&mut h);
-    h.finish()
+    FxBuildHasher.hash_one(text)
 }
 
 /// Ids hashed by the arena text they name: find an id by text, or add one.

@@ -57,6 +57,16 @@ impl Skipper {
                 continue;
             }
             let b = buf[i];
+            if b == b' ' && !self.scalar {
+                // Runs of spaces (padding, or a bomb of them) a word at a time.
+                while buf.len() - i >= 8 && buf[i..i + 8] == [b' '; 8] {
+                    i += 8;
+                }
+                if buf[i..].first() == Some(&b' ') {
+                    i += 1;
+                }
+                continue;
+            }
             if !self.started {
                 match b {
                     b' ' | b'\t' | b'\r' | b'\n' => {}
@@ -337,7 +347,10 @@ mod tests {
 
     /// Feed `text` cut at every position into two pieces, and into single bytes; the
     /// outcome must not depend on where the pieces end.
-    fn walk(text: &[u8], cap: u64) -> Vec<(Result<Step, TopError>, Vec<(String, Vec<u8>)>)> {
+    /// How a walk ended, and the known keys it kept.
+    type Outcome = (Result<Step, TopError>, Vec<(String, Vec<u8>)>);
+
+    fn walk(text: &[u8], cap: u64) -> Vec<Outcome> {
         let mut outcomes = Vec::new();
         for cut in 0..=text.len() {
             outcomes.push(walk_pieces(text, &[cut], cap));
@@ -348,11 +361,7 @@ mod tests {
     }
 
     /// Walk `text` in pieces cut at `cuts`; the step is reported with its absolute index.
-    fn walk_pieces(
-        text: &[u8],
-        cuts: &[usize],
-        cap: u64,
-    ) -> (Result<Step, TopError>, Vec<(String, Vec<u8>)>) {
+    fn walk_pieces(text: &[u8], cuts: &[usize], cap: u64) -> Outcome {
         let mut top = TopLevel::new(cap, false);
         let mut from = 0;
         let mut bounds: Vec<usize> = cuts.to_vec();
