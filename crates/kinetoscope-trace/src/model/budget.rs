@@ -120,6 +120,7 @@ impl MemoryBudget {
 pub(crate) struct Charge {
     budget: Option<MemoryBudget>,
     bytes: u64,
+    refused: Option<MemoryError>,
 }
 
 impl Charge {
@@ -128,16 +129,26 @@ impl Charge {
         Self {
             budget: Some(budget.clone()),
             bytes: 0,
+            refused: None,
         }
     }
 
     /// Take `bytes` more from the budget.
     pub fn take(&mut self, bytes: u64) -> Result<(), MemoryError> {
         if let Some(b) = &self.budget {
-            b.take(bytes)?;
+            if let Err(e) = b.take(bytes) {
+                self.refused = Some(e);
+                return Err(e);
+            }
         }
         self.bytes += bytes;
         Ok(())
+    }
+
+    /// The last growth refused (by the budget or the allocator), if any: for readers
+    /// whose errors pass through a parser's own error type.
+    pub fn refused(&self) -> Option<MemoryError> {
+        self.refused
     }
 }
 
@@ -166,8 +177,11 @@ pub(crate) fn grow<T>(v: &mut Vec<T>, add: usize, charge: &mut Charge) -> Result
     let cap = need.max(v.capacity().saturating_mul(2)).max(16);
     let bytes = ((cap - v.capacity()) as u64).saturating_mul(std::mem::size_of::<T>() as u64);
     charge.take(bytes)?;
-    v.try_reserve_exact(cap - v.len())
-        .map_err(|_| MemoryError::refused(bytes))
+    v.try_reserve_exact(cap - v.len()).map_err(|_| {
+        let e = MemoryError::refused(bytes);
+        charge.refused = Some(e);
+        e
+    })
 }
 
 /// The default budget: three quarters of the physical memory or of the cgroup's memory

@@ -15,6 +15,7 @@ pub mod pickle;
 mod segment;
 mod sniff;
 mod timeline;
+mod timeline_rows;
 mod toplevel;
 mod window;
 

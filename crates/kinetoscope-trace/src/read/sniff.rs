@@ -325,9 +325,8 @@ impl<'a> Sniffed<'a> {
         pickle::decode(&self.path, data, self.gzip)
     }
 
-    /// Read the input as a profiler memory timeline (either form). Its text and the
-    /// values parsed from it ([`timeline::VALUE_BYTES_PER_TEXT_BYTE`] per byte) are taken
-    /// from `opts.budget` first.
+    /// Read the input as a profiler memory timeline (either form), streamed: the rows
+    /// kept are taken from `opts.budget` first.
     pub fn read_memory_timeline(self, opts: &ReadOptions) -> TraceResult<MemoryTimeline> {
         if self.kind != ContentKind::MemoryTimeline {
             return Err(timeline::not_timeline(
@@ -336,12 +335,8 @@ impl<'a> Sniffed<'a> {
             ));
         }
         let mut charge = Charge::new(&opts.budget);
-        let text = whole(&self.path, self.body, u64::MAX, &mut charge)?;
-        let values = (text.len() as u64).saturating_mul(timeline::VALUE_BYTES_PER_TEXT_BYTE);
-        charge
-            .take(values)
-            .map_err(|e| out_of_memory(&self.path, 0, e))?;
-        timeline::parse(&self.path, &text)
+        let reader = body_reader(&self.path, self.body)?;
+        timeline::parse_reader(&self.path, reader, &mut charge)
     }
 }
 
@@ -416,6 +411,18 @@ fn whole<'a>(
         }
     }
     Ok(Cow::Owned(data))
+}
+
+/// All of the (decompressed) content as one reader, from its first byte.
+fn body_reader<'a>(path: &Path, body: Body<'a>) -> TraceResult<Box<dyn Read + 'a>> {
+    Ok(match body {
+        Body::Bytes(bytes) => Box::new(bytes),
+        Body::File { file, head } => Box::new(Cursor::new(head).chain(file)),
+        Body::Stream { cut: true, .. } => {
+            return Err(io_error(path)(std::io::ErrorKind::UnexpectedEof.into()));
+        }
+        Body::Stream { head, rest, .. } => Box::new(Cursor::new(head).chain(rest)),
+    })
 }
 
 fn out_of_memory(path: &Path, offset: u64, e: MemoryError) -> TraceError {
