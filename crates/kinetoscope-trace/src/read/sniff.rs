@@ -322,7 +322,7 @@ impl<'a> Sniffed<'a> {
         let mut charge = Charge::new(&opts.budget);
         let limit = pickle::limits::MAX_INPUT_BYTES;
         let data = whole(&self.path, self.body, limit, &mut charge)?;
-        pickle::decode(&self.path, data, self.gzip)
+        pickle::decode(&self.path, data, self.gzip, &mut charge)
     }
 
     /// Read the input as a profiler memory timeline (either form), streamed: the rows
