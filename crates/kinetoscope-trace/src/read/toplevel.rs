@@ -58,13 +58,7 @@ impl Skipper {
             }
             let b = buf[i];
             if b == b' ' && !self.scalar {
-                // Runs of spaces (padding, or a bomb of them) a word at a time.
-                while buf.len() - i >= 8 && buf[i..i + 8] == [b' '; 8] {
-                    i += 8;
-                }
-                if buf[i..].first() == Some(&b' ') {
-                    i += 1;
-                }
+                i = skip_spaces(buf, i);
                 continue;
             }
             if !self.started {
@@ -101,6 +95,18 @@ impl Skipper {
         }
         Skip::More
     }
+}
+
+/// The index after the run of spaces at `buf[i]` (padding, or a bomb of them), read a
+/// word at a time.
+fn skip_spaces(buf: &[u8], mut i: usize) -> usize {
+    while buf.len() - i >= 8 && buf[i..i + 8] == [b' '; 8] {
+        i += 8;
+    }
+    while buf.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    i
 }
 
 /// A byte that continues a number or a bare word (`true`, `N/A`, `nan`).
@@ -220,6 +226,10 @@ impl TopLevel {
                     continue;
                 }
                 State::Done => return Ok(Step::End(i)),
+                _ if b == b' ' => {
+                    i = skip_spaces(buf, i);
+                    continue;
+                }
                 _ if is_ws(b) => {}
                 State::Start => match b {
                     b'{' => self.state = State::Member,
