@@ -14,23 +14,34 @@ use super::{grow, Charge, MemoryError};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct StrId(pub u32);
 
-/// Byte strings back to back in one buffer, by index.
-#[derive(Debug, Default, Clone)]
+/// Byte strings back to back in one buffer, by index: string `i` is
+/// `bytes[starts[i]..starts[i + 1]]` (`starts` begins with a 0).
+#[derive(Debug, Clone)]
 pub(crate) struct TextArena {
     bytes: Vec<u8>,
-    ends: Vec<u64>,
+    starts: Vec<u64>,
+}
+
+impl Default for TextArena {
+    fn default() -> Self {
+        Self {
+            bytes: Vec::new(),
+            starts: vec![0],
+        }
+    }
 }
 
 impl TextArena {
     /// The bytes of string `i`.
+    #[inline]
     pub fn get(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.bytes[start..self.ends[i] as usize]
+        &self.bytes[self.starts[i] as usize..self.starts[i + 1] as usize]
     }
 
     /// Number of strings.
+    #[inline]
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.starts.len() - 1
     }
 
     /// Bytes of text held.
@@ -41,20 +52,21 @@ impl TextArena {
     /// Append a string, taking the bytes of any growth from `charge` first.
     pub fn push(&mut self, text: &[u8], charge: &mut Charge) -> Result<(), MemoryError> {
         grow(&mut self.bytes, text.len(), charge)?;
-        grow(&mut self.ends, 1, charge)?;
+        grow(&mut self.starts, 1, charge)?;
         self.bytes.extend_from_slice(text);
-        self.ends.push(self.bytes.len() as u64);
+        self.starts.push(self.bytes.len() as u64);
         Ok(())
     }
 
     /// Forget every string, keeping the allocations.
     pub fn clear(&mut self) {
         self.bytes.clear();
-        self.ends.clear();
+        self.starts.truncate(1);
     }
 }
 
 /// The hash of a text, as the lookup tables compute it.
+#[inline]
 fn hash_text(text: &[u8]) -> u64 {
     FxBuildHasher.hash_one(text)
 }
@@ -67,6 +79,7 @@ pub(crate) struct TextIndex {
 
 impl TextIndex {
     /// The id whose text in `arena` is `text`.
+    #[inline]
     pub fn find(&self, arena: &TextArena, text: &[u8]) -> Option<u32> {
         let hash = hash_text(text);
         self.table

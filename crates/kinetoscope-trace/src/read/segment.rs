@@ -49,10 +49,17 @@ impl RawInterner {
     }
 
     /// The id of `raw` (JSON string bytes, `escaped` if they hold backslash escapes).
+    #[inline]
     fn intern(&mut self, raw: &[u8], escaped: bool) -> StrId {
         if let Some(id) = self.index.find(&self.raw, raw) {
             return StrId(id);
         }
+        self.add(raw, escaped)
+    }
+
+    /// Add a name not seen yet.
+    #[cold]
+    fn add(&mut self, raw: &[u8], escaped: bool) -> StrId {
         let id = self.raw.len() as u32;
         let text = decode_str(raw, escaped);
         let mut charge = Charge::default();

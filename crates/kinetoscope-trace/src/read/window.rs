@@ -26,6 +26,14 @@ pub(crate) fn oversized_message(cap: u64) -> String {
     )
 }
 
+/// Count the element at `p`, over the cap, as skipped.
+#[cold]
+#[inline(never)]
+fn skip_oversized(seg: &mut Segment, p: usize, cap: u64) {
+    seg.defect(DefectKind::Oversized, p, &oversized_message(cap));
+    seg.skip_element();
+}
+
 /// How one worker's range ended.
 enum RangeEnd {
     /// At the first element at or past its stop position.
@@ -178,10 +186,7 @@ fn parse_range(buf: &[u8], from: usize, stop: usize, seg: &mut Segment, cap: u64
         }
         ev.reset();
         match parse_event(&mut lx, &mut ev) {
-            Ok(()) if (lx.pos - p) as u64 > cap => {
-                seg.defect(DefectKind::Oversized, p, &oversized_message(cap));
-                seg.skip_element();
-            }
+            Ok(()) if (lx.pos - p) as u64 > cap => skip_oversized(seg, p, cap),
             Ok(()) => seg.push(&ev, buf, p),
             Err(LexError::Eof) => return RangeEnd::Window(WindowEnd::NeedMore(p)),
             Err(LexError::Bad(msg)) => match resync(buf, p + 1) {
