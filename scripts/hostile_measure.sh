@@ -13,7 +13,8 @@ dir=$2
 limit=${3:-120}
 shift 3 2>/dev/null || shift $#
 for f in names.json threads.json tiny.json name500m.json unknown_before.json.gz \
-         unknown_after.json.gz ws_after.json.gz ws_inside.json.gz name2g.json.gz; do
+         unknown_after.json.gz ws_after.json.gz ws_inside.json.gz name2g.json.gz \
+         min_events.json min_tracks.json min_names.json; do
     path=$dir/$f
     [ -e "$path" ] || continue
     log=$(mktemp)

@@ -21,6 +21,9 @@ Shapes (default: all):
 | ws_inside             | ws_inside.json.gz             | 5 GiB of whitespace inside one event        |
 | name2g                | name2g.json.gz                | one event whose name is 2 GiB               |
 | tiny10g               | tiny10g.json.gz               | 10 GiB of small events (~107 M)             |
+| min_events            | min_events.json               | 10 M of the smallest events (~180 MB)       |
+| min_tracks            | min_tracks.json               | 3 M smallest events, each on its own track  |
+| min_names             | min_names.json                | 5 M smallest events, each with its own name |
 
 `kinetoscope summary FILE` is then measured on each with `/usr/bin/time -v`
 (`scripts/hostile_measure.sh`).
@@ -100,6 +103,17 @@ def small_events(total):
         written += len(block)
 
 
+def minimal(n, extra):
+    """The smallest events that still make an event row: `{"ph":"i","ts":1}` plus
+    `extra(i)`, with no whitespace."""
+    yield b'{"traceEvents":['
+    for start in range(0, n, 100_000):
+        end = min(n, start + 100_000)
+        part = b",".join(b'{"ph":"i","ts":1%s}' % extra(i) for i in range(start, end))
+        yield (b"," if start else b"") + part
+    yield b"]}"
+
+
 def trace(body, before=(), after=()):
     """The chunks of a trace: optional keys before, the event array, optional keys after."""
     yield b"{"
@@ -151,6 +165,9 @@ SHAPES = {
     "ws_inside": ("ws_inside.json.gz", lambda: trace(one_event(inner_ws=5 * GiB))),
     "name2g": ("name2g.json.gz", lambda: trace(one_event(name_bytes=2 * GiB))),
     "tiny10g": ("tiny10g.json.gz", lambda: trace(small_events(10 * GiB))),
+    "min_events": ("min_events.json", lambda: minimal(10_000_000, lambda i: b"")),
+    "min_tracks": ("min_tracks.json", lambda: minimal(3_000_000, lambda i: b',"tid":%d' % i)),
+    "min_names": ("min_names.json", lambda: minimal(5_000_000, lambda i: b',"name":"%x"' % i)),
 }
 
 
