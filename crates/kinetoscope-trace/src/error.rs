@@ -52,13 +52,7 @@ pub enum TraceError {
     },
     /// Reading needed more memory than the budget had left (or than the system gave):
     /// never an abort.
-    #[error(
-        "{path}: byte {offset}: out of memory: reading needs {} more, {} {}; trim the \
-         trace, read fewer ranks at once, or raise --max-memory",
-        crate::read::size_text(*needed),
-        crate::read::size_text(*in_use),
-        limit.map_or("in use when the system refused".to_owned(), |l| format!("of the {} budget in use", crate::read::size_text(l)))
-    )]
+    #[error("{path}: byte {offset}: {}", oom_text(*needed, *in_use, *limit))]
     OutOfMemory {
         /// The file.
         path: PathBuf,
@@ -79,4 +73,21 @@ pub enum TraceError {
         /// What was looked for.
         message: String,
     },
+}
+
+/// The words of an out-of-memory error: what was needed, against what, and what to do.
+fn oom_text(needed: u64, in_use: u64, limit: Option<u64>) -> String {
+    use crate::read::size_text;
+    let what = match limit {
+        Some(l) => format!(
+            "reading needs {} more, {} of the {} budget in use",
+            size_text(needed),
+            size_text(in_use),
+            size_text(l)
+        ),
+        None => format!("the system refused {}", size_text(needed)),
+    };
+    format!(
+        "out of memory: {what}; trim the trace, read fewer ranks at once, or raise --max-memory"
+    )
 }

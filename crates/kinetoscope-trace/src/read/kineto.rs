@@ -210,7 +210,9 @@ fn stream_events(
 /// so that each element is re-parsed a bounded number of times.
 fn gather(path: &Path, blocks: &Blocks<'_>, w: &mut Window, p: usize, cap: u64) -> TraceResult<()> {
     let carry = w.end - p;
-    let want = (carry * 2).min(cap as usize + 1).max(carry + 1);
+    let want = (carry * 2)
+        .min((cap as usize).saturating_add(1))
+        .max(carry + 1);
     let mut joined: Vec<u8> = Vec::new();
     joined.try_reserve_exact(want + BLOCK).map_err(|_| {
         let e = MemoryError::refused((want + BLOCK) as u64);
@@ -324,7 +326,9 @@ pub(crate) fn read_contiguous(
             }
             WindowEnd::NeedMore(p) if p == pos => {
                 // One element is longer than the window: double it (up to the cap).
-                let len = ((end - p) * 2).min(cap as usize + 1).max(end - p + 1);
+                let len = ((end - p) * 2)
+                    .min((cap as usize).saturating_add(1))
+                    .max(end - p + 1);
                 end = (p + len).min(data.len());
             }
             WindowEnd::NeedMore(p) => {
