@@ -11,7 +11,7 @@ use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
 use kinetoscope_analysis::memory::timeline::attach_comparison;
 use kinetoscope_analysis::memory::{analyze_trace, sort, MemoryView, SortKey};
 use kinetoscope_analysis::note::Note;
-use kinetoscope_trace::read::{sniff_path, ContentKind, Sniffed};
+use kinetoscope_trace::read::{sniff_path, ContentKind, ReadOptions, Sniffed};
 use kinetoscope_trace::{ArtifactKind, MemoryTimeline, RunPhase};
 use serde::{Deserialize, Serialize};
 
@@ -139,9 +139,9 @@ impl Engine {
             doc.traces.push(v);
         });
         if let InputLayout::RunFolder { phases } = &doc.layout {
-            doc.phase_memory = phase_memory(phases, &peaks);
+            doc.phase_memory = phase_memory(phases, &peaks, &self.read);
         }
-        compare_with_timelines(&mut doc, opts)?;
+        compare_with_timelines(&mut doc, opts, &self.read)?;
         for v in &mut doc.traces {
             sort::sort_and_limit(v, opts.sort, opts.top);
         }
@@ -154,17 +154,18 @@ impl Engine {
 fn timeline_for(
     trace: &Path,
     explicit: Option<&Path>,
+    read: &ReadOptions,
 ) -> EngineResult<Option<(PathBuf, MemoryTimeline)>> {
     if let Some(p) = explicit {
-        let tl = read_timeline(p)
+        let tl = read_timeline(p, read)
             .map_err(|e| EngineError::Option(format!("--timeline {}: {e}", p.display())))?;
         return Ok(Some((p.to_owned(), tl)));
     }
-    Ok(timeline_beside(trace))
+    Ok(timeline_beside(trace, read))
 }
 
 /// The one memory-timeline file in the trace's folder, read, if exactly one.
-fn timeline_beside(trace: &Path) -> Option<(PathBuf, MemoryTimeline)> {
+fn timeline_beside(trace: &Path, read: &ReadOptions) -> Option<(PathBuf, MemoryTimeline)> {
     let dir = trace.parent()?;
     let dir = if dir.as_os_str().is_empty() {
         Path::new(".")
@@ -179,7 +180,7 @@ fn timeline_beside(trace: &Path) -> Option<(PathBuf, MemoryTimeline)> {
             && (name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".gz"))
             && p != trace
         {
-            if let Ok(Some(tl)) = read_timeline_if_any(&p) {
+            if let Ok(Some(tl)) = read_timeline_if_any(&p, read) {
                 found.push((p, tl));
             }
         }
@@ -219,7 +220,11 @@ fn records_span(v: &MemoryView) -> Option<(i64, i64)> {
 /// Attach PyTorch's timeline categories next to the inferred ones. An explicit timeline
 /// that cannot be read is an error; a timeline found beside a trace is used only when
 /// its peak falls inside the trace's memory records (the same run).
-fn compare_with_timelines(doc: &mut MemoryDocument, opts: &MemoryOptions) -> EngineResult<()> {
+fn compare_with_timelines(
+    doc: &mut MemoryDocument,
+    opts: &MemoryOptions,
+    read: &ReadOptions,
+) -> EngineResult<()> {
     let explicit = opts.timeline.as_deref();
     let pairs = match &doc.layout {
         InputLayout::RunFolder { phases } => phase_timelines(phases),
@@ -229,10 +234,12 @@ fn compare_with_timelines(doc: &mut MemoryDocument, opts: &MemoryOptions) -> Eng
     for v in &mut doc.traces {
         let trace = PathBuf::from(&v.path);
         let found = if single {
-            timeline_for(&trace, explicit)?
+            timeline_for(&trace, explicit, read)?
         } else {
             let named = pairs.iter().find(|(t, _)| *t == trace).map(|(_, tl)| tl);
-            match named.map(|p| read_timeline_if_any(p).map(|tl| tl.map(|tl| (p.clone(), tl)))) {
+            match named
+                .map(|p| read_timeline_if_any(p, read).map(|tl| tl.map(|tl| (p.clone(), tl))))
+            {
                 Some(Ok(found)) => found,
                 _ => None,
             }
