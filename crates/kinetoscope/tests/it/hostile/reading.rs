@@ -236,33 +236,34 @@ fn running_out_of_memory_is_an_error_with_a_hint() {
     assert_eq!(ok.code, Some(0), "{}", ok.err());
 }
 
+/// A FIFO at `dir/name` that a thread fills with `text` once a reader opens it.
+fn fifo(dir: &Path, name: &str, text: Vec<u8>) -> std::thread::JoinHandle<()> {
+    let path = dir.join(name);
+    let c = std::ffi::CString::new(path.to_str().expect("utf-8 path")).expect("path");
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    std::thread::spawn(move || {
+        // Opening blocks until kinetoscope opens the other end.
+        let mut w = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open fifo");
+        // The reader may stop early on an error; a broken pipe is fine then.
+        let _ = w.write_all(&text);
+    })
+}
+
 #[test]
 fn a_fifo_given_directly_is_read_as_a_stream_with_the_same_caps() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let fifo = dir.path().join("trace.json");
-    let c = std::ffi::CString::new(fifo.to_str().expect("utf-8 path")).expect("path");
-    // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
-    let writer = {
-        let fifo = fifo.clone();
-        std::thread::spawn(move || {
-            // Opening blocks until kinetoscope opens the other end.
-            let mut w = std::fs::OpenOptions::new()
-                .write(true)
-                .open(&fifo)
-                .expect("open fifo");
-            let mut text = br#"{"traceEvents": ["#.to_vec();
-            text.extend_from_slice(EVENT);
-            text.extend_from_slice(b", ");
-            text.extend_from_slice(&br#"{"ph": "X", "name": ""#[..]);
-            text.extend_from_slice(&vec![b'a'; 3 * MIB]);
-            text.extend_from_slice(br#"", "ts": 1}, "#);
-            text.extend_from_slice(EVENT);
-            text.extend_from_slice(b"]}");
-            // The reader may stop early on an error; a broken pipe is fine then.
-            let _ = w.write_all(&text);
-        })
-    };
+    let mut text = br#"{"traceEvents": ["#.to_vec();
+    text.extend_from_slice(EVENT);
+    text.extend_from_slice(br#", {"ph": "X", "name": ""#);
+    text.extend_from_slice(&vec![b'a'; 3 * MIB]);
+    text.extend_from_slice(br#"", "ts": 1}, "#);
+    text.extend_from_slice(EVENT);
+    text.extend_from_slice(b"]}");
+    let writer = fifo(dir.path(), "trace.json", text);
     let run = run_measured(
         dir.path(),
         &[
@@ -283,5 +284,36 @@ fn a_fifo_given_directly_is_read_as_a_stream_with_the_same_caps() {
     assert!(
         text.contains("oversized"),
         "the skipped event is counted: {text}"
+    );
+}
+
+#[test]
+fn a_fifo_holding_a_memory_timeline_is_read_by_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rows: Vec<String> = (0..1000)
+        .map(|i| format!("[{i},1,{},4]", 1 << 20))
+        .collect();
+    let writer = fifo(
+        dir.path(),
+        "timeline.json",
+        format!("[{}]", rows.join(",")).into(),
+    );
+    let run = run_measured(dir.path(), &["memory", "timeline.json", "--format", "json"]);
+    writer.join().expect("writer");
+    run.assert_sane(160 << 20);
+    assert_eq!(run.code, Some(0), "{}", run.err());
+    assert!(run.out().contains("memory_timeline"), "{}", run.out());
+}
+
+#[test]
+fn a_device_given_directly_is_refused_by_content() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = run_measured(dir.path(), &["summary", "/dev/zero"]);
+    run.assert_sane(64 << 20);
+    assert_eq!(run.code, Some(2), "{}", run.err());
+    assert!(
+        run.err().contains("/dev/zero: not a Kineto Chrome trace"),
+        "{}",
+        run.err()
     );
 }
