@@ -20,6 +20,7 @@ pub mod document;
 mod error;
 pub mod input;
 pub mod run_folder;
+mod safe_json;
 mod views;
 
 use std::path::PathBuf;
@@ -29,6 +30,7 @@ pub use document::*;
 pub use error::{EngineError, EngineResult};
 pub use input::Source;
 pub use kinetoscope_trace::read::{ProgressFn, ReadOptions};
+pub use safe_json::{is_unsafe_char, plain_prefix_len};
 pub use views::memory::{MemoryDocument, MemoryOptions, MemoryResult};
 pub use views::*;
 

@@ -20,7 +20,7 @@ use crate::document::{
     Document, InputLayout, MemoryFileKind, SnapshotDocument, TimelineDocument, SCHEMA_VERSION,
 };
 use crate::error::{EngineError, EngineResult};
-use crate::input::{map_sniffed, split_results, Source};
+use crate::input::{map_sniffed, may_be_timeline, split_results, Source};
 use crate::run_folder::phase_memory;
 use crate::views::ensure_any_read;
 use crate::Engine;
@@ -123,11 +123,13 @@ impl Engine {
             Some(s) => crate::views::Mapped {
                 layout: InputLayout::File,
                 results: vec![map_sniffed(s, &self.read, reduce)],
+                skipped: Vec::new(),
             },
             None => self.map_any(src, reduce)?,
         };
         let results = ensure_any_read(mapped.results)?;
         let mut doc = Document::with_options(src.name(), mapped.layout, opts.clone());
+        doc.skipped = mapped.skipped;
         let mut peaks = HashMap::new();
         doc.errors = split_results(results, |path, v: MemoryView| {
             let peak = v
@@ -175,11 +177,7 @@ fn timeline_beside(trace: &Path, read: &ReadOptions) -> Option<(PathBuf, MemoryT
     let mut found = Vec::new();
     for e in std::fs::read_dir(dir).ok()?.flatten() {
         let p = e.path();
-        let name = e.file_name().to_string_lossy().to_ascii_lowercase();
-        if p.is_file()
-            && (name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".gz"))
-            && p != trace
-        {
+        if p.is_file() && may_be_timeline(&e.file_name().to_string_lossy()) && p != trace {
             if let Ok(Some(tl)) = read_timeline_if_any(&p, read) {
                 found.push((p, tl));
             }

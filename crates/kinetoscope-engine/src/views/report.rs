@@ -71,6 +71,7 @@ impl Engine {
             findings,
             counts,
             errors,
+            skipped: mapped.skipped,
         })
     }
 }

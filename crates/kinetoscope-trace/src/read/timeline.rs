@@ -103,6 +103,21 @@ fn out_of_memory(path: &Path, offset: u64, e: crate::model::MemoryError) -> Trac
     }
 }
 
+/// Sizes past ±4 PiB are clamped there, so that sums over categories and rows cannot
+/// overflow in the analyses.
+const MAX_BYTES: i64 = 1 << 52;
+/// Times (epoch ns, about 1.8e18 today) past ±(2^62 − 1) are clamped there, so that the
+/// difference of any two cannot overflow.
+const MAX_TIME: i64 = (1 << 62) - 1;
+
+fn bytes(v: i64) -> i64 {
+    v.clamp(-MAX_BYTES, MAX_BYTES)
+}
+
+fn time(v: i64) -> i64 {
+    v.clamp(-MAX_TIME, MAX_TIME)
+}
+
 fn coalesced_from(path: &Path, times: &[i64], sizes: &[Vec<i64>]) -> TraceResult<MemoryTimeline> {
     if times.len() != sizes.len() {
         return Err(not_timeline(
@@ -130,8 +145,10 @@ fn coalesced_from(path: &Path, times: &[i64], sizes: &[Vec<i64>]) -> TraceResult
             }
         };
         let mut s = [0i64; 8];
-        s.copy_from_slice(cats);
-        let t_ns = t.saturating_mul(1000);
+        for (slot, &v) in s.iter_mut().zip(cats) {
+            *slot = bytes(v);
+        }
+        let t_ns = time(t.saturating_mul(1000));
         // Rows are in time order; a repeated time keeps the last state.
         if tl.times_ns.last() == Some(&t_ns) {
             *tl.sizes.last_mut().expect("same length") = s;
@@ -149,12 +166,12 @@ fn raw_from(rows: &[[i64; 4]], charge: &mut Charge) -> Result<MemoryTimeline, Me
     let cat = |v: i64| if (0..8).contains(&v) { v as usize } else { 7 };
     let preexisting = rows.iter().filter(|r| r[0] < 0).count();
     // Pre-existing allocations (t = -1) get the smallest real time, as PyTorch does.
-    let first_real = rows.iter().map(|r| r[0]).filter(|t| *t >= 0).min();
+    let first_real = rows.iter().map(|r| time(r[0])).filter(|t| *t >= 0).min();
     let t_of = |r: &[i64; 4]| {
         if r[0] < 0 {
             first_real.unwrap_or(0)
         } else {
-            r[0]
+            time(r[0])
         }
     };
     let mut tl = MemoryTimeline {
@@ -172,7 +189,9 @@ fn raw_from(rows: &[[i64; 4]], charge: &mut Charge) -> Result<MemoryTimeline, Me
     for i in order {
         let r = &rows[i as usize];
         let t = t_of(r);
-        live[cat(r[3])] += r[2];
+        // Sizes come from the file: a sum past i64 saturates instead of overflowing.
+        let c = cat(r[3]);
+        live[c] = live[c].saturating_add(bytes(r[2]));
         if tl.times_ns.last() == Some(&t) {
             *tl.sizes.last_mut().expect("same length") = live;
         } else {

@@ -10,6 +10,7 @@ mod devices;
 mod entries;
 mod fixtures;
 mod fuzz;
+mod fuzz_regressions;
 mod links;
 mod malformed;
 mod memory_timeline;

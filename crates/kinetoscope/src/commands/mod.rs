@@ -2,9 +2,9 @@
 //! (`kinetoscope-engine`) and renders the document it returns (`kinetoscope-report`).
 
 mod explain;
-mod html_out;
 mod memory;
 mod output;
+mod output_file;
 mod report;
 mod sample;
 mod summary;
@@ -48,7 +48,7 @@ fn engine(read: &ReadArgs) -> Engine {
         ..ReadOptions::default()
     };
     if let Some(t) = read.threads {
-        opts.threads = t.max(1);
+        opts.threads = threads(t);
     }
     if let Some(cap) = read.max_element {
         opts.max_element_bytes = cap;
@@ -57,6 +57,20 @@ fn engine(read: &ReadArgs) -> Engine {
         opts.budget = MemoryBudget::new(limit.0);
     }
     Engine::new(opts).with_progress(Arc::new(crate::progress::TerminalProgress::default()))
+}
+
+/// `-j N` clamped to between 1 and the cores available, with a note when it is not.
+fn threads(asked: usize) -> usize {
+    let cores = kinetoscope_engine::input::available_threads();
+    let used = asked.clamp(1, cores);
+    if used != asked {
+        output::message(&format!(
+            "note: -j {asked}: using {used} thread{} ({cores} core{} available)",
+            if used == 1 { "" } else { "s" },
+            if cores == 1 { "" } else { "s" },
+        ));
+    }
+    used
 }
 
 /// The source for a path argument; none means the sample trace embedded in the binary.

@@ -8,8 +8,12 @@
 //!
 //! Time bounds are the benchmark's (`bench/`), not these tests'.
 
+mod arguments;
 pub mod harness;
+mod output;
 mod reading;
+mod rendering;
+mod special_files;
 
 use crate::common::fixtures;
 use harness::{fingerprint, run_measured};
