@@ -233,6 +233,7 @@ mod tests {
     #[test]
     fn charges_are_shared_refused_past_the_limit_and_given_back() {
         let budget = MemoryBudget::new(Some(1000));
+        assert_eq!(budget.limit(), Some(1000));
         let mut a = Charge::new(&budget);
         let mut b = Charge::new(&budget);
         a.take(600).unwrap();
@@ -252,6 +253,15 @@ mod tests {
         );
         drop(b);
         assert_eq!(budget.used(), 0);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_default_limit_is_under_the_physical_memory() {
+        let total = meminfo_total().expect("/proc/meminfo");
+        let limit = default_limit().expect("a limit on Linux");
+        assert!(limit <= total / 4 * 3, "{limit} of {total}");
+        assert_eq!(MemoryBudget::default().limit(), Some(limit));
     }
 
     #[test]
