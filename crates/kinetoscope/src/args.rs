@@ -197,6 +197,15 @@ pub struct ReadArgs {
     /// truncated by another process while it is read gives an error instead of a crash.
     #[arg(long)]
     pub no_mmap: bool,
+    /// The largest single event or top-level value read (default 64MiB): a larger one
+    /// is skipped and counted, or an error with --strict.
+    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size)]
+    pub max_element: Option<u64>,
+    /// Memory the traces read may hold, shared by all files read at once (default: 3/4
+    /// of the machine's or cgroup's memory, 1/2 of `ulimit -v`); `none` for no budget.
+    /// Going over it is an error, never a crash.
+    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_budget)]
+    pub max_memory: Option<crate::size::Budget>,
 }
 
 /// `report` options.

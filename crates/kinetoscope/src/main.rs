@@ -3,6 +3,7 @@
 mod args;
 mod commands;
 mod progress;
+mod size;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -214,7 +214,9 @@ fn reads_gzip_and_detects_by_content() {
     let sniffed = sniff_path(&gz).unwrap();
     assert_eq!(sniffed.kind(), ContentKind::Snapshot);
     assert!(sniffed.is_gzip());
-    let s = sniffed.read_snapshot().unwrap();
+    let s = sniffed
+        .read_snapshot(&kinetoscope_trace::read::ReadOptions::default())
+        .unwrap();
     assert!(s.gzip);
     check_full_state(&s);
     // The same from the gzip bytes in memory and as a stream.
@@ -527,4 +529,35 @@ proptest! {
         bytes.splice(i..i, insert);
         let _ = snapshot_from_bytes(Path::new("spliced"), &bytes);
     }
+}
+
+#[test]
+fn a_pickle_over_the_memory_budget_is_an_error_not_an_abort() {
+    // 200,000 empty lists on the stack, then a list of them: a few hundred KB of pickle
+    // whose values need several MB.
+    let mut p = vec![0x80, 4];
+    p.push(b'(');
+    p.resize(p.len() + 200_000, b']');
+    p.extend_from_slice(b"l.");
+    let read = |limit: u64| {
+        let opts = kinetoscope_trace::read::ReadOptions {
+            budget: kinetoscope_trace::MemoryBudget::new(Some(limit)),
+            ..Default::default()
+        };
+        kinetoscope_trace::read::sniff_bytes(Path::new("lists.pickle"), &p)
+            .unwrap()
+            .read_snapshot(&opts)
+    };
+    let e = read(1 << 20).unwrap_err();
+    assert!(
+        matches!(e, kinetoscope_trace::TraceError::OutOfMemory { .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("lists.pickle: byte "), "{e}");
+    // With room, the same pickle reaches the schema check (it is not a snapshot).
+    let e = read(256 << 20).unwrap_err();
+    assert!(
+        !matches!(e, kinetoscope_trace::TraceError::OutOfMemory { .. }),
+        "{e}"
+    );
 }

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use kinetoscope_engine::{Engine, ReadOptions, Source};
+use kinetoscope_trace::MemoryBudget;
 
 use crate::args::{Cli, Command, ReadArgs};
 
@@ -50,6 +51,12 @@ fn engine(read: &ReadArgs) -> Engine {
     };
     if let Some(t) = read.threads {
         opts.threads = threads(t);
+    }
+    if let Some(cap) = read.max_element {
+        opts.max_element_bytes = cap;
+    }
+    if let Some(limit) = read.max_memory {
+        opts.budget = MemoryBudget::new(limit.0);
     }
     Engine::new(opts).with_progress(Arc::new(crate::progress::TerminalProgress::default()))
 }

@@ -12,6 +12,7 @@ mod arguments;
 mod diff;
 pub mod harness;
 mod output;
+mod reading;
 mod rendering;
 mod special_files;
 
