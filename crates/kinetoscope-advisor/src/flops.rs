@@ -361,11 +361,7 @@ fn conv_and_attention(facts: &Facts) -> (Vec<(usize, OpClass, f64, usize)>, u64)
         }
         let name = facts.name(i);
         // Same-name nesting (a merged wrapper) counts once.
-        if facts
-            .ancestors(i)
-            .next()
-            .is_some_and(|p| facts.name(p) == name)
-        {
+        if facts.parent_of(i).is_some_and(|p| facts.name(p) == name) {
             continue;
         }
         let Some(args) = t.args.op_of(EventId(i as u32)) else {
@@ -396,12 +392,7 @@ fn precision_of(facts: &Facts, event: usize, dtype: Option<&str>) -> Precision {
     if p != Precision::Fp32 || !facts.has_gpu {
         return p;
     }
-    let tc = facts.launched_gpu(event).into_iter().any(|k| {
-        let name = facts.name(k);
-        name.contains("tf32")
-            || kinetoscope_analysis::overview::tensor_cores::uses_tensor_cores(name)
-    });
-    if tc {
+    if facts.launched_tensor_core_work(event) {
         Precision::Tf32
     } else {
         p

@@ -195,13 +195,19 @@ pub(crate) fn gemm_calls(facts: &Facts) -> (Vec<GemmCall>, Vec<usize>) {
         .map(|(&i, _)| i)
         .collect();
     let mut counted = Vec::new();
+    // The ancestors of the counted calls, marked walking up from each until a marked
+    // one: O(n) in all.
     let mut covered: rustc_hash::FxHashSet<usize> = Default::default();
+    let mut in_recognised = facts.ancestor_search(|a| recognised.contains(&a));
     for (&i, s) in candidates.iter().zip(shaped) {
         let Some((gemm, types)) = s else { continue };
-        if facts.ancestors(i).any(|a| recognised.contains(&a)) {
+        if in_recognised.any(i) {
             continue;
         }
-        covered.extend(facts.ancestors(i));
+        let mut a = facts.parent_of(i);
+        while let Some(p) = a.filter(|p| covered.insert(*p)) {
+            a = facts.parent_of(p);
+        }
         counted.push(GemmCall {
             event: i,
             gemm,
@@ -209,14 +215,11 @@ pub(crate) fn gemm_calls(facts: &Facts) -> (Vec<GemmCall>, Vec<usize>) {
         });
     }
     let candidate_set: rustc_hash::FxHashSet<usize> = candidates.iter().copied().collect();
+    let mut in_candidate = facts.ancestor_search(|a| candidate_set.contains(&a));
     let unshaped = candidates
         .iter()
         .copied()
-        .filter(|i| {
-            !recognised.contains(i)
-                && !covered.contains(i)
-                && !facts.ancestors(*i).any(|a| candidate_set.contains(&a))
-        })
+        .filter(|&i| !recognised.contains(&i) && !covered.contains(&i) && !in_candidate.any(i))
         .collect();
     (counted, unshaped)
 }

@@ -85,13 +85,13 @@ pub fn dominant_runtime_calls(facts: &Facts) -> Vec<RuntimeCall> {
     }
     facts
         .runtime_calls()
-        .into_iter()
+        .iter()
         .take(3)
         .map(|(name, calls, ns)| RuntimeCall {
-            name,
-            calls_per_step: calls as f64 / n,
-            ns_per_step: ns as f64 / n,
-            share: (ns as f64 / n / step).min(1.0),
+            name: name.clone(),
+            calls_per_step: *calls as f64 / n,
+            ns_per_step: *ns as f64 / n,
+            share: (*ns as f64 / n / step).min(1.0),
         })
         .filter(|r| r.share >= DOMINANT_RUNTIME_SHARE)
         .collect()
@@ -247,9 +247,10 @@ fn forward(facts: &Facts, bwd: &[usize]) -> (Option<f64>, Option<ForwardSource>)
     let python = [CategoryKind::PythonFunction];
     if !facts.events(&python, |_| true).is_empty() {
         let modules = facts.outermost(&facts.events(&python, |n| n.starts_with("nn.Module: ")));
+        let mut in_backward = facts.named_ancestor_search(is_backward);
         let fwd: Vec<usize> = modules
             .into_iter()
-            .filter(|&i| !facts.inside(i, is_backward))
+            .filter(|&i| !in_backward.any(i))
             .collect();
         if fwd.is_empty() {
             return (None, None);
@@ -269,6 +270,14 @@ fn forward(facts: &Facts, bwd: &[usize]) -> (Option<f64>, Option<ForwardSource>)
     let host = [CategoryKind::UserAnnotation, CategoryKind::CpuOp];
     let mut fwd_ns = 0i64;
     let mut found = false;
+    // The nearest enclosing operator or annotation (Python frames skipped).
+    let t = facts.trace;
+    let mut enclosing = facts.ancestor_search(|a| {
+        matches!(
+            t.categories.kind(t.events.cat[a]),
+            CategoryKind::CpuOp | CategoryKind::UserAnnotation
+        )
+    });
     for i in facts.events(&host, |n| !n.starts_with("ProfilerStep#")) {
         let Some(s) = facts.step_of_event(i) else {
             continue;
@@ -276,14 +285,7 @@ fn forward(facts: &Facts, bwd: &[usize]) -> (Option<f64>, Option<ForwardSource>)
         if e.ts_ns[i] >= first_bwd[s] {
             continue;
         }
-        // The nearest enclosing operator or annotation (Python frames skipped).
-        let t = facts.trace;
-        let Some(parent) = facts.ancestors(i).find(|&a| {
-            matches!(
-                t.categories.kind(t.events.cat[a]),
-                CategoryKind::CpuOp | CategoryKind::UserAnnotation
-            )
-        }) else {
+        let Some(parent) = enclosing.nearest(i) else {
             continue;
         };
         if !facts.name(parent).starts_with("ProfilerStep#") {

@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, EventId, StrId, Trace, TrackKind};
 
-use crate::overview::intervals::{intersect, merge, subtract, total, Span};
+use std::sync::OnceLock;
+
+use crate::overview::intervals::{merge, subtract, Prefix, Span};
 
 /// Launch, graph-replay and activity counts of one trace.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -68,7 +70,7 @@ impl DeviceActivity {
 }
 
 /// Busy and queued time of one device (or of all devices together).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DeviceTimeline {
     /// Device id (the activities' `device` arg, else their stream's device); -1 for all
     /// devices together.
@@ -78,33 +80,65 @@ pub struct DeviceTimeline {
     /// Time with nothing running but work already launched (module docs), merged and
     /// disjoint from `busy`.
     pub queued: Vec<(i64, i64)>,
+    /// Prefix lengths of `busy` and `queued`, built on first use (a measure in any
+    /// window is then O(log n), however many windows overlap).
+    #[serde(skip)]
+    prefix: OnceLock<(Prefix, Prefix)>,
+}
+
+impl PartialEq for DeviceTimeline {
+    fn eq(&self, other: &Self) -> bool {
+        (self.device, &self.busy, &self.queued) == (other.device, &other.busy, &other.queued)
+    }
 }
 
 impl DeviceTimeline {
-    /// The intervals of `[lo, hi)` in which the device waits for the host: nothing runs
-    /// and nothing launched is waiting to run.
-    pub fn waiting_for_host(&self, lo: i64, hi: i64) -> Vec<(i64, i64)> {
-        if hi <= lo {
-            return Vec::new();
+    /// A timeline from its merged busy and queued intervals.
+    pub fn new(device: i64, busy: Vec<(i64, i64)>, queued: Vec<(i64, i64)>) -> Self {
+        Self {
+            device,
+            busy,
+            queued,
+            prefix: OnceLock::new(),
         }
-        let free = subtract(&[(lo, hi)], within(&self.busy, lo, hi));
-        subtract(&free, within(&self.queued, lo, hi))
     }
 
-    /// Queued time inside `[lo, hi)`, ns.
-    pub fn queued_in(&self, lo: i64, hi: i64) -> i64 {
+    fn prefix(&self) -> &(Prefix, Prefix) {
+        self.prefix
+            .get_or_init(|| (Prefix::of(&self.busy), Prefix::of(&self.queued)))
+    }
+
+    /// Time the device waits for the host inside `[lo, hi)` (nothing runs and nothing
+    /// launched is waiting to run), ns, in O(log n).
+    pub fn waiting_ns(&self, lo: i64, hi: i64) -> i64 {
         if hi <= lo {
             return 0;
         }
-        total(&intersect(within(&self.queued, lo, hi), &[(lo, hi)]))
+        let (busy, queued) = self.prefix();
+        (hi - lo) - busy.len_in(&self.busy, lo, hi) - queued.len_in(&self.queued, lo, hi)
     }
-}
 
-/// The intervals of an interval set that overlap `[lo, hi)`.
-fn within(set: &[Span], lo: i64, hi: i64) -> &[Span] {
-    let a = set.partition_point(|s| s.1 <= lo);
-    let b = set.partition_point(|s| s.0 < hi).max(a);
-    &set[a..b]
+    /// Queued time inside `[lo, hi)`, ns, in O(log n).
+    pub fn queued_in(&self, lo: i64, hi: i64) -> i64 {
+        self.prefix().1.len_in(&self.queued, lo, hi)
+    }
+
+    /// Where the wait for the host that is going on at `t` ends (at most `limit`): `t`
+    /// itself when the device is busy or has work queued at `t`.
+    pub fn waiting_until(&self, t: i64, limit: i64) -> i64 {
+        let next = |set: &[(i64, i64)]| {
+            let k = set.partition_point(|s| s.1 <= t);
+            match set.get(k) {
+                Some(&(s, _)) if s <= t => None,
+                Some(&(s, _)) => Some(s),
+                None => Some(i64::MAX),
+            }
+        };
+        match (next(&self.busy), next(&self.queued)) {
+            (Some(b), Some(q)) => b.min(q).min(limit).max(t),
+            _ => t,
+        }
+    }
 }
 
 /// Every device's timeline and the timeline of all devices together.
@@ -118,9 +152,10 @@ pub struct GpuTimeline {
 }
 
 impl GpuTimeline {
-    /// The timeline of device `id`, when it recorded activity.
+    /// The timeline of device `id`, when it recorded activity (devices are sorted by id).
     pub fn device(&self, id: i64) -> Option<&DeviceTimeline> {
-        self.devices.iter().find(|d| d.device == id)
+        let k = self.devices.partition_point(|d| d.device < id);
+        self.devices.get(k).filter(|d| d.device == id)
     }
 }
 
@@ -232,16 +267,14 @@ pub fn gpu_timeline(trace: &Trace) -> GpuTimeline {
     let e = &trace.events;
     // (device, busy, pending) per device.
     let mut per: Vec<(i64, Vec<Span>, Vec<Span>)> = Vec::new();
+    let mut slot_of: rustc_hash::FxHashMap<i64, usize> = Default::default();
     for (i, kind) in gpu_activities(trace) {
         let (ts, dur) = (e.ts_ns[i], e.dur_ns[i].max(0));
         let device = device_of(trace, i, kind);
-        let slot = match per.iter().position(|p| p.0 == device) {
-            Some(p) => p,
-            None => {
-                per.push((device, Vec::new(), Vec::new()));
-                per.len() - 1
-            }
-        };
+        let slot = *slot_of.entry(device).or_insert_with(|| {
+            per.push((device, Vec::new(), Vec::new()));
+            per.len() - 1
+        });
         per[slot].1.push((ts, ts + dur));
         if let Some(l) = launch_of(trace, i) {
             let submitted = e.ts_ns[l] + e.dur_ns[l].max(0);
@@ -253,11 +286,7 @@ pub fn gpu_timeline(trace: &Trace) -> GpuTimeline {
     let timeline = |device: i64, busy: Vec<Span>, pending: Vec<Span>| {
         let busy = merge(busy);
         let queued = subtract(&merge(pending), &busy);
-        DeviceTimeline {
-            device,
-            busy,
-            queued,
-        }
+        DeviceTimeline::new(device, busy, queued)
     };
     let all = timeline(
         -1,
@@ -288,19 +317,23 @@ mod tests {
     }
 
     #[test]
-    fn waiting_for_host_leaves_out_busy_and_queued_time() {
-        let t = DeviceTimeline {
-            device: 0,
-            busy: vec![(10, 20), (50, 60)],
-            queued: vec![(30, 50)],
-        };
+    fn waiting_leaves_out_busy_and_queued_time() {
+        let t = DeviceTimeline::new(0, vec![(10, 20), (50, 60)], vec![(30, 50)]);
         // [0, 100): busy 20, queued 20, waiting [0,10) [20,30) [60,100).
-        assert_eq!(
-            t.waiting_for_host(0, 100),
-            vec![(0, 10), (20, 30), (60, 100)]
-        );
+        assert_eq!(t.waiting_ns(0, 100), 10 + 10 + 40);
         assert_eq!(t.queued_in(0, 100), 20);
         assert_eq!(t.queued_in(40, 45), 5);
-        assert!(t.waiting_for_host(5, 5).is_empty());
+        assert_eq!(t.waiting_ns(5, 5), 0);
+        assert_eq!(t.waiting_ns(9, 9), 0);
+        assert_eq!(t.waiting_ns(15, 55), 10);
+        assert_eq!(t.waiting_ns(25, 61), 6);
+        assert_eq!(t.waiting_ns(60, 61), 1);
+        assert_eq!(t.waiting_ns(7, 3), 0);
+        // The wait at 20 runs to the queued work at 30; at 15 or 35 there is none.
+        assert_eq!(t.waiting_until(20, 100), 30);
+        assert_eq!(t.waiting_until(22, 25), 25);
+        assert_eq!(t.waiting_until(15, 100), 15);
+        assert_eq!(t.waiting_until(35, 100), 35);
+        assert_eq!(t.waiting_until(70, 100), 100);
     }
 }

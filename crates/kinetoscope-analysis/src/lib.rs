@@ -3,6 +3,7 @@
 //! and ids; none prints or writes prose (what it had to assume is a [`note::Note`]; the
 //! renderers and the advisor word things).
 //!
+//! - [`ancestry`]: the nearest ancestor passing a test, for any number of events in O(n).
 //! - [`comm`]: communication/computation overlap, exposed communication, collectives.
 //! - [`critical_path`]: the critical path of one step, by category and event.
 //! - [`device_activity`]: launch calls against recorded device activity, kernels
@@ -17,12 +18,16 @@
 //! - [`note`]: what an analysis had to assume or could not compute, as data.
 //! - [`ops`]: the operator view (per operator, by name, input shape, call stack or module).
 //! - [`ranks`]: rank traces side by side: collectives matched, skew, waits, stragglers.
+//! - [`range_extremes`]: range minimum / maximum and searches by value in O(log n).
 //! - [`sequences`]: frequent kernel sequences in an operator or a step (fusion candidates).
 //! - [`overview`]: the Overview page: step-time breakdown and per-GPU metrics.
 //! - [`steps`]: training steps from `ProfilerStep#N` spans, with a documented fallback.
 //! - [`stats`]: distribution statistics (mean, median, p90, coefficient of variation).
 //! - [`summary`]: the per-trace summary behind `kinetoscope summary`.
+//! - [`up_search`]: the first ancestor passing a test that holds up to the root, in
+//!   O(log depth).
 
+pub mod ancestry;
 pub mod comm;
 pub mod critical_path;
 pub mod device_activity;
@@ -33,9 +38,13 @@ pub mod memory;
 pub mod note;
 pub mod ops;
 pub mod overview;
+pub mod range_extremes;
 pub mod ranks;
 pub mod sequences;
 mod sort_key;
 pub mod stats;
 pub mod steps;
 pub mod summary;
+pub mod up_search;
+
+pub use overview::intervals::Measure;

@@ -1,5 +1,9 @@
 //! `kinetoscope-bench`: throughput and peak RSS of `kinetoscope summary` on a large
-//! generated Kineto trace, plain and gzip (see `bench/README.md`).
+//! generated Kineto trace, plain and gzip, and (`--adversarial`) the complexity
+//! benchmark on adversarial shapes (see `bench/README.md`).
+
+mod adversarial;
+mod child;
 
 use std::borrow::Cow;
 use std::fs::{self, File};
@@ -10,6 +14,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Parser;
+use kinetoscope_synth::shapes::Shape;
+
+use child::run_child;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
@@ -61,6 +68,40 @@ struct Cli {
     /// Only the plain JSON file (skip gzip).
     #[arg(long)]
     plain_only: bool,
+    /// Run the complexity benchmark instead: every view on each adversarial shape at
+    /// N, 2N and 4N units (`kinetoscope-synth --shape`), report against summary.
+    #[arg(long)]
+    adversarial: bool,
+    /// Adversarial mode: N, the units at scale 1.
+    #[arg(long, default_value_t = 100_000, requires = "adversarial")]
+    units: u64,
+    /// Adversarial mode: the multiples of N to run.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1,2,4",
+        requires = "adversarial"
+    )]
+    scales: Vec<u64>,
+    /// Adversarial mode: the shapes (default: all).
+    #[arg(long, value_delimiter = ',', requires = "adversarial")]
+    shapes: Vec<Shape>,
+    /// Adversarial mode: the views timed at the largest size (default: every view).
+    #[arg(long, value_delimiter = ',', requires = "adversarial")]
+    views: Vec<String>,
+    /// Adversarial mode: another kinetoscope binary to time on summary and report (the
+    /// pre-change one, for before/after).
+    #[arg(long, requires = "adversarial")]
+    baseline: Option<PathBuf>,
+    /// Adversarial mode: seconds after which a run is killed (shown as `>limit`).
+    #[arg(long, default_value_t = 120, requires = "adversarial")]
+    limit: u64,
+    /// Adversarial mode: the largest report / summary time ratio that passes.
+    #[arg(long, default_value_t = 3.0, requires = "adversarial")]
+    max_ratio: f64,
+    /// Adversarial mode: keep the generated files in bench/data/adversarial/.
+    #[arg(long, requires = "adversarial")]
+    keep: bool,
 }
 
 fn main() -> std::process::ExitCode {
@@ -159,63 +200,6 @@ fn synth(synth: &Path, from: &Path, size: &str, out: &Path) -> anyhow::Result<()
     Ok(())
 }
 
-/// One child run.
-struct Run {
-    wall: Duration,
-    max_rss_kib: u64,
-    code: Option<i32>,
-    stderr: String,
-}
-
-/// Spawns `cmd` (stdout as given, stderr captured) and reaps it with `wait4` to get
-/// its own peak RSS.
-fn run_child(cmd: &mut Command, stdout: Stdio) -> anyhow::Result<Run> {
-    let start = Instant::now();
-    let mut child = cmd
-        .stdout(stdout)
-        .stderr(Stdio::piped())
-        .stdin(Stdio::null())
-        .spawn()
-        .with_context(|| format!("cannot run {cmd:?}"))?;
-    let mut pipe = child.stderr.take().context("no stderr pipe")?;
-    let reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = pipe.read_to_end(&mut s);
-        s
-    });
-    let pid = libc::pid_t::try_from(child.id()).context("pid out of range")?;
-    let mut status: libc::c_int = 0;
-    // SAFETY: `rusage` is plain data; zeroed is a valid value and wait4 fills it.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: valid pointers to locals; `pid` is our own unreaped child.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if r == pid {
-            break;
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e).context("wait4");
-        }
-    }
-    let wall = start.elapsed();
-    // The child is reaped; `Child` has nothing left to do on drop.
-    drop(child);
-    let stderr = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
-    let code = if libc::WIFEXITED(status) {
-        Some(libc::WEXITSTATUS(status))
-    } else {
-        None
-    };
-    Ok(Run {
-        wall,
-        // ru_maxrss is in KiB on Linux.
-        max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
-        code,
-        stderr,
-    })
-}
-
 /// One row of the result table.
 struct Row {
     label: String,
@@ -274,7 +258,7 @@ impl Bench<'_> {
         out_name.push(".summary.json");
         let out_path = file.with_file_name(out_name);
         let out = File::create(&out_path)?;
-        let run = run_child(&mut self.cmd(file, threads), Stdio::from(out))?;
+        let run = run_child(&mut self.cmd(file, threads), Stdio::from(out), None)?;
         let mut err = io::stderr().lock();
         writeln!(
             err,
@@ -336,7 +320,7 @@ impl Bench<'_> {
             max_rss_kib: Some(0),
         };
         for i in 0..self.runs.max(1) {
-            let run = run_child(&mut self.cmd(file, threads), Stdio::null())?;
+            let run = run_child(&mut self.cmd(file, threads), Stdio::null(), None)?;
             if run.code != Some(0) {
                 bail!(
                     "run {i} on {} failed (exit {:?}): {}",
@@ -408,7 +392,7 @@ fn serde_baseline(buf: &[u8], runs: usize) -> anyhow::Result<(Vec<f64>, u64, u64
 }
 
 /// The 1-minute load average (other work on the machine skews the timings).
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next().map(String::from))
@@ -480,6 +464,34 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let root = repo_root()?;
     let abs = |p: &Option<PathBuf>, default: PathBuf| -> PathBuf { p.clone().unwrap_or(default) };
     let kinetoscope = abs(&cli.kinetoscope, root.join("target/release/kinetoscope"));
+    if cli.adversarial {
+        if !kinetoscope.is_file() {
+            bail!(
+                "kinetoscope binary not found at {} (run `cargo build --release --workspace`, or pass --kinetoscope)",
+                kinetoscope.display()
+            );
+        }
+        let opts = adversarial::Options {
+            units: cli.units.max(1),
+            scales: cli.scales.clone(),
+            shapes: if cli.shapes.is_empty() {
+                Shape::ALL.to_vec()
+            } else {
+                cli.shapes.clone()
+            },
+            views: if cli.views.is_empty() {
+                adversarial::VIEWS.iter().map(|v| v.to_string()).collect()
+            } else {
+                cli.views.clone()
+            },
+            baseline: cli.baseline.clone(),
+            limit: Duration::from_secs(cli.limit.max(1)),
+            runs: cli.runs,
+            max_ratio: cli.max_ratio,
+            keep: cli.keep,
+        };
+        return adversarial::run(&root, &kinetoscope, &opts);
+    }
     let synth_bin = abs(&cli.synth, root.join("target/release/kinetoscope-synth"));
     let from = abs(
         &cli.from,

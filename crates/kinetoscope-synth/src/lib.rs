@@ -24,6 +24,7 @@
 //! ```
 
 pub mod decimal;
+pub mod shapes;
 
 use std::fmt;
 use std::fs::{self, File};
@@ -730,13 +731,23 @@ pub fn write_file(
     if let Some(s) = src_path {
         ensure_not_source(s, out)?;
     }
+    write_atomically(out, |w| src.write_to(w, opts))
+}
+
+/// Writes `out` (gzip when it ends in `.gz`, fastest level) with `write`, through a
+/// `.partial` file beside it that is renamed into place once complete (and removed on
+/// failure).
+pub fn write_atomically(
+    out: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<WriteStats>,
+) -> anyhow::Result<FileStats> {
     let name = out
         .file_name()
         .with_context(|| format!("{} is not a file name", out.display()))?;
     let mut partial_name = name.to_os_string();
     partial_name.push(".partial");
     let partial = out.with_file_name(partial_name);
-    let result = write_file_at(src, &partial, wants_gzip(out), opts).and_then(|stats| {
+    let result = write_file_at(&partial, wants_gzip(out), write).and_then(|stats| {
         fs::rename(&partial, out)
             .with_context(|| format!("cannot rename {} to {}", partial.display(), out.display()))?;
         Ok(stats)
@@ -755,17 +766,16 @@ pub fn write_file(
 }
 
 fn write_file_at(
-    src: &Source,
     path: &Path,
     gzip: bool,
-    opts: &WriteOptions,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<WriteStats>,
 ) -> anyhow::Result<WriteStats> {
     let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     let ctx = || format!("cannot write {}", path.display());
     let stats = if gzip {
         let enc = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
         let mut w = BufWriter::with_capacity(1 << 20, enc);
-        let stats = src.write_to(&mut w, opts).with_context(ctx)?;
+        let stats = write(&mut w).with_context(ctx)?;
         let enc = w
             .into_inner()
             .map_err(|e| e.into_error())
@@ -774,7 +784,7 @@ fn write_file_at(
         stats
     } else {
         let mut w = BufWriter::with_capacity(1 << 20, file);
-        let stats = src.write_to(&mut w, opts).with_context(ctx)?;
+        let stats = write(&mut w).with_context(ctx)?;
         w.flush().with_context(ctx)?;
         stats
     };

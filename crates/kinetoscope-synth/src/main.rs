@@ -7,27 +7,42 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::Parser;
 use kinetoscope_synth::decimal::Factor;
+use kinetoscope_synth::shapes::{write_shape, Shape, ShapeOptions};
 use kinetoscope_synth::{
     load_source, parse_size, write_file, write_ranks, FileStats, LoadOptions, RankOptions, Target,
     WriteOptions,
 };
 
 /// Makes a large Kineto (PyTorch profiler) trace from a real one by repeating its
-/// events with shifted timestamps, ids and step numbers.
+/// events with shifted timestamps, ids and step numbers, or an adversarial trace of a
+/// given shape (--shape) for complexity benchmarks.
 ///
 /// Examples:
 ///   kinetoscope-synth --from rank0.json.gz --size 1GiB --out big.json
 ///   kinetoscope-synth --from rank0.json.gz --size 256MiB --ranks 8 --out-dir run/ --gzip \
 ///       --slow-rank 3 --slowdown 1.3
+///   kinetoscope-synth --shape deep-nesting --units 1000000 --steps 1 --out deep.json.gz
 #[derive(Debug, Parser)]
 #[command(name = "kinetoscope-synth", version, verbatim_doc_comment)]
 struct Cli {
     /// The source trace (.json or .json.gz; gzip is detected by content).
-    #[arg(long, value_name = "SRC")]
-    from: PathBuf,
+    #[arg(long, value_name = "SRC", required_unless_present = "shape")]
+    from: Option<PathBuf>,
+    /// Write an adversarial trace of this shape instead of copies of a source:
+    /// same-timestamp, deep-nesting, one-track, track-per-event, distinct-names, overlap,
+    /// step-per-unit (see `kinetoscope_synth::shapes`). Needs --units and --out.
+    #[arg(long, conflicts_with_all = ["from", "size", "copies", "ranks"], requires_all = ["units", "out"])]
+    shape: Option<Shape>,
+    /// Shape mode: the number of units (a host span with its runtime call, GPU activity
+    /// and memory records: 3 to 5 events each); deep-nesting nests each step's units.
+    #[arg(long, requires = "shape")]
+    units: Option<u64>,
+    /// Shape mode: the number of ProfilerStep#N spans the units are split into.
+    #[arg(long, requires = "shape", default_value_t = 3)]
+    steps: u64,
     /// Size of each output in bytes of uncompressed JSON: whole copies are written until
     /// it is reached. K/M/G are powers of 1000, KiB/MiB/GiB powers of 1024.
-    #[arg(long, required_unless_present = "copies", conflicts_with = "copies")]
+    #[arg(long, required_unless_present_any = ["copies", "shape"], conflicts_with = "copies")]
     size: Option<String>,
     /// Write exactly this many copies instead of a size.
     #[arg(long)]
@@ -76,6 +91,23 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    if let (Some(shape), Some(units), Some(out)) = (cli.shape, cli.units, &cli.out) {
+        let opts = ShapeOptions {
+            shape,
+            units,
+            steps: cli.steps,
+        };
+        let stats = write_shape(&opts, out)?;
+        writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            line(&[stats], &format!("{} ({shape})", out.display()))
+        )?;
+        return Ok(());
+    }
+    let Some(from) = &cli.from else {
+        bail!("give --from, or --shape");
+    };
     let target = match (&cli.size, cli.copies) {
         (Some(s), _) => Target::Bytes(parse_size(s)?),
         (None, Some(n)) => Target::Copies(n.max(1)),
@@ -88,12 +120,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             .and_then(|g| g.checked_mul(1000))
             .context("--gap-us is too large")?,
     };
-    let src = load_source(&cli.from, &load)?;
+    let src = load_source(from, &load)?;
     let mut stdout = std::io::stdout().lock();
     if let Some(out) = &cli.out {
         let stats = write_file(
             &src,
-            Some(&cli.from),
+            Some(from.as_path()),
             out,
             &WriteOptions {
                 target,
@@ -128,7 +160,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         target,
         jobs,
     };
-    let files = write_ranks(&src, Some(&cli.from), dir, &opts)?;
+    let files = write_ranks(&src, Some(from.as_path()), dir, &opts)?;
     writeln!(
         stdout,
         "{}",

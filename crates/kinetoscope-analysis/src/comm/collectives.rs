@@ -22,6 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, CollectiveArgs, EventId, Phase, Trace, TrackKind};
 
+use crate::ancestry::AncestorSearch;
+
 use super::names::{
     busbw_factor, dtype_size, fold_collective, host_collective, is_comm_kernel, parse_nccl_kernel,
     HostCollective,
@@ -136,16 +138,20 @@ impl<'t> Calls<'t> {
         if kinds.iter().all(Option::is_none) {
             return out;
         }
+        // The outermost span of each chain of nested collective spans: for a span whose
+        // parent is a collective, the nearest ancestor whose own parent is not one.
         let nesting = trace.nesting();
-        let root_of = |i: usize| {
-            let mut r = EventId(i as u32);
-            while let Some(p) = nesting.parent_of(r) {
-                if kinds[p.index()].is_none() {
-                    break;
-                }
-                r = p;
-            }
-            r
+        let collective = |a: usize| kinds.get(a).is_some_and(Option::is_some);
+        let parent = |a: usize| nesting.parent_of(EventId(a as u32)).map(|p| p.index());
+        let mut chain_root = AncestorSearch::new(nesting, |a| {
+            collective(a) && !parent(a).is_some_and(collective)
+        });
+        let mut root_of = |i: usize| {
+            let r = match parent(i) {
+                Some(p) if collective(p) => chain_root.nearest(i).unwrap_or(p),
+                _ => i,
+            };
+            EventId(r as u32)
         };
         let mut by_root: FxHashMap<u32, usize> = FxHashMap::default();
         for (i, kind) in kinds.iter().enumerate() {
@@ -180,6 +186,7 @@ impl<'t> Calls<'t> {
             }
         }
         // Kernel launches: the call they are nested in, by correlation.
+        let mut in_call = AncestorSearch::new(nesting, collective);
         for i in 0..e.len() {
             if e.correlation[i] == 0
                 || e.phase[i] != Phase::Complete
@@ -193,15 +200,9 @@ impl<'t> Calls<'t> {
             {
                 continue;
             }
-            let mut call = None;
-            let mut cur = EventId(i as u32);
-            while let Some(p) = nesting.parent_of(cur) {
-                if let Some(&c) = out.of_event.get(&p.0) {
-                    call = Some(c);
-                    break;
-                }
-                cur = p;
-            }
+            let call = in_call
+                .nearest(i)
+                .and_then(|p| out.of_event.get(&(p as u32)).copied());
             if let Some(c) = call {
                 out.calls[c].launched = true;
             }

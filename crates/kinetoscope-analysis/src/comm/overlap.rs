@@ -18,7 +18,7 @@ use super::names::is_comm_kernel;
 use crate::gpu_time::classes::{comm_comp_of, ClassRules};
 use crate::gpu_time::{select, Compat};
 use crate::overview::classify::Classes;
-use crate::overview::intervals::{intersect, merge, overlap, Span};
+use crate::overview::intervals::{intersect, merge, Measure, Span};
 use crate::overview::step_ranges::plan_steps;
 
 /// Which definition an overlap number follows.
@@ -120,12 +120,17 @@ pub fn overlap_kinetoscope(trace: &Trace) -> (Overlap, Vec<StepComm>) {
     let comp = merge(comp);
     let comm = merge(comm);
     let both = intersect(&comp, &comm);
+    let (comp_m, comm_m, both_m) = (
+        Measure::new(&comp),
+        Measure::new(&comm),
+        Measure::new(&both),
+    );
     let mut steps = Vec::new();
     let (mut tc, mut tm, mut tb) = (0, 0, 0);
     for s in &plan.steps {
-        let c = overlap(&comp, s.start, s.end);
-        let m = overlap(&comm, s.start, s.end);
-        let b = overlap(&both, s.start, s.end);
+        let c = comp_m.len_in(s.start, s.end);
+        let m = comm_m.len_in(s.start, s.end);
+        let b = both_m.len_in(s.start, s.end);
         tc += c;
         tm += m;
         tb += b;

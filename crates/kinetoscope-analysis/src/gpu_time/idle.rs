@@ -192,8 +192,8 @@ fn walk(
 ) {
     let e = &trace.events;
     let launches = LaunchIndex::build(trace);
-    // (queue, end of its previous row) per queue.
-    let mut prev: Vec<(i64, i64)> = Vec::new();
+    // End of its previous row, per queue.
+    let mut prev: rustc_hash::FxHashMap<i64, i64> = Default::default();
     for (k, &id) in rows.rows.iter().enumerate() {
         if rows.kind[k] == RowKind::Sync {
             continue;
@@ -205,16 +205,13 @@ fn walk(
             Queue::Device => 0,
         };
         let (ts, end) = rows.clock.span(trace, i);
-        let slot = match prev.iter().position(|p| p.0 == key) {
-            Some(p) => p,
-            None => {
-                prev.push((key, end));
-                on_row(stream, id, None);
-                continue;
-            }
+        let Some(slot) = prev.get_mut(&key) else {
+            prev.insert(key, end);
+            on_row(stream, id, None);
+            continue;
         };
-        let prev_end = prev[slot].1;
-        prev[slot].1 = match (queue, rows.window.compat) {
+        let prev_end = *slot;
+        *slot = match (queue, rows.window.compat) {
             (Queue::Stream, Compat::Hta) => end,
             _ => prev_end.max(end),
         };
@@ -287,15 +284,17 @@ struct StreamAcc {
 /// The breakdown from already selected rows (sync rows are skipped, as in HTA).
 pub fn idle_of(trace: &Trace, rows: &GpuRows, kernel_wait_ns: i64) -> IdleBreakdown {
     let mut streams: Vec<StreamAcc> = Vec::new();
+    let mut slot_of: rustc_hash::FxHashMap<i64, usize> = Default::default();
     walk(
         trace,
         rows,
         kernel_wait_ns,
         Queue::Stream,
         |stream, id, gap| {
-            let s = match streams.iter().position(|s| s.stream == stream) {
-                Some(p) => p,
+            let s = match slot_of.get(&stream) {
+                Some(&p) => p,
                 None => {
+                    slot_of.insert(stream, streams.len());
                     streams.push(StreamAcc {
                         stream,
                         first_event: id,

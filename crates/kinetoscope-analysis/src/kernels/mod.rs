@@ -204,7 +204,7 @@ pub fn analyze_kernels_in(
 
     let kargs = &trace.args.kernel;
     let mut cursor = 0usize;
-    let mut index: FxHashMap<RowKey, usize> = FxHashMap::default();
+    let mut index: FxHashMap<RowKey, u32> = FxHashMap::default();
     let mut accs: Vec<Acc> = Vec::new();
     for i in 0..e.len() {
         if e.phase[i] != Phase::Complete || trace.categories.kind(e.cat[i]) != CategoryKind::Kernel
@@ -238,9 +238,9 @@ pub fn analyze_kernels_in(
         } else {
             (e.name[i].0, 0, [0; 3], [0; 3], 0, 0)
         };
-        let next = accs.len();
-        let slot = *index.entry(key).or_insert(next);
-        if slot == next {
+        let next = accs.len() as u32;
+        let slot = *index.entry(key).or_insert(next) as usize;
+        if slot == next as usize {
             accs.push(Acc {
                 key,
                 calls: 0,
@@ -281,12 +281,13 @@ pub fn analyze_kernels_in(
         .collect();
     let mut eligible = NameFlags::new(&trace.strings, is_eligible_name);
 
+    drop(index);
     let mut total_kernel_ns = 0;
     let mut tensor_core_kernel_ns = 0;
     let rows: Vec<KernelRow> = accs
-        .iter()
-        .zip(&tc_rows)
-        .map(|(a, &tensor_cores)| {
+        .into_iter()
+        .zip(tc_rows)
+        .map(|(a, tensor_cores)| {
             total_kernel_ns += a.total;
             if tensor_cores {
                 tensor_core_kernel_ns += a.total;
@@ -323,9 +324,10 @@ pub fn analyze_kernels_in(
                 mean_est_achieved_occupancy: a.occupancy.mean().map(|pct| pct / 100.0),
                 windows: {
                     // Kernels come in file order, not always time order.
-                    let mut w = a.windows.clone();
+                    let mut w = a.windows;
                     w.sort_unstable();
                     w.dedup();
+                    w.shrink_to_fit();
                     w
                 },
             }

@@ -4,6 +4,8 @@
 
 use std::cmp::Ordering;
 
+use crate::sort_key::sort_rows_by;
+
 use serde::{Deserialize, Serialize};
 
 use super::KernelRow;
@@ -95,9 +97,11 @@ fn tie_break(a: &KernelRow, b: &KernelRow) -> Ordering {
 /// Sort rows in place.
 pub(crate) fn sort_rows(rows: &mut [KernelRow], key: KernelSortKey) {
     if key == KernelSortKey::Name {
-        rows.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| tie_break(a, b)));
+        sort_rows_by(rows, |a, b| {
+            a.name.cmp(&b.name).then_with(|| tie_break(a, b))
+        });
     } else {
-        rows.sort_by(|a, b| {
+        sort_rows_by(rows, |a, b| {
             value(b, key)
                 .total_cmp(&value(a, key))
                 .then_with(|| tie_break(a, b))

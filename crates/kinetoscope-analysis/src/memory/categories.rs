@@ -60,57 +60,72 @@ pub enum Phase {
     Other,
 }
 
-/// The phase of a record made in operator call `op`, the `Optimizer.step` call around
-/// it, and whether it is under `AccumulateGrad`.
-fn phase_of(ops: &OpForest, op: Option<u32>) -> (Phase, Option<u32>, bool) {
-    let Some(mut node) = op else {
-        return (Phase::Other, None, false);
-    };
-    let mut phase = Phase::Forward;
-    let mut step = None;
-    let mut accumulate = false;
-    loop {
-        let name = ops.name_of(node);
-        if name.starts_with("Optimizer.step") {
-            phase = Phase::Optimizer;
-            step = Some(node);
-        } else if name.starts_with("Optimizer.zero_grad") {
-            if phase == Phase::Forward {
-                phase = Phase::ZeroGrad;
-            }
-        } else if name.contains("AccumulateGrad") {
-            accumulate = true;
-            if phase == Phase::Forward {
-                phase = Phase::Backward;
-            }
-        } else if (name.starts_with("autograd::engine::evaluate_function")
-            || name.contains("Backward"))
-            && phase == Phase::Forward
-        {
-            phase = Phase::Backward;
-        }
-        match ops.parent_of(node) {
-            Some(p) => node = p,
-            None => break,
-        }
-    }
-    (phase, step, accumulate)
+/// What an operator name says about the phase: an `Optimizer.step` call, or the class
+/// it gives the records below it, and whether it is `AccumulateGrad`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct NameClass {
+    step: bool,
+    class: Option<Phase>,
+    accumulate: bool,
 }
 
-/// Whether `inner` is `outer` or nested in it.
-fn within(ops: &OpForest, inner: Option<u32>, outer: Option<u32>) -> bool {
-    let (Some(mut n), Some(o)) = (inner, outer) else {
-        return false;
+fn name_class(name: &str) -> NameClass {
+    let (step, class, accumulate) = if name.starts_with("Optimizer.step") {
+        (true, None, false)
+    } else if name.starts_with("Optimizer.zero_grad") {
+        (false, Some(Phase::ZeroGrad), false)
+    } else if name.contains("AccumulateGrad") {
+        (false, Some(Phase::Backward), true)
+    } else if name.starts_with("autograd::engine::evaluate_function") || name.contains("Backward") {
+        (false, Some(Phase::Backward), false)
+    } else {
+        (false, None, false)
     };
-    loop {
-        if n == o {
-            return true;
-        }
-        match ops.parent_of(n) {
-            Some(p) => n = p,
-            None => return false,
-        }
+    NameClass {
+        step,
+        class,
+        accumulate,
     }
+}
+
+/// What the calls from an operator call up to its root say, folded parents first: the
+/// outermost `Optimizer.step` call, the innermost class, and whether any is
+/// `AccumulateGrad`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Context {
+    step: Option<u32>,
+    class: Option<Phase>,
+    accumulate: bool,
+}
+
+/// The context of every call of the forest, in one pass (names classified once each).
+fn contexts(ops: &OpForest) -> Vec<Context> {
+    let mut by_name: Vec<Option<NameClass>> = vec![None; ops.names.len()];
+    ops.fold_down(|name, parent: Option<&Context>, node| {
+        let own =
+            *by_name[name as usize].get_or_insert_with(|| name_class(&ops.names[name as usize]));
+        let parent = parent.copied().unwrap_or_default();
+        Context {
+            step: parent.step.or(own.step.then_some(node)),
+            class: own.class.or(parent.class),
+            accumulate: parent.accumulate || own.accumulate,
+        }
+    })
+}
+
+/// The phase of a record made in operator call `op`, the `Optimizer.step` call around
+/// it (the outermost), and whether it is under `AccumulateGrad`: inside an
+/// `Optimizer.step` the phase is the optimizer's, else the innermost call that names a
+/// phase decides.
+fn phase_of(contexts: &[Context], op: Option<u32>) -> (Phase, Option<u32>, bool) {
+    let Some(c) = op.and_then(|o| contexts.get(o as usize)) else {
+        return (Phase::Other, None, false);
+    };
+    let phase = match c.step {
+        Some(_) => Phase::Optimizer,
+        None => c.class.unwrap_or(Phase::Forward),
+    };
+    (phase, c.step, c.accumulate)
 }
 
 /// Categories inferred for one device.
@@ -138,8 +153,10 @@ pub fn category_names() -> Vec<String> {
 /// Infer categories for one device's time-ordered records.
 pub fn infer(records: &[&MemoryRecord], ops: &OpForest, points: usize) -> InferredCategories {
     let n = records.len();
+    let contexts = contexts(ops);
+    let subtrees = ops.subtrees();
     let phases: Vec<(Phase, Option<u32>, bool)> =
-        records.iter().map(|r| phase_of(ops, r.op)).collect();
+        records.iter().map(|r| phase_of(&contexts, r.op)).collect();
     // Backward passes: a run of records not interrupted by forward/optimizer records.
     let mut pass = vec![0u32; n];
     let mut current = 0u32;
@@ -167,8 +184,10 @@ pub fn infer(records: &[&MemoryRecord], ops: &OpForest, points: usize) -> Inferr
             return GRADIENT;
         }
         if let Some(f) = free {
-            if records[a].op.is_some() && within(ops, records[f].op, records[a].op) {
-                return TEMPORARY;
+            if let (Some(outer), Some(inner)) = (records[a].op, records[f].op) {
+                if subtrees.contains(outer, inner) {
+                    return TEMPORARY;
+                }
             }
         }
         match ph {

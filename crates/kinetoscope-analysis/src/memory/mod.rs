@@ -10,6 +10,8 @@
 //!
 //! - [`curve`]: curves, down-sampling that keeps each bucket's exact min/max, peaks.
 //! - [`events`]: pairing allocations with frees by device and address.
+//! - [`forest`]: subtree membership and parent-first folds over the operator forest, one
+//!   pass each (no per-record walk up the nesting).
 //! - [`op_stats`]: per-operator statistics.
 //! - [`sort`]: sort keys and row limits for the tables.
 //! - [`step_pattern`]: per-step verdict (stable, gradual increase = leak, sudden spike).
@@ -26,6 +28,7 @@
 pub mod categories;
 pub mod curve;
 pub mod events;
+pub mod forest;
 pub mod op_stats;
 pub mod snapshot;
 pub mod sort;

@@ -41,44 +41,57 @@ struct Delta {
     size: i64,
 }
 
-/// Statistics of one device's records, by operator name (in name order).
+impl Delta {
+    fn is_zero(&self) -> bool {
+        self.increase == 0 && self.count == 0 && self.size == 0
+    }
+}
+
+/// Statistics of one device's records, by operator name (in name order). The values
+/// including children are summed bottom-up over the forest (a call's parent always has
+/// a smaller index), one pass, however deep the nesting.
 pub fn op_stats(records: &[&MemoryRecord], ops: &OpForest) -> Vec<OpMemoryStats> {
-    // Self values per call.
-    let mut per_call: HashMap<u32, Delta> = HashMap::new();
+    // Self values per call, then including children.
+    let n = ops.nodes.len();
+    let mut own = vec![Delta::default(); n];
     for r in records {
-        let Some(op) = r.op else { continue };
-        let d = per_call.entry(op).or_default();
+        let Some(d) = r.op.and_then(|op| own.get_mut(op as usize)) else {
+            continue;
+        };
         d.increase += r.bytes;
         if r.bytes > 0 {
             d.count += 1;
             d.size += r.bytes;
         }
     }
+    let mut total = own.clone();
+    for k in (0..n).rev() {
+        let Some(p) = ops.nodes[k].parent.map(|p| p as usize).filter(|&p| p < k) else {
+            continue;
+        };
+        let d = total[k];
+        let t = &mut total[p];
+        t.increase += d.increase;
+        t.count += d.count;
+        t.size += d.size;
+    }
     let mut by_name: HashMap<u32, OpMemoryStats> = HashMap::new();
-    fn row<'a>(
-        by_name: &'a mut HashMap<u32, OpMemoryStats>,
-        ops: &OpForest,
-        name: u32,
-    ) -> &'a mut OpMemoryStats {
-        by_name.entry(name).or_insert_with(|| OpMemoryStats {
+    for (k, (own, total)) in own.iter().zip(&total).enumerate() {
+        if own.is_zero() && total.is_zero() {
+            continue;
+        }
+        let name = ops.nodes[k].name;
+        let s = by_name.entry(name).or_insert_with(|| OpMemoryStats {
             name: ops.names[name as usize].clone(),
             calls: ops.calls.get(name as usize).copied().unwrap_or(0),
             ..OpMemoryStats::default()
-        })
-    }
-    for (&call, d) in &per_call {
-        let s = row(&mut by_name, ops, ops.nodes[call as usize].name);
-        s.self_size_increase_bytes += d.increase;
-        s.self_allocation_count += d.count;
-        s.self_allocation_size_bytes += d.size;
-        let mut node = Some(call);
-        while let Some(n) = node {
-            let s = row(&mut by_name, ops, ops.nodes[n as usize].name);
-            s.size_increase_bytes += d.increase;
-            s.allocation_count += d.count;
-            s.allocation_size_bytes += d.size;
-            node = ops.parent_of(n);
-        }
+        });
+        s.self_size_increase_bytes += own.increase;
+        s.self_allocation_count += own.count;
+        s.self_allocation_size_bytes += own.size;
+        s.size_increase_bytes += total.increase;
+        s.allocation_count += total.count;
+        s.allocation_size_bytes += total.size;
     }
     let mut rows: Vec<OpMemoryStats> = by_name
         .into_values()

@@ -10,6 +10,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::{Allocation, MemoryView, OpMemoryStats};
+use crate::sort_key::sort_rows_by;
 
 /// A column to sort by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -102,7 +103,7 @@ pub fn sort_operators(rows: &mut [OpMemoryStats], key: SortKey) {
     } else {
         SortKey::SelfIncrease
     };
-    rows.sort_by(|a, b| {
+    sort_rows_by(rows, |a, b| {
         let k = |s: &OpMemoryStats| -> i128 {
             match key {
                 SortKey::Calls => s.calls as i128,
@@ -123,10 +124,20 @@ pub fn sort_operators(rows: &mut [OpMemoryStats], key: SortKey) {
 pub fn sort_allocations(rows: &mut [Allocation], key: SortKey) {
     let when = |r: &Allocation| r.alloc_ns.or(r.release_ns).unwrap_or(i64::MAX);
     match key {
-        SortKey::AllocTime => rows.sort_by_key(|r| (r.alloc_ns.unwrap_or(i64::MIN), when(r))),
-        SortKey::ReleaseTime => rows.sort_by_key(|r| (r.release_ns.unwrap_or(i64::MAX), when(r))),
-        SortKey::Lifetime => rows.sort_by_key(|r| (Reverse(r.lifetime_ns), when(r))),
-        _ => rows.sort_by_key(|r| (Reverse(r.bytes), when(r))),
+        SortKey::AllocTime => sort_rows_by(rows, |a, b| {
+            (a.alloc_ns.unwrap_or(i64::MIN), when(a))
+                .cmp(&(b.alloc_ns.unwrap_or(i64::MIN), when(b)))
+        }),
+        SortKey::ReleaseTime => sort_rows_by(rows, |a, b| {
+            (a.release_ns.unwrap_or(i64::MAX), when(a))
+                .cmp(&(b.release_ns.unwrap_or(i64::MAX), when(b)))
+        }),
+        SortKey::Lifetime => sort_rows_by(rows, |a, b| {
+            (Reverse(a.lifetime_ns), when(a)).cmp(&(Reverse(b.lifetime_ns), when(b)))
+        }),
+        _ => sort_rows_by(rows, |a, b| {
+            (Reverse(a.bytes), when(a)).cmp(&(Reverse(b.bytes), when(b)))
+        }),
     }
 }
 

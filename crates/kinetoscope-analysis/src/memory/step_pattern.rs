@@ -18,10 +18,13 @@
 //! net bytes allocated since profiling started. Needs at least 3 steps with
 //! `ProfilerStep#N` markers; without them there is no verdict.
 
+use std::collections::BTreeMap;
+
 use kinetoscope_trace::Trace;
 use serde::{Deserialize, Serialize};
 
 use super::{Device, MemoryInput, MemoryRecord, MemoryView};
+use crate::range_extremes::RangeExtremes;
 use crate::steps::{find_steps, Step, StepSource};
 
 /// Fewest steps for a verdict.
@@ -107,21 +110,23 @@ pub fn attach(view: &mut MemoryView, trace: &Trace, input: &MemoryInput) {
     if source != StepSource::ProfilerStep || steps.len() < MIN_STEPS {
         return;
     }
+    let mut by_device: BTreeMap<Device, Vec<&MemoryRecord>> = BTreeMap::new();
+    for r in &input.records {
+        by_device.entry(r.device).or_default().push(r);
+    }
     for d in &mut view.devices {
         let device = Device {
             device_type: d.device_type,
             device_id: d.device_id,
         };
-        let records: Vec<&MemoryRecord> = input
-            .records
-            .iter()
-            .filter(|r| r.device == device)
-            .collect();
-        d.step_pattern = step_pattern(&records, &steps);
+        let records = by_device.get(&device).map_or(&[][..], Vec::as_slice);
+        d.step_pattern = step_pattern(records, &steps);
     }
 }
 
-/// The pattern of one device's records (time order) over `steps` (time order).
+/// The pattern of one device's records (time order) over `steps` (time order). Each
+/// step's trough and peak is a range query, so steps that overlap (or repeat) cost
+/// O(log n) each, not a scan of the records they share.
 pub fn step_pattern(records: &[&MemoryRecord], steps: &[Step]) -> Option<StepPattern> {
     if records.is_empty() || steps.len() < MIN_STEPS {
         return None;
@@ -140,25 +145,26 @@ pub fn step_pattern(records: &[&MemoryRecord], steps: &[Step]) -> Option<StepPat
             }
         })
         .collect();
+    let extremes = RangeExtremes::new(levels.iter().map(|l| l.1));
     let mut rows = Vec::with_capacity(steps.len());
     for s in steps {
         let end = s.start_ns + s.dur_ns.max(0);
         let lo = levels.partition_point(|l| l.0 < s.start_ns);
-        let hi = levels.partition_point(|l| l.0 < end);
+        let hi = levels.partition_point(|l| l.0 < end).max(lo);
         let enter = if lo > 0 {
             levels[lo - 1].1
         } else {
             levels[0].2
         };
-        let inside = &levels[lo..hi];
+        let (trough, peak) = extremes.get(lo, hi).unwrap_or((enter, enter));
         rows.push(StepMemory {
             step: s.name.clone(),
             start_ns: s.start_ns,
-            records: inside.len() as u64,
+            records: (hi - lo) as u64,
             enter_bytes: enter,
-            trough_bytes: inside.iter().map(|l| l.1).min().unwrap_or(enter).min(enter),
-            peak_bytes: inside.iter().map(|l| l.1).max().unwrap_or(enter).max(enter),
-            exit_bytes: inside.last().map_or(enter, |l| l.1),
+            trough_bytes: trough.min(enter),
+            peak_bytes: peak.max(enter),
+            exit_bytes: if hi > lo { levels[hi - 1].1 } else { enter },
         });
     }
     Some(verdict(rows))
@@ -179,9 +185,10 @@ fn verdict(steps: Vec<StepMemory>) -> StepPattern {
     } else {
         (peaks[n / 2 - 1] + peaks[n / 2]) as f64 / 2.0
     };
+    let is_spike = |s: &StepMemory| median > 0.0 && s.peak_bytes as f64 > SPIKE_FACTOR * median;
     let spike_steps: Vec<String> = steps
         .iter()
-        .filter(|s| median > 0.0 && s.peak_bytes as f64 > SPIKE_FACTOR * median)
+        .filter(|s| is_spike(s))
         .map(|s| s.step.clone())
         .collect();
     let leak = growth > 0
@@ -191,7 +198,7 @@ fn verdict(steps: Vec<StepMemory>) -> StepPattern {
         && growth as f64 >= (MIN_GROWTH_SHARE * max_peak as f64).max(MIN_GROWTH_BYTES as f64);
     let largest_spike = steps
         .iter()
-        .filter(|s| spike_steps.contains(&s.step))
+        .filter(|s| is_spike(s))
         .max_by_key(|s| s.peak_bytes)
         .map(|s| Spike {
             step: s.step.clone(),

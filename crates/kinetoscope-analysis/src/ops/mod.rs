@@ -18,7 +18,7 @@ mod sort;
 pub(crate) mod stats;
 pub(crate) mod tree;
 
-use kinetoscope_trace::{GpuVendor, Trace};
+use kinetoscope_trace::{GpuVendor, StrId, Trace};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -131,24 +131,10 @@ impl OpsTable {
     }
 }
 
-/// Per-row sums while scanning nodes.
-#[derive(Default)]
-struct Acc {
-    name: u32,
-    second: u32,
-    calls: u64,
-    host_self: i64,
-    host_total: i64,
-    device_self: i64,
-    device_total: i64,
-    tc_self: i64,
-    tc_total: i64,
-    eligible: bool,
-    has_call_stack: bool,
-}
-
 /// Build the operator table of a trace, sorted by the default key
-/// ([`OpSortKey::DeviceSelf`], then host self time).
+/// ([`OpSortKey::DeviceSelf`], then host self time). Each group is its output row from
+/// the start (no second copy of the table), and the rows are sorted through their
+/// indexes, so the table costs one row per group.
 pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
     let e = &trace.events;
     let tree = NodeTree::build(trace);
@@ -157,78 +143,55 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
     let mut excluded = NameFlags::new(&trace.strings, is_excluded_op);
     let empty = trace.strings.find("");
 
-    let mut index: FxHashMap<(u32, u32), usize> = FxHashMap::default();
-    let mut accs: Vec<Acc> = Vec::new();
-    for idx in 0..tree.len() {
+    // First the group of every operator node, then the rows at their exact number (a
+    // table grown by doubling holds up to twice its rows).
+    let mut index: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+    let mut groups: Vec<(StrId, u32)> = Vec::new();
+    let mut group_of = vec![tree::NONE; tree.len()];
+    for (idx, group) in group_of.iter_mut().enumerate() {
         if tree.kind[idx] != NodeKind::Op || tree.is_merged(idx) {
             continue;
         }
-        let ev = tree.event[idx] as usize;
-        let name = e.name[ev];
+        let name = e.name[tree.event[idx] as usize];
         if excluded.get(&trace.strings, name) {
             continue;
         }
         let second = grouper.key(trace, &tree, idx);
-        let next = accs.len();
-        let slot = *index.entry((name.0, second)).or_insert(next);
-        if slot == next {
-            accs.push(Acc {
-                name: name.0,
-                second,
-                ..Acc::default()
-            });
-        }
-        let a = &mut accs[slot];
-        a.calls += 1;
-        a.host_total += e.dur_ns[ev];
-        a.host_self += stats.host_self[idx];
-        a.device_self += stats.device_self[idx];
-        a.device_total += stats.device_total[idx];
-        a.tc_self += stats.tc_self[idx];
-        a.tc_total += stats.tc_total[idx];
-        a.eligible |= stats.eligible[idx];
+        *group = *index.entry((name.0, second)).or_insert_with(|| {
+            groups.push((name, second));
+            (groups.len() - 1) as u32
+        });
+    }
+    drop(index);
+    let mut rows: Vec<OpRow> = Vec::with_capacity(groups.len());
+    rows.extend(
+        groups
+            .into_iter()
+            .map(|(name, second)| new_row(trace, group_by, name, grouper.label(trace, second))),
+    );
+    for (idx, &group) in group_of.iter().enumerate() {
+        let Some(r) = rows.get_mut(group as usize) else {
+            continue;
+        };
+        let ev = tree.event[idx] as usize;
+        r.calls += 1;
+        r.host_total_ns += e.dur_ns[ev];
+        r.host_self_ns += stats.host_self[idx];
+        r.device_self_ns += stats.device_self[idx];
+        r.device_total_ns += stats.device_total[idx];
+        r.tc_self_ns += stats.tc_self[idx];
+        r.tc_total_ns += stats.tc_total[idx];
+        r.tc_eligible |= stats.eligible[idx];
         let arg = tree.arg[idx];
         if arg != tree::NONE && Some(trace.args.op[arg as usize].call_stack) != empty {
-            a.has_call_stack = true;
+            r.has_call_stack = true;
         }
     }
-
-    let label = |a: &Acc| grouper.label(trace, a.second);
-    let rows: Vec<OpRow> = accs
-        .iter()
-        .map(|a| {
-            let text = label(a);
-            OpRow {
-                name: trace
-                    .strings
-                    .get(kinetoscope_trace::StrId(a.name))
-                    .to_owned(),
-                input_shape: (group_by == OpGroupBy::Shape)
-                    .then(|| text.clone().unwrap_or_default()),
-                call_stack: if group_by == OpGroupBy::Stack {
-                    text.clone()
-                } else {
-                    None
-                },
-                module: if group_by == OpGroupBy::Module {
-                    text
-                } else {
-                    None
-                },
-                calls: a.calls,
-                host_self_ns: a.host_self,
-                host_total_ns: a.host_total,
-                device_self_ns: a.device_self,
-                device_total_ns: a.device_total,
-                tc_eligible: a.eligible,
-                tc_self_ns: a.tc_self,
-                tc_total_ns: a.tc_total,
-                tc_self_share: share(a.tc_self, a.device_self),
-                tc_total_share: share(a.tc_total, a.device_total),
-                has_call_stack: a.has_call_stack,
-            }
-        })
-        .collect();
+    drop(group_of);
+    for r in &mut rows {
+        r.tc_self_share = share(r.tc_self_ns, r.device_self_ns);
+        r.tc_total_share = share(r.tc_total_ns, r.device_total_ns);
+    }
 
     // The reader's repaired launch links decide device time here: say so.
     let mut warnings: Vec<Note> = Note::from_read(&trace.report)
@@ -245,13 +208,16 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
             count: stats.unmatched_runtimes,
         });
     }
+    let has_device_work = stats.has_device_work;
+    // The per-node tables are done with: free them before the rows are sorted.
+    drop((tree, stats, grouper));
     let mut table = OpsTable {
         path: trace.path.display().to_string(),
         rank: trace.meta.rank.map(|r| r.value),
         group_by,
         sort: OpSortKey::DeviceSelf,
         total_rows: rows.len(),
-        has_device_work: stats.has_device_work,
+        has_device_work,
         rows,
         warnings,
         vendor: trace.meta.gpu_vendor.unwrap_or_default(),
@@ -261,6 +227,33 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
 }
 
 /// `100 · part / whole`, or 0 when `whole` is 0.
+/// An empty row for the group of operator `name` (and `label`, the grouping text).
+fn new_row(trace: &Trace, group_by: OpGroupBy, name: StrId, label: Option<String>) -> OpRow {
+    let (input_shape, call_stack, module) = match group_by {
+        OpGroupBy::Name => (None, None, None),
+        OpGroupBy::Shape => (Some(label.unwrap_or_default()), None, None),
+        OpGroupBy::Stack => (None, label, None),
+        OpGroupBy::Module => (None, None, label),
+    };
+    OpRow {
+        name: trace.strings.get(name).to_owned(),
+        input_shape,
+        call_stack,
+        module,
+        calls: 0,
+        host_self_ns: 0,
+        host_total_ns: 0,
+        device_self_ns: 0,
+        device_total_ns: 0,
+        tc_eligible: false,
+        tc_self_ns: 0,
+        tc_total_ns: 0,
+        tc_self_share: 0.0,
+        tc_total_share: 0.0,
+        has_call_stack: false,
+    }
+}
+
 fn share(part: i64, whole: i64) -> f64 {
     if whole > 0 {
         part as f64 / whole as f64

@@ -7,6 +7,7 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Serialize};
 
 use super::OpRow;
+use crate::sort_key::sort_rows_by;
 
 /// A column the operator table can be sorted by.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,12 +78,12 @@ fn compare(a: &OpRow, b: &OpRow, key: OpSortKey) -> Ordering {
 /// Sort rows in place.
 pub(crate) fn sort_rows(rows: &mut [OpRow], key: OpSortKey) {
     if key == OpSortKey::Name {
-        rows.sort_by(|a, b| {
+        sort_rows_by(rows, |a, b| {
             a.name
                 .cmp(&b.name)
                 .then_with(|| compare(a, b, OpSortKey::DeviceSelf))
         });
     } else {
-        rows.sort_by(|a, b| compare(a, b, key));
+        sort_rows_by(rows, |a, b| compare(a, b, key));
     }
 }

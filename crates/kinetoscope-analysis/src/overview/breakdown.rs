@@ -7,7 +7,7 @@ use kinetoscope_trace::{EventId, Launcher, Trace};
 use rustc_hash::FxHashSet;
 
 use super::classify::{host_role, is_communication_kernel, Class, Classes, HostRole};
-use super::intervals::{intersect, merge, overlap, subtract, Span};
+use super::intervals::{intersect, merge, subtract, Measure, Span};
 use super::step_ranges::StepRange;
 use super::Parts;
 
@@ -80,12 +80,13 @@ pub(crate) fn breakdown(sets: &[Vec<Span>; ROLES], steps: &[StepRange]) -> Vec<P
         counted.push(c);
     }
     counted.push(free);
+    let measures: Vec<Measure> = counted.iter().map(|c| Measure::new(c)).collect();
     steps
         .iter()
         .map(|s| {
             let mut parts = [0i64; ROLES + 1];
-            for (p, c) in parts.iter_mut().zip(&counted) {
-                *p = overlap(c, s.start, s.end);
+            for (p, m) in parts.iter_mut().zip(&measures) {
+                *p = m.len_in(s.start, s.end);
             }
             Parts::from_array(parts)
         })

@@ -69,11 +69,16 @@ pub(crate) fn gpu_metrics(
             tensor_cores,
         });
     }
+    // The first device of each id, as a search from the start would find it.
+    let mut devices: HashMap<i64, &kinetoscope_trace::DeviceInfo> = HashMap::new();
+    for d in &trace.meta.devices {
+        devices.entry(d.id).or_insert(d);
+    }
     per_gpu
         .into_iter()
         .map(|(id, mut kernels)| {
             kernels.sort_by_key(|k| k.start);
-            let device = trace.meta.devices.iter().find(|d| d.id == id);
+            let device = devices.get(&id).copied();
             let name = device.map(|d| d.display_name());
             let vendor = device.map_or(trace.meta.gpu_vendor.unwrap_or_default(), |d| d.vendor);
             let w = window.filter(|(s, e)| e > s);

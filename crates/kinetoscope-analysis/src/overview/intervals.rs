@@ -71,15 +71,61 @@ pub(crate) fn total(a: &[Span]) -> i64 {
     a.iter().map(|&(s, e)| e - s).sum()
 }
 
-/// `|a ∩ [lo, hi)|` for an interval set `a`.
-pub(crate) fn overlap(a: &[Span], lo: i64, hi: i64) -> i64 {
-    let first = a.partition_point(|&(_, e)| e <= lo);
-    a[first..]
-        .iter()
-        .take_while(|&&(s, _)| s < hi)
-        .map(|&(s, e)| e.min(hi) - s.max(lo))
-        .filter(|&d| d > 0)
-        .sum()
+/// The length of everything before each interval of an interval set, so that the
+/// length of the set's part inside any window is two binary searches, however many
+/// windows overlap the same intervals.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Prefix(Vec<i64>);
+
+impl Prefix {
+    /// Index an interval set.
+    pub(crate) fn of(set: &[Span]) -> Self {
+        let mut before = Vec::with_capacity(set.len() + 1);
+        let mut sum = 0i64;
+        before.push(0);
+        for &(s, e) in set {
+            sum += e - s;
+            before.push(sum);
+        }
+        Self(before)
+    }
+
+    /// `|set ∩ [lo, hi)|`, `set` being the interval set this was built from.
+    pub(crate) fn len_in(&self, set: &[Span], lo: i64, hi: i64) -> i64 {
+        if hi <= lo || self.0.len() != set.len() + 1 {
+            return 0;
+        }
+        let a = set.partition_point(|&(_, e)| e <= lo);
+        let b = set.partition_point(|&(s, _)| s < hi);
+        if a >= b {
+            return 0;
+        }
+        let whole = self.0[b] - self.0[a];
+        whole - (lo - set[a].0).max(0) - (set[b - 1].1 - hi).max(0)
+    }
+}
+
+/// An interval set (sorted, disjoint) indexed for the length of its part inside any
+/// window in O(log n).
+#[derive(Clone, Debug)]
+pub struct Measure<'a> {
+    set: &'a [Span],
+    prefix: Prefix,
+}
+
+impl<'a> Measure<'a> {
+    /// Index an interval set (sorted, disjoint `[start, end)` ranges).
+    pub fn new(set: &'a [Span]) -> Self {
+        Self {
+            set,
+            prefix: Prefix::of(set),
+        }
+    }
+
+    /// `|set ∩ [lo, hi)|`.
+    pub fn len_in(&self, lo: i64, hi: i64) -> i64 {
+        self.prefix.len_in(self.set, lo, hi)
+    }
 }
 
 #[cfg(test)]
@@ -95,8 +141,12 @@ mod tests {
         assert_eq!(subtract(&a, &b), vec![(0, 2), (6, 11)]);
         assert_eq!(subtract(&b, &a), vec![(4, 5), (12, 30)]);
         assert_eq!(total(&a), 11);
-        assert_eq!(overlap(&a, 3, 9), 1 + 4);
-        assert_eq!(overlap(&a, 12, 20), 0);
+        let m = Measure::new(&a);
+        assert_eq!(m.len_in(3, 9), 1 + 4);
+        assert_eq!(m.len_in(12, 20), 0);
+        assert_eq!(m.len_in(6, 8), 2);
+        assert_eq!(m.len_in(-5, 50), 11);
+        assert_eq!(m.len_in(9, 3), 0);
         assert!(subtract(&[], &a).is_empty());
         assert_eq!(subtract(&a, &[]), a);
     }

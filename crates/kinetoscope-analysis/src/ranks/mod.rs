@@ -377,6 +377,49 @@ fn entries(ranks: &[RankSummary], groups: &mut Interner, names: &mut Interner) -
     out
 }
 
+/// The listed row of one matched collective: `run` its entries (one key, at least two
+/// ranks), `corr` the clock correction, its start skew and first arrival.
+fn matched_row(
+    run: &[Entry],
+    corr: impl Fn(usize, i64) -> i64,
+    (groups, names): (&Interner, &Interner),
+    ids: &[i64],
+    (skew, first_s): (i64, i64),
+) -> MatchedCollective {
+    let starts: Vec<(usize, i64)> = run
+        .iter()
+        .map(|e| (e.rank, corr(e.rank, e.start)))
+        .collect();
+    let (last_r, last_s) = starts
+        .iter()
+        .copied()
+        .max_by_key(|(r, s)| (*s, std::cmp::Reverse(*r)))
+        .unwrap_or((0, first_s));
+    let key = run[0].key;
+    let (group, comms_id, index, step) = match key {
+        Key::Id(id) => (None, Some(id), None, None),
+        Key::Seq(g, seq) => (Some(g), None, Some(seq), None),
+        Key::Order(g, _, step, k) => (Some(g), None, Some(k), step),
+    };
+    let mut wait_ns = vec![None; ids.len()];
+    for &(r, s) in &starts {
+        wait_ns[r] = Some(last_s - s);
+    }
+    MatchedCollective {
+        process_group: group.map_or_else(String::new, |g| groups.names[g as usize].clone()),
+        collective: names.names[run[0].name as usize].clone(),
+        matched_by: key.matched_by(),
+        comms_id,
+        index,
+        step,
+        ranks: starts.len(),
+        first_start_ns: first_s,
+        start_skew_ns: skew,
+        last_rank: ids[last_r],
+        wait_ns,
+    }
+}
+
 /// Compare the ranks of one job.
 pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksReport {
     let mut warnings = Vec::new();
@@ -456,7 +499,9 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
     let mut caused = vec![0f64; n];
     let mut skews: Vec<i64> = Vec::with_capacity(matched_runs.len());
     let mut by_kind = MatchCounts::default();
-    let mut listed: Vec<MatchedCollective> = Vec::new();
+    // (skew, first arrival, run): only the runs listed get a row (a row holds a wait
+    // per rank, so one row per run would be runs × ranks).
+    let mut listed: Vec<(i64, i64, usize)> = Vec::new();
     let corr = |r: usize, t: i64| if applied[r] { t - offsets[r] } else { t };
     for &(a, b) in &matched_runs {
         let run = &entries[a..b];
@@ -481,43 +526,28 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         caused[last_r] += others as f64 / (starts.len() - 1) as f64;
         let skew = last_s - first_s;
         skews.push(skew);
-        let key = run[0].key;
-        *match key.matched_by() {
+        *match run[0].key.matched_by() {
             MatchedBy::CommsId => &mut by_kind.comms_id,
             MatchedBy::Seq => &mut by_kind.seq,
             MatchedBy::Order => &mut by_kind.order,
         } += 1;
-        let (group, comms_id, index, step) = match key {
-            Key::Id(id) => (None, Some(id), None, None),
-            Key::Seq(g, seq) => (Some(g), None, Some(seq), None),
-            Key::Order(g, _, step, k) => (Some(g), None, Some(k), step),
-        };
-        listed.push(MatchedCollective {
-            process_group: group.map_or_else(String::new, |g| groups.names[g as usize].clone()),
-            collective: names.names[run[0].name as usize].clone(),
-            matched_by: key.matched_by(),
-            comms_id,
-            index,
-            step,
-            ranks: starts.len(),
-            first_start_ns: first_s,
-            start_skew_ns: skew,
-            last_rank: ids[last_r],
-            wait_ns: {
-                let mut w = vec![None; n];
-                for &(r, s) in &starts {
-                    w[r] = Some(last_s - s);
-                }
-                w
-            },
-        });
+        listed.push((skew, first_s, listed.len()));
     }
-    listed.sort_by(|a, b| {
-        b.start_skew_ns
-            .cmp(&a.start_skew_ns)
-            .then(a.first_start_ns.cmp(&b.first_start_ns))
-    });
+    listed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     listed.truncate(opts.top_collectives);
+    let listed: Vec<MatchedCollective> = listed
+        .into_iter()
+        .map(|(skew, first_s, k)| {
+            let (a, b) = matched_runs[k];
+            matched_row(
+                &entries[a..b],
+                corr,
+                (&groups, &names),
+                &ids,
+                (skew, first_s),
+            )
+        })
+        .collect();
     let skew = SkewSummary {
         matched: matched_runs.len(),
         unmatched,

@@ -73,14 +73,23 @@ pub struct RankSummary {
     pub warnings: Vec<Note>,
 }
 
-/// The index of `key` in `table`, added when missing.
-fn intern(table: &mut Vec<String>, key: &str) -> u32 {
-    match table.iter().position(|k| k == key) {
-        Some(i) => i as u32,
-        None => {
-            table.push(key.to_owned());
-            (table.len() - 1) as u32
+/// A table of distinct strings with the index of each, so that adding one is O(1).
+#[derive(Default)]
+struct Interner {
+    table: Vec<String>,
+    index: std::collections::HashMap<String, u32>,
+}
+
+impl Interner {
+    /// The index of `key`, added when missing.
+    fn intern(&mut self, key: &str) -> u32 {
+        if let Some(&i) = self.index.get(key) {
+            return i;
         }
+        let i = self.table.len() as u32;
+        self.table.push(key.to_owned());
+        self.index.insert(key.to_owned(), i);
+        i
     }
 }
 
@@ -106,8 +115,8 @@ impl RankSummary {
             let s = &steps[i];
             (t < s.start_ns + s.dur_ns).then_some(s.number).flatten()
         };
-        let mut groups: Vec<String> = Vec::new();
-        let mut names: Vec<String> = Vec::new();
+        let mut groups = Interner::default();
+        let mut names = Interner::default();
         let mut collectives = Vec::new();
         let mut comm_kernel_ns = 0;
         for c in collective_instances(trace) {
@@ -116,8 +125,8 @@ impl RankSummary {
             }
             let call_ns = c.call_ns.unwrap_or(c.start_ns);
             collectives.push(RankCollective {
-                group: intern(&mut groups, &c.process_group),
-                name: intern(&mut names, &fold_collective(&c.collective)),
+                group: groups.intern(&c.process_group),
+                name: names.intern(&fold_collective(&c.collective)),
                 seq: c.seq,
                 comms_id: c.comms_id,
                 step: step_of(call_ns),
@@ -132,8 +141,8 @@ impl RankSummary {
             rank: ov.rank,
             world_size: trace.meta.distributed.as_ref().and_then(|d| d.world_size),
             steps,
-            groups,
-            names,
+            groups: groups.table,
+            names: names.table,
             collectives,
             comm_kernel_ns,
             warnings: ov.warnings,

@@ -259,3 +259,109 @@ fn without_profiler_steps_the_whole_trace_is_walked_without_panic() {
     };
     assert_eq!(cp, expected);
 }
+
+/// A span of category `cat` on GPU 0's stream 7 track (pid 0, tid 7), where only GPU
+/// activities belong.
+fn on_stream_7(cat: &str, name: &str, ts: u64, dur: u64) -> String {
+    format!(
+        r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 0, "tid": 7, "ts": {}, "dur": {dur}}}"#,
+        T0 + ts
+    )
+}
+
+/// Step markers on a GPU track: the step's span is on stream 7's track, so the step's
+/// "thread" is a GPU track holding one host span, and the walk reaches it from the GPU
+/// through another thread. The walk names threads and streams only by indexes checked
+/// when the window is built, so no index can be a `u32::MAX` sentinel.
+///
+/// ```text
+/// stream 7   ProfilerStep#1 [0, 30] (user_annotation)   k1 [10, 40]
+/// thread 1   aten::mm [2, 8]
+///              cudaLaunchKernel [4, 6]   corr 1 → k1
+/// ```
+///
+/// Window: the step [0, 30] stretched to k1's end: [0, 40]. The GPU ends last (40 ≥ the
+/// step's 30), so the walk starts on stream 7 at t = 40:
+///
+/// | t from → to | where | piece | category |
+/// |---|---|---|---|
+/// | 40 → 10 | stream 7 | k1 runs | GPU compute |
+/// | 10 → 6 | stream 7 → thread 1 | launch issued at min(6, 10) = 6, no stream predecessor | launch delay |
+/// | 6 → 4 | thread 1 | the `cudaLaunchKernel` | CUDA runtime |
+/// | 4 → 2 | thread 1 | `aten::mm` self time before it | CPU |
+/// | 2 → 0 | thread 1 idle → the step's track | ProfilerStep#1 self time | CPU |
+///
+/// Total 40 = the window, in 5 pieces.
+#[test]
+fn step_markers_on_a_gpu_track() {
+    use PathCategory::*;
+    let trace = trace_of_events(&[
+        on_stream_7("user_annotation", "ProfilerStep#1", 0, 30),
+        kernel("k1", 7, 10, 30, 1),
+        host("cpu_op", "aten::mm", 2, 6),
+        runtime("cudaLaunchKernel", 4, 2, 1),
+    ]);
+    let cp = critical_path(&trace, ALL);
+    let t0 = T0 as i64 * 1_000;
+    let expected = CriticalPath {
+        path: "inline.json".into(),
+        step: Some("ProfilerStep#1".into()),
+        steps: vec!["ProfilerStep#1".into()],
+        window_ns: Some([t0, t0 + 40_000]),
+        length_ns: 40_000,
+        categories: categories(&[
+            (GpuCompute, 30, 75.0),
+            (KernelLaunchDelay, 4, 10.0),
+            (Cpu, 4, 10.0),
+            (CudaRuntime, 2, 5.0),
+        ]),
+        top_events: events(&[
+            ("k1", GpuCompute, 30, 1),
+            ("kernel launch delay", KernelLaunchDelay, 4, 1),
+            ("ProfilerStep#1", Cpu, 2, 1),
+            ("aten::mm", Cpu, 2, 1),
+            ("cudaLaunchKernel", CudaRuntime, 2, 1),
+        ]),
+        pieces: 5,
+        warnings: vec![],
+    };
+    assert_eq!(cp, expected);
+}
+
+/// Step markers only as GPU annotations (`gpu_user_annotation` on stream 7): no host
+/// step, so the step is the whole trace — the operators' span [2, 8] stretched to k1's
+/// end, [2, 40] — and the walk starts on the GPU with no step thread: k1 (30), the
+/// launch delay (4), the launch call (2) and `aten::mm` before it (2): 38 = the window.
+#[test]
+fn step_markers_only_on_the_gpu() {
+    use PathCategory::*;
+    let trace = trace_of_events(&[
+        on_stream_7("gpu_user_annotation", "ProfilerStep#1", 0, 45),
+        kernel("k1", 7, 10, 30, 1),
+        host("cpu_op", "aten::mm", 2, 6),
+        runtime("cudaLaunchKernel", 4, 2, 1),
+    ]);
+    let cp = critical_path(&trace, ALL);
+    let t0 = T0 as i64 * 1_000;
+    assert_eq!(cp.step.as_deref(), Some("(whole trace)"));
+    assert_eq!(cp.window_ns, Some([t0 + 2_000, t0 + 40_000]));
+    let got: Vec<(PathCategory, i64)> = cp
+        .categories
+        .iter()
+        .map(|c| (c.category, c.time_ns))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (GpuCompute, 30_000),
+            (KernelLaunchDelay, 4_000),
+            (Cpu, 2_000),
+            (CudaRuntime, 2_000)
+        ]
+    );
+    for c in &cp.categories {
+        assert!((c.share - c.time_ns as f64 / 38_000.0).abs() < 1e-12);
+    }
+    assert_eq!(cp.length_ns, 38_000);
+    assert!(cp.warnings.is_empty(), "{:?}", cp.warnings);
+}

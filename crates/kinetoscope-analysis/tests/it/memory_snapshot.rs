@@ -307,7 +307,8 @@ fn requested_sizes_and_blocks_from_before_the_recording() {
         4 * MIB + MIB + 10 * MIB + KIB + 1_000_000
     );
     let snap = read_snapshot(&trace_fixture("snapshots/v2_6_requested_sizes.pickle")).unwrap();
-    let r = replay::replay(&snap, 0, &snap.device_traces.as_ref().unwrap()[0]);
+    let segments: Vec<_> = snap.segments.iter().filter(|s| s.device == 0).collect();
+    let r = replay::replay(&segments, &snap.device_traces.as_ref().unwrap()[0]);
     let never: Vec<u64> = r.never_freed.iter().map(|(_, a)| a.size).collect();
     assert_eq!(never, [10 * MIB, KIB]);
 

@@ -54,6 +54,7 @@ impl Rule for AttentionWithoutFlash {
         }
         let t = facts.trace;
         let mut hits: Vec<(usize, String)> = Vec::new();
+        let mut in_attention = facts.named_ancestor_search(|n| n == MATH || n == "aten::softmax");
         for i in facts.events(&[CategoryKind::CpuOp], |n| {
             n == MATH || n == "aten::softmax" || n == "aten::_softmax"
         }) {
@@ -62,7 +63,7 @@ impl Rule for AttentionWithoutFlash {
                 hits.push((i, "SDPA math fallback".to_owned()));
                 continue;
             }
-            if facts.inside(i, |n| n == MATH || n == "aten::softmax") {
+            if in_attention.any(i) {
                 continue;
             }
             let Some(args) = t.args.op_of(EventId(i as u32)) else {

@@ -82,6 +82,7 @@ impl Rule for ConvLayoutTransposes {
         let mut kernels: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
         let mut ops: BTreeMap<&str, i64> = BTreeMap::new();
         let mut seen = vec![false; facts.n_steps()];
+        let mut in_conv = facts.named_ancestor_search(is_conv_op);
         for k in facts.events(&[CategoryKind::Kernel], |_| true) {
             let Some(s) = facts.step_of_event(k) else {
                 continue;
@@ -89,7 +90,7 @@ impl Rule for ConvLayoutTransposes {
             let Some(launch) = facts.launcher_of(k) else {
                 continue;
             };
-            let Some(conv) = facts.ancestors(launch).find(|&a| is_conv_op(facts.name(a))) else {
+            let Some(conv) = in_conv.nearest(launch) else {
                 continue;
             };
             conv_ns += e.dur_ns[k];

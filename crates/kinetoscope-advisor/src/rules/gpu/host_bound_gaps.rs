@@ -34,7 +34,9 @@
 use std::collections::BTreeMap;
 
 use crate::config::Config;
-use crate::facts::{ms, Facts};
+use kinetoscope_analysis::Measure;
+
+use crate::facts::{ms, AncestorSearch, Facts};
 use crate::finding::{About, Finding, Severity};
 use crate::rules::input::dataloader_stall::is_dataloader;
 use crate::rules::{finish, step_list_ms, Draft, Rule, RuleMeta};
@@ -54,8 +56,13 @@ static META: RuleMeta = RuleMeta {
 const UNKNOWN_THREAD: &str = "(launch call unknown)";
 
 /// How a span of [`Facts::host_work_in`] is named: its name, with the DataLoader fetch
-/// it runs in; time in no span is Python or an idle thread.
-fn label(facts: &Facts, who: Option<usize>) -> String {
+/// it runs in (`in_dataloader` searches the nesting for one); time in no span is Python
+/// or an idle thread.
+fn label<P: FnMut(usize) -> bool>(
+    facts: &Facts,
+    in_dataloader: &mut AncestorSearch<'_, P>,
+    who: Option<usize>,
+) -> String {
     let Some(i) = who else {
         return "(no operator or annotation: Python or an idle thread)".to_owned();
     };
@@ -63,10 +70,66 @@ fn label(facts: &Facts, who: Option<usize>) -> String {
     if is_dataloader(name) {
         return name.to_owned();
     }
-    match facts.ancestors(i).find(|&a| is_dataloader(facts.name(a))) {
+    match in_dataloader.nearest(i) {
         Some(dl) => format!("{name} in {}", facts.name(dl)),
         None => name.to_owned(),
     }
+}
+
+/// The host's part of each host-wait gap (until the launch call that ended it
+/// returned), with that call: disjoint, in time order.
+fn host_parts(facts: &Facts) -> Vec<(i64, i64, Option<usize>)> {
+    let e = &facts.trace.events;
+    facts
+        .host_wait()
+        .iter()
+        .filter_map(|g| {
+            let launch = g.launch.map(|l| l as usize);
+            let end = launch.map_or(g.end_ns, |l| g.end_ns.min(e.ts_ns[l] + e.dur_ns[l]));
+            (end > g.start_ns).then_some((g.start_ns, end, launch))
+        })
+        .collect()
+}
+
+/// What the launching threads executed during the parts, by label, each instant
+/// counted once per step window holding it; and the parts that lie in a window.
+fn work_in_steps(
+    facts: &Facts,
+    parts: &[(i64, i64, Option<usize>)],
+) -> (u64, BTreeMap<String, i64>) {
+    let e = &facts.trace.events;
+    let coverage = facts.window_coverage();
+    let mut in_dataloader = facts.named_ancestor_search(is_dataloader);
+    let mut by_work: BTreeMap<String, i64> = BTreeMap::new();
+    let mut gaps = 0u64;
+    for &(start, end, launch) in parts {
+        let mut counted = false;
+        let first = coverage.partition_point(|c| c.0 <= start).saturating_sub(1);
+        for (k, &(from, windows)) in coverage.iter().enumerate().skip(first) {
+            let to = coverage.get(k + 1).map_or(i64::MAX, |c| c.0);
+            let (a, b) = (start.max(from), end.min(to));
+            if from >= end {
+                break;
+            }
+            if windows == 0 || a >= b {
+                continue;
+            }
+            counted = true;
+            let times = i64::from(windows);
+            match launch {
+                Some(l) => {
+                    for (who, d) in facts.host_work_in(e.track[l].0, a, b) {
+                        *by_work
+                            .entry(label(facts, &mut in_dataloader, who))
+                            .or_default() += d * times;
+                    }
+                }
+                None => *by_work.entry(UNKNOWN_THREAD.to_owned()).or_default() += (b - a) * times,
+            }
+        }
+        gaps += u64::from(counted);
+    }
+    (gaps, by_work)
 }
 
 impl Rule for HostBoundGaps {
@@ -78,43 +141,16 @@ impl Rule for HostBoundGaps {
         if !facts.has_gpu || facts.n_steps() == 0 {
             return Vec::new();
         }
-        let e = &facts.trace.events;
-        let mut per_step = vec![0i64; facts.n_steps()];
-        let mut gaps = 0u64;
-        let mut by_work: BTreeMap<String, i64> = BTreeMap::new();
-        for g in facts.host_wait() {
-            // The host's part of the gap: until the launch call that ended it returned.
-            let end = g
-                .launch
-                .map(|l| l as usize)
-                .map_or(g.end_ns, |l| g.end_ns.min(e.ts_ns[l] + e.dur_ns[l]));
-            if end <= g.start_ns {
-                continue;
-            }
-            // Each part of the gap counts in the step window it lies in.
-            let first = facts.steps.partition_point(|w| w.end_ns <= g.start_ns);
-            let mut counted = false;
-            for (k, w) in facts.steps.iter().enumerate().skip(first) {
-                if w.start_ns >= end {
-                    break;
-                }
-                let (a, b) = (g.start_ns.max(w.start_ns), end.min(w.end_ns));
-                if a >= b {
-                    continue;
-                }
-                per_step[k] += b - a;
-                counted = true;
-                match g.launch {
-                    Some(l) => {
-                        for (who, d) in facts.host_work_in(e.track[l as usize].0, a, b) {
-                            *by_work.entry(label(facts, who)).or_default() += d;
-                        }
-                    }
-                    None => *by_work.entry(UNKNOWN_THREAD.to_owned()).or_default() += b - a,
-                }
-            }
-            gaps += u64::from(counted);
-        }
+        // Each part of a gap counts in the step window it lies in.
+        let parts = host_parts(facts);
+        let spans: Vec<(i64, i64)> = parts.iter().map(|p| (p.0, p.1)).collect();
+        let measure = Measure::new(&spans);
+        let per_step: Vec<i64> = facts
+            .steps
+            .iter()
+            .map(|w| measure.len_in(w.start_ns, w.end_ns))
+            .collect();
+        let (gaps, by_work) = work_in_steps(facts, &parts);
         let n = facts.n_steps() as f64;
         let mean = per_step.iter().sum::<i64>() as f64 / n;
         let step = facts.mean_step_ns();

@@ -39,6 +39,33 @@ use crate::rules::{finish, Draft, Rule, RuleMeta};
 /// See the module documentation.
 pub struct LowGpuUtilization;
 
+/// At most this many GPUs of one trace are judged (each costs a pass over the steps):
+/// a trace is one process, which drives a few GPUs; a hostile one naming thousands of
+/// devices would otherwise cost devices × steps.
+pub const MAX_JUDGED_GPUS: usize = 64;
+
+/// The GPUs judged: every GPU with a utilization, or the [`MAX_JUDGED_GPUS`] least
+/// utilized of them, in device order.
+fn judged<'f>(facts: &'f Facts) -> Vec<&'f kinetoscope_analysis::overview::GpuMetrics> {
+    let mut gpus: Vec<_> = facts
+        .overview
+        .gpus
+        .iter()
+        .filter(|g| g.utilization.is_some())
+        .collect();
+    if gpus.len() > MAX_JUDGED_GPUS {
+        gpus.sort_by(|a, b| {
+            a.utilization
+                .unwrap_or(0.0)
+                .total_cmp(&b.utilization.unwrap_or(0.0))
+                .then(a.id.cmp(&b.id))
+        });
+        gpus.truncate(MAX_JUDGED_GPUS);
+        gpus.sort_by_key(|g| g.id);
+    }
+    gpus
+}
+
 static META: RuleMeta = RuleMeta {
     code: "GP001",
     name: "LowGpuUtilization",
@@ -60,8 +87,10 @@ impl Rule for LowGpuUtilization {
         let step = facts.mean_step_ns();
         let n = facts.n_steps() as f64;
         let graphs = crate::summary::graph_replay(facts);
+        let graph_line = super::graph_replay_line(facts);
+        let runtime_calls = crate::summary::dominant_runtime_calls(facts);
         let mut out = Vec::new();
-        for g in &facts.overview.gpus {
+        for g in judged(facts) {
             let Some(u) = g.utilization else { continue };
             let Some(timeline) = facts.gpu_timeline().device(g.id) else {
                 continue;
@@ -71,12 +100,10 @@ impl Rule for LowGpuUtilization {
                 .steps
                 .iter()
                 .map(|s| {
-                    let waiting: i64 = timeline
-                        .waiting_for_host(s.start_ns, s.end_ns)
-                        .iter()
-                        .map(|w| w.1 - w.0)
-                        .sum();
-                    (waiting, timeline.queued_in(s.start_ns, s.end_ns))
+                    (
+                        timeline.waiting_ns(s.start_ns, s.end_ns),
+                        timeline.queued_in(s.start_ns, s.end_ns),
+                    )
                 })
                 .collect();
             let waiting = per_step.iter().map(|p| p.0).sum::<i64>() as f64 / n;
@@ -134,22 +161,17 @@ impl Rule for LowGpuUtilization {
                     p.other
                 ));
             }
-            evidence.extend(
-                crate::summary::dominant_runtime_calls(facts)
-                    .iter()
-                    .take(2)
-                    .map(|r| {
-                        format!(
-                            "runtime call {}: {:.1} calls, {:.2} ms of host time per step \
+            evidence.extend(runtime_calls.iter().take(2).map(|r| {
+                format!(
+                    "runtime call {}: {:.1} calls, {:.2} ms of host time per step \
                              ({:.1} % of the host step)",
-                            r.name,
-                            r.calls_per_step,
-                            ms(r.ns_per_step),
-                            100.0 * r.share
-                        )
-                    }),
-            );
-            evidence.extend(super::graph_replay_line(facts));
+                    r.name,
+                    r.calls_per_step,
+                    ms(r.ns_per_step),
+                    100.0 * r.share
+                )
+            }));
+            evidence.extend(graph_line.clone());
             out.push(finish(
                 &META,
                 facts,

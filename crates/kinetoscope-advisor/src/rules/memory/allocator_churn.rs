@@ -32,7 +32,6 @@
 
 use std::collections::BTreeMap;
 
-use kinetoscope_analysis::gpu_time::union_sorted;
 use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
@@ -118,31 +117,29 @@ impl Rule for AllocatorChurn {
         }
         let in_steady = |i: usize| facts.step_of_event(i).is_some_and(|s| s >= skip);
         // GPU idle during the calls, per step (overlaps counted once).
-        let mut idle = vec![Vec::new(); facts.n_steps()];
+        let mut windows = vec![Vec::new(); facts.n_steps()];
         let missing = facts.device_activity_missing();
         if facts.has_gpu {
             for &i in &ev {
                 if let Some(s) = facts.step_of_event(i).filter(|s| *s >= skip) {
-                    idle[s].extend(facts.gpu_waiting(e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]));
+                    windows[s].push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]));
                 }
             }
         }
-        let idle_ns: i64 = idle
+        let idle_ns: i64 = windows
             .into_iter()
-            .map(|mut v| {
-                v.sort_unstable();
-                union_sorted(v).map_or(0, |u| u.2)
-            })
+            .map(|w| facts.gpu_waiting_in_union(w))
             .sum();
         let impact = idle_ns as f64 / steady;
         let mut by_name: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
         let mut callers: BTreeMap<String, u64> = BTreeMap::new();
+        let mut caller = facts.callers(is_allocator_call);
         for &i in ev.iter().filter(|&&i| in_steady(i)) {
             let name = facts.name(i);
             let v = by_name.entry(name).or_default();
             v.0 += 1;
             v.1 += e.dur_ns[i];
-            let c = facts.caller(i, is_allocator_call);
+            let c = caller.of(i);
             *callers.entry(format!("{name} ← {c}")).or_default() += 1;
         }
         let mut by_name: Vec<(&str, (u64, i64))> = by_name.into_iter().collect();

@@ -55,8 +55,9 @@ pub(crate) fn implementation(facts: &Facts, steps: &[usize]) -> (Implementation,
     let ops = facts.events(&[CategoryKind::CpuOp], |_| true);
     let (mut fused, mut foreach, mut per_param) = (0u64, 0u64, 0u64);
     let mut by_name: rustc_hash::FxHashMap<&str, u64> = Default::default();
+    let mut in_step = facts.ancestor_search(|a| set.contains(&a));
     for i in ops {
-        if !facts.ancestors(i).any(|a| set.contains(&a)) {
+        if !in_step.any(i) {
             continue;
         }
         let n = facts.name(i);

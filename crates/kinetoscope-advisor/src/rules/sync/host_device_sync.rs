@@ -136,7 +136,7 @@ fn sync_call(name: &str) -> Option<Kind> {
     }
 }
 
-/// Per caller: sync points, host time blocked, GPU idle intervals caused.
+/// Per caller: sync points, host time blocked, windows of the GPU idle caused.
 type CallerAcc = (u64, i64, Vec<(i64, i64)>);
 
 /// One sync point: its host event, its kind and its step.
@@ -177,17 +177,19 @@ impl Rule for HostDeviceSync {
         calls.sort_unstable();
         let reads =
             facts.outermost(&facts.events(&[CategoryKind::CpuOp], |n| SCALAR_READS.contains(&n)));
+        let mut in_optimizer = facts.named_ancestor_search(|n| n.starts_with("Optimizer.step#"));
         let reads: rustc_hash::FxHashSet<usize> = reads
             .into_iter()
-            .filter(|&i| !facts.inside(i, |n| n.starts_with("Optimizer.step#")))
+            .filter(|&i| !in_optimizer.any(i))
             .collect();
         // A sync call inside a scalar read is that read; on a trace with runtime calls
         // a read without one did not synchronise.
         let cpu_only = !facts.has_gpu && facts.device.kernel_launch_calls == 0;
         let mut syncing_reads: rustc_hash::FxHashSet<usize> = Default::default();
         let mut points: Vec<Point> = Vec::new();
+        let mut in_read = facts.ancestor_search(|a| reads.contains(&a));
         for &i in &calls {
-            match facts.ancestors(i).find(|a| reads.contains(a)) {
+            match in_read.nearest(i) {
                 Some(r) => {
                     syncing_reads.insert(r);
                 }
@@ -198,7 +200,9 @@ impl Rule for HostDeviceSync {
                 })),
             }
         }
-        for &r in &reads {
+        let mut reads: Vec<usize> = reads.iter().copied().collect();
+        reads.sort_unstable();
+        for r in reads {
             if cpu_only || syncing_reads.contains(&r) {
                 points.extend(facts.step_of_event(r).map(|step| Point {
                     event: r,
@@ -214,28 +218,27 @@ impl Rule for HostDeviceSync {
         let n_steps = facts.n_steps();
         let n = n_steps as f64;
         let missing = facts.device_activity_missing();
-        // GPU idle each point causes (its own, possibly overlapping the next one's), and
-        // the union per step.
-        let mut idle_spans: Vec<Vec<(i64, i64)>> = vec![Vec::new(); n_steps];
-        let mut own_idle: Vec<Vec<(i64, i64)>> = Vec::with_capacity(points.len());
+        // The window in which each point makes the GPU idle (its own, possibly
+        // overlapping the next one's), and the idle in their union per step.
+        let idle = Idle { facts, cpu_only };
+        let mut step_windows: Vec<Vec<(i64, i64)>> = vec![Vec::new(); n_steps];
+        let mut own: Vec<Option<(i64, i64)>> = Vec::with_capacity(points.len());
         let (mut blocked, mut busy_under) = (0i64, 0i64);
         for p in &points {
             let (s, end) = (e.ts_ns[p.event], e.ts_ns[p.event] + e.dur_ns[p.event]);
             blocked += end - s;
-            let idle = if cpu_only {
-                vec![(s, end)]
+            let window = if cpu_only {
+                Some((s, end))
             } else if facts.has_gpu {
-                let limit = facts.steps[p.step].end_ns;
-                let waiting: i64 = facts.gpu_waiting(s, end).iter().map(|w| w.1 - w.0).sum();
-                busy_under += (end - s) - waiting;
-                facts.blocking_idle(s, end, limit)
+                busy_under += (end - s) - facts.gpu_waiting_ns(s, end);
+                Some(facts.blocking_window(s, end, facts.steps[p.step].end_ns))
             } else {
-                Vec::new()
+                None
             };
-            idle_spans[p.step].extend(idle.iter().copied());
-            own_idle.push(idle);
+            step_windows[p.step].extend(window);
+            own.push(window);
         }
-        let per_step_idle: Vec<i64> = idle_spans.into_iter().map(union_len).collect();
+        let per_step_idle: Vec<i64> = step_windows.into_iter().map(|w| idle.in_union(w)).collect();
         let mut counts = vec![0u64; n_steps];
         for p in &points {
             counts[p.step] += 1;
@@ -253,22 +256,21 @@ impl Rule for HostDeviceSync {
                 Severity::Info
             };
         let kinds = |k: Kind| points.iter().filter(|p| p.kind == k).count();
-        // Callers: (count, host time, GPU idle intervals).
+        // Callers: (count, host time, GPU idle windows).
         let mut by_caller: BTreeMap<String, CallerAcc> = BTreeMap::new();
-        for (p, idle) in points.iter().zip(&own_idle) {
-            let c = facts.caller(p.event, |n| {
-                SCALAR_READS.contains(&n) || sync_call(n).is_some()
-            });
+        let mut caller = facts.callers(|n| SCALAR_READS.contains(&n) || sync_call(n).is_some());
+        for (p, window) in points.iter().zip(&own) {
+            let c = caller.of(p.event);
             let entry = by_caller
                 .entry(format!("{} ← {c}", facts.name(p.event)))
                 .or_default();
             entry.0 += 1;
             entry.1 += e.dur_ns[p.event];
-            entry.2.extend(idle.iter().copied());
+            entry.2.extend(*window);
         }
         let mut callers: Vec<(String, (u64, i64, i64))> = by_caller
             .into_iter()
-            .map(|(k, (c, d, idle))| (k, (c, d, union_len(idle))))
+            .map(|(k, (c, d, windows))| (k, (c, d, idle.in_union(windows))))
             .collect();
         callers.sort_by(|a, b| {
             b.1 .2
@@ -333,8 +335,8 @@ impl Rule for HostDeviceSync {
         }
         // Fixes for the kinds present, the costliest kind first.
         let mut cost_by_kind: Vec<(Kind, i64, usize)> = Vec::new();
-        for (p, idle) in points.iter().zip(&own_idle) {
-            let idle: i64 = idle.iter().map(|w| w.1 - w.0).sum();
+        for (p, window) in points.iter().zip(&own) {
+            let idle = window.map_or(0, |w| idle.in_union(vec![w]));
             match cost_by_kind.iter_mut().find(|c| c.0 == p.kind) {
                 Some(c) => {
                     c.1 += idle;
@@ -419,6 +421,24 @@ impl Rule for HostDeviceSync {
                 ),
             },
         )]
+    }
+}
+
+/// The GPU idle sync points cause inside windows: the time the GPUs wait for the host
+/// in them, or on a CPU-only trace the windows themselves (the calls' host time).
+struct Idle<'f, 'a> {
+    facts: &'f Facts<'a>,
+    cpu_only: bool,
+}
+
+impl Idle<'_, '_> {
+    /// The idle inside the union of `windows` (overlaps count once), ns.
+    fn in_union(&self, windows: Vec<(i64, i64)>) -> i64 {
+        if self.cpu_only {
+            union_len(windows)
+        } else {
+            self.facts.gpu_waiting_in_union(windows)
+        }
     }
 }
 

@@ -89,10 +89,11 @@ impl Rule for ExcessiveTransfers {
                 .map(|a| a.bytes)
                 .sum();
             let mut callers: BTreeMap<String, u64> = BTreeMap::new();
+            let mut caller = facts.callers(|_| false);
             for &i in &ev {
                 let launcher = idx.launch.get(&e.correlation[i]).map(|l| l.index());
                 let who = launcher
-                    .map(|l| facts.caller(l, |_| false))
+                    .map(|l| caller.of(l))
                     .unwrap_or_else(|| "(unknown launcher)".to_owned());
                 *callers.entry(who).or_default() += 1;
             }

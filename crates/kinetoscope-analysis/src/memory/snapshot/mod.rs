@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::collections::HashMap;
 
 use kinetoscope_trace::snapshot::{
-    Action, AllocatorSettings, Snapshot, SnapshotLayout, TraceEntry,
+    Action, AllocatorSettings, Segment, Snapshot, SnapshotLayout, TraceEntry,
 };
 use serde::{Deserialize, Serialize};
 
@@ -309,11 +309,18 @@ pub fn analyze_snapshot(snap: &Snapshot, opts: &SnapshotOptions) -> SnapshotView
         view.notes.push(Note::NoAllocationHistory);
     }
     let mut sites = Sites::default();
+    // Segments per device, grouped once (a filter per device is quadratic in devices).
+    let mut segments: BTreeMap<i64, Vec<&Segment>> = BTreeMap::new();
+    for seg in &snap.segments {
+        segments.entry(seg.device).or_default().push(seg);
+    }
     for d in snap.devices() {
         if opts.device.is_some_and(|f| !f.matches(Device::cuda(d))) {
             continue;
         }
-        view.devices.push(device_view(snap, d, opts, &mut sites));
+        let segs = segments.get(&d).map_or(&[][..], Vec::as_slice);
+        view.devices
+            .push(device_view(snap, (d, segs), opts, &mut sites));
     }
     if view.devices.is_empty() {
         view.notes.push(if snap.segments.is_empty() && !traced {
@@ -327,11 +334,10 @@ pub fn analyze_snapshot(snap: &Snapshot, opts: &SnapshotOptions) -> SnapshotView
 
 fn device_view(
     snap: &Snapshot,
-    d: i64,
+    (d, segs): (i64, &[&Segment]),
     opts: &SnapshotOptions,
     sites: &mut Sites,
 ) -> SnapshotDevice {
-    let segs: Vec<_> = snap.segments.iter().filter(|s| s.device == d).collect();
     let state = state::allocator_state(segs.iter().copied());
     let mut rows: Vec<SegmentRow> = segs.iter().map(|s| state::segment_row(s)).collect();
     rows.sort_by(|a, b| {
@@ -382,7 +388,7 @@ fn device_view(
         dev.top_sites = top_sites(snap, sites, &live, SitesAt::Snapshot, None, opts.top);
         return dev;
     }
-    let r = replay::replay(snap, d, entries);
+    let r = replay::replay(segs, entries);
     let peak = r.peak().unwrap_or(0);
     let time = |i: usize| entries.get(i).and_then(time_ns);
     let mut actions: BTreeMap<String, u64> = BTreeMap::new();

@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use kinetoscope_trace::snapshot::{Action, BlockState, Snapshot, StackId, TraceEntry};
+use kinetoscope_trace::snapshot::{Action, BlockState, Segment, StackId, TraceEntry};
 
 /// One live allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,13 +62,13 @@ fn removes(e: &TraceEntry, has_completed: bool) -> bool {
     }
 }
 
-/// Replay `entries` of `device` against the final state in `snap`.
-pub fn replay(snap: &Snapshot, device: i64, entries: &[TraceEntry]) -> Replay {
+/// Replay one device's `entries` against its final `segments` in the snapshot.
+pub fn replay(segments: &[&Segment], entries: &[TraceEntry]) -> Replay {
     let has_completed = entries.iter().any(|e| e.action == Action::FreeCompleted);
     // The blocks still active at the snapshot, by address: allocated ones, and those
     // freed but pending when the trace removes blocks only at completion.
     let mut final_active: HashMap<u64, (u64, StackId)> = HashMap::new();
-    for seg in snap.segments.iter().filter(|s| s.device == device) {
+    for seg in segments {
         for b in &seg.blocks {
             let active = match b.state {
                 BlockState::ActiveAllocated => true,
@@ -134,12 +134,7 @@ pub fn replay(snap: &Snapshot, device: i64, entries: &[TraceEntry]) -> Replay {
 
     // Reserved before the trace: the final reserved bytes with the trace's segment
     // events undone.
-    let end_reserved: u64 = snap
-        .segments
-        .iter()
-        .filter(|s| s.device == device)
-        .map(|s| s.total_size)
-        .sum();
+    let end_reserved: u64 = segments.iter().map(|s| s.total_size).sum();
     let mut start_reserved = end_reserved as i128;
     for e in entries {
         match e.action {

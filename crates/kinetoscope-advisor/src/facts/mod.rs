@@ -12,7 +12,14 @@
 //! step (a profiler-stop synchronize) is in no step even while that step's GPU work is
 //! still running ([`Facts::step_of_event`]).
 
+mod host_work;
+mod launches;
+
 use std::sync::OnceLock;
+
+use host_work::HostWork;
+pub use kinetoscope_analysis::ancestry::AncestorSearch;
+use launches::Launches;
 
 use kinetoscope_analysis::device_activity::{
     device_activity, gpu_timeline, DeviceActivity, GpuTimeline,
@@ -23,7 +30,8 @@ use kinetoscope_analysis::gpu_time::{select, Compat};
 use kinetoscope_analysis::kernels::{analyze_kernels_in, KernelGroupBy, KernelsTable};
 use kinetoscope_analysis::memory::{analyze_trace, MemoryOptions, MemoryView};
 use kinetoscope_analysis::overview::{overview, TraceOverview};
-use kinetoscope_analysis::steps::{find_steps, StepSource};
+use kinetoscope_analysis::range_extremes::RangeExtremes;
+use kinetoscope_analysis::steps::{find_steps, Step, StepSource};
 use kinetoscope_trace::{CategoryKind, EventId, Phase, Trace, TrackKind};
 
 /// One step window, `[start_ns, end_ns)`.
@@ -45,7 +53,13 @@ impl StepWindow {
 }
 
 /// Rows per track id, sorted.
-type PerTrack<T> = rustc_hash::FxHashMap<u32, Vec<T>>;
+type PerTrack<T> = rustc_hash::FxHashMap<u32, T>;
+
+/// One track's user-code Python frames, sorted by (start, end, event), and their ends.
+struct UserFrames {
+    frames: Vec<(i64, i64, usize)>,
+    ends: RangeExtremes,
+}
 
 /// The facts of one trace.
 pub struct Facts<'a> {
@@ -65,13 +79,13 @@ pub struct Facts<'a> {
     pub has_step_markers: bool,
     /// Launch calls against recorded device activity, and graph replays.
     pub device: DeviceActivity,
-    /// Runtime launches per track, sorted by start: (start, end, correlation).
-    launches: OnceLock<PerTrack<(i64, i64, i64)>>,
-    /// User-code Python frames per track, sorted by start: (start, end, event).
-    user_frames: OnceLock<PerTrack<(i64, i64, usize)>>,
-    /// Operators, annotations (not steps) and user-code Python frames per track, sorted
-    /// by (start, longest first): (start, end, event).
-    host_work: OnceLock<PerTrack<(i64, i64, usize)>>,
+    /// Launch calls per thread, with what they launched.
+    launches: OnceLock<Launches>,
+    /// User-code Python frames per track, sorted by start: (start, end, event), with
+    /// their ends indexed for the search of an enclosing frame.
+    user_frames: OnceLock<PerTrack<UserFrames>>,
+    /// Operators, annotations (not steps) and user-code Python frames per thread.
+    host_work: OnceLock<HostWork>,
     /// The memory view.
     memory: OnceLock<MemoryView>,
     /// GPU-wide host-wait time.
@@ -84,6 +98,10 @@ pub struct Facts<'a> {
     timeline: OnceLock<GpuTimeline>,
     /// The counted GEMM calls, and the GEMM-family calls that count for nothing.
     gemms: OnceLock<(Vec<crate::gemm::GemmCall>, Vec<usize>)>,
+    /// [`Self::window_coverage`].
+    coverage: OnceLock<Vec<(i64, u32)>>,
+    /// [`Self::runtime_calls`].
+    runtime_calls: OnceLock<Vec<(String, u64, i64)>>,
 }
 
 impl<'a> Facts<'a> {
@@ -125,6 +143,8 @@ impl<'a> Facts<'a> {
             step_kernels: OnceLock::new(),
             timeline: OnceLock::new(),
             gemms: OnceLock::new(),
+            coverage: OnceLock::new(),
+            runtime_calls: OnceLock::new(),
         }
     }
 
@@ -146,70 +166,110 @@ impl<'a> Facts<'a> {
         &self.gemms.get_or_init(|| crate::gemm::gemm_calls(self)).1
     }
 
-    /// The intervals of `[start, end)` in which the GPUs (all together) wait for the
-    /// host: nothing runs and nothing launched is queued.
-    pub fn gpu_waiting(&self, start: i64, end: i64) -> Vec<(i64, i64)> {
-        self.gpu_timeline().all.waiting_for_host(start, end)
+    /// Time in `[start, end)` in which the GPUs (all together) wait for the host
+    /// (nothing runs and nothing launched is queued), ns, in O(log n).
+    pub fn gpu_waiting_ns(&self, start: i64, end: i64) -> i64 {
+        self.gpu_timeline().all.waiting_ns(start, end)
+    }
+
+    /// Time in which the GPUs (all together) wait for the host inside the union of
+    /// `windows` (overlapping windows count once), ns: O(w log n).
+    pub fn gpu_waiting_in_union(&self, mut windows: Vec<(i64, i64)>) -> i64 {
+        windows.retain(|w| w.1 > w.0);
+        windows.sort_unstable();
+        let mut total = 0i64;
+        let mut cur: Option<(i64, i64)> = None;
+        for (a, b) in windows {
+            cur = match cur {
+                Some((ca, cb)) if a <= cb => Some((ca, cb.max(b))),
+                Some((ca, cb)) => {
+                    total += self.gpu_waiting_ns(ca, cb);
+                    Some((a, b))
+                }
+                None => Some((a, b)),
+            };
+        }
+        total + cur.map_or(0, |(a, b)| self.gpu_waiting_ns(a, b))
+    }
+
+    /// How many step windows hold each instant, as breakpoints: `(t, n)` says `n`
+    /// windows hold `[t, next t)` (none before the first). Windows may overlap on a
+    /// hostile trace; a sweep over these costs O(windows), not O(windows²).
+    pub fn window_coverage(&self) -> &[(i64, u32)] {
+        self.coverage.get_or_init(|| {
+            let mut edges: Vec<(i64, i64)> = self
+                .steps
+                .iter()
+                .filter(|s| s.end_ns > s.start_ns)
+                .flat_map(|s| [(s.start_ns, 1), (s.end_ns, -1)])
+                .collect();
+            edges.sort_unstable();
+            let mut out: Vec<(i64, u32)> = Vec::new();
+            let mut n = 0i64;
+            for (t, d) in edges {
+                n += d;
+                let count = u32::try_from(n).unwrap_or(0);
+                match out.last_mut() {
+                    Some(last) if last.0 == t => last.1 = count,
+                    _ => out.push((t, count)),
+                }
+            }
+            out
+        })
     }
 
     /// Per step window, the time the GPUs (all together) wait for the host, ns.
     pub fn waiting_per_step(&self) -> Vec<i64> {
         self.steps
             .iter()
-            .map(|s| {
-                self.gpu_waiting(s.start_ns, s.end_ns)
-                    .iter()
-                    .map(|w| w.1 - w.0)
-                    .sum()
-            })
+            .map(|s| self.gpu_waiting_ns(s.start_ns, s.end_ns))
             .collect()
     }
 
-    /// The GPU idle a blocking host call over `[start, end)` causes, up to `limit`: the
-    /// time the GPUs wait for the host from the call's start. When the GPUs had work at
-    /// the start (running or queued), the call waited for it to drain, so the wait goes
-    /// on until the host queues work again after the call; when they were already
-    /// waiting, only the call's own time counts.
-    pub fn blocking_idle(&self, start: i64, end: i64, limit: i64) -> Vec<(i64, i64)> {
+    /// The window in which a blocking host call over `[start, end)` makes the GPUs idle,
+    /// up to `limit`: the GPU idle it causes is the time the GPUs wait for the host
+    /// inside it ([`Self::gpu_waiting_in_union`]). When the GPUs had work at the start
+    /// (running or queued), the call waited for it to drain, so the window goes on until
+    /// the host queues work again after the call; when they were already waiting, only
+    /// the call's own time counts. O(log n).
+    pub fn blocking_window(&self, start: i64, end: i64, limit: i64) -> (i64, i64) {
         let timeline = &self.gpu_timeline().all;
-        let had_work = timeline.waiting_for_host(start, start + 1).is_empty();
+        let had_work = timeline.waiting_ns(start, start + 1) == 0;
         let until = if had_work {
             // The wait that begins when the call returns, to the next work.
-            timeline
-                .waiting_for_host(end, limit.max(end))
-                .first()
-                .filter(|w| w.0 == end)
-                .map_or(end, |w| w.1)
+            timeline.waiting_until(end, limit.max(end))
         } else {
             end
         };
-        timeline.waiting_for_host(start, until.min(limit.max(end)))
+        (start, until.min(limit.max(end)))
     }
 
     /// Runtime and driver calls in the host step spans by name, most host time first:
-    /// (name, calls, Σ host time ns).
-    pub fn runtime_calls(&self) -> Vec<(String, u64, i64)> {
-        let e = &self.trace.events;
-        let runtime = [
-            CategoryKind::CudaRuntime,
-            CategoryKind::CudaDriver,
-            CategoryKind::OtherRuntime,
-        ];
-        let mut by_name: rustc_hash::FxHashMap<kinetoscope_trace::StrId, (u64, i64)> =
-            Default::default();
-        for i in self.events(&runtime, |_| true) {
-            if self.host_step_of(e.ts_ns[i]).is_some() {
-                let v = by_name.entry(e.name[i]).or_default();
-                v.0 += 1;
-                v.1 += e.dur_ns[i];
+    /// (name, calls, Σ host time ns). Computed once.
+    pub fn runtime_calls(&self) -> &[(String, u64, i64)] {
+        self.runtime_calls.get_or_init(|| {
+            let e = &self.trace.events;
+            let runtime = [
+                CategoryKind::CudaRuntime,
+                CategoryKind::CudaDriver,
+                CategoryKind::OtherRuntime,
+            ];
+            let mut by_name: rustc_hash::FxHashMap<kinetoscope_trace::StrId, (u64, i64)> =
+                Default::default();
+            for i in self.events(&runtime, |_| true) {
+                if self.host_step_of(e.ts_ns[i]).is_some() {
+                    let v = by_name.entry(e.name[i]).or_default();
+                    v.0 += 1;
+                    v.1 += e.dur_ns[i];
+                }
             }
-        }
-        let mut out: Vec<(String, u64, i64)> = by_name
-            .into_iter()
-            .map(|(n, (c, d))| (self.trace.strings.get(n).to_owned(), c, d))
-            .collect();
-        out.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
-        out
+            let mut out: Vec<(String, u64, i64)> = by_name
+                .into_iter()
+                .map(|(n, (c, d))| (self.trace.strings.get(n).to_owned(), c, d))
+                .collect();
+            out.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+            out
+        })
     }
 
     /// Whether the host launched kernels but the trace recorded no device activity.
@@ -269,53 +329,34 @@ impl<'a> Facts<'a> {
             .map(|g| g.index())
     }
 
+    fn launches(&self) -> &Launches {
+        self.launches.get_or_init(|| Launches::build(self.trace))
+    }
+
     /// The GPU activities (kernels, copies, sets; graph kernels included) launched by
-    /// runtime calls made during a host event on its thread, by CUPTI correlation.
+    /// runtime calls made during a host event on its thread, by CUPTI correlation:
+    /// O(log n + found) ([`launches`]).
     pub fn launched_gpu(&self, event: usize) -> Vec<usize> {
-        let t = self.trace;
-        let e = &t.events;
-        let idx = t.correlation_index();
-        let map = self.launches.get_or_init(|| {
-            let mut m: PerTrack<(i64, i64, i64)> = Default::default();
-            for i in 0..e.len() {
-                if !matches!(
-                    t.categories.kind(e.cat[i]),
-                    CategoryKind::CudaRuntime | CategoryKind::CudaDriver
-                ) || e.correlation[i] == 0
-                    || !idx.gpu.contains_key(&e.correlation[i])
-                {
-                    continue;
-                }
-                m.entry(e.track[i].0).or_default().push((
-                    e.ts_ns[i],
-                    e.ts_ns[i] + e.dur_ns[i],
-                    e.correlation[i],
-                ));
-            }
-            for v in m.values_mut() {
-                v.sort_unstable();
-            }
-            m
-        });
-        let Some(v) = map.get(&e.track[event].0) else {
-            return Vec::new();
-        };
-        let (start, end) = (e.ts_ns[event], e.ts_ns[event] + e.dur_ns[event]);
-        let lo = v.partition_point(|l| l.0 < start);
-        v[lo..]
-            .iter()
-            .take_while(|l| l.0 < end)
-            .filter(|l| l.1 <= end)
-            .flat_map(|l| idx.gpu.get(&l.2).into_iter().flatten())
+        let idx = self.trace.correlation_index();
+        self.launches()
+            .correlations_inside(self.trace, event)
+            .into_iter()
+            .flat_map(|c| idx.gpu.get(&c).into_iter().flatten())
             .map(|g| g.index())
             .collect()
     }
 
     /// GPU time (kernels, copies, sets) launched by runtime calls made during a host
     /// event on its thread, ns: the device time of an operator including its children.
+    /// O(log n), however many launches the event holds.
     pub fn launched_device_ns(&self, event: usize) -> i64 {
-        let e = &self.trace.events;
-        self.launched_gpu(event).iter().map(|&g| e.dur_ns[g]).sum()
+        self.launches().totals_inside(self.trace, event).device_ns
+    }
+
+    /// Whether a kernel launched during a host event on its thread ran on tensor cores
+    /// (or says `tf32`), in O(log n).
+    pub fn launched_tensor_core_work(&self, event: usize) -> bool {
+        self.launches().totals_inside(self.trace, event).tensor_core > 0
     }
 
     /// Time attributed to an operator: its launched GPU time on a GPU trace, its host
@@ -429,25 +470,35 @@ impl<'a> Facts<'a> {
     }
 
     /// Keep only the events not nested inside another event of the same list (so that
-    /// sums do not double-count).
+    /// sums do not double-count). O(n) however deep the nesting.
     pub fn outermost(&self, events: &[usize]) -> Vec<usize> {
         let set: rustc_hash::FxHashSet<usize> = events.iter().copied().collect();
-        events
-            .iter()
-            .copied()
-            .filter(|&i| !self.ancestors(i).any(|a| set.contains(&a)))
-            .collect()
+        let mut inner = self.ancestor_search(|a| set.contains(&a));
+        events.iter().copied().filter(|&i| !inner.any(i)).collect()
     }
 
-    /// The host ancestors of an event, innermost first.
-    pub fn ancestors(&self, event: usize) -> impl Iterator<Item = usize> + '_ {
+    /// A search for the nearest host ancestor (by the trace's nesting) that passes
+    /// `test`: every event's answer, however deep, costs O(n) in all ([`kinetoscope_analysis::ancestry`]).
+    pub fn ancestor_search<P: FnMut(usize) -> bool>(&self, test: P) -> AncestorSearch<'a, P> {
+        AncestorSearch::new(self.trace.nesting(), test)
+    }
+
+    /// A search for the nearest host ancestor whose name passes `pred`.
+    pub fn named_ancestor_search<P: FnMut(&str) -> bool + 'a>(
+        &self,
+        mut pred: P,
+    ) -> AncestorSearch<'a, impl FnMut(usize) -> bool + 'a> {
+        let trace = self.trace;
+        self.ancestor_search(move |a| pred(trace.name(EventId(a as u32))))
+    }
+
+    /// The host span an event is directly nested in.
+    pub fn parent_of(&self, event: usize) -> Option<usize> {
         let nesting = self.trace.nesting();
-        let mut cur = event;
-        std::iter::from_fn(move || {
-            let p = nesting.parent_of(EventId(cur as u32))?;
-            cur = p.index();
-            Some(cur)
-        })
+        (event < nesting.parent.len())
+            .then(|| nesting.parent_of(EventId(event as u32)))
+            .flatten()
+            .map(|p| p.index())
     }
 
     /// The host runtime or driver call that launched a GPU event (by CUPTI correlation).
@@ -468,36 +519,48 @@ impl<'a> Facts<'a> {
         self.trace.name(EventId(event as u32))
     }
 
-    /// Whether an event is nested in an event whose name passes `pred`.
-    pub fn inside(&self, event: usize, mut pred: impl FnMut(&str) -> bool) -> bool {
-        self.ancestors(event).any(|a| pred(self.name(a)))
+    /// Who caused events ([`Callers::of`]), where operators whose name passes `skip`
+    /// are not named.
+    pub fn callers(&self, skip: impl Fn(&str) -> bool + 'a) -> Callers<'_, 'a> {
+        let t = self.trace;
+        let kind = move |a: usize| t.categories.kind(t.events.cat[a]);
+        let name = move |a: usize| t.name(EventId(a as u32));
+        Callers {
+            facts: self,
+            frame: self.ancestor_search(Box::new(move |a| {
+                kind(a) == CategoryKind::PythonFunction && is_user_frame(name(a))
+            })),
+            operator: self.ancestor_search(Box::new(move |a| {
+                matches!(kind(a), CategoryKind::CpuOp | CategoryKind::UserAnnotation)
+                    && !name(a).starts_with("ProfilerStep#")
+                    && !skip(name(a))
+            })),
+        }
     }
+}
 
+/// A search whose test is boxed, so that it can be a field.
+type DynSearch<'a> = AncestorSearch<'a, Box<dyn FnMut(usize) -> bool + 'a>>;
+
+/// Who caused events, with the searches up the nesting shared between them (O(n) in all).
+pub struct Callers<'f, 'a> {
+    facts: &'f Facts<'a>,
+    frame: DynSearch<'a>,
+    operator: DynSearch<'a>,
+}
+
+impl Callers<'_, '_> {
     /// The code that caused an event: the innermost Python frame outside torch (with
     /// `with_stack`), else the `Call stack` arg's first user frame, else the innermost
     /// enclosing operator or annotation that is not itself `skip`ped.
-    pub fn caller(&self, event: usize, skip: impl Fn(&str) -> bool) -> String {
-        let t = self.trace;
-        let mut fallback: Option<String> = None;
-        for a in self.ancestors(event) {
-            let kind = t.categories.kind(t.events.cat[a]);
-            let name = self.name(a);
-            if kind == CategoryKind::PythonFunction {
-                if is_user_frame(name) {
-                    return name.to_owned();
-                }
-                continue;
-            }
-            if fallback.is_none()
-                && matches!(kind, CategoryKind::CpuOp | CategoryKind::UserAnnotation)
-                && !skip(name)
-                && !name.starts_with("ProfilerStep#")
-            {
-                fallback = Some(name.to_owned());
-            }
+    pub fn of(&mut self, event: usize) -> String {
+        let f = self.facts;
+        let t = f.trace;
+        if let Some(frame) = self.frame.nearest(event) {
+            return f.name(frame).to_owned();
         }
-        if let Some(frame) = self.enclosing_user_frame(event) {
-            return self.name(frame).to_owned();
+        if let Some(frame) = f.enclosing_user_frame(event) {
+            return f.name(frame).to_owned();
         }
         if let Some(args) = t.args.op_of(EventId(event as u32)) {
             let stack = t.strings.get(args.call_stack);
@@ -505,7 +568,9 @@ impl<'a> Facts<'a> {
                 return frame.to_owned();
             }
         }
-        fallback.unwrap_or_else(|| "(top level)".to_owned())
+        self.operator
+            .nearest(event)
+            .map_or_else(|| "(top level)".to_owned(), |a| f.name(a).to_owned())
     }
 }
 
@@ -513,19 +578,18 @@ impl Facts<'_> {
     /// What host thread `track` was executing during `[lo, hi)`: for each instant, the
     /// innermost operator, annotation (DataLoader fetches and `record_function` ranges
     /// included, steps not) or user-code Python frame running then; time in none of them
-    /// is `None`. Time per span, in order of first appearance.
+    /// is `None`. Time per span, in order of first appearance. O(log n) plus the spans
+    /// that start or end in the window ([`host_work`]).
     pub fn host_work_in(&self, track: u32, lo: i64, hi: i64) -> Vec<(Option<usize>, i64)> {
-        let t = self.trace;
-        let e = &t.events;
-        let map = self.host_work.get_or_init(|| {
-            let mut m: PerTrack<(i64, i64, usize)> = Default::default();
+        let work = self.host_work.get_or_init(|| {
+            let e = &self.trace.events;
+            let mut m: PerTrack<Vec<(i64, i64, usize)>> = Default::default();
             let host = [CategoryKind::CpuOp, CategoryKind::UserAnnotation];
-            for i in self.events(&host, |n| !n.starts_with("ProfilerStep#")) {
-                m.entry(e.track[i].0)
-                    .or_default()
-                    .push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i], i));
-            }
-            for i in self.events(&[CategoryKind::PythonFunction], is_user_frame) {
+            let spans = self
+                .events(&host, |n| !n.starts_with("ProfilerStep#"))
+                .into_iter()
+                .chain(self.events(&[CategoryKind::PythonFunction], is_user_frame));
+            for i in spans {
                 m.entry(e.track[i].0)
                     .or_default()
                     .push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i], i));
@@ -533,63 +597,10 @@ impl Facts<'_> {
             for v in m.values_mut() {
                 v.sort_unstable_by_key(|s| (s.0, std::cmp::Reverse(s.1), s.2));
             }
-            m
+            let mut up = self.ancestor_search(|a| self.is_host_work(a));
+            HostWork::new(m, |i| up.nearest(i), e.len())
         });
-        let mut out: Vec<(Option<usize>, i64)> = Vec::new();
-        let mut add = |who: Option<usize>, d: i64| {
-            if d <= 0 {
-                return;
-            }
-            match out.iter_mut().find(|o| o.0 == who) {
-                Some(o) => o.1 += d,
-                None => out.push((who, d)),
-            }
-        };
-        if hi <= lo {
-            return out;
-        }
-        let Some(v) = map.get(&track) else {
-            add(None, hi - lo);
-            return out;
-        };
-        // The spans open at `lo`, outermost first: the last span starting at or before
-        // `lo` and its ancestors that are spans of the list and still run at `lo`.
-        let first = v.partition_point(|s| s.0 <= lo);
-        let mut stack: Vec<(i64, usize)> = Vec::new();
-        if let Some(last) = first.checked_sub(1).map(|j| v[j].2) {
-            let mut chain: Vec<usize> = std::iter::once(last)
-                .chain(self.ancestors(last))
-                .filter(|&a| {
-                    self.is_host_work(a) && e.ts_ns[a] <= lo && e.ts_ns[a] + e.dur_ns[a] > lo
-                })
-                .collect();
-            chain.reverse();
-            stack.extend(chain.into_iter().map(|a| (e.ts_ns[a] + e.dur_ns[a], a)));
-        }
-        let mut cur = lo;
-        for &(start, end, id) in v[first..].iter().take_while(|s| s.0 < hi) {
-            // Close the spans that end before this one starts.
-            while let Some(&(top_end, top)) = stack.last() {
-                if top_end > start {
-                    break;
-                }
-                add(Some(top), top_end.min(hi) - cur);
-                cur = cur.max(top_end.min(hi));
-                stack.pop();
-            }
-            add(stack.last().map(|s| s.1), start - cur);
-            cur = cur.max(start);
-            stack.push((end, id));
-        }
-        while let Some((top_end, top)) = stack.pop() {
-            if cur >= hi {
-                break;
-            }
-            add(Some(top), top_end.min(hi) - cur);
-            cur = cur.max(top_end.min(hi));
-        }
-        add(None, hi - cur);
-        out
+        work.work_in(track, lo, hi)
     }
 
     /// Whether an event is host work of [`Self::host_work_in`].
@@ -605,26 +616,31 @@ impl Facts<'_> {
     }
 
     /// The innermost user-code Python frame on the event's thread whose span contains
-    /// the event (time containment; the profiler's own spans can break the nesting).
+    /// the event (time containment; the profiler's own spans can break the nesting): the
+    /// last frame starting at or before the event that ends at or after it, found by a
+    /// search on the frames' ends in O(log n).
     pub fn enclosing_user_frame(&self, event: usize) -> Option<usize> {
         let t = self.trace;
         let e = &t.events;
         let map = self.user_frames.get_or_init(|| {
-            let mut m: rustc_hash::FxHashMap<u32, Vec<(i64, i64, usize)>> = Default::default();
+            let mut m: PerTrack<Vec<(i64, i64, usize)>> = Default::default();
             for i in self.events(&[CategoryKind::PythonFunction], is_user_frame) {
                 m.entry(e.track[i].0)
                     .or_default()
                     .push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i], i));
             }
-            for v in m.values_mut() {
-                v.sort_unstable();
-            }
-            m
+            m.into_iter()
+                .map(|(track, mut frames)| {
+                    frames.sort_unstable();
+                    let ends = RangeExtremes::new(frames.iter().map(|f| f.1));
+                    (track, UserFrames { frames, ends })
+                })
+                .collect()
         });
         let v = map.get(&e.track[event].0)?;
         let (start, end) = (e.ts_ns[event], e.ts_ns[event] + e.dur_ns[event]);
-        let hi = v.partition_point(|f| f.0 <= start);
-        v[..hi].iter().rev().find(|f| f.1 >= end).map(|f| f.2)
+        let hi = v.frames.partition_point(|f| f.0 <= start);
+        v.ends.last_at_least(hi, end).map(|k| v.frames[k].2)
     }
 }
 
@@ -634,6 +650,11 @@ impl Facts<'_> {
 fn host_step_spans(trace: &Trace, steps: &[StepWindow], markers: bool) -> Vec<(i64, i64)> {
     let (host, _) = find_steps(trace);
     let whole = trace.span_ns();
+    // The host steps of each name, in time order.
+    let mut by_name: rustc_hash::FxHashMap<&str, Vec<&Step>> = Default::default();
+    for h in &host {
+        by_name.entry(h.name.as_str()).or_default().push(h);
+    }
     steps
         .iter()
         .map(|w| {
@@ -642,14 +663,31 @@ fn host_step_spans(trace: &Trace, steps: &[StepWindow], markers: bool) -> Vec<(i
                     (a.min(w.start_ns), b.max(w.end_ns))
                 });
             }
-            host.iter()
-                .filter(|h| h.name == w.name)
-                .min_by_key(|h| (h.start_ns - w.start_ns).abs())
+            by_name
+                .get(w.name.as_str())
+                .and_then(|same| nearest_start(same, w.start_ns))
                 .map_or((w.start_ns, w.end_ns), |h| {
                     (h.start_ns, h.start_ns + h.dur_ns)
                 })
         })
         .collect()
+}
+
+/// The step of `same` (in time order) that starts nearest `t`, the earliest of equals:
+/// two binary searches, however many steps share a name.
+fn nearest_start<'s>(same: &[&'s Step], t: i64) -> Option<&'s Step> {
+    let k = same.partition_point(|h| h.start_ns <= t);
+    let before = k.checked_sub(1).map(|j| {
+        // The first of the steps starting at that same time.
+        let at = same[j].start_ns;
+        same[same[..j].partition_point(|h| h.start_ns < at)]
+    });
+    let after = same.get(k).copied();
+    match (before, after) {
+        (Some(b), Some(a)) if a.start_ns.abs_diff(t) < b.start_ns.abs_diff(t) => Some(a),
+        (Some(b), _) => Some(b),
+        (None, a) => a,
+    }
 }
 
 /// Whether a Python frame name (`path/file.py(123): function`) is user code rather

@@ -1,0 +1,168 @@
+//! What a host thread was executing during a window: for each instant, the innermost
+//! operator, annotation (steps not) or user-code Python frame running then.
+//!
+//! A window starts inside the spans still running at its start: the innermost of them
+//! is the first span still running on the path from the last span started up through
+//! its host-work ancestors (span ends only grow up the nesting), found in O(log depth)
+//! ([`UpSearch`]); the others are reached one by one, only when the one
+//! inside them ends within the window. So a window costs O(log n) plus the spans that
+//! start or end in it, and disjoint windows cost O(n log n) in all, however deep the
+//! nesting.
+
+use kinetoscope_analysis::up_search::UpSearch;
+use rustc_hash::FxHashMap;
+
+/// Not a host-work span.
+const NONE: u32 = u32::MAX;
+
+/// One thread's host-work spans.
+struct Thread {
+    /// (start, end, event), sorted by start, longest first, then event.
+    spans: Vec<(i64, i64, usize)>,
+    /// Each span's nearest host-work ancestor, searchable up the path.
+    up: UpSearch,
+}
+
+impl Thread {
+    /// The nearest host-work ancestor of span `k`.
+    fn parent(&self, k: usize) -> Option<usize> {
+        self.up.parent(k)
+    }
+
+    /// The first span on the path from `k` up that still runs after `t` (span ends
+    /// only grow up the path).
+    fn innermost_running(&self, k: usize, t: i64) -> Option<usize> {
+        self.up.first_up(k, |x| self.spans[x].1 > t).ok()
+    }
+}
+
+/// Every thread's host-work spans, linked up their nesting.
+pub(crate) struct HostWork {
+    threads: FxHashMap<u32, Thread>,
+}
+
+impl HostWork {
+    /// From each thread's spans (sorted as [`Thread::spans`]) and each span's nearest
+    /// host-work ancestor (an event).
+    pub(crate) fn new(
+        per_track: FxHashMap<u32, Vec<(i64, i64, usize)>>,
+        mut ancestor: impl FnMut(usize) -> Option<usize>,
+        events: usize,
+    ) -> Self {
+        let mut pos = vec![NONE; events];
+        for spans in per_track.values() {
+            for (k, s) in spans.iter().enumerate() {
+                pos[s.2] = k as u32;
+            }
+        }
+        let threads = per_track
+            .into_iter()
+            .map(|(track, spans)| {
+                let parents: Vec<Option<usize>> = spans
+                    .iter()
+                    .map(|s| ancestor(s.2).map(|a| pos[a]).filter(|&p| p != NONE))
+                    .map(|p| p.map(|p| p as usize))
+                    .collect();
+                let up = UpSearch::new(parents.into_iter());
+                (track, Thread { spans, up })
+            })
+            .collect();
+        Self { threads }
+    }
+
+    /// What thread `track` was executing during `[lo, hi)`: time per span (an event;
+    /// `None` for time in none), in order of first appearance.
+    pub(crate) fn work_in(&self, track: u32, lo: i64, hi: i64) -> Vec<(Option<usize>, i64)> {
+        let mut acc = Acc::default();
+        if hi <= lo {
+            return acc.out;
+        }
+        let Some(t) = self.threads.get(&track) else {
+            acc.add(None, hi - lo);
+            return acc.out;
+        };
+        let first = t.spans.partition_point(|s| s.0 <= lo);
+        let mut stack = Stack {
+            thread: t,
+            chain: first
+                .checked_sub(1)
+                .and_then(|k| t.innermost_running(k, lo)),
+            pushed: Vec::new(),
+        };
+        let mut cur = lo;
+        for &(start, end, id) in t.spans[first..].iter().take_while(|s| s.0 < hi) {
+            // Close the spans that end before this one starts.
+            while let Some((top_end, top)) = stack.top() {
+                if top_end > start {
+                    break;
+                }
+                acc.add(Some(top), top_end.min(hi) - cur);
+                cur = cur.max(top_end.min(hi));
+                stack.pop();
+            }
+            acc.add(stack.top().map(|s| s.1), start - cur);
+            cur = cur.max(start);
+            stack.pushed.push((end, id));
+        }
+        while let Some((top_end, top)) = stack.top() {
+            if cur >= hi {
+                break;
+            }
+            acc.add(Some(top), top_end.min(hi) - cur);
+            cur = cur.max(top_end.min(hi));
+            stack.pop();
+        }
+        acc.add(None, hi - cur);
+        acc.out
+    }
+}
+
+/// The spans open at some instant of a window, innermost on top: those pushed in the
+/// window above the chain of spans that were running at its start, which is walked up
+/// lazily.
+struct Stack<'a> {
+    thread: &'a Thread,
+    /// The innermost span of the chain not yet closed.
+    chain: Option<usize>,
+    /// (end, event) of the spans started in the window.
+    pushed: Vec<(i64, usize)>,
+}
+
+impl Stack<'_> {
+    fn top(&self) -> Option<(i64, usize)> {
+        self.pushed.last().copied().or_else(|| {
+            self.chain.map(|k| {
+                let s = self.thread.spans[k];
+                (s.1, s.2)
+            })
+        })
+    }
+
+    fn pop(&mut self) {
+        if self.pushed.pop().is_none() {
+            self.chain = self.chain.and_then(|k| self.thread.parent(k));
+        }
+    }
+}
+
+/// Time per span in order of first appearance, with an index to add in O(1).
+#[derive(Default)]
+struct Acc {
+    out: Vec<(Option<usize>, i64)>,
+    at: FxHashMap<Option<usize>, usize>,
+}
+
+impl Acc {
+    fn add(&mut self, who: Option<usize>, d: i64) {
+        if d <= 0 {
+            return;
+        }
+        match self.at.get(&who) {
+            Some(&k) => self.out[k].1 += d,
+            None => {
+                self.at.insert(who, self.out.len());
+                self.out.push((who, d));
+            }
+        }
+    }
+}
