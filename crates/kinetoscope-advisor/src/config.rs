@@ -105,6 +105,9 @@ pub struct Utilization {
     pub warning_below_pct: f64,
     /// Critical below (TraceML: < 30 % is low).
     pub critical_below_pct: f64,
+    /// GPUs of one trace judged at most, the least utilized first (each costs a pass
+    /// over the steps; kinetoscope's bound against traces naming thousands of devices).
+    pub max_gpus: usize,
 }
 
 impl Default for Utilization {
@@ -112,6 +115,7 @@ impl Default for Utilization {
         Self {
             warning_below_pct: 80.0,
             critical_below_pct: 30.0,
+            max_gpus: 64,
         }
     }
 }

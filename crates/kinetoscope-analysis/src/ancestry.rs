@@ -5,16 +5,20 @@
 
 use kinetoscope_trace::Nesting;
 
-/// Not computed yet.
-const UNKNOWN: u32 = u32::MAX;
+/// Not computed yet (0, so that the memo is allocated zeroed: its pages are only
+/// touched where the searches go).
+const UNKNOWN: u32 = 0;
 /// No ancestor passes.
-const NONE: u32 = u32::MAX - 1;
+const NONE: u32 = 1;
+/// The memo holds ancestor `a` as `a + 2`.
+const SHIFT: u32 = 2;
 
 /// The nearest ancestor passing `test`, for any events, in O(n) in all.
 pub struct AncestorSearch<'a, P> {
     parent: &'a [u32],
     test: P,
-    /// Per event: [`UNKNOWN`], [`NONE`], or its nearest ancestor that passes.
+    /// Per event: [`UNKNOWN`], [`NONE`], or its nearest ancestor that passes plus
+    /// [`SHIFT`].
     memo: Vec<u32>,
     /// The path being walked (kept to reuse its allocation).
     path: Vec<u32>,
@@ -49,7 +53,7 @@ impl<'a, P: FnMut(usize) -> bool> AncestorSearch<'a, P> {
                 break NONE;
             }
             if (self.test)(p as usize) {
-                break p;
+                break p + SHIFT;
             }
             cur = p;
         };
@@ -58,7 +62,7 @@ impl<'a, P: FnMut(usize) -> bool> AncestorSearch<'a, P> {
         for k in self.path.drain(..) {
             self.memo[k as usize] = found;
         }
-        (found != NONE).then_some(found as usize)
+        (found != NONE).then(|| (found - SHIFT) as usize)
     }
 
     /// Whether some strict ancestor of `event` passes the test.

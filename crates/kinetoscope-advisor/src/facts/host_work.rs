@@ -12,9 +12,6 @@
 use kinetoscope_analysis::up_search::UpSearch;
 use rustc_hash::FxHashMap;
 
-/// Not a host-work span.
-const NONE: u32 = u32::MAX;
-
 /// One thread's host-work spans.
 struct Thread {
     /// (start, end, event), sorted by start, longest first, then event.
@@ -49,10 +46,12 @@ impl HostWork {
         mut ancestor: impl FnMut(usize) -> Option<usize>,
         events: usize,
     ) -> Self {
-        let mut pos = vec![NONE; events];
+        // Each span's position in its thread's list, plus one (0: not a span; zeroed,
+        // so the pages of other events are never touched).
+        let mut pos = vec![0u32; events];
         for spans in per_track.values() {
             for (k, s) in spans.iter().enumerate() {
-                pos[s.2] = k as u32;
+                pos[s.2] = k as u32 + 1;
             }
         }
         let threads = per_track
@@ -60,7 +59,7 @@ impl HostWork {
             .map(|(track, spans)| {
                 let parents: Vec<Option<usize>> = spans
                     .iter()
-                    .map(|s| ancestor(s.2).map(|a| pos[a]).filter(|&p| p != NONE))
+                    .map(|s| ancestor(s.2).and_then(|a| pos[a].checked_sub(1)))
                     .map(|p| p.map(|p| p as usize))
                     .collect();
                 let up = UpSearch::new(parents.into_iter());

@@ -21,6 +21,7 @@ use host_work::HostWork;
 pub use kinetoscope_analysis::ancestry::AncestorSearch;
 use launches::Launches;
 
+use kinetoscope_analysis::comm::{comm, CommOptions, TraceComm};
 use kinetoscope_analysis::device_activity::{
     device_activity, gpu_timeline, DeviceActivity, GpuTimeline,
 };
@@ -28,7 +29,7 @@ use kinetoscope_analysis::gpu_time::idle::{device_host_wait, Gap};
 use kinetoscope_analysis::gpu_time::launches::{launch_stats, LaunchOptions, LaunchStats};
 use kinetoscope_analysis::gpu_time::{select, Compat};
 use kinetoscope_analysis::kernels::{analyze_kernels_in, KernelGroupBy, KernelsTable};
-use kinetoscope_analysis::memory::{analyze_trace, MemoryOptions, MemoryView};
+use kinetoscope_analysis::memory::{analyze_trace_for_rules, MemoryOptions, MemoryView};
 use kinetoscope_analysis::overview::{overview, TraceOverview};
 use kinetoscope_analysis::range_extremes::RangeExtremes;
 use kinetoscope_analysis::steps::{find_steps, Step, StepSource};
@@ -102,6 +103,8 @@ pub struct Facts<'a> {
     coverage: OnceLock<Vec<(i64, u32)>>,
     /// [`Self::runtime_calls`].
     runtime_calls: OnceLock<Vec<(String, u64, i64)>>,
+    /// [`Self::comm`].
+    comm: OnceLock<TraceComm>,
 }
 
 impl<'a> Facts<'a> {
@@ -145,7 +148,29 @@ impl<'a> Facts<'a> {
             gemms: OnceLock::new(),
             coverage: OnceLock::new(),
             runtime_calls: OnceLock::new(),
+            comm: OnceLock::new(),
         }
+    }
+
+    /// Compute the facts that are independent of each other and used by several rules
+    /// (the memory view, HTA's host-wait gaps, launch statistics, the kernel table over
+    /// the steps, the GEMM calls), heaviest first: for a second thread while the rules
+    /// run.
+    pub fn prepare(&self) {
+        self.memory();
+        self.comm();
+        self.step_kernels();
+        self.host_wait();
+        self.launch_stats();
+        self.gemms();
+        self.launches();
+    }
+
+    /// Communication and its overlap with computation per step, as `kinetoscope comm`
+    /// shows it.
+    pub fn comm(&self) -> &TraceComm {
+        self.comm
+            .get_or_init(|| comm(self.trace, CommOptions::default()))
     }
 
     /// Busy and queued time of each GPU, and of all together
@@ -277,11 +302,12 @@ impl<'a> Facts<'a> {
         self.device.missing()
     }
 
-    /// The memory view of the trace, as `kinetoscope memory` shows it (peaks, per-step
-    /// pattern, allocations).
+    /// The memory view of the trace as the rules read it: `kinetoscope memory`'s peaks,
+    /// curves, per-step pattern and the allocations never freed
+    /// ([`kinetoscope_analysis::memory::analyze_trace_for_rules`]).
     pub fn memory(&self) -> &MemoryView {
         self.memory
-            .get_or_init(|| analyze_trace(self.trace, &MemoryOptions::default()))
+            .get_or_init(|| analyze_trace_for_rules(self.trace, &MemoryOptions::default()))
     }
 
     /// The gaps in which the whole GPU waits for the host: HTA's host-wait
@@ -421,22 +447,23 @@ impl<'a> Facts<'a> {
     pub fn events(&self, kinds: &[CategoryKind], mut pred: impl FnMut(&str) -> bool) -> Vec<usize> {
         let t = self.trace;
         let e = &t.events;
-        let mut cache: Vec<Option<bool>> = vec![None; t.strings.len()];
+        // Per name: 0 not decided (zeroed, so untouched pages cost nothing), 1 no, 2 yes.
+        let mut cache: Vec<u8> = vec![0; t.strings.len()];
         let mut out = Vec::new();
         for i in 0..e.len() {
             if e.phase[i] != Phase::Complete || !kinds.contains(&t.categories.kind(e.cat[i])) {
                 continue;
             }
             let n = e.name[i].0 as usize;
-            let ok = match cache.get(n).copied().flatten() {
-                Some(v) => v,
-                None => {
+            let ok = match cache.get(n).copied().unwrap_or(0) {
+                0 => {
                     let v = pred(t.strings.get(e.name[i]));
                     if n < cache.len() {
-                        cache[n] = Some(v);
+                        cache[n] = 1 + u8::from(v);
                     }
                     v
                 }
+                c => c == 2,
             };
             if ok {
                 out.push(i);

@@ -52,17 +52,37 @@ pub struct AllocationTable {
     pub skipped_without_addr: usize,
 }
 
-fn names(ops: &OpForest, op: Option<u32>) -> (Option<String>, Option<String>) {
-    (
-        op.map(|o| ops.name_of(o).to_owned()),
-        op.and_then(|o| ops.parent_of(o))
-            .map(|p| ops.name_of(p).to_owned()),
-    )
+/// Which rows of the table to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rows {
+    /// Every allocation and unmatched free.
+    All,
+    /// Only allocations never freed (what the advisor's leak rule reads); the counts
+    /// still cover every row.
+    Unreleased,
+}
+
+/// A row while pairing (operators as forest nodes): small, and named only once the
+/// table is cut.
+struct Pending {
+    bytes: i64,
+    addr: u64,
+    alloc_ns: Option<i64>,
+    release_ns: Option<i64>,
+    op: Option<u32>,
+    release_op: Option<u32>,
 }
 
 /// Pair one device's time-ordered records into the allocation events table.
 pub fn pair(records: &[&MemoryRecord], ops: &OpForest) -> AllocationTable {
+    pair_rows(records, ops, Rows::All)
+}
+
+/// Pair one device's time-ordered records, keeping `rows`; operator names are built for
+/// the rows kept only.
+pub fn pair_rows(records: &[&MemoryRecord], ops: &OpForest, rows: Rows) -> AllocationTable {
     let mut t = AllocationTable::default();
+    let mut pending: Vec<Pending> = Vec::new();
     // addr → (row index of the open allocation)
     let mut open: HashMap<u64, usize> = HashMap::new();
     for r in records {
@@ -74,42 +94,50 @@ pub fn pair(records: &[&MemoryRecord], ops: &OpForest) -> AllocationTable {
             if open.remove(&addr).is_some() {
                 t.unreleased += 1;
             }
-            let (op, parent_op) = names(ops, r.op);
-            open.insert(addr, t.rows.len());
-            t.rows.push(Allocation {
-                op,
-                parent_op,
-                release_op: None,
+            open.insert(addr, pending.len());
+            pending.push(Pending {
                 bytes: r.bytes,
                 addr,
                 alloc_ns: Some(r.ts_ns),
                 release_ns: None,
-                lifetime_ns: None,
+                op: r.op,
+                release_op: None,
             });
         } else if r.bytes < 0 {
-            let release_op = r.op.map(|o| ops.name_of(o).to_owned());
             if let Some(k) = open.remove(&addr) {
-                let row = &mut t.rows[k];
-                row.release_op = release_op;
-                row.release_ns = Some(r.ts_ns);
-                row.lifetime_ns = row.alloc_ns.map(|a| r.ts_ns - a);
+                let p = &mut pending[k];
+                p.release_op = r.op;
+                p.release_ns = Some(r.ts_ns);
                 t.paired += 1;
             } else {
                 t.unmatched_frees += 1;
-                t.rows.push(Allocation {
-                    op: None,
-                    parent_op: None,
-                    release_op,
+                pending.push(Pending {
                     bytes: -r.bytes,
                     addr,
                     alloc_ns: None,
                     release_ns: Some(r.ts_ns),
-                    lifetime_ns: None,
+                    op: None,
+                    release_op: r.op,
                 });
             }
         }
     }
     t.unreleased += open.len();
-    t.total_rows = t.rows.len();
+    t.total_rows = pending.len();
+    let name = |o: Option<u32>| o.map(|o| ops.name_of(o).to_owned());
+    t.rows = pending
+        .into_iter()
+        .filter(|p| rows == Rows::All || (p.alloc_ns.is_some() && p.release_ns.is_none()))
+        .map(|p| Allocation {
+            op: name(p.op),
+            parent_op: name(p.op.and_then(|o| ops.parent_of(o))),
+            release_op: name(p.release_op),
+            bytes: p.bytes,
+            addr: p.addr,
+            alloc_ns: p.alloc_ns,
+            release_ns: p.release_ns,
+            lifetime_ns: p.alloc_ns.zip(p.release_ns).map(|(a, r)| r - a),
+        })
+        .collect();
     t
 }

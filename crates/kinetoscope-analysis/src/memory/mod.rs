@@ -314,16 +314,46 @@ pub struct DeviceMemory {
     pub categories: Option<categories::InferredCategories>,
 }
 
+/// How much of the view to build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Detail {
+    /// Everything `kinetoscope memory` shows.
+    Full,
+    /// What the advisor's rules read: curves, peaks, the step pattern and the allocations
+    /// never freed (with every count); no per-operator table, no inferred categories.
+    Rules,
+}
+
 /// The memory view of a Kineto trace.
 pub fn analyze_trace(trace: &Trace, opts: &MemoryOptions) -> MemoryView {
+    analyze_trace_with(trace, opts, Detail::Full)
+}
+
+/// The parts of a trace's memory view the advisor's rules read: curves, peaks, the
+/// step pattern and the allocations never freed (the allocation counts cover every
+/// row); the per-operator table is empty and no categories are inferred.
+pub fn analyze_trace_for_rules(trace: &Trace, opts: &MemoryOptions) -> MemoryView {
+    analyze_trace_with(trace, opts, Detail::Rules)
+}
+
+fn analyze_trace_with(trace: &Trace, opts: &MemoryOptions, detail: Detail) -> MemoryView {
     let input = trace_source::from_trace(trace);
-    let mut view = analyze(&trace.path.display().to_string(), &input, opts);
+    let mut view = analyze_with(&trace.path.display().to_string(), &input, opts, detail);
     step_pattern::attach(&mut view, trace, &input);
     view
 }
 
 /// The memory view of any source's records.
 pub fn analyze(path: &str, input: &MemoryInput, opts: &MemoryOptions) -> MemoryView {
+    analyze_with(path, input, opts, Detail::Full)
+}
+
+fn analyze_with(
+    path: &str,
+    input: &MemoryInput,
+    opts: &MemoryOptions,
+    detail: Detail,
+) -> MemoryView {
     let recs = &input.records;
     let mut view = MemoryView {
         path: path.to_owned(),
@@ -354,8 +384,12 @@ pub fn analyze(path: &str, input: &MemoryInput, opts: &MemoryOptions) -> MemoryV
         if opts.device.is_some_and(|f| !f.matches(device)) {
             continue;
         }
-        view.devices
-            .push(device_memory(device, &records, input, opts.points));
+        view.devices.push(device_memory(
+            device,
+            &records,
+            input,
+            (opts.points, detail),
+        ));
     }
     if !recs.is_empty() && view.devices.is_empty() {
         view.notes.push(Note::NoRecordsOnDevice);
@@ -367,12 +401,15 @@ fn device_memory(
     device: Device,
     records: &[&MemoryRecord],
     input: &MemoryInput,
-    points: usize,
+    (points, detail): (usize, Detail),
 ) -> DeviceMemory {
     let full = curve::build(records);
     let peak_allocated = curve::peak_allocated(&full, records, &input.ops);
     let peak_reserved = curve::peak_reserved(&full, records, &input.ops);
-    let operators = op_stats::op_stats(records, &input.ops);
+    let operators = match detail {
+        Detail::Full => op_stats::op_stats(records, &input.ops),
+        Detail::Rules => Vec::new(),
+    };
     // Capacities are keyed by GPU ordinal (`Device::cuda`), whatever the record type.
     let capacity_bytes = device
         .is_gpu()
@@ -395,13 +432,18 @@ fn device_memory(
         peak_allocated,
         peak_reserved,
         curve: curve::downsampled(full, points),
-        allocations: events::pair(records, &input.ops),
+        allocations: events::pair_rows(
+            records,
+            &input.ops,
+            match detail {
+                Detail::Full => events::Rows::All,
+                Detail::Rules => events::Rows::Unreleased,
+            },
+        ),
         operators_total: operators.len(),
         operators,
         step_pattern: None,
-        categories: records
-            .iter()
-            .any(|r| r.addr.is_some())
+        categories: (detail == Detail::Full && records.iter().any(|r| r.addr.is_some()))
             .then(|| categories::infer(records, &input.ops, points)),
     }
 }

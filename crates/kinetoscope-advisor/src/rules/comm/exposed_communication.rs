@@ -25,7 +25,7 @@
 //! ignores less); the overlap ratio is reported against TraceLens's 70 %.
 //! `exposed_communication.*`. The numbers are `kinetoscope comm`'s.
 
-use kinetoscope_analysis::comm::{comm, CommOptions, StepComm};
+use kinetoscope_analysis::comm::StepComm;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
@@ -52,7 +52,7 @@ impl Rule for ExposedCommunication {
         if !facts.has_gpu || facts.n_steps() == 0 {
             return Vec::new();
         }
-        let c = comm(facts.trace, CommOptions::default());
+        let c = facts.comm();
         if c.steps.is_empty() {
             return Vec::new();
         }

@@ -29,7 +29,8 @@
 //! Warning when the GPU waits for the host more than 20 % of the step, i.e. is busy or
 //! has work queued less than 80 % of it (TraceLens Agent: computation > 80 % is
 //! efficient); critical below 30 % (TraceML "low" band). torch-tb-profiler's own hint
-//! fires below 50 % utilization. `low_gpu_utilization.*`.
+//! fires below 50 % utilization. At most `low_gpu_utilization.max_gpus` (64) GPUs of a
+//! trace are judged, the least utilized. `low_gpu_utilization.*`.
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
@@ -39,28 +40,27 @@ use crate::rules::{finish, Draft, Rule, RuleMeta};
 /// See the module documentation.
 pub struct LowGpuUtilization;
 
-/// At most this many GPUs of one trace are judged (each costs a pass over the steps):
-/// a trace is one process, which drives a few GPUs; a hostile one naming thousands of
-/// devices would otherwise cost devices × steps.
-pub const MAX_JUDGED_GPUS: usize = 64;
-
-/// The GPUs judged: every GPU with a utilization, or the [`MAX_JUDGED_GPUS`] least
-/// utilized of them, in device order.
-fn judged<'f>(facts: &'f Facts) -> Vec<&'f kinetoscope_analysis::overview::GpuMetrics> {
+/// The GPUs judged: every GPU with a utilization, or the `max_gpus` least utilized of
+/// them (each costs a pass over the steps: a trace naming thousands of devices would
+/// otherwise cost devices × steps), in device order.
+fn judged<'f>(
+    facts: &'f Facts,
+    max_gpus: usize,
+) -> Vec<&'f kinetoscope_analysis::overview::GpuMetrics> {
     let mut gpus: Vec<_> = facts
         .overview
         .gpus
         .iter()
         .filter(|g| g.utilization.is_some())
         .collect();
-    if gpus.len() > MAX_JUDGED_GPUS {
+    if gpus.len() > max_gpus {
         gpus.sort_by(|a, b| {
             a.utilization
                 .unwrap_or(0.0)
                 .total_cmp(&b.utilization.unwrap_or(0.0))
                 .then(a.id.cmp(&b.id))
         });
-        gpus.truncate(MAX_JUDGED_GPUS);
+        gpus.truncate(max_gpus);
         gpus.sort_by_key(|g| g.id);
     }
     gpus
@@ -90,7 +90,7 @@ impl Rule for LowGpuUtilization {
         let graph_line = super::graph_replay_line(facts);
         let runtime_calls = crate::summary::dominant_runtime_calls(facts);
         let mut out = Vec::new();
-        for g in judged(facts) {
+        for g in judged(facts, th.max_gpus) {
             let Some(u) = g.utilization else { continue };
             let Some(timeline) = facts.gpu_timeline().device(g.id) else {
                 continue;

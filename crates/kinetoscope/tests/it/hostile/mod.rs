@@ -8,6 +8,7 @@
 //!
 //! Time bounds are the benchmark's (`bench/`), not these tests'.
 
+mod analysis;
 mod arguments;
 mod diff;
 pub mod harness;
