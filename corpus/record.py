@@ -12,6 +12,7 @@ Usage::
     python corpus/record.py --device cuda   # on a GPU, when one is available
     python corpus/record.py dataloader leak # some scenarios
     python corpus/record.py --out /tmp/x    # somewhere else than corpus/traces/
+    python corpus/record.py pairs           # the base/new pairs of corpus/pairs/ (diff)
 
 See corpus/README.md.
 """
@@ -30,6 +31,7 @@ from torch.profiler import ProfilerActivity, profile, schedule
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "traces")
+PAIRS = os.path.join(HERE, "pairs")  # base/new pairs for `kinetoscope diff`
 
 STEPS = 6  # active (recorded) steps
 SCHEDULE = dict(wait=1, warmup=1, active=STEPS, repeat=1)
@@ -54,13 +56,13 @@ ATTEMPTS = 5  # recordings per scenario; the one with the steadiest steps is kep
 QUIET_CV = 0.05  # stop retrying once the step-time coefficient of variation is below this
 
 
-def save(prof, scenario, name, cv):
+def save(prof, scenario, name, cv, root=None):
     """Keep this recording if its steps are steadier than the one already kept.
 
     On a shared machine other processes make some steps slow; the planted problems are
     not about step-time variation, so the steadiest of a few attempts is kept.
     """
-    folder = os.path.join(OUT, scenario)
+    folder = os.path.join(root or OUT, scenario)
     os.makedirs(folder, exist_ok=True)
     dst = os.path.join(folder, name + ".json.gz")
     best = BEST_CV.get(dst)
@@ -87,7 +89,8 @@ def step_cv(times):
 
 def train_loop(scenario, device, *, loader=None, leak=False, item_sync=False,
                foreach=True, with_stack=False, extra_delay_s=0.0, dist=None,
-               fused=None, profile_memory=True, name="trace", layers=4, width=256, batch=512):
+               fused=None, profile_memory=True, name="trace", layers=4, width=256, batch=512,
+               item_sync_once=False, busy_s=0.0, root=None):
     torch.manual_seed(0)
     model = make_model(device, layers, width)
     if fused is None:
@@ -138,10 +141,20 @@ def train_loop(scenario, device, *, loader=None, leak=False, item_sync=False,
                 for i in range(32):
                     correct += int(out[i].argmax().item() == y[i].item())
                 running.append(loss.item())
+            if item_sync_once:
+                # The fix: the same metric computed on the device, read once per step.
+                correct = (out[:32].argmax(dim=1) == y[:32]).sum()
+                running.append(torch.stack([loss.detach(), correct.float()]).tolist())
+            if busy_s:
+                # Planted slowdown: extra host work inside the step.
+                t1 = time.perf_counter()
+                while time.perf_counter() - t1 < busy_s:
+                    pass
             times.append(time.perf_counter() - t0)  # prof.step() itself excluded
             prof.step()
     cv = step_cv(times[-STEPS:])
-    save(prof, scenario, name, cv)
+    LAST_MEDIAN_STEP[0] = sorted(times[-STEPS:])[STEPS // 2]
+    save(prof, scenario, name, cv, root)
     return cv
 
 
@@ -302,6 +315,90 @@ def scenario_run_folder(device):
         phase(stage, name, body)
 
 
+def _pair(name, base, new):
+    """Record one base/new pair back to back into corpus/pairs/<name>/."""
+    cv_base = base(name, "base")
+    cv_new = new(name, "new")
+    return max(cv_base, cv_new)
+
+
+def _loop(**kw):
+    return lambda pair, side: train_loop(pair, DEVICE, name=side, root=PAIRS, **kw)
+
+
+def _dataloader_loop(workers):
+    def run(pair, side):
+        ds = SlowDataset(256)
+        loader = torch.utils.data.DataLoader(ds, batch_size=256, num_workers=workers)
+        return train_loop(pair, DEVICE, loader=loader, batch=256, profile_memory=False,
+                          name=side, root=PAIRS)
+    return run
+
+
+OPTIMIZER = dict(layers=12, width=32, batch=64, profile_memory=False)
+ITEM = dict(with_stack=True, profile_memory=False)
+
+
+def pair_optimizer(device):
+    """unfused (for-loop AdamW) -> fused AdamW, the same model."""
+    return _pair("optimizer", _loop(foreach=False, **OPTIMIZER), _loop(fused=True, **OPTIMIZER))
+
+
+def pair_dataloader(device):
+    """DataLoader num_workers 0 -> 2, the same slow dataset."""
+    return _pair("dataloader", _dataloader_loop(0), _dataloader_loop(2))
+
+
+def pair_item_sync(device):
+    """.item() per sample -> the metric on the device, read once per step."""
+    return _pair("item_sync", _loop(item_sync=True, **ITEM), _loop(item_sync_once=True, **ITEM))
+
+
+def pair_leak(device):
+    """Every step keeps its activations -> nothing kept."""
+    return _pair("leak", _loop(leak=True), _loop())
+
+
+def pair_repeat(device):
+    """The same code recorded twice, back to back."""
+    return _pair("repeat", _loop(), _loop())
+
+
+def pair_slowdown(device):
+    """The clean loop -> the same loop with host busy work of 20 % of its median step
+    (measured on the first base recording, then fixed)."""
+    busy = []
+
+    def base(pair, side):
+        cv = train_loop(pair, DEVICE, name=side, root=PAIRS)
+        if not busy:
+            busy.append(0.2 * LAST_MEDIAN_STEP[0])
+        return cv
+
+    def new(pair, side):
+        return train_loop(pair, DEVICE, name=side, root=PAIRS, busy_s=busy[0])
+
+    return _pair("slowdown", base, new)
+
+
+def pair_tf32(device):
+    """GPU only: FP32 matrix products -> TF32 (`allow_tf32`): the same operators launch
+    other cuBLAS kernels, which diff matches through their launching call path."""
+    def side(tf32):
+        def run(pair, name):
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            try:
+                return train_loop(pair, DEVICE, name=name, root=PAIRS, width=1024)
+            finally:
+                torch.backends.cuda.matmul.allow_tf32 = False
+        return run
+
+    if not DEVICE.startswith("cuda"):
+        print("pair_tf32 needs --device cuda; skipped")
+        return 0.0
+    return _pair("tf32", side(False), side(True))
+
+
 SCENARIOS = {
     "clean": scenario_clean,
     "dataloader": scenario_dataloader,
@@ -310,23 +407,43 @@ SCENARIOS = {
     "unfused_optimizer": scenario_unfused_optimizer,
     "straggler": scenario_straggler,
     "run_folder": scenario_run_folder,
+    "pair_optimizer": pair_optimizer,
+    "pair_dataloader": pair_dataloader,
+    "pair_item_sync": pair_item_sync,
+    "pair_leak": pair_leak,
+    "pair_repeat": pair_repeat,
+    "pair_slowdown": pair_slowdown,
+    "pair_tf32": pair_tf32,
 }
+PAIR_SCENARIOS = [s for s in SCENARIOS if s.startswith("pair_")]
+DEVICE = "cpu"
+LAST_MEDIAN_STEP = [0.0]
 
 
 def main():
-    global OUT
+    global OUT, DEVICE, PAIRS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("scenarios", nargs="*", default=list(SCENARIOS))
+    ap.add_argument("scenarios", nargs="*",
+                    default=[s for s in SCENARIOS if s not in PAIR_SCENARIOS],
+                    help="scenarios (default: every one but the pairs; `pairs` = every pair)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--out", default=OUT, help="output folder (default: corpus/traces)")
+    ap.add_argument("--pairs-out", default=PAIRS, help="output folder of the pairs (default: corpus/pairs)")
     args = ap.parse_args()
     OUT = args.out
+    PAIRS = args.pairs_out
+    DEVICE = args.device
+    if args.scenarios == ["pairs"]:
+        args.scenarios = PAIR_SCENARIOS
     if args.device == "cpu":
         torch.set_num_threads(1)
     for s in args.scenarios:
         if s not in SCENARIOS:
             sys.exit(f"unknown scenario {s!r}; known: {', '.join(SCENARIOS)}")
-        shutil.rmtree(os.path.join(OUT, s), ignore_errors=True)
+        if s.startswith("pair_"):
+            shutil.rmtree(os.path.join(PAIRS, s[len("pair_"):]), ignore_errors=True)
+        else:
+            shutil.rmtree(os.path.join(OUT, s), ignore_errors=True)
         attempts = 1 if s in ("straggler", "run_folder") else ATTEMPTS
         for _ in range(attempts):
             cv = SCENARIOS[s](args.device)

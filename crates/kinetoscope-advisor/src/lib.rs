@@ -48,6 +48,11 @@ pub struct TraceReport {
     pub flops: flops::FlopsSummary,
     /// Findings, ranked (largest impact first, then by severity; see [`rank_findings`]).
     pub findings: Vec<Finding>,
+    /// What `kinetoscope diff` compares (every step, operators, kernels, counts, memory
+    /// growth), so that a saved report is a baseline; absent in reports saved before
+    /// schema 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<kinetoscope_analysis::diff::TraceProfile>,
 }
 
 /// Run every per-trace rule on `trace`.
@@ -70,6 +75,11 @@ pub fn advise_trace(trace: &kinetoscope_trace::Trace, config: &Config) -> TraceR
         summary: summary::summarize(&facts),
         flops: flops::estimate(&facts, config.peak_tflops),
         findings,
+        profile: Some(kinetoscope_analysis::diff::profile(
+            trace,
+            &facts.overview,
+            facts.memory(),
+        )),
     }
 }
 

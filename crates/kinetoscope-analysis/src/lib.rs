@@ -8,6 +8,8 @@
 //! - [`critical_path`]: the critical path of one step, by category and event.
 //! - [`device_activity`]: launch calls against recorded device activity, kernels
 //!   replayed from CUDA / HIP graphs, and each GPU's busy and queued time.
+//! - [`diff`]: two runs compared: step-time change with an interval, breakdown, operators
+//!   and kernels matched across runs, a uniform (machine) change told apart.
 //! - [`gpu_time`]: GPU time as HTA defines it: temporal and idle breakdowns, kernel
 //!   classes, launch statistics, with an HTA-compatible mode.
 //! - [`kernels`]: the GPU kernel view (per kernel name, or name + operator + launch
@@ -29,6 +31,7 @@ pub mod ancestry;
 pub mod comm;
 pub mod critical_path;
 pub mod device_activity;
+pub mod diff;
 pub mod gpu_time;
 pub mod kernels;
 pub mod memory;

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use kinetoscope_analysis::memory::timeline::{analyze_timeline, TimelineView};
-use kinetoscope_trace::read::{sniff_path, ContentKind};
+use kinetoscope_trace::read::{sniff_path, ContentKind, ReadOptions};
 use kinetoscope_trace::MemoryTimeline;
 
 use crate::error::EngineResult;
@@ -15,17 +15,20 @@ pub fn timeline_view(path: &Path, tl: &MemoryTimeline, points: usize) -> Timelin
 }
 
 /// Read `path` as a memory timeline if its content is one (`None` otherwise), opening
-/// and sniffing it once.
-pub fn read_timeline_if_any(path: &Path) -> EngineResult<Option<MemoryTimeline>> {
+/// and sniffing it once; its rows are charged to `read`'s memory budget.
+pub fn read_timeline_if_any(
+    path: &Path,
+    read: &ReadOptions,
+) -> EngineResult<Option<MemoryTimeline>> {
     let sniffed = sniff_path(path)?;
     if sniffed.kind() != ContentKind::MemoryTimeline {
         return Ok(None);
     }
-    Ok(Some(sniffed.read_memory_timeline()?))
+    Ok(Some(sniffed.read_memory_timeline(read)?))
 }
 
 /// Read `path` as a memory timeline; another kind of file is an error saying what it is.
-pub fn read_timeline(path: &Path) -> EngineResult<MemoryTimeline> {
+pub fn read_timeline(path: &Path, read: &ReadOptions) -> EngineResult<MemoryTimeline> {
     let sniffed = sniff_path(path)?;
-    Ok(sniffed.read_memory_timeline()?)
+    Ok(sniffed.read_memory_timeline(read)?)
 }

@@ -16,9 +16,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::run_folder::{PhaseMemory, RunReport};
+use crate::safe_json::SafeFormatter;
 
 /// Version of the JSON documents kinetoscope writes; bumped on breaking changes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// How the input was laid out.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -44,6 +45,53 @@ pub struct ReadFailure {
     pub error: String,
 }
 
+/// What a special file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpecialFileKind {
+    /// A named pipe.
+    Fifo,
+    /// A Unix socket.
+    Socket,
+    /// A block device.
+    BlockDevice,
+    /// A character device.
+    CharDevice,
+    /// Anything else that is neither a file nor a folder.
+    Other,
+}
+
+impl SpecialFileKind {
+    /// The kind of a file type that is neither a regular file nor a folder.
+    pub fn of(t: &std::fs::FileType) -> Self {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if t.is_fifo() {
+                return Self::Fifo;
+            } else if t.is_socket() {
+                return Self::Socket;
+            } else if t.is_block_device() {
+                return Self::BlockDevice;
+            } else if t.is_char_device() {
+                return Self::CharDevice;
+            }
+        }
+        let _ = t;
+        Self::Other
+    }
+}
+
+/// A file of an input folder that is not a regular file (a FIFO, socket or device):
+/// skipped, never opened, since opening one can block for ever or never end.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedFile {
+    /// The file.
+    pub path: String,
+    /// What it is.
+    pub kind: SpecialFileKind,
+}
+
 /// Everything a view shows for one input: one `T` per trace read.
 ///
 /// `X` holds the view's own options (`group_by`, `sort`, `top`, ...); its fields are
@@ -67,6 +115,9 @@ pub struct Document<T, X = ()> {
     pub phase_memory: Vec<PhaseMemory>,
     /// Traces that could not be read.
     pub errors: Vec<ReadFailure>,
+    /// Special files of the input folder, skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedFile>,
 }
 
 impl<T, X> Document<T, X> {
@@ -80,6 +131,7 @@ impl<T, X> Document<T, X> {
             traces: Vec::new(),
             phase_memory: Vec::new(),
             errors: Vec::new(),
+            skipped: Vec::new(),
         }
     }
 
@@ -140,6 +192,9 @@ pub struct RanksDocument {
     pub report: RanksReport,
     /// Rank files that could not be read (left out of the comparison).
     pub errors: Vec<ReadFailure>,
+    /// Special files of the folder, skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedFile>,
 }
 
 /// `report`: the advisor's summary and findings for every trace of an input, with the
@@ -165,8 +220,15 @@ pub struct ReportDocument {
     pub findings: Vec<Finding>,
     /// `findings` by severity.
     pub counts: SeverityCounts,
+    /// Throughput at the run's median step, when the items per step were given
+    /// (`report --batch-size` / `--tokens-per-step`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput: Option<crate::throughput::RunThroughput>,
     /// Traces that could not be read.
     pub errors: Vec<ReadFailure>,
+    /// Special files of the input folder, skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedFile>,
 }
 
 impl ReportDocument {
@@ -212,8 +274,13 @@ pub struct TimelineDocument {
 }
 
 /// Pretty JSON text of any document (the one JSON renderer every front end uses).
+/// Strings hold no raw control or bidirectional character: those are written as
+/// `\uNNNN` escapes, which read back as the same text.
 pub fn to_json<D: Serialize>(doc: &D) -> Result<String, serde_json::Error> {
-    serde_json::to_string_pretty(doc)
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, SafeFormatter::new());
+    doc.serialize(&mut ser)?;
+    Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
 }
 
 /// A document read back from its JSON text (a saved `--format json` output); writing it

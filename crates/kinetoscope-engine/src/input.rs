@@ -12,7 +12,7 @@ use kinetoscope_trace::{
     parse_stage_name, Artifact, ArtifactKind, RunPhase, Trace, TraceError, TraceResult,
 };
 
-use crate::document::{InputLayout, ReadFailure};
+use crate::document::{InputLayout, ReadFailure, SkippedFile, SpecialFileKind};
 
 /// What to analyse.
 #[derive(Clone, Debug)]
@@ -70,6 +70,8 @@ pub enum Input {
         dir: PathBuf,
         /// The trace files.
         traces: Vec<PathBuf>,
+        /// Its special files (FIFOs, sockets, devices), never opened.
+        skipped: Vec<SkippedFile>,
     },
     /// A run folder of phase files, in stage order.
     RunFolder {
@@ -77,6 +79,8 @@ pub enum Input {
         dir: PathBuf,
         /// The phases.
         phases: Vec<RunPhase>,
+        /// Its special files (FIFOs, sockets, devices), never opened.
+        skipped: Vec<SkippedFile>,
     },
 }
 
@@ -95,6 +99,14 @@ impl Input {
         }
     }
 
+    /// The special files of a folder that were skipped, not opened.
+    pub fn skipped(&self) -> &[SkippedFile] {
+        match self {
+            Input::File(_) => &[],
+            Input::RankFolder { skipped, .. } | Input::RunFolder { skipped, .. } => skipped,
+        }
+    }
+
     /// The layout documents report.
     pub fn layout(&self) -> InputLayout {
         match self {
@@ -107,7 +119,9 @@ impl Input {
     }
 }
 
-/// Work out what `path` is: a file, a rank folder or a run folder.
+/// Work out what `path` is: a file, a rank folder or a run folder. Special files in a
+/// folder (FIFOs, sockets, devices) are never opened, so none can block the read; they
+/// are listed in the input's `skipped`.
 pub fn open_path(path: &Path) -> TraceResult<Input> {
     let meta = std::fs::metadata(path).map_err(|e| TraceError::Io {
         path: path.to_owned(),
@@ -116,22 +130,28 @@ pub fn open_path(path: &Path) -> TraceResult<Input> {
     if !meta.is_dir() {
         return Ok(Input::File(path.to_owned()));
     }
-    let mut files = list(path, false)?;
+    let Listing {
+        mut files,
+        dirs,
+        special: mut skipped,
+    } = list(path)?;
     if !files
         .iter()
         .any(|f| ArtifactKind::from_file_name(&file_name(f)).is_some())
     {
         // Phase runs are often one timestamped sub-folder deeper.
-        let mut deeper = Vec::new();
-        for entry in list(path, true)? {
-            deeper.extend(list(&entry, false)?);
+        files = Vec::new();
+        for dir in &dirs {
+            let deeper = list(dir)?;
+            files.extend(deeper.files);
+            skipped.extend(deeper.special);
         }
-        files = deeper;
     }
     if let Some(phases) = run_phases(&files) {
         return Ok(Input::RunFolder {
             dir: path.to_owned(),
             phases,
+            skipped,
         });
     }
     let mut traces: Vec<PathBuf> = files
@@ -148,7 +168,49 @@ pub fn open_path(path: &Path) -> TraceResult<Input> {
     Ok(Input::RankFolder {
         dir: path.to_owned(),
         traces,
+        skipped,
     })
+}
+
+/// Every file a view may open for `path`, for a writer to refuse as its output: the
+/// path itself; for a folder, every file in it, and one sub-folder down, whose name
+/// says it is read (traces, snapshots, memory timelines); for a file, also the files
+/// beside it that `memory` may read as its memory timeline. Unreadable folders give
+/// what could be listed.
+pub fn files_read(path: &Path) -> Vec<PathBuf> {
+    let mut out = vec![path.to_owned()];
+    let readable =
+        |f: &PathBuf| ArtifactKind::from_file_name(&file_name(f)).is_some_and(|k| k.is_readable());
+    if path.is_dir() {
+        let Ok(top) = list(path) else { return out };
+        out.extend(top.files.iter().filter(|f| readable(f)).cloned());
+        for dir in &top.dirs {
+            if let Ok(deeper) = list(dir) {
+                out.extend(deeper.files.into_iter().filter(|f| readable(f)));
+            }
+        }
+    } else {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if let Ok(beside) = list(dir) {
+            out.extend(
+                beside
+                    .files
+                    .into_iter()
+                    .filter(|f| may_be_timeline(&file_name(f))),
+            );
+        }
+    }
+    out
+}
+
+/// Whether a file named `name` beside a trace is read by `memory` to see whether it is
+/// the trace's memory timeline (the content decides).
+pub(crate) fn may_be_timeline(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".gz")
 }
 
 /// The phases of a run folder (`stage<N>-<phase>_...` files), or `None` when no file
@@ -197,22 +259,56 @@ fn file_name(p: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// The files (or, with `dirs`, the folders) directly in `dir`, sorted.
-fn list(dir: &Path, dirs: bool) -> TraceResult<Vec<PathBuf>> {
+/// What a folder holds directly, each list sorted.
+struct Listing {
+    /// Regular files (and links to them, or links that lead nowhere: opening them
+    /// gives the error).
+    files: Vec<PathBuf>,
+    /// Folders (and links to them).
+    dirs: Vec<PathBuf>,
+    /// FIFOs, sockets and devices (or links to them): never opened.
+    special: Vec<SkippedFile>,
+}
+
+/// The entries directly in `dir`, by what they are (links followed).
+fn list(dir: &Path) -> TraceResult<Listing> {
     let io = |e| TraceError::Io {
         path: dir.to_owned(),
         source: e,
     };
-    let mut out = Vec::new();
+    let mut l = Listing {
+        files: Vec::new(),
+        dirs: Vec::new(),
+        special: Vec::new(),
+    };
     for entry in std::fs::read_dir(dir).map_err(io)? {
         let entry = entry.map_err(io)?;
-        let is_dir = entry.file_type().map_err(io)?.is_dir();
-        if is_dir == dirs {
-            out.push(entry.path());
+        let path = entry.path();
+        let mut file_type = entry.file_type().map_err(io)?;
+        if file_type.is_symlink() {
+            match std::fs::metadata(&path) {
+                Ok(target) => file_type = target.file_type(),
+                Err(_) => {
+                    l.files.push(path);
+                    continue;
+                }
+            }
+        }
+        if file_type.is_dir() {
+            l.dirs.push(path);
+        } else if file_type.is_file() {
+            l.files.push(path);
+        } else {
+            l.special.push(SkippedFile {
+                path: path.display().to_string(),
+                kind: SpecialFileKind::of(&file_type),
+            });
         }
     }
-    out.sort();
-    Ok(out)
+    l.files.sort();
+    l.dirs.sort();
+    l.special.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(l)
 }
 
 /// One trace's reduced result, or why it could not be read.
@@ -242,17 +338,33 @@ pub fn split_results<T>(
     errors
 }
 
-/// Read `paths` in parallel (`opts.threads` in all, split between files and the
-/// threads parsing each) and reduce each trace with `reduce` on the thread that read
+/// The threads this process may run at once (the cores available to it; 1 when
+/// unknown). More reader threads than this only cost memory, and thousands fail to
+/// spawn.
+pub fn available_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
+/// `opts` with its threads between 1 and [`available_threads`].
+fn within_cores(opts: &ReadOptions) -> ReadOptions {
+    ReadOptions {
+        threads: opts.threads.clamp(1, available_threads()),
+        ..opts.clone()
+    }
+}
+
+/// Read `paths` in parallel (`opts.threads` in all, at most [`available_threads`],
+/// split between files and the threads parsing each) and reduce each trace with `reduce` on the thread that read
 /// it. Results come back in input order.
 pub fn map_paths<T: Send>(
     paths: &[PathBuf],
     opts: &ReadOptions,
     reduce: impl Fn(&Trace) -> T + Sync,
 ) -> Vec<PerTrace<T>> {
-    let workers = opts.threads.clamp(1, paths.len().max(1));
+    let threads = within_cores(opts).threads;
+    let workers = threads.min(paths.len().max(1));
     let per_file = ReadOptions {
-        threads: (opts.threads / workers).max(1),
+        threads: (threads / workers).max(1),
         ..opts.clone()
     };
     let next = AtomicUsize::new(0);
@@ -286,7 +398,7 @@ pub fn map_bytes<T>(
     reduce: impl Fn(&Trace) -> T,
 ) -> PerTrace<T> {
     let path = PathBuf::from(name);
-    let result = read_trace_bytes(&path, data, opts).map(|t| reduce(&t));
+    let result = read_trace_bytes(&path, data, &within_cores(opts)).map(|t| reduce(&t));
     PerTrace { path, result }
 }
 
@@ -297,7 +409,7 @@ pub fn map_sniffed<T>(
     reduce: impl Fn(&Trace) -> T,
 ) -> PerTrace<T> {
     let path = sniffed.path().to_owned();
-    let result = sniffed.read_trace(opts).map(|t| reduce(&t));
+    let result = sniffed.read_trace(&within_cores(opts)).map(|t| reduce(&t));
     PerTrace { path, result }
 }
 

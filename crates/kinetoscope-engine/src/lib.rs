@@ -16,19 +16,24 @@
 //! ```
 
 pub mod artifacts;
+pub mod diff;
 pub mod document;
 mod error;
 pub mod input;
 pub mod run_folder;
+mod safe_json;
+pub mod throughput;
 mod views;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use diff::{DiffDocument, DiffOptions, GateExpr};
 pub use document::*;
 pub use error::{EngineError, EngineResult};
 pub use input::Source;
 pub use kinetoscope_trace::read::{ProgressFn, ReadOptions};
+pub use safe_json::{is_unsafe_char, plain_prefix_len};
 pub use views::memory::{MemoryDocument, MemoryOptions, MemoryResult};
 pub use views::*;
 

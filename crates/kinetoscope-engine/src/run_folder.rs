@@ -10,7 +10,7 @@ use kinetoscope_advisor::summary::Phases;
 use kinetoscope_advisor::{Finding, Severity, TraceReport};
 use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
 use kinetoscope_analysis::ops::{analyze_ops, OpGroupBy, OpSortKey};
-use kinetoscope_trace::read::{read_snapshot, sniff_path, ContentKind};
+use kinetoscope_trace::read::{sniff_path, ContentKind, ReadOptions};
 use kinetoscope_trace::{ArtifactKind, RunPhase, Trace};
 use serde::{Deserialize, Serialize};
 
@@ -61,8 +61,8 @@ pub struct PhaseMemory {
 pub type TracePeak = Option<(i64, String)>;
 
 /// Snapshot: reserved and allocated at snapshot time, peak active from its history.
-fn snapshot_row(a: &mut ArtifactMemory, path: &Path) {
-    match read_snapshot(path) {
+fn snapshot_row(a: &mut ArtifactMemory, path: &Path, read: &ReadOptions) {
+    match sniff_path(path).and_then(|s| s.read_snapshot(read)) {
         Ok(snap) => {
             let v = analyze_snapshot(
                 &snap,
@@ -85,9 +85,9 @@ fn snapshot_row(a: &mut ArtifactMemory, path: &Path) {
 }
 
 /// Timeline: the peak total and the largest category there.
-fn timeline_row(a: &mut ArtifactMemory, path: &Path) {
+fn timeline_row(a: &mut ArtifactMemory, path: &Path, read: &ReadOptions) {
     let tl = match sniff_path(path) {
-        Ok(s) if s.kind() == ContentKind::MemoryTimeline => s.read_memory_timeline(),
+        Ok(s) if s.kind() == ContentKind::MemoryTimeline => s.read_memory_timeline(read),
         Ok(_) => {
             a.error = Some("not a memory timeline (by content)".to_owned());
             return;
@@ -116,9 +116,11 @@ fn timeline_row(a: &mut ArtifactMemory, path: &Path) {
 
 /// One row per readable artifact of each phase. `trace_peaks` gives each trace's peak
 /// (by path); traces missing from it are left out (the caller did not read them).
+/// Snapshots and timelines are read with `read` (its memory budget).
 pub fn phase_memory(
     phases: &[RunPhase],
     trace_peaks: &HashMap<PathBuf, TracePeak>,
+    read: &ReadOptions,
 ) -> Vec<PhaseMemory> {
     phases
         .iter()
@@ -142,8 +144,8 @@ pub fn phase_memory(
                                 a.peak_device = Some(d.clone());
                             }
                         }
-                        ArtifactKind::MemorySnapshot => snapshot_row(&mut a, &art.path),
-                        ArtifactKind::MemoryTimeline => timeline_row(&mut a, &art.path),
+                        ArtifactKind::MemorySnapshot => snapshot_row(&mut a, &art.path, read),
+                        ArtifactKind::MemoryTimeline => timeline_row(&mut a, &art.path, read),
                         _ => return None,
                     }
                     Some(a)

@@ -10,9 +10,11 @@
 //! (the advisor's summary and findings). [`note`] words the analyses' notes and
 //! warnings. [`run_folder`] shows each phase's memory
 //! artifacts side by side. [`document`] is the JSON envelope the view documents share.
+//! [`sanitize`] is the one sanitiser every terminal and CSV text goes through.
 
 pub mod comm;
 pub mod critical_path;
+pub mod diff;
 pub mod format;
 pub mod gpu_time;
 pub mod kernels;
@@ -26,6 +28,7 @@ pub mod overview;
 pub mod ranks;
 pub mod report;
 pub mod run_folder;
+pub mod sanitize;
 pub mod sequences;
 pub mod summary;
 pub mod tabular;

@@ -4,8 +4,11 @@
 //! reserved-but-unused bytes (snapshots), the peak marked with its value, details on
 //! hover, zoom with the wheel or by dragging a range.
 //!
-//! The data travel as JSON in a `<script type="application/json">` element; the
-//! script renders the legend, the peak label and the chart into the DOM.
+//! The data travel as JSON in a `<script type="application/json">` element, with `<`,
+//! `>`, `&`, U+2028 and U+2029 written as `\uNNNN` escapes so no name or path can end
+//! the element or open a comment in it ([`script_json`]); the script renders the
+//! legend, the peak label and the chart into the DOM, setting every text with
+//! `textContent`, never as markup.
 
 use kinetoscope_analysis::memory::timeline::CategorySeries;
 use serde::Serialize;
@@ -125,13 +128,28 @@ h1 { font-size: 18px; margin: 0 0 4px 0; }
 .tip-head { font-weight: 600; }
 "#;
 
+/// JSON text safe inside a `<script>` element: `<`, `>` and `&` (which could close
+/// the element, open an HTML comment or start a character reference) and U+2028 and
+/// U+2029 (line terminators in older JavaScript) become `\uNNNN` escapes. They occur
+/// only inside JSON strings, where the escapes mean the same characters.
+pub fn script_json(value: &impl Serialize) -> String {
+    let json = serde_json::to_string(value).expect("chart data serialise");
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// The whole page: `title` as heading, `source` (the input path) under it, one chart
 /// each.
 pub fn render(title: &str, source: &str, charts: &[HtmlChart]) -> String {
-    let data = serde_json::to_string(&Page { source, charts })
-        .expect("chart data serialise")
-        // Inside <script>, "</" could close the element; JSON allows "<\/".
-        .replace("</", "<\\/");
+    let data = script_json(&Page { source, charts });
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <title>{t}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{t}</h1>\n\
@@ -282,5 +300,23 @@ mod tests {
         assert!(!html.contains("http://") || !html.contains("src=\"http"));
         assert!(!html.contains("<script src"));
         assert_eq!(html.matches("</script>").count(), 2);
+    }
+
+    #[test]
+    fn embedded_json_escapes_markup_and_line_separators() {
+        let hostile = "a.json<!--<script></script>&amp;\u{2028}\u{2029}>";
+        let json = script_json(&Page {
+            source: hostile,
+            charts: &[],
+        });
+        for c in ['<', '>', '&', '\u{2028}', '\u{2029}'] {
+            assert!(!json.contains(c), "{c:?} raw in {json}");
+        }
+        assert!(json.contains("\\u003c!--\\u003cscript\\u003e"), "{json}");
+        let back: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        assert_eq!(back["source"], hostile);
+        let html = render("t", hostile, &[]);
+        assert_eq!(html.matches("<script").count(), 2);
+        assert!(!html.contains("<!--"));
     }
 }

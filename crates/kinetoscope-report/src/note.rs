@@ -1,6 +1,19 @@
 //! The words for the analyses' [`Note`]s (warnings and notes), shared by every renderer.
 
 use kinetoscope_analysis::note::Note;
+use kinetoscope_engine::{SkippedFile, SpecialFileKind};
+
+/// The line for a special file of an input folder that was skipped.
+pub fn skipped(s: &SkippedFile) -> String {
+    let kind = match s.kind {
+        SpecialFileKind::Fifo => "a FIFO",
+        SpecialFileKind::Socket => "a socket",
+        SpecialFileKind::BlockDevice => "a block device",
+        SpecialFileKind::CharDevice => "a character device",
+        SpecialFileKind::Other => "not a regular file",
+    };
+    format!("skipped {}: {kind}, not opened", s.path)
+}
 
 /// One note as a line of text.
 pub fn text(note: &Note) -> String {

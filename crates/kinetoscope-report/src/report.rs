@@ -38,6 +38,26 @@ pub fn to_table(doc: &ReportDocument) -> String {
         }
         out.push('\n');
     }
+    if let Some(t) = &doc.throughput {
+        let unit = match t.unit {
+            kinetoscope_engine::diff::document::ThroughputUnit::Samples => "samples",
+            kinetoscope_engine::diff::document::ThroughputUnit::Tokens => "tokens",
+        };
+        match (t.items_per_s, t.median_step_ns) {
+            (Some(rate), Some(step)) => {
+                let _ = writeln!(
+                    out,
+                    "throughput  {rate:.1} {unit}/s at the median step ({} {unit} per step of {})",
+                    t.per_step,
+                    duration(step)
+                );
+            }
+            _ => {
+                let _ = writeln!(out, "throughput  unknown: no steps");
+            }
+        }
+        out.push('\n');
+    }
     for e in &doc.errors {
         let _ = writeln!(out, "error: {}: {}", e.path, e.error);
     }

@@ -1,7 +1,10 @@
 //! A table of rows that renders to the terminal or to CSV, shared by every view command
-//! (`overview`, `ops`, `kernels`, `memory`, ...), so each view only builds rows.
+//! (`overview`, `ops`, `kernels`, `memory`, ...), so each view only builds rows. Every
+//! text cell, header and title goes through the sanitiser ([`crate::sanitize`]).
 
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Cell, CellAlignment, Table};
+
+use crate::sanitize;
 
 /// One cell: text, or a number that aligns right and is written unformatted in CSV.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,7 +32,8 @@ impl Value {
 
     fn terminal(&self) -> String {
         match self {
-            Self::Text(t) => t.clone(),
+            // Renderers lay some cells out on several lines.
+            Self::Text(t) => sanitize::text(t).into_owned(),
             Self::Int(i) if *i < 0 => format!("-{}", crate::format::count(i.unsigned_abs())),
             Self::Int(i) => crate::format::count(*i as u64),
             Self::Float { value, decimals } => format!("{value:.decimals$}"),
@@ -39,7 +43,7 @@ impl Value {
 
     fn csv(&self) -> String {
         match self {
-            Self::Text(t) => t.clone(),
+            Self::Text(t) => sanitize::csv_cell(t).into_owned(),
             Self::Int(i) => i.to_string(),
             Self::Float { value, .. } => value.to_string(),
             Self::Empty => String::new(),
@@ -114,7 +118,7 @@ impl Tabular {
     pub fn to_terminal(&self) -> String {
         let mut t = Table::new();
         t.load_preset(UTF8_BORDERS_ONLY);
-        t.set_header(self.headers.iter().map(Cell::new));
+        t.set_header(self.headers.iter().map(|h| Cell::new(sanitize::inline(h))));
         for row in &self.rows {
             t.add_row(row.iter().map(|v| {
                 let cell = Cell::new(v.terminal());
@@ -126,7 +130,7 @@ impl Tabular {
         }
         let mut out = String::new();
         if let Some(title) = &self.title {
-            out.push_str(title);
+            out.push_str(&sanitize::inline(title));
             out.push('\n');
         }
         out.push_str(&t.to_string());
@@ -134,10 +138,16 @@ impl Tabular {
         out
     }
 
-    /// Render as CSV (RFC 4180 quoting), header first.
+    /// Render as CSV (RFC 4180 quoting), header first; text cells defused
+    /// ([`sanitize::csv_cell`]).
     pub fn to_csv(&self) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record(&self.headers).expect("in-memory write");
+        w.write_record(
+            self.headers
+                .iter()
+                .map(|h| sanitize::csv_cell(h).into_owned()),
+        )
+        .expect("in-memory write");
         for row in &self.rows {
             w.write_record(row.iter().map(Value::csv))
                 .expect("in-memory write");

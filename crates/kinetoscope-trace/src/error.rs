@@ -50,6 +50,21 @@ pub enum TraceError {
         /// What was found and what was expected.
         message: String,
     },
+    /// Reading needed more memory than the budget had left (or than the system gave):
+    /// never an abort.
+    #[error("{path}: byte {offset}: {}", oom_text(*needed, *in_use, *limit))]
+    OutOfMemory {
+        /// The file.
+        path: PathBuf,
+        /// Byte offset in the (decompressed) text where reading stopped.
+        offset: u64,
+        /// Bytes the failed step needed.
+        needed: u64,
+        /// Bytes held by the readers sharing the budget at the time.
+        in_use: u64,
+        /// The budget (`ReadOptions::budget`), or `None` when the system refused.
+        limit: Option<u64>,
+    },
     /// A folder that holds nothing kinetoscope can read.
     #[error("{path}: {message}")]
     EmptyInput {
@@ -58,4 +73,21 @@ pub enum TraceError {
         /// What was looked for.
         message: String,
     },
+}
+
+/// The words of an out-of-memory error: what was needed, against what, and what to do.
+fn oom_text(needed: u64, in_use: u64, limit: Option<u64>) -> String {
+    use crate::read::size_text;
+    let what = match limit {
+        Some(l) => format!(
+            "reading needs {} more, {} of the {} budget in use",
+            size_text(needed),
+            size_text(in_use),
+            size_text(l)
+        ),
+        None => format!("the system refused {}", size_text(needed)),
+    };
+    format!(
+        "out of memory: {what}; trim the trace, read fewer ranks at once, or raise --max-memory"
+    )
 }

@@ -126,6 +126,19 @@ pub enum Command {
     ///
     /// CSV: time per category.
     CriticalPath(CriticalPathArgs),
+    /// Compare two runs: step times with a 95 % interval and a verdict (faster, slower,
+    /// no significant change), where the time went (breakdown, host phases), operators
+    /// and kernels matched across the runs (added, removed, changed; renamed kernels
+    /// matched through their launching call path), deterministic counts, GPU metrics,
+    /// memory, communication, and findings new, resolved, worse or better. Tells a
+    /// uniform slowdown (the machine) from a code change.
+    ///
+    /// Each side is a trace, a rank folder, a run folder, or a saved `kinetoscope report
+    /// --format json` (a CI baseline). --fail-if EXPR (repeatable) is the CI gate: exit
+    /// 1 when an expression holds, e.g. `step_time.median > +5%`, `memory.peak > +1GiB`,
+    /// `kernels.launches > +10%`, `findings.new >= warning`; wall-time gates trip only on
+    /// a significant change (docs/diff.md). Exit codes: 0, 1 gate tripped, 2 error.
+    Diff(DiffArgs),
     /// Print the documentation of an advisor rule: what it finds, why it matters, the
     /// evidence, the fix, and its thresholds with their sources (`kinetoscope explain
     /// GP005`; `kinetoscope explain` lists every rule).
@@ -184,6 +197,15 @@ pub struct ReadArgs {
     /// truncated by another process while it is read gives an error instead of a crash.
     #[arg(long)]
     pub no_mmap: bool,
+    /// The largest single event or top-level value read (default 64MiB): a larger one
+    /// is skipped and counted, or an error with --strict.
+    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_size)]
+    pub max_element: Option<u64>,
+    /// Memory the traces read may hold, shared by all files read at once (default: 3/4
+    /// of the machine's or cgroup's memory, 1/2 of `ulimit -v`); `none` for no budget.
+    /// Going over it is an error, never a crash.
+    #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_budget)]
+    pub max_memory: Option<crate::size::Budget>,
 }
 
 /// `report` options.
@@ -209,6 +231,12 @@ pub struct ReportArgs {
     /// Peak TFLOP/s for MFU, instead of the dense datasheet peak of the detected GPU.
     #[arg(long, value_name = "TFLOPS")]
     pub peak_tflops: Option<f64>,
+    /// Samples per step: adds throughput (samples/s at the median step).
+    #[arg(long, value_name = "N", conflicts_with = "tokens_per_step")]
+    pub batch_size: Option<f64>,
+    /// Tokens per step: adds throughput (tokens/s at the median step).
+    #[arg(long, value_name = "N")]
+    pub tokens_per_step: Option<f64>,
     /// Reading options.
     #[command(flatten)]
     pub read: ReadArgs,
@@ -499,6 +527,57 @@ pub struct OverviewArgs {
     /// Order of the step rows: step (time order), total, or a part of the breakdown.
     #[arg(long, value_parser = keys(&StepOrder::ALL))]
     pub sort: Option<StepOrder>,
+}
+
+/// Output formats of `diff`.
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum DiffFormat {
+    /// A report for the terminal.
+    #[default]
+    Table,
+    /// A versioned JSON document (see docs/json.md).
+    Json,
+    /// One self-contained HTML page (side-by-side bars; works offline).
+    Html,
+}
+
+/// `kinetoscope diff`'s arguments.
+#[derive(Debug, Args, Clone)]
+pub struct DiffArgs {
+    /// The base run: a trace, a rank or run folder, or a saved `report --format json`.
+    pub base: PathBuf,
+    /// The new run (the same kinds).
+    pub new: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: DiffFormat,
+    /// Exit with status 1 when EXPR holds (repeatable): METRIC OP VALUE, e.g.
+    /// `step_time.median > +5%`, `memory.peak > +1GiB`, `sync.calls > 0`,
+    /// `findings.new >= warning` (metrics and units: docs/diff.md).
+    #[arg(long = "fail-if", value_name = "EXPR", value_parser = parse_gate)]
+    pub fail_if: Vec<kinetoscope_engine::GateExpr>,
+    /// Samples per step, for throughput (samples/s).
+    #[arg(long, value_name = "N")]
+    pub batch_size: Option<f64>,
+    /// Tokens per step, for throughput (tokens/s).
+    #[arg(long, value_name = "N")]
+    pub tokens_per_step: Option<f64>,
+    /// Rows of the operator and kernel tables (0 = all; JSON has every row).
+    #[arg(long, default_value_t = 15)]
+    pub top: usize,
+    /// A TOML file of advisor thresholds (as `report --config`), for the findings.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Override one advisor threshold: `section.key=value` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+fn parse_gate(s: &str) -> Result<kinetoscope_engine::GateExpr, String> {
+    s.parse()
 }
 
 /// `kinetoscope explain`'s arguments.

@@ -11,11 +11,11 @@
 //! in `docs/tb-plugin-differences.md`.
 
 pub mod eligibility;
-mod group;
+pub(crate) mod group;
 pub(crate) mod launch;
 pub(crate) mod names;
 mod sort;
-mod stats;
+pub(crate) mod stats;
 pub(crate) mod tree;
 
 use kinetoscope_trace::{GpuVendor, StrId, Trace};

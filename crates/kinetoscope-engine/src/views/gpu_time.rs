@@ -62,6 +62,7 @@ impl Engine {
         };
         let mut doc = Document::with_options(src.name(), mapped.layout, options);
         doc.errors = split_results(results, |_, p| doc.traces.push(p.pick(step_filter)));
+        doc.skipped = mapped.skipped;
         Ok(doc)
     }
 

@@ -11,7 +11,7 @@ use kinetoscope_analysis::memory::snapshot::{analyze_snapshot, SnapshotOptions};
 use kinetoscope_analysis::memory::timeline::attach_comparison;
 use kinetoscope_analysis::memory::{analyze_trace, sort, MemoryView, SortKey};
 use kinetoscope_analysis::note::Note;
-use kinetoscope_trace::read::{sniff_path, ContentKind, Sniffed};
+use kinetoscope_trace::read::{sniff_path, ContentKind, ReadOptions, Sniffed};
 use kinetoscope_trace::{ArtifactKind, MemoryTimeline, RunPhase};
 use serde::{Deserialize, Serialize};
 
@@ -20,7 +20,7 @@ use crate::document::{
     Document, InputLayout, MemoryFileKind, SnapshotDocument, TimelineDocument, SCHEMA_VERSION,
 };
 use crate::error::{EngineError, EngineResult};
-use crate::input::{map_sniffed, split_results, Source};
+use crate::input::{map_sniffed, may_be_timeline, split_results, Source};
 use crate::run_folder::phase_memory;
 use crate::views::ensure_any_read;
 use crate::Engine;
@@ -62,14 +62,14 @@ impl Engine {
     /// `memory`: the snapshot, timeline or trace view of `src`, by content.
     pub fn memory(&self, src: &Source, opts: &MemoryOptions) -> EngineResult<MemoryResult> {
         // A file is opened and sniffed once; what it is decides the view.
-        if let Some(path) = src.path().filter(|p| p.is_file()) {
+        if let Some(path) = src.path().filter(|p| !p.is_dir()) {
             let sniffed = sniff_path(path)?;
             return Ok(match sniffed.kind() {
                 ContentKind::Snapshot => {
                     MemoryResult::Snapshot(self.memory_snapshot(sniffed, opts)?)
                 }
                 ContentKind::MemoryTimeline => {
-                    let tl = sniffed.read_memory_timeline()?;
+                    let tl = sniffed.read_memory_timeline(&self.read)?;
                     MemoryResult::Timeline(TimelineDocument {
                         schema_version: SCHEMA_VERSION,
                         kind: MemoryFileKind::MemoryTimeline,
@@ -89,7 +89,7 @@ impl Engine {
         opts: &MemoryOptions,
     ) -> EngineResult<SnapshotDocument> {
         let input = sniffed.path().display().to_string();
-        let snap = sniffed.read_snapshot()?;
+        let snap = sniffed.read_snapshot(&self.read)?;
         let view = analyze_snapshot(
             &snap,
             &SnapshotOptions {
@@ -123,11 +123,13 @@ impl Engine {
             Some(s) => crate::views::Mapped {
                 layout: InputLayout::File,
                 results: vec![map_sniffed(s, &self.read, reduce)],
+                skipped: Vec::new(),
             },
             None => self.map_any(src, reduce)?,
         };
         let results = ensure_any_read(mapped.results)?;
         let mut doc = Document::with_options(src.name(), mapped.layout, opts.clone());
+        doc.skipped = mapped.skipped;
         let mut peaks = HashMap::new();
         doc.errors = split_results(results, |path, v: MemoryView| {
             let peak = v
@@ -139,9 +141,9 @@ impl Engine {
             doc.traces.push(v);
         });
         if let InputLayout::RunFolder { phases } = &doc.layout {
-            doc.phase_memory = phase_memory(phases, &peaks);
+            doc.phase_memory = phase_memory(phases, &peaks, &self.read);
         }
-        compare_with_timelines(&mut doc, opts)?;
+        compare_with_timelines(&mut doc, opts, &self.read)?;
         for v in &mut doc.traces {
             sort::sort_and_limit(v, opts.sort, opts.top);
         }
@@ -154,17 +156,18 @@ impl Engine {
 fn timeline_for(
     trace: &Path,
     explicit: Option<&Path>,
+    read: &ReadOptions,
 ) -> EngineResult<Option<(PathBuf, MemoryTimeline)>> {
     if let Some(p) = explicit {
-        let tl = read_timeline(p)
+        let tl = read_timeline(p, read)
             .map_err(|e| EngineError::Option(format!("--timeline {}: {e}", p.display())))?;
         return Ok(Some((p.to_owned(), tl)));
     }
-    Ok(timeline_beside(trace))
+    Ok(timeline_beside(trace, read))
 }
 
 /// The one memory-timeline file in the trace's folder, read, if exactly one.
-fn timeline_beside(trace: &Path) -> Option<(PathBuf, MemoryTimeline)> {
+fn timeline_beside(trace: &Path, read: &ReadOptions) -> Option<(PathBuf, MemoryTimeline)> {
     let dir = trace.parent()?;
     let dir = if dir.as_os_str().is_empty() {
         Path::new(".")
@@ -174,12 +177,8 @@ fn timeline_beside(trace: &Path) -> Option<(PathBuf, MemoryTimeline)> {
     let mut found = Vec::new();
     for e in std::fs::read_dir(dir).ok()?.flatten() {
         let p = e.path();
-        let name = e.file_name().to_string_lossy().to_ascii_lowercase();
-        if p.is_file()
-            && (name.ends_with(".json") || name.ends_with(".json.gz") || name.ends_with(".gz"))
-            && p != trace
-        {
-            if let Ok(Some(tl)) = read_timeline_if_any(&p) {
+        if p.is_file() && may_be_timeline(&e.file_name().to_string_lossy()) && p != trace {
+            if let Ok(Some(tl)) = read_timeline_if_any(&p, read) {
                 found.push((p, tl));
             }
         }
@@ -219,7 +218,11 @@ fn records_span(v: &MemoryView) -> Option<(i64, i64)> {
 /// Attach PyTorch's timeline categories next to the inferred ones. An explicit timeline
 /// that cannot be read is an error; a timeline found beside a trace is used only when
 /// its peak falls inside the trace's memory records (the same run).
-fn compare_with_timelines(doc: &mut MemoryDocument, opts: &MemoryOptions) -> EngineResult<()> {
+fn compare_with_timelines(
+    doc: &mut MemoryDocument,
+    opts: &MemoryOptions,
+    read: &ReadOptions,
+) -> EngineResult<()> {
     let explicit = opts.timeline.as_deref();
     let pairs = match &doc.layout {
         InputLayout::RunFolder { phases } => phase_timelines(phases),
@@ -229,10 +232,12 @@ fn compare_with_timelines(doc: &mut MemoryDocument, opts: &MemoryOptions) -> Eng
     for v in &mut doc.traces {
         let trace = PathBuf::from(&v.path);
         let found = if single {
-            timeline_for(&trace, explicit)?
+            timeline_for(&trace, explicit, read)?
         } else {
             let named = pairs.iter().find(|(t, _)| *t == trace).map(|(_, tl)| tl);
-            match named.map(|p| read_timeline_if_any(p).map(|tl| tl.map(|tl| (p.clone(), tl)))) {
+            match named
+                .map(|p| read_timeline_if_any(p, read).map(|tl| tl.map(|tl| (p.clone(), tl))))
+            {
                 Some(Ok(found)) => found,
                 _ => None,
             }

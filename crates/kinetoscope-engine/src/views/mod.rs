@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use kinetoscope_trace::{Trace, TraceError};
 
-use crate::document::{Document, InputLayout};
+use crate::document::{Document, InputLayout, SkippedFile};
 use crate::error::{hint_for_content, EngineError, EngineResult};
 use crate::input::{map_bytes, map_paths, open_path, split_results, PerTrace, Source};
 use crate::Engine;
@@ -27,6 +27,8 @@ pub(crate) struct Mapped<T> {
     pub layout: InputLayout,
     /// One result per trace.
     pub results: Vec<PerTrace<T>>,
+    /// Special files of the input folder, skipped.
+    pub skipped: Vec<SkippedFile>,
 }
 
 impl Engine {
@@ -66,6 +68,7 @@ impl Engine {
             Source::Bytes { name, data } => Ok(Mapped {
                 layout: InputLayout::File,
                 results: vec![map_bytes(name, data, &self.read, f)],
+                skipped: Vec::new(),
             }),
             Source::Path(path) => {
                 let input = open_path(path)?;
@@ -81,6 +84,7 @@ impl Engine {
                 Ok(Mapped {
                     layout: input.layout(),
                     results,
+                    skipped: input.skipped().to_vec(),
                 })
             }
         }
@@ -107,6 +111,7 @@ impl Engine {
         let results = ensure_any_read(mapped.results)?;
         let mut doc = Document::with_options(src.name(), mapped.layout, options);
         doc.errors = split_results(results, |_, t| doc.traces.push(t));
+        doc.skipped = mapped.skipped;
         Ok(doc)
     }
 }

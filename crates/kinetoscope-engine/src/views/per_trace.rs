@@ -30,7 +30,7 @@ impl Engine {
     pub fn summary(&self, src: &Source) -> EngineResult<Document<TraceSummary>> {
         let mut doc = self.collect(src, (), self.map_any(src, summarize)?)?;
         if let InputLayout::RunFolder { phases } = &doc.layout {
-            doc.phase_memory = phase_memory(phases, &HashMap::new());
+            doc.phase_memory = phase_memory(phases, &HashMap::new(), &self.read);
         }
         Ok(doc)
     }

@@ -35,6 +35,7 @@ impl Engine {
             input: src.name(),
             report: compare_ranks(summaries, opts),
             errors,
+            skipped: mapped.skipped,
         })
     }
 }

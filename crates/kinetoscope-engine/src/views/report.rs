@@ -51,7 +51,9 @@ impl Engine {
                 Vec::new()
             };
         let run = match &mapped.layout {
-            InputLayout::RunFolder { phases } => Some(run_view(phases, &traces, &top_ops)),
+            InputLayout::RunFolder { phases } => {
+                Some(run_view(phases, &traces, &top_ops, &self.read))
+            }
             _ => None,
         };
         let findings = all_findings(
@@ -68,7 +70,9 @@ impl Engine {
             cross_rank_findings,
             findings,
             counts,
+            throughput: None,
             errors,
+            skipped: mapped.skipped,
         })
     }
 }
@@ -78,6 +82,7 @@ fn run_view(
     phases: &[kinetoscope_trace::RunPhase],
     traces: &[kinetoscope_advisor::TraceReport],
     top_ops: &[Option<TopOps>],
+    read: &kinetoscope_trace::read::ReadOptions,
 ) -> RunReport {
     let by_path: HashMap<String, _> = traces
         .iter()
@@ -96,5 +101,5 @@ fn run_view(
             (std::path::PathBuf::from(&t.path), peak)
         })
         .collect();
-    run_report(phases, &by_path, &phase_memory(phases, &peaks))
+    run_report(phases, &by_path, &phase_memory(phases, &peaks, read))
 }

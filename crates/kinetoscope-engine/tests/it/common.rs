@@ -27,3 +27,29 @@ pub fn lenient(threads: usize) -> ReadOptions {
         ..ReadOptions::default()
     }
 }
+
+/// The recorded base/new pairs of `kinetoscope diff` (`corpus/pairs` on CPU,
+/// `corpus/pairs-h100` on an H100; corpus/README.md): `(base, new)` of one pair.
+pub fn pair(set: &str, name: &str) -> (PathBuf, PathBuf) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpus")
+        .join(set)
+        .join(name);
+    (dir.join("base.json.gz"), dir.join("new.json.gz"))
+}
+
+/// The shared reference folder (`$KINETOSCOPE_SHARED`, else `shared/` beside the
+/// workspace); a test that needs it fails, naming where it looked, when it is missing.
+pub fn require_shared() -> PathBuf {
+    if let Some(p) = std::env::var_os("KINETOSCOPE_SHARED") {
+        return PathBuf::from(p);
+    }
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    assert!(
+        p.is_dir(),
+        "the shared reference folder is missing: looked for $KINETOSCOPE_SHARED, then {}; \
+         set KINETOSCOPE_SHARED or run without --ignored",
+        p.display()
+    );
+    p
+}

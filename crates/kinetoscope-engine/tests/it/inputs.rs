@@ -26,7 +26,7 @@ fn a_file_is_a_file() {
 fn rank_folder_of_two_traces() {
     let dir = fixtures_dir().join("ranks");
     let input = open_input(&dir).unwrap();
-    let Input::RankFolder { dir: d, traces } = &input else {
+    let Input::RankFolder { dir: d, traces, .. } = &input else {
         panic!("expected a rank folder, got {input:?}");
     };
     assert_eq!(d, &dir);
@@ -81,7 +81,7 @@ fn make_run_folder(dir: &Path) {
 type PhaseView<'a> = (u32, &'a str, Vec<(String, ArtifactKind)>);
 
 fn assert_run_folder(input: &Input, dir: &Path, files_in: &Path) {
-    let Input::RunFolder { dir: d, phases } = input else {
+    let Input::RunFolder { dir: d, phases, .. } = input else {
         panic!("expected a run folder, got {input:?}");
     };
     assert_eq!(d, dir);
@@ -216,4 +216,106 @@ fn rank_folder_skips_memory_timelines_and_snapshots() {
     touch(tmp.path(), "run_memory_timeline.json", b"[]");
     let input = open_input(tmp.path()).unwrap();
     assert_eq!(file_names(&input.trace_files()), ["w0.pt.trace.json.gz"]);
+}
+
+/// Make a FIFO with `mkfifo(1)`.
+fn mkfifo(path: &Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo")
+        .success();
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+#[test]
+fn special_files_in_a_folder_are_skipped_and_listed_never_opened() {
+    use kinetoscope_engine::{SkippedFile, SpecialFileKind};
+    let tmp = tempfile::tempdir().unwrap();
+    for n in ["sampled_rank-0.json.gz", "sampled_rank-1.json.gz"] {
+        std::fs::copy(fixtures_dir().join("ranks").join(n), tmp.path().join(n)).unwrap();
+    }
+    // A FIFO named like a trace, a link to it, and a link that leads nowhere.
+    let fifo = tmp.path().join("rank-2.json");
+    mkfifo(&fifo);
+    std::os::unix::fs::symlink(&fifo, tmp.path().join("rank-3.json")).unwrap();
+    std::os::unix::fs::symlink("missing", tmp.path().join("rank-4.json")).unwrap();
+    let input = open_input(tmp.path()).unwrap();
+    let skipped: Vec<SkippedFile> = ["rank-2.json", "rank-3.json"]
+        .iter()
+        .map(|n| SkippedFile {
+            path: tmp.path().join(n).display().to_string(),
+            kind: SpecialFileKind::Fifo,
+        })
+        .collect();
+    assert_eq!(input.skipped(), skipped);
+    // The dangling link stays a trace file: reading it gives the error naming it.
+    assert_eq!(
+        file_names(&input.trace_files()),
+        [
+            "rank-4.json",
+            "sampled_rank-0.json.gz",
+            "sampled_rank-1.json.gz"
+        ]
+    );
+    // Reading the folder never opens the FIFO (it would block): it ends, with the
+    // dangling link as the one failure.
+    let results = map_paths(&input.trace_files(), &lenient(2), |t| t.events.len());
+    let failed: Vec<_> = results.iter().filter(|r| r.result.is_err()).collect();
+    assert_eq!(failed.len(), 1);
+    assert!(failed[0].path.ends_with("rank-4.json"));
+}
+
+#[test]
+fn files_read_covers_a_folders_readable_files_and_a_traces_timeline_siblings() {
+    use kinetoscope_engine::input::files_read;
+    let tmp = tempfile::tempdir().unwrap();
+    make_run_folder(tmp.path());
+    let sub = tmp.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    touch(&sub, "rank0.json", b"{}");
+    let mut got = file_names(&files_read(tmp.path())[1..]);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "rank0.json",
+            "stage1-model_init_trace.json",
+            "stage10-eval_trace.json",
+            "stage2-train_trace.json.gz",
+            "stage3-training_microsteps_mem.pickle",
+        ]
+    );
+    assert_eq!(files_read(tmp.path())[0], tmp.path());
+    // A file: itself, then what `memory` may read beside it as its timeline.
+    let trace = tmp.path().join("stage1-model_init_trace.json");
+    let mut got = file_names(&files_read(&trace));
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "stage1-model_init_trace.json",
+            "stage1-model_init_trace.json",
+            "stage10-eval_trace.json",
+            "stage2-train_trace.json.gz",
+        ]
+    );
+}
+
+#[test]
+fn more_threads_than_cores_are_clamped() {
+    let traces: Vec<PathBuf> = ["sampled_rank-0.json.gz", "sampled_rank-1.json.gz"]
+        .iter()
+        .map(|n| fixtures_dir().join("ranks").join(n))
+        .collect();
+    let counts: Vec<usize> = map_paths(&traces, &lenient(1_000_000), |t| t.events.len())
+        .into_iter()
+        .map(|r| r.result.unwrap())
+        .collect();
+    let one: Vec<usize> = map_paths(&traces, &lenient(1), |t| t.events.len())
+        .into_iter()
+        .map(|r| r.result.unwrap())
+        .collect();
+    assert_eq!(counts, one);
+    assert!(kinetoscope_engine::input::available_threads() >= 1);
 }

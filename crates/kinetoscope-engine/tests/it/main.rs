@@ -4,6 +4,7 @@
 //! generated traces (`properties`).
 
 mod common;
+mod diff;
 mod inputs;
 mod properties;
 mod round_trip;

@@ -194,10 +194,19 @@ impl CategoryTable {
     /// The id for "no category" on any other event.
     pub const NONE: CatId = CatId(1);
 
-    /// The id of a raw category string, adding it if new.
+    /// The raw name of the one category that stands for every category once the 16-bit
+    /// ids run out, so that a hostile file cannot wrap them around.
+    pub const OVERFLOW_NAME: &'static str = "(more categories than 16-bit ids hold)";
+
+    /// The id of a raw category string, adding it if new. Once the ids run out, every
+    /// new one gets the id of [`Self::OVERFLOW_NAME`].
     pub fn intern(&mut self, raw: &str) -> CatId {
         if let Some(&id) = self.by_raw.get(raw) {
             return id;
+        }
+        let full = self.list.len() >= u16::MAX as usize - 1;
+        if full && raw != Self::OVERFLOW_NAME {
+            return self.intern(Self::OVERFLOW_NAME);
         }
         let id = CatId(self.list.len() as u16);
         self.list.push(Category {
@@ -247,5 +256,24 @@ impl CategoryTable {
             .iter()
             .enumerate()
             .map(|(i, c)| (CatId(i as u16), c))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_never_wrap_past_the_last_category() {
+        let mut t = CategoryTable::default();
+        let ids: Vec<CatId> = (0..70_000).map(|i| t.intern(&format!("c{i}"))).collect();
+        let last = ids[65_531];
+        assert_eq!(t.get(last).raw, "c65531");
+        let overflow = ids[65_532];
+        assert_eq!(overflow, CatId(u16::MAX - 1));
+        assert_eq!(t.get(overflow).raw, CategoryTable::OVERFLOW_NAME);
+        assert!(ids[65_532..].iter().all(|&id| id == overflow));
+        assert_eq!(t.len(), u16::MAX as usize);
+        assert_eq!(t.intern("c7"), ids[7]);
     }
 }

@@ -14,6 +14,7 @@
 
 mod args;
 mod artifact;
+mod budget;
 mod category;
 mod events;
 mod flows;
@@ -28,6 +29,8 @@ mod tracks;
 
 pub use args::*;
 pub use artifact::*;
+pub use budget::{default_limit, MemoryBudget, MemoryError};
+pub(crate) use budget::{grow, Charge};
 pub use category::*;
 pub use events::*;
 pub use flows::*;
@@ -35,7 +38,9 @@ pub use index::*;
 pub use links::*;
 pub use meta::*;
 pub use read_report::*;
-pub use strings::*;
+pub use strings::StrId;
+pub use strings::StringTable;
+pub(crate) use strings::{TextArena, TextIndex};
 pub use timeline::*;
 pub use tracks::*;
 
@@ -67,6 +72,8 @@ pub struct Trace {
     pub(crate) links: LaunchLinks,
     pub(crate) nesting: OnceLock<Nesting>,
     pub(crate) correlation: OnceLock<CorrelationIndex>,
+    /// What the model took from the reader's memory budget; given back on drop.
+    pub(crate) charge: Charge,
 }
 
 impl Trace {

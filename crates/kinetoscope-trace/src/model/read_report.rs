@@ -21,6 +21,9 @@ pub enum DefectKind {
     MalformedEvent,
     /// An event without a usable `ts`; skipped.
     MissingTimestamp,
+    /// An element of the event array, or a top-level value, larger than the element
+    /// cap (`ReadOptions::max_element_bytes`); streamed past without being kept.
+    Oversized,
 }
 
 impl DefectKind {
@@ -33,6 +36,7 @@ impl DefectKind {
             Self::TruncatedTail => "truncated tail (partial event dropped)",
             Self::MalformedEvent => "malformed events (skipped)",
             Self::MissingTimestamp => "events without a timestamp (skipped)",
+            Self::Oversized => "elements over the size cap (skipped; --max-element raises it)",
         }
     }
 }

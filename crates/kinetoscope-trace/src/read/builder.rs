@@ -1,7 +1,10 @@
 //! Merging segments, in file order, into one [`Trace`], and finishing it: time base,
 //! row names, track kinds.
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use super::segment::Segment;
 use crate::model::*;
@@ -20,12 +23,18 @@ struct WorkerMaps {
 pub(crate) struct TraceBuilder {
     pub trace: Trace,
     maps: Vec<WorkerMaps>,
-    track_ids: FxHashMap<(RawId, RawId), TrackId>,
-    meta: Vec<(RawId, RawId, String, StrId)>,
+    /// Track ids hashed by their `(pid, tid)` in the trace's track list.
+    track_index: HashTable<u32>,
+    /// Metadata records: pid, tid, key and value (trace string ids).
+    meta: Vec<(RawId, RawId, StrId, StrId)>,
     /// Elements merged so far (the next element's index).
     pub elements: u64,
     /// The first problem in file order, for strict mode.
     pub first_problem: Option<(u64, u64, String)>,
+}
+
+fn hash_track(key: &(RawId, RawId)) -> u64 {
+    FxBuildHasher.hash_one(key)
 }
 
 impl TraceBuilder {
@@ -33,23 +42,47 @@ impl TraceBuilder {
         Self {
             trace,
             maps: Vec::new(),
-            track_ids: FxHashMap::default(),
+            track_index: HashTable::new(),
             meta: Vec::new(),
             elements: 0,
             first_problem: None,
         }
     }
 
+    /// Forget worker `worker`'s local → trace id maps of names and tracks (the worker
+    /// forgot its own names and tracks).
+    pub fn forget_worker(&mut self, worker: usize) {
+        if let Some(m) = self.maps.get_mut(worker) {
+            m.strings.clear();
+            m.tracks.clear();
+        }
+    }
+
     /// Append the segment of worker `worker`, whose buffer starts at byte `base` of the
-    /// JSON text.
-    pub fn merge(&mut self, seg: &Segment, worker: usize, base: i64) {
+    /// JSON text. Every column grows fallibly, charged to the trace's memory budget.
+    pub fn merge(&mut self, seg: &Segment, worker: usize, base: i64) -> Result<(), MemoryError> {
+        if let Some(e) = seg.strings.failed {
+            return Err(e);
+        }
         if self.maps.len() <= worker {
             self.maps.resize_with(worker + 1, WorkerMaps::default);
         }
+        self.merge_names(seg, worker)?;
+        self.reserve_for(seg)?;
+        self.merge_columns(seg, worker);
+        self.merge_meta_and_defects(seg, worker, base);
+        Ok(())
+    }
+
+    /// Map the segment's new names, categories and tracks to the trace's.
+    fn merge_names(&mut self, seg: &Segment, worker: usize) -> Result<(), MemoryError> {
         let t = &mut self.trace;
         let maps = &mut self.maps[worker];
-        for text in seg.strings.iter().skip(maps.strings.len()) {
-            maps.strings.push(t.strings.intern(text));
+        let new_names = seg.strings.len().saturating_sub(maps.strings.len());
+        grow(&mut maps.strings, new_names, &mut t.charge)?;
+        for text in seg.strings.iter_from(maps.strings.len()) {
+            maps.strings
+                .push(t.strings.try_intern(text, &mut t.charge)?);
         }
         for (id, c) in seg.cats.iter().skip(maps.cats.len()) {
             maps.cats.push(
@@ -66,27 +99,96 @@ impl TraceBuilder {
             }
         }
         let str_map = &maps.strings;
-        let s = |id: StrId| str_map[id.0 as usize];
         let remap_raw = |r: RawId| match r {
-            RawId::Str(x) => RawId::Str(s(x)),
+            RawId::Str(x) => RawId::Str(str_map[x.0 as usize]),
             i => i,
         };
+        let new_tracks = seg.tracks.len().saturating_sub(maps.tracks.len());
+        grow(&mut maps.tracks, new_tracks, &mut t.charge)?;
+        grow(&mut t.tracks.list, new_tracks, &mut t.charge)?;
         for &(p, q) in seg.tracks.iter().skip(maps.tracks.len()) {
             let key = (remap_raw(p), remap_raw(q));
-            let id = *self.track_ids.entry(key).or_insert_with(|| {
-                let id = TrackId(t.tracks.list.len() as u32);
-                t.tracks.list.push(Track {
-                    pid: key.0,
-                    tid: key.1,
-                    kind: TrackKind::CpuThread,
-                    thread_name: StrId(0),
-                    process_name: StrId(0),
-                    process_label: StrId(0),
-                });
-                id
-            });
-            maps.tracks.push(id);
+            let hash = hash_track(&key);
+            let list = &mut t.tracks.list;
+            let found = self
+                .track_index
+                .find(hash, |&i| {
+                    (list[i as usize].pid, list[i as usize].tid) == key
+                })
+                .copied();
+            let id = match found {
+                Some(id) => id,
+                None => {
+                    let id = list.len() as u32;
+                    if self.track_index.len() == self.track_index.capacity() {
+                        let add = self.track_index.len().max(16);
+                        t.charge.take((add * 2 * 5) as u64)?;
+                        self.track_index
+                            .try_reserve(add, |&i| {
+                                hash_track(&(list[i as usize].pid, list[i as usize].tid))
+                            })
+                            .map_err(|_| MemoryError::refused((add * 10) as u64))?;
+                    }
+                    list.push(Track {
+                        pid: key.0,
+                        tid: key.1,
+                        kind: TrackKind::CpuThread,
+                        thread_name: StrId(0),
+                        process_name: StrId(0),
+                        process_label: StrId(0),
+                    });
+                    self.track_index.insert_unique(hash, id, |&i| {
+                        hash_track(&(list[i as usize].pid, list[i as usize].tid))
+                    });
+                    id
+                }
+            };
+            maps.tracks.push(TrackId(id));
         }
+        Ok(())
+    }
+
+    /// Make room in every column of the trace for the segment's rows.
+    fn reserve_for(&mut self, seg: &Segment) -> Result<(), MemoryError> {
+        let t = &mut self.trace;
+        let c = &mut t.charge;
+        let n = seg.events.len();
+        if t.events.len() + n > u32::MAX as usize {
+            return Err(MemoryError::refused(u64::MAX));
+        }
+        let e = &mut t.events;
+        grow(&mut e.ts_ns, n, c)?;
+        grow(&mut e.dur_ns, n, c)?;
+        grow(&mut e.name, n, c)?;
+        grow(&mut e.cat, n, c)?;
+        grow(&mut e.phase, n, c)?;
+        grow(&mut e.track, n, c)?;
+        grow(&mut e.external_id, n, c)?;
+        grow(&mut e.correlation, n, c)?;
+        let (a, d) = (&seg.args, &mut t.args);
+        grow(&mut d.kernel, a.kernel.len(), c)?;
+        grow(&mut d.transfer, a.transfer.len(), c)?;
+        grow(&mut d.sync, a.sync.len(), c)?;
+        grow(&mut d.memory, a.memory.len(), c)?;
+        grow(&mut d.python, a.python.len(), c)?;
+        grow(&mut d.op, a.op.len(), c)?;
+        grow(&mut d.collective, a.collective.len(), c)?;
+        let (f, g) = (&seg.flows, &mut t.flows);
+        let m = f.id.len();
+        grow(&mut g.cat, m, c)?;
+        grow(&mut g.id, m, c)?;
+        grow(&mut g.end, m, c)?;
+        grow(&mut g.ts_ns, m, c)?;
+        grow(&mut g.track, m, c)?;
+        grow(&mut self.meta, seg.meta.len(), c)
+    }
+
+    /// Append the segment's rows (room was made by [`Self::reserve_for`]).
+    fn merge_columns(&mut self, seg: &Segment, worker: usize) {
+        let t = &mut self.trace;
+        let maps = &self.maps[worker];
+        let str_map = &maps.strings;
+        let s = |id: StrId| str_map[id.0 as usize];
         let cat_map = &maps.cats;
         let track_map = &maps.tracks;
 
@@ -94,7 +196,6 @@ impl TraceBuilder {
         let ev = |e: EventId| EventId(e.0 + off);
         let src = &seg.events;
         let dst = &mut t.events;
-        dst.reserve(src.len());
         dst.ts_ns.extend_from_slice(&src.ts_ns);
         dst.dur_ns.extend_from_slice(&src.dur_ns);
         dst.name.extend(src.name.iter().map(|&n| s(n)));
@@ -105,7 +206,6 @@ impl TraceBuilder {
             .extend(src.track.iter().map(|k| track_map[k.index()]));
         dst.external_id.extend_from_slice(&src.external_id);
         dst.correlation.extend_from_slice(&src.correlation);
-
         let a = &seg.args;
         let d = &mut t.args;
         d.kernel.extend(a.kernel.iter().map(|k| KernelArgs {
@@ -156,11 +256,20 @@ impl TraceBuilder {
         g.end.extend_from_slice(&f.end);
         g.ts_ns.extend_from_slice(&f.ts_ns);
         g.track.extend(f.track.iter().map(|k| track_map[k.index()]));
+    }
 
+    /// Append the segment's metadata records and defects, and count its elements.
+    fn merge_meta_and_defects(&mut self, seg: &Segment, worker: usize, base: i64) {
+        let t = &mut self.trace;
+        let str_map = &self.maps[worker].strings;
+        let s = |id: StrId| str_map[id.0 as usize];
+        let remap_raw = |r: RawId| match r {
+            RawId::Str(x) => RawId::Str(s(x)),
+            i => i,
+        };
         for m in &seg.meta {
-            let key = seg.strings.get(m.key).to_owned();
             self.meta
-                .push((remap_raw(m.pid), remap_raw(m.tid), key, s(m.value)));
+                .push((remap_raw(m.pid), remap_raw(m.tid), s(m.key), s(m.value)));
         }
         for &(kind, count, offset, element) in &seg.defects {
             t.report.add(
@@ -203,9 +312,12 @@ impl TraceBuilder {
     }
 
     /// Apply the time base, row names and track kinds, decide the GPU vendor and device
-    /// numbers, link launches to operators; return the finished trace.
-    pub fn finish(mut self) -> Trace {
+    /// numbers, link launches to operators; return the finished trace. The links and
+    /// the passes over the tracks are charged to the budget first.
+    pub fn finish(mut self) -> Result<Trace, MemoryError> {
         let t = &mut self.trace;
+        let links = (t.events.len() as u64) * 16 + (t.tracks.len() as u64) * 8;
+        t.charge.take(links)?;
         if let Some(base) = t.meta.base_time_ns {
             for ts in &mut t.events.ts_ns {
                 *ts += base;
@@ -233,7 +345,7 @@ impl TraceBuilder {
         let mut proc_label: FxHashMap<RawId, StrId> = FxHashMap::default();
         let mut thread_name: FxHashMap<(RawId, RawId), StrId> = FxHashMap::default();
         for (pid, tid, key, value) in &self.meta {
-            match key.as_str() {
+            match t.strings.get(*key) {
                 "process_name" => {
                     proc_name.insert(*pid, *value);
                 }
@@ -247,8 +359,8 @@ impl TraceBuilder {
             }
         }
         // Track kinds from what runs on them.
-        let mut gpu_events = vec![0u64; t.tracks.len()];
-        let mut other_events = vec![0u64; t.tracks.len()];
+        let mut gpu_events = vec![0u32; t.tracks.len()];
+        let mut other_events = vec![0u32; t.tracks.len()];
         for i in 0..t.events.len() {
             let k = t.categories.kind(t.events.cat[i]);
             let tr = t.events.track[i].index();
@@ -284,7 +396,7 @@ impl TraceBuilder {
         let (links, repairs) = LaunchLinks::build(t);
         t.links = links;
         t.report.launch_links = repairs;
-        self.trace
+        Ok(self.trace)
     }
 }
 

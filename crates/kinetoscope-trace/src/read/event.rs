@@ -174,6 +174,7 @@ impl ArgsScratch {
 
 impl RawEvent {
     /// Clear for the next element, keeping nothing from the last one.
+    #[inline]
     pub fn reset(&mut self) {
         self.ph = 0;
         self.cat = None;
@@ -191,6 +192,7 @@ impl RawEvent {
 }
 
 /// Parse one element starting at `{`. On success the lexer is just past the closing `}`.
+#[inline]
 pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
     lx.expect(b'{', "expected `{` to open an event")?;
     if lx.peek()? == b'}' {

@@ -5,7 +5,29 @@ use serde_json::Value;
 
 use crate::model::{DeviceInfo, DistributedInfo, GpuVendor, TraceMeta};
 
-/// Apply one top-level key's raw JSON value to the metadata.
+/// The top-level keys whose values the reader keeps (each up to the element cap); the
+/// values of all others are streamed past.
+pub(crate) const KNOWN_KEYS: &[&str] = &[
+    "schemaVersion",
+    "baseTimeNanoseconds",
+    "displayTimeUnit",
+    "trace_id",
+    "host_name",
+    "traceName",
+    "deviceProperties",
+    "computeProperties",
+    "distributedInfo",
+    "roctracer_version",
+    "hip_runtime_version",
+    "hip_driver_version",
+    "record_shapes",
+    "profile_memory",
+    "with_stack",
+    "with_modules",
+    "with_flops",
+];
+
+/// Apply one top-level key's raw JSON value to the metadata (one of [`KNOWN_KEYS`]).
 pub(crate) fn apply_key(meta: &mut TraceMeta, key: &str, raw: &[u8], before_events: bool) {
     let Ok(v) = serde_json::from_slice::<Value>(raw) else {
         return;

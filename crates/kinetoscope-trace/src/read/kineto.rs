@@ -1,20 +1,22 @@
-//! The Kineto Chrome-trace reader: streams the (decompressed) JSON in blocks, splits each
-//! block's events between worker threads at speculative event starts, verifies the
-//! splits, and merges the workers' columns in file order.
+//! The Kineto Chrome-trace reader: walks the top-level object as a stream
+//! ([`TopLevel`]), then the event array in windows whose elements are split between
+//! worker threads at speculative event starts (`window.rs`), verified, and merged in
+//! file order.
 //!
-//! Memory stays bounded: only a few blocks are held at once, never the whole file.
+//! Memory stays bounded: a few blocks are held at once, never the whole file. What lies
+//! outside the event array is streamed past, keeping only the values of known keys; an
+//! element longer than a block is gathered in a buffer that at least doubles each time
+//! (linear work), up to the element cap, past which it is streamed past too.
 
 use std::io::Read;
 use std::path::Path;
 use std::sync::mpsc;
 
-use memchr::memmem;
-
 use super::builder::TraceBuilder;
-use super::event::{parse_event, RawEvent};
 use super::header::apply_key;
-use super::lexer::{LexError, Lexer};
 use super::segment::Segment;
+use super::toplevel::{Skip, Skipper, Step, TopError, TopLevel};
+use super::window::{oversized_message, parse_window, WindowEnd};
 use super::ReadOptions;
 use crate::model::*;
 use crate::{TraceError, TraceResult};
@@ -24,8 +26,6 @@ const BLOCK: usize = 8 << 20;
 /// Room kept before each block so the previous block's unfinished event can be placed
 /// in front of it without copying the block.
 const RESERVE: usize = 1 << 20;
-/// Below this many bytes a block is parsed by one thread.
-const MIN_PARALLEL: usize = 1 << 20;
 
 struct Block {
     buf: Vec<u8>,
@@ -33,152 +33,254 @@ struct Block {
     eof: bool,
 }
 
+/// The bytes being parsed: `work[start..end]` holds the text from absolute offset `base`.
+struct Window {
+    work: Vec<u8>,
+    start: usize,
+    end: usize,
+    base: u64,
+    eof: bool,
+}
+
+impl Window {
+    /// The absolute offset of `work[i]`.
+    fn abs(&self, i: usize) -> u64 {
+        self.base + (i - self.start) as u64
+    }
+}
+
+/// The blocks of a stream, read ahead by a producer thread into recycled buffers.
+struct Blocks<'p> {
+    path: &'p Path,
+    rx: mpsc::Receiver<std::io::Result<Block>>,
+    recycle: mpsc::Sender<Vec<u8>>,
+}
+
+impl Blocks<'_> {
+    fn next(&self) -> TraceResult<Block> {
+        match self.rx.recv() {
+            Ok(b) => b.map_err(|e| TraceError::Io {
+                path: self.path.to_owned(),
+                source: e,
+            }),
+            Err(_) => Ok(Block {
+                buf: vec![0; RESERVE],
+                len: 0,
+                eof: true,
+            }),
+        }
+    }
+
+    /// Hand a block buffer back to the producer (other buffers are dropped).
+    fn give_back(&self, buf: Vec<u8>) {
+        if buf.len() == RESERVE + BLOCK {
+            let _ = self.recycle.send(buf);
+        }
+    }
+
+    /// Move `w` on to the next block, its text starting at `w`'s end.
+    fn advance(&self, w: &mut Window) -> TraceResult<()> {
+        let b = self.next()?;
+        w.base = w.abs(w.end);
+        self.give_back(std::mem::replace(&mut w.work, b.buf));
+        w.start = RESERVE;
+        w.end = RESERVE + b.len;
+        w.eof = b.eof;
+        Ok(())
+    }
+}
+
 /// Read a Kineto trace from `input` (already decompressed).
 pub(crate) fn read_kineto(
     path: &Path,
     input: Box<dyn Read + Send + '_>,
-    mut trace: Trace,
+    trace: Trace,
     opts: &ReadOptions,
 ) -> TraceResult<Trace> {
-    let io_err = |e: std::io::Error| TraceError::Io {
-        path: path.to_owned(),
-        source: e,
-    };
     let (block_tx, block_rx) = mpsc::sync_channel::<std::io::Result<Block>>(1);
     let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
     std::thread::scope(|scope| {
         scope.spawn(move || produce_blocks(input, block_tx, recycle_rx));
-        let next = || -> TraceResult<Block> {
-            match block_rx.recv() {
-                Ok(b) => b.map_err(io_err),
-                Err(_) => Ok(Block {
-                    buf: Vec::new(),
-                    len: 0,
-                    eof: true,
-                }),
-            }
+        let blocks = Blocks {
+            path,
+            rx: block_rx,
+            recycle: recycle_tx,
         };
-        // --- Header: everything before the first event.
-        let first = next()?;
-        let mut work = first.buf;
-        let mut start = RESERVE;
-        let mut end = RESERVE + first.len;
-        let mut eof = first.eof;
-        let mut base: u64 = 0; // offset in the JSON text of work[start]
-        let mut pos;
-        let mut header_keys: Vec<(String, Vec<u8>)> = Vec::new();
-        loop {
-            match parse_header(&work[start..end], &mut header_keys) {
-                Ok(HeaderEnd::Events(p)) => {
-                    pos = start + p;
-                    break;
-                }
-                Ok(HeaderEnd::BareArray(p)) => {
-                    trace.meta.features.bare_array = true;
-                    pos = start + p;
-                    break;
-                }
-                Ok(HeaderEnd::NoEvents) => {
-                    return Err(TraceError::NotATrace {
-                        path: path.to_owned(),
-                        looks_like: "a JSON object without a `traceEvents` array".into(),
-                    });
-                }
-                Err(HeaderError::Eof) if !eof => {}
-                Err(e) => return Err(header_error(path, e, end - start)),
-            }
-            let more = next()?;
-            work.truncate(end);
-            work.extend_from_slice(&more.buf[RESERVE..RESERVE + more.len]);
-            end = work.len();
-            eof = more.eof;
-            header_keys.clear();
-        }
-        for (k, v) in &header_keys {
-            apply_key(&mut trace.meta, k, v, true);
-        }
-        let mut builder = TraceBuilder::new(trace);
-        let mut segs = new_segments(opts);
-
-        // --- Events, block by block.
-        let trailer_at;
-        loop {
-            let window_base = base as i64 - start as i64;
-            let state = parse_and_merge(
-                path,
-                &work[..end],
-                pos,
-                window_base,
-                &mut segs,
-                &mut builder,
-                opts,
-            )?;
-            match state {
-                WindowEnd::ArrayEnd(p) => {
-                    trailer_at = Some(p);
-                    break;
-                }
-                WindowEnd::NeedMore(p) => {
-                    if eof {
-                        truncated(
-                            path,
-                            &work[p..end],
-                            (window_base + p as i64) as u64,
-                            &mut builder,
-                            opts,
-                        )?;
-                        trailer_at = None;
-                        break;
-                    }
-                    let carry = p..end;
-                    let more = next()?;
-                    eof = more.eof;
-                    let consumed = (p - start) as u64;
-                    base += consumed;
-                    let carry_len = carry.len();
-                    let old = std::mem::replace(&mut work, more.buf);
-                    if carry_len <= RESERVE {
-                        work[RESERVE - carry_len..RESERVE].copy_from_slice(&old[carry]);
-                        start = RESERVE - carry_len;
-                        end = RESERVE + more.len;
-                    } else {
-                        let mut joined = Vec::with_capacity(carry_len + more.len);
-                        joined.extend_from_slice(&old[carry]);
-                        joined.extend_from_slice(&work[RESERVE..RESERVE + more.len]);
-                        let _ = recycle_tx.send(std::mem::replace(&mut work, joined));
-                        start = 0;
-                        end = work.len();
-                    }
-                    if old.len() == RESERVE + BLOCK {
-                        let _ = recycle_tx.send(old);
-                    }
-                    pos = start;
-                }
-            }
-        }
-
-        // --- Trailer: keys after the event array (`traceName`, `baseTimeNanoseconds` in
-        // 2.4–2.6, `distributedInfo`, log arrays).
+        let first = blocks.next()?;
+        let mut w = Window {
+            work: first.buf,
+            start: RESERVE,
+            end: RESERVE + first.len,
+            base: 0,
+            eof: first.eof,
+        };
+        let mut top = TopLevel::new(opts.max_element_bytes, opts.strict);
+        let (pos, bare) = stream_header(path, &blocks, &mut w, &mut top)?;
+        let mut builder = start_events(trace, &mut top, bare, opts);
+        let trailer_at = stream_events(path, &blocks, &mut w, pos, &mut builder, opts)?;
         if let Some(p) = trailer_at {
-            let mut rest = work[p..end].to_vec();
-            while !eof {
-                let more = next()?;
-                rest.extend_from_slice(&more.buf[RESERVE..RESERVE + more.len]);
-                eof = more.eof;
-            }
-            let mut keys = Vec::new();
-            parse_trailer(&rest, &mut keys);
-            for (k, v) in &keys {
-                apply_key(&mut builder.trace.meta, k, v, false);
-            }
-            builder.trace.report.json_bytes =
-                base + (end - start) as u64 + (rest.len() as u64) - (end - p) as u64;
-        } else {
-            builder.trace.report.json_bytes = base + (end - start) as u64;
+            stream_trailer(path, &blocks, &mut w, p, &mut top)?;
+            apply_trailer(&mut builder, &mut top);
         }
-        drop(block_rx);
-        Ok(builder.finish())
+        builder.trace.report.json_bytes = w.abs(w.end);
+        finish(path, builder, w.abs(w.end))
     })
+}
+
+/// Walk the header block by block; returns where the first element starts in `w.work`
+/// and whether the text is a bare array.
+fn stream_header(
+    path: &Path,
+    blocks: &Blocks<'_>,
+    w: &mut Window,
+    top: &mut TopLevel,
+) -> TraceResult<(usize, bool)> {
+    loop {
+        match top.feed(&w.work[w.start..w.end], w.base) {
+            Ok(Step::Events(p)) => return Ok((w.start + p, false)),
+            Ok(Step::BareArray(p)) => return Ok((w.start + p, true)),
+            Ok(Step::End(_)) => return Err(no_events(path)),
+            Ok(Step::More) if w.eof => return Err(ends_before_events(path, w.abs(w.end))),
+            Ok(Step::More) => blocks.advance(w)?,
+            Err(e) => return Err(top_error(path, e)),
+        }
+    }
+}
+
+/// Parse the event array window by window; returns where the trailer starts in
+/// `w.work`, or `None` when the input ended inside the array.
+fn stream_events(
+    path: &Path,
+    blocks: &Blocks<'_>,
+    w: &mut Window,
+    mut pos: usize,
+    builder: &mut TraceBuilder,
+    opts: &ReadOptions,
+) -> TraceResult<Option<usize>> {
+    let mut segs = new_segments(opts);
+    let cap = opts.max_element_bytes;
+    loop {
+        let window_base = w.base as i64 - w.start as i64;
+        let state = parse_and_merge(
+            path,
+            &w.work[..w.end],
+            pos,
+            window_base,
+            &mut segs,
+            builder,
+            opts,
+        )?;
+        let p = match state {
+            WindowEnd::ArrayEnd(p) => return Ok(Some(p)),
+            WindowEnd::NeedMore(p) => p,
+        };
+        if w.eof {
+            truncated(path, &w.work[p..w.end], w.abs(p), builder, opts)?;
+            return Ok(None);
+        }
+        let carry = w.end - p;
+        if carry as u64 > cap {
+            oversized(path, w.abs(p), builder, opts)?;
+            match skip_streamed(blocks, w, p)? {
+                Some(q) => pos = q,
+                None => {
+                    truncated(path, &[], w.abs(w.end), builder, opts)?;
+                    return Ok(None);
+                }
+            }
+        } else if carry <= RESERVE {
+            let b = blocks.next()?;
+            w.base = w.abs(p);
+            let old = std::mem::replace(&mut w.work, b.buf);
+            w.work[RESERVE - carry..RESERVE].copy_from_slice(&old[p..w.end]);
+            blocks.give_back(old);
+            w.start = RESERVE - carry;
+            w.end = RESERVE + b.len;
+            w.eof = b.eof;
+            pos = w.start;
+        } else {
+            gather(path, blocks, w, p, cap)?;
+            pos = w.start;
+        }
+    }
+}
+
+/// An unfinished element of more than a block starts at `w.work[p]`: gather it and what
+/// follows into one buffer of at least twice its size (or the cap and one byte more),
+/// so that each element is re-parsed a bounded number of times.
+fn gather(path: &Path, blocks: &Blocks<'_>, w: &mut Window, p: usize, cap: u64) -> TraceResult<()> {
+    let carry = w.end - p;
+    let want = (carry * 2)
+        .min((cap as usize).saturating_add(1))
+        .max(carry + 1);
+    let mut joined: Vec<u8> = Vec::new();
+    joined.try_reserve_exact(want + BLOCK).map_err(|_| {
+        let e = MemoryError::refused((want + BLOCK) as u64);
+        out_of_memory(path, w.abs(p), e)
+    })?;
+    joined.extend_from_slice(&w.work[p..w.end]);
+    let base = w.abs(p);
+    let mut eof = w.eof;
+    while joined.len() < want && !eof {
+        let b = blocks.next()?;
+        joined.extend_from_slice(&b.buf[RESERVE..RESERVE + b.len]);
+        eof = b.eof;
+        blocks.give_back(b.buf);
+    }
+    let old = std::mem::replace(&mut w.work, joined);
+    blocks.give_back(old);
+    w.start = 0;
+    w.end = w.work.len();
+    w.base = base;
+    w.eof = eof;
+    Ok(())
+}
+
+/// Stream past the element starting at `w.work[p]` without keeping it; returns where
+/// the next one may start in `w.work`, or `None` when the input ended first.
+fn skip_streamed(blocks: &Blocks<'_>, w: &mut Window, p: usize) -> TraceResult<Option<usize>> {
+    let mut skip = Skipper::default();
+    let mut from = p;
+    loop {
+        match skip.feed(&w.work[from..w.end]) {
+            Skip::Done(n) | Skip::Bad(n) => return Ok(Some(from + n)),
+            Skip::More if w.eof => return Ok(None),
+            Skip::More => {
+                blocks.advance(w)?;
+                from = w.start;
+            }
+        }
+    }
+}
+
+/// Walk the keys after the event array (from `w.work[p]`) to the end of the input.
+/// A malformed trailer ends the walk (leniently: what was read is kept); the rest of
+/// the input is still read, to count its bytes.
+fn stream_trailer(
+    path: &Path,
+    blocks: &Blocks<'_>,
+    w: &mut Window,
+    p: usize,
+    top: &mut TopLevel,
+) -> TraceResult<()> {
+    top.after_events();
+    let mut from = p;
+    let mut walking = true;
+    loop {
+        if walking {
+            match top.feed(&w.work[from..w.end], w.abs(from)) {
+                Ok(Step::More) => {}
+                Ok(_) => walking = false,
+                Err(e @ TopError::Oversized(_)) => return Err(top_error(path, e)),
+                Err(_) => walking = false,
+            }
+        }
+        if w.eof {
+            return Ok(());
+        }
+        blocks.advance(w)?;
+        from = w.start;
+    }
 }
 
 /// Read a Kineto trace that is in memory as one slice (a memory-mapped plain file, or
@@ -188,28 +290,19 @@ pub(crate) fn read_contiguous(
     path: &Path,
     data: &[u8],
     release: &dyn Fn(usize),
-    mut trace: Trace,
+    trace: Trace,
     opts: &ReadOptions,
 ) -> TraceResult<Trace> {
-    let mut header_keys = Vec::new();
-    let mut pos = match parse_header(data, &mut header_keys) {
-        Ok(HeaderEnd::Events(p)) => p,
-        Ok(HeaderEnd::BareArray(p)) => {
-            trace.meta.features.bare_array = true;
-            p
-        }
-        Ok(HeaderEnd::NoEvents) => {
-            return Err(TraceError::NotATrace {
-                path: path.to_owned(),
-                looks_like: "a JSON object without a `traceEvents` array".into(),
-            })
-        }
-        Err(e) => return Err(header_error(path, e, data.len())),
+    let cap = opts.max_element_bytes;
+    let mut top = TopLevel::new(cap, opts.strict);
+    let (mut pos, bare) = match feed_mapped(&mut top, data, 0, release) {
+        Ok(Step::Events(p)) => (p, false),
+        Ok(Step::BareArray(p)) => (p, true),
+        Ok(Step::End(_)) => return Err(no_events(path)),
+        Ok(Step::More) => return Err(ends_before_events(path, data.len() as u64)),
+        Err(e) => return Err(top_error(path, e)),
     };
-    for (k, v) in &header_keys {
-        apply_key(&mut trace.meta, k, v, true);
-    }
-    let mut builder = TraceBuilder::new(trace);
+    let mut builder = start_events(trace, &mut top, bare, opts);
     let mut segs = new_segments(opts);
     let mut end = (pos + BLOCK).min(data.len());
     let trailer_at = loop {
@@ -219,30 +312,123 @@ pub(crate) fn read_contiguous(
                 truncated(path, &data[p..end], p as u64, &mut builder, opts)?;
                 break None;
             }
-            WindowEnd::NeedMore(p) => {
-                // No progress means one element is longer than a window: widen it.
-                let from = if p == pos { end } else { p };
-                pos = p;
-                end = (from + BLOCK).min(data.len());
-                release(pos);
-                if let Some(progress) = &opts.progress {
-                    progress(pos as u64);
+            WindowEnd::NeedMore(p) if p == pos && (end - p) as u64 > cap => {
+                // One element runs past the cap: stream past it.
+                oversized(path, p as u64, &mut builder, opts)?;
+                match skip_mapped(data, p, release) {
+                    Some(q) => pos = q,
+                    None => {
+                        truncated(path, &[], data.len() as u64, &mut builder, opts)?;
+                        break None;
+                    }
                 }
+                end = (pos + BLOCK).min(data.len());
             }
+            WindowEnd::NeedMore(p) if p == pos => {
+                // One element is longer than the window: double it (up to the cap).
+                let len = ((end - p) * 2)
+                    .min((cap as usize).saturating_add(1))
+                    .max(end - p + 1);
+                end = (p + len).min(data.len());
+            }
+            WindowEnd::NeedMore(p) => {
+                pos = p;
+                end = (pos + BLOCK).min(data.len());
+            }
+        }
+        release(pos);
+        if let Some(progress) = &opts.progress {
+            progress(pos as u64);
         }
     };
     if let Some(p) = trailer_at {
-        let mut keys = Vec::new();
-        parse_trailer(&data[p..], &mut keys);
-        for (k, v) in &keys {
-            apply_key(&mut builder.trace.meta, k, v, false);
+        top.after_events();
+        if let Err(e @ TopError::Oversized(_)) = feed_mapped(&mut top, data, p, release) {
+            return Err(top_error(path, e));
         }
+        apply_trailer(&mut builder, &mut top);
     }
     builder.trace.report.json_bytes = data.len() as u64;
     if let Some(progress) = &opts.progress {
         progress(data.len() as u64);
     }
-    Ok(builder.finish())
+    finish(path, builder, data.len() as u64)
+}
+
+/// Feed `data[from..]` to `top` a block at a time, releasing what was walked; the step
+/// is reported with its absolute index.
+fn feed_mapped(
+    top: &mut TopLevel,
+    data: &[u8],
+    from: usize,
+    release: &dyn Fn(usize),
+) -> Result<Step, TopError> {
+    let mut at = from;
+    while at < data.len() {
+        let end = (at + BLOCK).min(data.len());
+        match top.feed(&data[at..end], at as u64)? {
+            Step::More => {}
+            Step::Events(i) => return Ok(Step::Events(at + i)),
+            Step::BareArray(i) => return Ok(Step::BareArray(at + i)),
+            Step::End(i) => return Ok(Step::End(at + i)),
+        }
+        at = end;
+        release(at);
+    }
+    Ok(Step::More)
+}
+
+/// Stream past the element at `data[p]` a block at a time; where the next may start.
+fn skip_mapped(data: &[u8], p: usize, release: &dyn Fn(usize)) -> Option<usize> {
+    let mut skip = Skipper::default();
+    let mut at = p;
+    while at < data.len() {
+        let end = (at + BLOCK).min(data.len());
+        if let Skip::Done(n) | Skip::Bad(n) = skip.feed(&data[at..end]) {
+            return Some(at + n);
+        }
+        at = end;
+        release(at);
+    }
+    None
+}
+
+/// The builder for the events, with the header's keys applied and its oversized values
+/// counted.
+fn start_events(
+    mut trace: Trace,
+    top: &mut TopLevel,
+    bare: bool,
+    opts: &ReadOptions,
+) -> TraceBuilder {
+    trace.meta.features.bare_array = bare;
+    trace.charge = Charge::new(&opts.budget);
+    for (k, v) in top.keys.drain(..) {
+        apply_key(&mut trace.meta, &k, &v, true);
+    }
+    if let Some((count, offset)) = top.oversized.take() {
+        trace.report.add(DefectKind::Oversized, count, offset, 0);
+    }
+    TraceBuilder::new(trace)
+}
+
+/// Apply the trailer's keys and count its oversized values.
+fn apply_trailer(builder: &mut TraceBuilder, top: &mut TopLevel) {
+    for (k, v) in top.keys.drain(..) {
+        apply_key(&mut builder.trace.meta, &k, &v, false);
+    }
+    if let Some((count, offset)) = top.oversized.take() {
+        let elements = builder.elements;
+        builder
+            .trace
+            .report
+            .add(DefectKind::Oversized, count, offset, elements);
+    }
+}
+
+/// Finish the trace; running out of memory there is an error at the end of the input.
+fn finish(path: &Path, builder: TraceBuilder, offset: u64) -> TraceResult<Trace> {
+    builder.finish().map_err(|e| out_of_memory(path, offset, e))
 }
 
 fn new_segments(opts: &ReadOptions) -> Vec<Segment> {
@@ -259,9 +445,17 @@ fn parse_and_merge(
     builder: &mut TraceBuilder,
     opts: &ReadOptions,
 ) -> TraceResult<WindowEnd> {
-    let (used, state) = parse_window(buf, pos, segs);
+    let (used, state) = parse_window(buf, pos, segs, opts.max_element_bytes);
     for (k, seg) in segs[..used].iter().enumerate() {
-        builder.merge(seg, k, window_base);
+        if let Err(e) = builder.merge(seg, k, window_base) {
+            let at = (window_base + pos as i64) as u64;
+            return Err(out_of_memory(path, at, e));
+        }
+    }
+    for (k, seg) in segs.iter_mut().enumerate() {
+        if seg.forget_if_large() {
+            builder.forget_worker(k);
+        }
     }
     if opts.strict {
         if let Some(e) = builder.strict_error(path) {
@@ -269,6 +463,31 @@ fn parse_and_merge(
         }
     }
     Ok(state)
+}
+
+/// An element longer than the cap starts at absolute `offset` and did not end within
+/// it: an error when strict, else counted (it is then streamed past).
+fn oversized(
+    path: &Path,
+    offset: u64,
+    builder: &mut TraceBuilder,
+    opts: &ReadOptions,
+) -> TraceResult<()> {
+    if opts.strict {
+        return Err(TraceError::Malformed {
+            path: path.to_owned(),
+            offset,
+            event_index: Some(builder.elements),
+            message: oversized_message(opts.max_element_bytes),
+        });
+    }
+    let elements = builder.elements;
+    builder
+        .trace
+        .report
+        .add(DefectKind::Oversized, 1, offset, elements);
+    builder.elements += 1;
+    Ok(())
 }
 
 /// The input ended inside the event array: count a truncated tail (or fail when strict).
@@ -298,23 +517,50 @@ fn truncated(
     Ok(())
 }
 
-fn header_error(path: &Path, e: HeaderError, len: usize) -> TraceError {
+fn out_of_memory(path: &Path, offset: u64, e: MemoryError) -> TraceError {
+    TraceError::OutOfMemory {
+        path: path.to_owned(),
+        offset,
+        needed: e.needed,
+        in_use: e.in_use,
+        limit: e.limit,
+    }
+}
+
+fn no_events(path: &Path) -> TraceError {
+    TraceError::NotATrace {
+        path: path.to_owned(),
+        looks_like: "a JSON object without a `traceEvents` array".into(),
+    }
+}
+
+fn ends_before_events(path: &Path, len: u64) -> TraceError {
+    TraceError::Malformed {
+        path: path.to_owned(),
+        offset: len,
+        event_index: None,
+        message: "the file ends before `traceEvents` begins".into(),
+    }
+}
+
+fn top_error(path: &Path, e: TopError) -> TraceError {
     match e {
-        HeaderError::NotATrace(what) => TraceError::NotATrace {
+        TopError::NotATrace(what) => TraceError::NotATrace {
             path: path.to_owned(),
             looks_like: what.into(),
         },
-        HeaderError::Bad(at, msg) => TraceError::Malformed {
+        TopError::Bad(at, msg) => TraceError::Malformed {
             path: path.to_owned(),
-            offset: at as u64,
+            offset: at,
             event_index: None,
             message: msg.into(),
         },
-        HeaderError::Eof => TraceError::Malformed {
+        TopError::Oversized(at) => TraceError::Malformed {
             path: path.to_owned(),
-            offset: len as u64,
+            offset: at,
             event_index: None,
-            message: "the file ends before `traceEvents` begins".into(),
+            message: "a top-level value larger than the element cap (--max-element raises it)"
+                .into(),
         },
     }
 }
@@ -352,268 +598,6 @@ fn produce_blocks(
         }
         if tx.send(Ok(Block { buf, len, eof })).is_err() || eof {
             return;
-        }
-    }
-}
-
-enum HeaderEnd {
-    Events(usize),
-    BareArray(usize),
-    NoEvents,
-}
-
-enum HeaderError {
-    Eof,
-    NotATrace(&'static str),
-    Bad(usize, &'static str),
-}
-
-/// Parse top-level keys up to the `[` of `traceEvents`.
-fn parse_header(buf: &[u8], keys: &mut Vec<(String, Vec<u8>)>) -> Result<HeaderEnd, HeaderError> {
-    let mut lx = Lexer::new(buf, 0);
-    // A UTF-8 byte-order mark.
-    if buf.starts_with(&[0xef, 0xbb, 0xbf]) {
-        lx.pos = 3;
-    }
-    let lex = |e: LexError, at: usize| match e {
-        LexError::Eof => HeaderError::Eof,
-        LexError::Bad(m) => HeaderError::Bad(at, m),
-    };
-    match lx.peek().map_err(|e| lex(e, 0))? {
-        b'[' => {
-            let open = lx.pos;
-            lx.pos += 1;
-            return match lx.peek().map_err(|e| lex(e, open))? {
-                b'{' | b']' => Ok(HeaderEnd::BareArray(open + 1)),
-                b'[' => Err(HeaderError::NotATrace(
-                    "a JSON array of arrays (a memory timeline? those are read by `kinetoscope memory`)",
-                )),
-                _ => Err(HeaderError::NotATrace("a JSON array that does not hold trace events")),
-            };
-        }
-        b'{' => lx.pos += 1,
-        _ => return Err(HeaderError::NotATrace("text that is not a JSON object")),
-    }
-    loop {
-        let at = lx.pos;
-        match lx.peek().map_err(|e| lex(e, at))? {
-            b'}' => return Ok(HeaderEnd::NoEvents),
-            b',' => {
-                lx.pos += 1;
-                continue;
-            }
-            _ => {}
-        }
-        let key = lx.string().map_err(|e| lex(e, at))?;
-        lx.expect(b':', "expected `:` after a top-level key")
-            .map_err(|e| lex(e, lx.pos))?;
-        let name = String::from_utf8_lossy(&buf[key.start..key.end]).into_owned();
-        if name == "traceEvents" {
-            let open = lx.pos;
-            if lx.peek().map_err(|e| lex(e, open))? != b'[' {
-                return Err(HeaderError::Bad(
-                    lx.pos,
-                    "expected `[` after \"traceEvents\":",
-                ));
-            }
-            return Ok(HeaderEnd::Events(lx.pos + 1));
-        }
-        let mut bare = false;
-        let (s, e) = lx.skip_value(&mut bare).map_err(|e| lex(e, lx.pos))?;
-        keys.push((name, buf[s..e].to_vec()));
-    }
-}
-
-/// Parse top-level keys after the event array, leniently (stops at the first problem).
-fn parse_trailer(buf: &[u8], keys: &mut Vec<(String, Vec<u8>)>) {
-    let mut lx = Lexer::new(buf, 0);
-    loop {
-        match lx.peek() {
-            Ok(b',') => {
-                lx.pos += 1;
-                continue;
-            }
-            Ok(b'"') => {}
-            _ => return,
-        }
-        let Ok(key) = lx.string() else { return };
-        if lx.expect(b':', "").is_err() {
-            return;
-        }
-        let mut bare = false;
-        let Ok((s, e)) = lx.skip_value(&mut bare) else {
-            return;
-        };
-        keys.push((
-            String::from_utf8_lossy(&buf[key.start..key.end]).into_owned(),
-            buf[s..e].to_vec(),
-        ));
-    }
-}
-
-enum WindowEnd {
-    /// The event array closed; the trailer starts here.
-    ArrayEnd(usize),
-    /// The buffer ends inside the element starting here.
-    NeedMore(usize),
-}
-
-/// How one worker's range ended.
-enum RangeEnd {
-    /// At the first element at or past its stop position.
-    Stopped(usize),
-    /// At the end of the array or of the buffer.
-    Window(WindowEnd),
-}
-
-/// Parse all complete elements of `buf[pos..]` into `segs` (one per worker, cleared
-/// first), in parallel when the window is large. Returns how many segments hold the
-/// window's elements, in order, and how the window ended.
-fn parse_window(buf: &[u8], pos: usize, segs: &mut [Segment]) -> (usize, WindowEnd) {
-    for s in segs.iter_mut() {
-        s.clear();
-    }
-    let n = buf.len() - pos;
-    let threads = segs.len();
-    let mut starts = vec![pos];
-    if threads > 1 && n >= MIN_PARALLEL {
-        let finder = memmem::Finder::new(b"\"ph\"");
-        for k in 1..threads {
-            let target = pos + n * k / threads;
-            if let Some(s) = find_event_start(buf, target, &finder) {
-                if s > *starts.last().unwrap() {
-                    starts.push(s);
-                }
-            }
-        }
-    }
-    let used = starts.len();
-    let ends: Vec<RangeEnd> = if used == 1 {
-        vec![parse_range(buf, pos, usize::MAX, &mut segs[0])]
-    } else {
-        let (first, rest) = segs.split_at_mut(1);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = rest[..used - 1]
-                .iter_mut()
-                .enumerate()
-                .map(|(i, seg)| {
-                    let k = i + 1;
-                    let from = starts[k];
-                    let stop = starts.get(k + 1).copied().unwrap_or(usize::MAX);
-                    scope.spawn(move || parse_range(buf, from, stop, seg))
-                })
-                .collect();
-            let mut out = vec![parse_range(buf, starts[0], starts[1], &mut first[0])];
-            out.extend(
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("parser thread panicked")),
-            );
-            out
-        })
-    };
-    // Verify that each worker stopped exactly where the next one started.
-    for (k, end) in ends.into_iter().enumerate() {
-        match end {
-            RangeEnd::Window(w) => return (k + 1, w),
-            RangeEnd::Stopped(p) if starts.get(k + 1) == Some(&p) => continue,
-            RangeEnd::Stopped(p) => {
-                // A wrong guess: this worker parses the rest, later ones are dropped.
-                for s in &mut segs[k + 1..] {
-                    s.clear();
-                }
-                match parse_range(buf, p, usize::MAX, &mut segs[k]) {
-                    RangeEnd::Window(w) => return (k + 1, w),
-                    RangeEnd::Stopped(_) => unreachable!("no stop was set"),
-                }
-            }
-        }
-    }
-    unreachable!("the last range always ends the window")
-}
-
-/// The start of the first element at or after `from` that looks like a Kineto event
-/// (`{` then `"ph"`), as a guess to be verified.
-fn find_event_start(buf: &[u8], from: usize, finder: &memmem::Finder<'_>) -> Option<usize> {
-    let mut i = from;
-    while let Some(k) = finder.find(&buf[i..]) {
-        let q = i + k;
-        let mut b = q;
-        while b > from && b" \t\r\n".contains(&buf[b - 1]) {
-            b -= 1;
-        }
-        if b > from && buf[b - 1] == b'{' {
-            return Some(b - 1);
-        }
-        i = q + 4;
-    }
-    None
-}
-
-/// Where to continue after a malformed element that started at `from`: the next
-/// element start (a `{"ph"` or a `{` after `},`).
-fn resync(buf: &[u8], from: usize) -> Option<usize> {
-    let finder = memmem::Finder::new(b"\"ph\"");
-    let a = find_event_start(buf, from, &finder);
-    let mut b = None;
-    let mut i = from;
-    while let Some(k) = memchr::memchr(b'}', &buf[i..]) {
-        let mut j = i + k + 1;
-        while j < buf.len() && b" \t\r\n".contains(&buf[j]) {
-            j += 1;
-        }
-        if buf.get(j) == Some(&b',') {
-            j += 1;
-            while j < buf.len() && b" \t\r\n".contains(&buf[j]) {
-                j += 1;
-            }
-            if buf.get(j) == Some(&b'{') {
-                b = Some(j);
-                break;
-            }
-        }
-        i = i + k + 1;
-        if a.is_some_and(|a| i > a) {
-            break;
-        }
-    }
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (x, y) => x.or(y),
-    }
-}
-
-/// Parse elements from `from` until the first element starting at or after `stop`, the
-/// end of the array, or the end of the buffer.
-fn parse_range(buf: &[u8], from: usize, stop: usize, seg: &mut Segment) -> RangeEnd {
-    let mut lx = Lexer::new(buf, from);
-    let mut ev = RawEvent::default();
-    loop {
-        lx.skip_ws();
-        while buf.get(lx.pos) == Some(&b',') {
-            lx.pos += 1;
-            lx.skip_ws();
-        }
-        let p = lx.pos;
-        match buf.get(p) {
-            None => return RangeEnd::Window(WindowEnd::NeedMore(p)),
-            Some(b']') => return RangeEnd::Window(WindowEnd::ArrayEnd(p + 1)),
-            Some(_) if p >= stop => return RangeEnd::Stopped(p),
-            Some(_) => {}
-        }
-        ev.reset();
-        match parse_event(&mut lx, &mut ev) {
-            Ok(()) => seg.push(&ev, buf, p),
-            Err(LexError::Eof) => return RangeEnd::Window(WindowEnd::NeedMore(p)),
-            Err(LexError::Bad(msg)) => match resync(buf, p + 1) {
-                Some(q) => {
-                    let at = lx.pos;
-                    seg.defect(DefectKind::MalformedEvent, at, msg);
-                    seg.skip_element();
-                    lx.pos = q;
-                }
-                None => return RangeEnd::Window(WindowEnd::NeedMore(p)),
-            },
         }
     }
 }

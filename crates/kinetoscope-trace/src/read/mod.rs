@@ -15,6 +15,9 @@ pub mod pickle;
 mod segment;
 mod sniff;
 mod timeline;
+mod timeline_rows;
+mod toplevel;
+mod window;
 
 pub use detect::ContentKind;
 pub use pickle::{read_snapshot, snapshot_from_bytes, snapshot_from_reader};
@@ -25,8 +28,11 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::model::Trace;
+use crate::model::{MemoryBudget, Trace};
 use crate::TraceResult;
+
+/// The default element cap ([`ReadOptions::max_element_bytes`]): 64 MiB.
+pub const DEFAULT_MAX_ELEMENT_BYTES: u64 = 64 << 20;
 
 /// A callback told how many bytes of the file have been read so far.
 pub type ProgressFn = Arc<dyn Fn(u64) + Send + Sync>;
@@ -50,6 +56,18 @@ pub struct ReadOptions {
     /// malformed event, or an I/O error — never a signal. Turn it off where files may
     /// change under the reader (a server reading files it does not own).
     pub mmap: bool,
+    /// The largest single element of the event array, or value of a top-level key, that
+    /// is read (default [`DEFAULT_MAX_ELEMENT_BYTES`]). A larger one is streamed past
+    /// without being kept and counted as [`crate::DefectKind::Oversized`]; with
+    /// `strict`, it is an error naming the file and its byte offset. Whitespace and the
+    /// values of top-level keys the reader does not use are never kept, whatever
+    /// their size.
+    pub max_element_bytes: u64,
+    /// What the models read may hold in memory, shared by every read given a clone of
+    /// these options (the default is [`crate::default_limit`]). Growth is reserved
+    /// fallibly and taken from the budget first: running out is
+    /// [`crate::TraceError::OutOfMemory`], never an abort.
+    pub budget: MemoryBudget,
 }
 
 impl Default for ReadOptions {
@@ -59,6 +77,8 @@ impl Default for ReadOptions {
             threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             progress: None,
             mmap: true,
+            max_element_bytes: DEFAULT_MAX_ELEMENT_BYTES,
+            budget: MemoryBudget::default(),
         }
     }
 }
@@ -69,6 +89,8 @@ impl std::fmt::Debug for ReadOptions {
             .field("strict", &self.strict)
             .field("threads", &self.threads)
             .field("mmap", &self.mmap)
+            .field("max_element_bytes", &self.max_element_bytes)
+            .field("budget", &self.budget)
             .finish_non_exhaustive()
     }
 }
@@ -94,4 +116,20 @@ pub fn read_trace_from(
     opts: &ReadOptions,
 ) -> TraceResult<Trace> {
     sniff_reader(name, reader)?.read_trace(opts)
+}
+
+/// A byte count for messages: `512 B`, `64 MiB`, `1.5 GiB`.
+pub fn size_text(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 || v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[unit])
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
 }

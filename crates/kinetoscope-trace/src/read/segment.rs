@@ -23,41 +23,87 @@ pub(crate) struct FirstProblem {
 }
 
 /// A segment's own interner, keyed by the raw bytes between the quotes so that a name
-/// seen again costs one hash lookup and no UTF-8 check or unescaping.
+/// seen again costs one hash lookup and no UTF-8 check or unescaping. Raw keys and
+/// decoded texts live in two byte arenas; the table holds ids only.
 #[derive(Default)]
 pub(crate) struct RawInterner {
-    ids: FxHashMap<Box<[u8]>, StrId>,
-    texts: Vec<Box<str>>,
+    raw: TextArena,
+    texts: TextArena,
+    index: TextIndex,
+    /// The first allocation that failed: the segment's names are then incomplete and
+    /// the read fails with this.
+    pub failed: Option<MemoryError>,
 }
+
+/// A worker forgets its names (and its tracks) once it holds more than this many bytes
+/// of them, so its tables stay bounded whatever the number of distinct names.
+const FORGET_BYTES: usize = 8 << 20;
+/// ... or more than this many of them.
+const FORGET_COUNT: usize = 1 << 17;
 
 impl RawInterner {
     fn new() -> Self {
         let mut t = Self::default();
-        t.texts.push("".into());
-        t.ids.insert(Box::default(), StrId(0));
+        t.intern(b"", false);
         t
     }
 
     /// The id of `raw` (JSON string bytes, `escaped` if they hold backslash escapes).
+    #[inline]
     fn intern(&mut self, raw: &[u8], escaped: bool) -> StrId {
-        if let Some(&id) = self.ids.get(raw) {
-            return id;
+        if let Some(id) = self.index.find(&self.raw, raw) {
+            return StrId(id);
         }
-        let text: Box<str> = decode_str(raw, escaped).into_owned().into_boxed_str();
-        let id = StrId(self.texts.len() as u32);
-        self.texts.push(text);
-        self.ids.insert(raw.into(), id);
-        id
+        self.add(raw, escaped)
+    }
+
+    /// Add a name not seen yet.
+    #[cold]
+    fn add(&mut self, raw: &[u8], escaped: bool) -> StrId {
+        let id = self.raw.len() as u32;
+        let text = decode_str(raw, escaped);
+        let mut charge = Charge::default();
+        let added = self
+            .raw
+            .push(raw, &mut charge)
+            .and_then(|()| self.texts.push(text.as_bytes(), &mut charge))
+            .and_then(|()| self.index.insert(&self.raw, raw, id, &mut charge));
+        match added {
+            Ok(()) => StrId(id),
+            Err(e) => {
+                self.failed.get_or_insert(e);
+                StrId(0)
+            }
+        }
     }
 
     /// The text of an id.
     pub fn get(&self, id: StrId) -> &str {
-        &self.texts[id.0 as usize]
+        // Texts are pushed from `decode_str`, which returns `str`.
+        std::str::from_utf8(self.texts.get(id.0 as usize)).unwrap_or("")
     }
 
-    /// All texts in id order.
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
-        self.texts.iter().map(|t| &**t)
+    /// Number of names.
+    pub fn len(&self) -> usize {
+        self.texts.len()
+    }
+
+    /// The texts from id `from` on, in id order.
+    pub fn iter_from(&self, from: usize) -> impl Iterator<Item = &str> {
+        (from..self.texts.len()).map(|i| self.get(StrId(i as u32)))
+    }
+
+    /// Whether it holds enough to be forgotten ([`FORGET_BYTES`], [`FORGET_COUNT`]).
+    fn is_large(&self) -> bool {
+        self.raw.text_bytes() + self.texts.text_bytes() > FORGET_BYTES
+            || self.raw.len() > FORGET_COUNT
+    }
+
+    fn clear(&mut self) {
+        self.raw.clear();
+        self.texts.clear();
+        self.index.clear();
+        self.intern(b"", false);
     }
 }
 
@@ -146,6 +192,19 @@ impl Segment {
         self.defects.clear();
         self.first_problem = None;
         self.elements = 0;
+    }
+
+    /// When its names or tracks have grown past [`FORGET_BYTES`] / [`FORGET_COUNT`],
+    /// forget them (the worker's maps to the trace's ids must be forgotten too); returns
+    /// whether it did.
+    pub fn forget_if_large(&mut self) -> bool {
+        if !self.strings.is_large() && self.tracks.len() <= FORGET_COUNT {
+            return false;
+        }
+        self.strings.clear();
+        self.track_ids.clear();
+        self.tracks.clear();
+        true
     }
 
     /// Count an element that was skipped as malformed.

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::detect::{ContentKind, Magic};
 use super::{kineto, pickle, timeline, ProgressFn, ReadOptions};
-use crate::model::{MemoryTimeline, StringTable, Trace};
+use crate::model::{grow, Charge, MemoryError, MemoryTimeline, StringTable, Trace};
 use crate::snapshot::Snapshot;
 use crate::{TraceError, TraceResult};
 
@@ -127,10 +127,16 @@ fn fill(r: &mut impl Read, limit: usize) -> std::io::Result<(Vec<u8>, bool)> {
 }
 
 /// Open the file at `path` once, read its first bytes (inflating gzip) and classify it.
+/// Anything but a regular file (a FIFO, a character device, `/dev/stdin`) is read as a
+/// stream, from this one opening, with the same caps.
 pub fn sniff_path(path: &Path) -> TraceResult<Sniffed<'static>> {
     let io = io_error(path);
     let mut file = File::open(path).map_err(&io)?;
-    let len = file.metadata().map_err(&io)?.len();
+    let meta = file.metadata().map_err(&io)?;
+    if !meta.is_file() {
+        return sniff_reader(path, file);
+    }
+    let len = meta.len();
     let (head, _) = fill(&mut file, HEAD).map_err(&io)?;
     if Magic::of(&head) == Magic::Gzip {
         let raw = Cursor::new(head).chain(BufReader::with_capacity(GZ_BUF, file));
@@ -239,8 +245,8 @@ impl<'a> Sniffed<'a> {
     /// else a Kineto trace (which refuses what is not one, saying what it looks like).
     pub fn read(self, opts: &ReadOptions) -> TraceResult<Loaded> {
         Ok(match self.kind {
-            ContentKind::Snapshot => Loaded::Snapshot(Box::new(self.read_snapshot()?)),
-            ContentKind::MemoryTimeline => Loaded::MemoryTimeline(self.read_memory_timeline()?),
+            ContentKind::Snapshot => Loaded::Snapshot(Box::new(self.read_snapshot(opts)?)),
+            ContentKind::MemoryTimeline => Loaded::MemoryTimeline(self.read_memory_timeline(opts)?),
             _ => Loaded::Trace(Box::new(self.read_trace(opts)?)),
         })
     }
@@ -276,15 +282,17 @@ impl<'a> Sniffed<'a> {
             let _ = meter.progress.set(Arc::clone(p));
         }
         let mut trace = match self.body {
-            Body::File { file, .. } if opts.mmap => read_mapped(path, &file, trace, opts)?,
-            Body::File { file, head } => {
-                meter.done.store(head.len() as u64, Ordering::Relaxed);
-                let rest = Counting {
-                    inner: file,
-                    meter: Arc::clone(&meter),
-                };
-                kineto::read_kineto(path, Box::new(Cursor::new(head).chain(rest)), trace, opts)?
-            }
+            Body::File { file, head } => match mapped(&file, opts) {
+                Some(map) => read_mapped(path, &map, trace, opts)?,
+                None => {
+                    meter.done.store(head.len() as u64, Ordering::Relaxed);
+                    let rest = Counting {
+                        inner: file,
+                        meter: Arc::clone(&meter),
+                    };
+                    kineto::read_kineto(path, Box::new(Cursor::new(head).chain(rest)), trace, opts)?
+                }
+            },
             Body::Bytes(bytes) => kineto::read_contiguous(path, bytes, &|_| {}, trace, opts)?,
             Body::Stream { head, rest, cut } => {
                 let rest: Box<dyn Read + Send + 'a> = if cut {
@@ -302,7 +310,8 @@ impl<'a> Sniffed<'a> {
     }
 
     /// Read the input as a CUDA caching-allocator snapshot (a `_dump_snapshot` pickle).
-    pub fn read_snapshot(self) -> TraceResult<Snapshot> {
+    /// The pickle is held whole: its bytes are taken from `opts.budget` first.
+    pub fn read_snapshot(self, opts: &ReadOptions) -> TraceResult<Snapshot> {
         if self.kind != ContentKind::Snapshot {
             return Err(TraceError::NotA {
                 path: self.path,
@@ -310,31 +319,49 @@ impl<'a> Sniffed<'a> {
                 why: format!("the content looks like {}", self.kind.describe()),
             });
         }
-        let data = whole(&self.path, self.body, pickle::limits::MAX_INPUT_BYTES)?;
-        pickle::decode(&self.path, data, self.gzip)
+        let mut charge = Charge::new(&opts.budget);
+        let limit = pickle::limits::MAX_INPUT_BYTES;
+        let data = whole(&self.path, self.body, limit, &mut charge)?;
+        pickle::decode(&self.path, data, self.gzip, &mut charge)
     }
 
-    /// Read the input as a profiler memory timeline (either form).
-    pub fn read_memory_timeline(self) -> TraceResult<MemoryTimeline> {
+    /// Read the input as a profiler memory timeline (either form), streamed: the rows
+    /// kept are taken from `opts.budget` first.
+    pub fn read_memory_timeline(self, opts: &ReadOptions) -> TraceResult<MemoryTimeline> {
         if self.kind != ContentKind::MemoryTimeline {
             return Err(timeline::not_timeline(
                 &self.path,
                 format!("the content looks like {}", self.kind.describe()),
             ));
         }
-        let text = whole(&self.path, self.body, u64::MAX)?;
-        timeline::parse(&self.path, &text)
+        let mut charge = Charge::new(&opts.budget);
+        let reader = body_reader(&self.path, self.body)?;
+        timeline::parse_reader(&self.path, reader, &mut charge)
     }
 }
 
-/// Map a plain file and parse it in place (no copy through `read()`); the pages already
-/// parsed are dropped from the resident set as the reader advances.
-fn read_mapped(path: &Path, file: &File, trace: Trace, opts: &ReadOptions) -> TraceResult<Trace> {
+/// The file mapped into memory when `opts.mmap` allows it; `None` when it is off or the
+/// mapping fails (an address-space limit, a file system without mmap): the file is then
+/// read through `read()`.
+fn mapped(file: &File, opts: &ReadOptions) -> Option<memmap2::Mmap> {
+    if !opts.mmap {
+        return None;
+    }
     // SAFETY: the mapping is only read. If another process truncates the file while it
     // is mapped, reading past the new end faults (SIGBUS), as with any mmap-based reader
     // (ripgrep makes the same trade); `ReadOptions::mmap` documents it and lets callers
     // that read files they do not own turn mapping off.
-    let map = unsafe { memmap2::Mmap::map(file) }.map_err(io_error(path))?;
+    unsafe { memmap2::Mmap::map(file) }.ok()
+}
+
+/// Parse a mapped plain file in place (no copy through `read()`); the pages already
+/// parsed are dropped from the resident set as the reader advances.
+fn read_mapped(
+    path: &Path,
+    map: &memmap2::Mmap,
+    trace: Trace,
+    opts: &ReadOptions,
+) -> TraceResult<Trace> {
     let _ = map.advise(memmap2::Advice::Sequential);
     let release = |upto: usize| {
         let page = 4096;
@@ -346,25 +373,64 @@ fn read_mapped(path: &Path, file: &File, trace: Trace, opts: &ReadOptions) -> Tr
                 unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, len) };
         }
     };
-    kineto::read_contiguous(path, &map, &release, trace, opts)
+    kineto::read_contiguous(path, map, &release, trace, opts)
 }
 
 /// All of the (decompressed) content, up to `limit` bytes and one more (so that the
-/// caller can tell it was larger): borrowed when it is already in memory.
-fn whole<'a>(path: &Path, body: Body<'a>, limit: u64) -> TraceResult<Cow<'a, [u8]>> {
+/// caller can tell it was larger): borrowed when it is already in memory, else read
+/// into memory taken from `charge` first and reserved fallibly.
+fn whole<'a>(
+    path: &Path,
+    body: Body<'a>,
+    limit: u64,
+    charge: &mut Charge,
+) -> TraceResult<Cow<'a, [u8]>> {
     let io = io_error(path);
-    let more = |head: Vec<u8>, rest: &mut dyn Read| -> std::io::Result<Vec<u8>> {
-        let mut data = head;
-        let left = limit.saturating_add(1).saturating_sub(data.len() as u64);
-        rest.take(left).read_to_end(&mut data)?;
-        Ok(data)
-    };
-    Ok(match body {
-        Body::Bytes(bytes) => Cow::Borrowed(bytes),
-        Body::File { mut file, head } => Cow::Owned(more(head, &mut file).map_err(io)?),
+    let (mut data, mut rest): (Vec<u8>, Box<dyn Read + 'a>) = match body {
+        Body::Bytes(bytes) => return Ok(Cow::Borrowed(bytes)),
+        Body::File { file, head } => (head, Box::new(file)),
         Body::Stream { cut: true, .. } => {
             return Err(io(std::io::ErrorKind::UnexpectedEof.into()));
         }
-        Body::Stream { head, mut rest, .. } => Cow::Owned(more(head, &mut rest).map_err(io)?),
+        Body::Stream { head, rest, .. } => (head, rest),
+    };
+    const CHUNK: usize = 1 << 20;
+    while (data.len() as u64) <= limit {
+        grow(&mut data, CHUNK, charge).map_err(|e| out_of_memory(path, data.len() as u64, e))?;
+        let at = data.len();
+        data.resize(at + CHUNK, 0);
+        let n = loop {
+            match rest.read(&mut data[at..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                r => break r.map_err(&io)?,
+            }
+        };
+        data.truncate(at + n);
+        if n == 0 {
+            break;
+        }
+    }
+    Ok(Cow::Owned(data))
+}
+
+/// All of the (decompressed) content as one reader, from its first byte.
+fn body_reader<'a>(path: &Path, body: Body<'a>) -> TraceResult<Box<dyn Read + 'a>> {
+    Ok(match body {
+        Body::Bytes(bytes) => Box::new(bytes),
+        Body::File { file, head } => Box::new(Cursor::new(head).chain(file)),
+        Body::Stream { cut: true, .. } => {
+            return Err(io_error(path)(std::io::ErrorKind::UnexpectedEof.into()));
+        }
+        Body::Stream { head, rest, .. } => Box::new(Cursor::new(head).chain(rest)),
     })
+}
+
+fn out_of_memory(path: &Path, offset: u64, e: MemoryError) -> TraceError {
+    TraceError::OutOfMemory {
+        path: path.to_owned(),
+        offset,
+        needed: e.needed,
+        in_use: e.in_use,
+        limit: e.limit,
+    }
 }

@@ -4,16 +4,17 @@
 //! [`MemoryTimeline`]: bytes live per category after each distinct timestamp.
 //!
 //! Detected by content, not name ([`super::ContentKind::MemoryTimeline`]):
-//! (gzip-compressed) JSON whose text starts with an array of arrays. The files are small
-//! (one row per allocation event), so they are read whole with `serde_json`.
+//! (gzip-compressed) JSON whose text starts with an array of arrays. The text is
+//! streamed through `serde_json` visitors that keep only the numbers
+//! (`timeline_rows.rs`), charged to the memory budget: 32 bytes per raw row, about 100
+//! per coalesced row.
 
-use std::io::Read;
+use std::io::{BufReader, Read};
 use std::path::Path;
 
-use serde_json::Value;
-
-use super::{sniff_bytes, sniff_path, sniff_reader};
-use crate::model::{MemoryTimeline, TimelineFormat};
+use super::timeline_rows::{walk, NumbersOnly, Rows};
+use super::{sniff_bytes, sniff_path, sniff_reader, ReadOptions};
+use crate::model::{grow, Charge, MemoryError, MemoryTimeline, TimelineFormat};
 use crate::{TraceError, TraceResult};
 
 /// The error for content that is not a memory timeline, saying `why`.
@@ -27,53 +28,97 @@ pub(crate) fn not_timeline(path: &Path, why: impl Into<String>) -> TraceError {
 
 /// Read a memory timeline file (either form, plain or gzip).
 pub fn read_memory_timeline(path: &Path) -> TraceResult<MemoryTimeline> {
-    sniff_path(path)?.read_memory_timeline()
+    sniff_path(path)?.read_memory_timeline(&ReadOptions::default())
 }
 
 /// Read a memory timeline held in memory (either form, plain or gzip); `name` is used in
 /// messages.
 pub fn timeline_from_bytes(name: &Path, bytes: &[u8]) -> TraceResult<MemoryTimeline> {
-    sniff_bytes(name, bytes)?.read_memory_timeline()
+    sniff_bytes(name, bytes)?.read_memory_timeline(&ReadOptions::default())
 }
 
 /// Read a memory timeline from a stream (either form, plain or gzip); `name` is used in
 /// messages.
 pub fn timeline_from_reader(name: &Path, reader: impl Read + Send) -> TraceResult<MemoryTimeline> {
-    sniff_reader(name, reader)?.read_memory_timeline()
+    sniff_reader(name, reader)?.read_memory_timeline(&ReadOptions::default())
 }
 
-/// Parse the whole (decompressed) text of a memory timeline; `path` is used in messages.
-pub(crate) fn parse(path: &Path, text: &[u8]) -> TraceResult<MemoryTimeline> {
-    let value: Value = serde_json::from_slice(text).map_err(|e| TraceError::Malformed {
-        path: path.to_owned(),
-        offset: 0,
-        event_index: None,
-        message: format!("memory timeline JSON: {e}"),
-    })?;
-    let Value::Array(outer) = value else {
-        return Err(not_timeline(path, "the top level is not an array"));
+/// Read a memory timeline's (decompressed) text from `reader`, streamed: only the
+/// numbers are kept, in vectors charged to `charge`; `path` is used in messages.
+pub(crate) fn parse_reader(
+    path: &Path,
+    reader: impl Read,
+    charge: &mut Charge,
+) -> TraceResult<MemoryTimeline> {
+    let mut read = 0u64;
+    let rows = {
+        let counted = Counted {
+            inner: BufReader::new(NumbersOnly(reader)),
+            read: &mut read,
+        };
+        let mut de = serde_json::Deserializer::from_reader(counted);
+        walk(&mut de, charge).and_then(|rows| de.end().map(|()| rows))
     };
-    let coalesced = outer.len() == 2
-        && outer[0]
-            .as_array()
-            .is_some_and(|t| t.iter().all(Value::is_number))
-        && outer[1]
-            .as_array()
-            .is_some_and(|s| s.iter().all(Value::is_array));
-    if coalesced {
-        coalesced_from(path, &outer)
-    } else {
-        raw_from(path, &outer)
+    let rows = rows.map_err(|e| {
+        if let Some(oom) = charge.refused() {
+            out_of_memory(path, read, oom)
+        } else if e.is_data() {
+            not_timeline(path, e.to_string())
+        } else {
+            TraceError::Malformed {
+                path: path.to_owned(),
+                offset: read.saturating_sub(1),
+                event_index: None,
+                message: format!("memory timeline JSON: {e}"),
+            }
+        }
+    })?;
+    match rows {
+        Rows::Coalesced { times, sizes } => coalesced_from(path, &times, &sizes),
+        Rows::Raw(rows) => raw_from(&rows, charge).map_err(|e| out_of_memory(path, read, e)),
     }
 }
 
-fn int(v: &Value) -> Option<i64> {
-    v.as_i64().or_else(|| v.as_f64().map(|f| f as i64))
+/// Counts the bytes the parser took.
+struct Counted<'a, R> {
+    inner: R,
+    read: &'a mut u64,
 }
 
-fn coalesced_from(path: &Path, outer: &[Value]) -> TraceResult<MemoryTimeline> {
-    let times = outer[0].as_array().expect("checked");
-    let sizes = outer[1].as_array().expect("checked");
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        *self.read += n as u64;
+        Ok(n)
+    }
+}
+
+fn out_of_memory(path: &Path, offset: u64, e: crate::model::MemoryError) -> TraceError {
+    TraceError::OutOfMemory {
+        path: path.to_owned(),
+        offset,
+        needed: e.needed,
+        in_use: e.in_use,
+        limit: e.limit,
+    }
+}
+
+/// Sizes past ±4 PiB are clamped there, so that sums over categories and rows cannot
+/// overflow in the analyses.
+const MAX_BYTES: i64 = 1 << 52;
+/// Times (epoch ns, about 1.8e18 today) past ±(2^62 − 1) are clamped there, so that the
+/// difference of any two cannot overflow.
+const MAX_TIME: i64 = (1 << 62) - 1;
+
+fn bytes(v: i64) -> i64 {
+    v.clamp(-MAX_BYTES, MAX_BYTES)
+}
+
+fn time(v: i64) -> i64 {
+    v.clamp(-MAX_TIME, MAX_TIME)
+}
+
+fn coalesced_from(path: &Path, times: &[i64], sizes: &[Vec<i64>]) -> TraceResult<MemoryTimeline> {
     if times.len() != sizes.len() {
         return Err(not_timeline(
             path,
@@ -87,11 +132,8 @@ fn coalesced_from(path: &Path, outer: &[Value]) -> TraceResult<MemoryTimeline> {
         times_ns: Vec::with_capacity(times.len()),
         sizes: Vec::with_capacity(times.len()),
     };
-    for (k, (t, row)) in times.iter().zip(sizes).enumerate() {
-        let t = int(t).ok_or_else(|| not_timeline(path, format!("time #{k} is not a number")))?;
-        let row = row.as_array().expect("checked");
+    for (k, (&t, cols)) in times.iter().zip(sizes).enumerate() {
         // 9 columns: a 0 baseline then 8 categories; accept 8 (no baseline) too.
-        let cols: Vec<i64> = row.iter().map(|v| int(v).unwrap_or(0)).collect();
         let cats = match cols.len() {
             9 => &cols[1..],
             8 => &cols[..],
@@ -103,8 +145,10 @@ fn coalesced_from(path: &Path, outer: &[Value]) -> TraceResult<MemoryTimeline> {
             }
         };
         let mut s = [0i64; 8];
-        s.copy_from_slice(cats);
-        let t_ns = t.saturating_mul(1000);
+        for (slot, &v) in s.iter_mut().zip(cats) {
+            *slot = bytes(v);
+        }
+        let t_ns = time(t.saturating_mul(1000));
         // Rows are in time order; a repeated time keeps the last state.
         if tl.times_ns.last() == Some(&t_ns) {
             *tl.sizes.last_mut().expect("same length") = s;
@@ -117,30 +161,19 @@ fn coalesced_from(path: &Path, outer: &[Value]) -> TraceResult<MemoryTimeline> {
     Ok(tl)
 }
 
-fn raw_from(path: &Path, rows: &[Value]) -> TraceResult<MemoryTimeline> {
-    let mut events: Vec<(i64, i64, i64, usize)> = Vec::with_capacity(rows.len());
-    let mut preexisting = 0;
-    for (k, row) in rows.iter().enumerate() {
-        let r = row.as_array().filter(|r| r.len() >= 4).ok_or_else(|| {
-            not_timeline(
-                path,
-                format!("row #{k} is not [t, action, bytes, category]"),
-            )
-        })?;
-        let vals: Option<Vec<i64>> = r[..4].iter().map(int).collect();
-        let v = vals.ok_or_else(|| not_timeline(path, format!("row #{k} has a non-number")))?;
-        let cat = if (0..8).contains(&v[3]) {
-            v[3] as usize
-        } else {
-            7
-        };
-        if v[0] < 0 {
-            preexisting += 1;
-        }
-        events.push((v[0], v[1], v[2], cat));
-    }
+/// Sum the raw rows per category in time order; the order and the result are charged.
+fn raw_from(rows: &[[i64; 4]], charge: &mut Charge) -> Result<MemoryTimeline, MemoryError> {
+    let cat = |v: i64| if (0..8).contains(&v) { v as usize } else { 7 };
+    let preexisting = rows.iter().filter(|r| r[0] < 0).count();
     // Pre-existing allocations (t = -1) get the smallest real time, as PyTorch does.
-    let first_real = events.iter().map(|e| e.0).filter(|t| *t >= 0).min();
+    let first_real = rows.iter().map(|r| time(r[0])).filter(|t| *t >= 0).min();
+    let t_of = |r: &[i64; 4]| {
+        if r[0] < 0 {
+            first_real.unwrap_or(0)
+        } else {
+            time(r[0])
+        }
+    };
     let mut tl = MemoryTimeline {
         format: TimelineFormat::Raw,
         rows: rows.len(),
@@ -148,23 +181,22 @@ fn raw_from(path: &Path, rows: &[Value]) -> TraceResult<MemoryTimeline> {
         times_ns: Vec::new(),
         sizes: Vec::new(),
     };
+    let mut order: Vec<u32> = Vec::new();
+    grow(&mut order, rows.len(), charge)?;
+    order.extend(0..rows.len() as u32);
+    order.sort_by_key(|&i| (t_of(&rows[i as usize]), i));
     let mut live = [0i64; 8];
-    let mut order: Vec<usize> = (0..events.len()).collect();
-    let t_of = |e: &(i64, i64, i64, usize)| {
-        if e.0 < 0 {
-            first_real.unwrap_or(0)
-        } else {
-            e.0
-        }
-    };
-    order.sort_by_key(|&i| (t_of(&events[i]), i));
     for i in order {
-        let e = &events[i];
-        let t = t_of(e);
-        live[e.3] += e.2;
+        let r = &rows[i as usize];
+        let t = t_of(r);
+        // Sizes come from the file: a sum past i64 saturates instead of overflowing.
+        let c = cat(r[3]);
+        live[c] = live[c].saturating_add(bytes(r[2]));
         if tl.times_ns.last() == Some(&t) {
             *tl.sizes.last_mut().expect("same length") = live;
         } else {
+            grow(&mut tl.times_ns, 1, charge)?;
+            grow(&mut tl.sizes, 1, charge)?;
             tl.times_ns.push(t);
             tl.sizes.push(live);
         }
@@ -209,6 +241,31 @@ mod tests {
         assert_eq!(tl.times_ns, vec![10_000, 12_000]);
         assert_eq!(tl.sizes[0], [1, 2, 3, 4, 5, 6, 7, 9]);
         assert_eq!(tl.total_at(1), 1);
+    }
+
+    #[test]
+    fn strings_long_rows_and_the_budget_are_refused_without_building_a_tree() {
+        let e = timeline_from_bytes(Path::new("x"), br#"[[1,2,3,"x"]]"#).unwrap_err();
+        assert!(e.to_string().contains("only numbers"), "{e}");
+        let long = format!("[[1,2,3,4],[{}]]", vec!["1"; 65].join(","));
+        let e = timeline_from_bytes(Path::new("x"), long.as_bytes()).unwrap_err();
+        assert!(e.to_string().contains("more than 64 numbers"), "{e}");
+        let rows: Vec<String> = (0..10_000).map(|i| format!("[{i},1,8,3]")).collect();
+        let text = format!("[{}]", rows.join(","));
+        let read = |limit: u64| {
+            let opts = ReadOptions {
+                budget: crate::model::MemoryBudget::new(Some(limit)),
+                ..ReadOptions::default()
+            };
+            sniff_bytes(Path::new("x"), text.as_bytes())
+                .unwrap()
+                .read_memory_timeline(&opts)
+        };
+        let e = read(64 << 10).unwrap_err();
+        assert!(matches!(e, TraceError::OutOfMemory { .. }), "{e}");
+        let tl = read(8 << 20).unwrap();
+        assert_eq!((tl.rows, tl.times_ns.len()), (10_000, 10_000));
+        assert_eq!(tl.total_at(9_999), 80_000);
     }
 
     #[test]

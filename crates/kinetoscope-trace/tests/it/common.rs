@@ -89,8 +89,7 @@ pub fn lenient(threads: usize) -> ReadOptions {
     ReadOptions {
         strict: false,
         threads,
-        progress: None,
-        mmap: true,
+        ..ReadOptions::default()
     }
 }
 
@@ -99,8 +98,7 @@ pub fn strict() -> ReadOptions {
     ReadOptions {
         strict: true,
         threads: 2,
-        progress: None,
-        mmap: true,
+        ..ReadOptions::default()
     }
 }
 

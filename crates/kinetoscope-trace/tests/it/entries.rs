@@ -247,9 +247,15 @@ fn read_by_kind() {
     }
     // A trace is neither a snapshot nor a timeline, and says so.
     let p = fixture("backward_thread.json");
-    let e = sniff_path(&p).unwrap().read_snapshot().unwrap_err();
+    let e = sniff_path(&p)
+        .unwrap()
+        .read_snapshot(&ReadOptions::default())
+        .unwrap_err();
     assert!(e.to_string().contains("not a CUDA memory snapshot"), "{e}");
-    let e = sniff_path(&p).unwrap().read_memory_timeline().unwrap_err();
+    let e = sniff_path(&p)
+        .unwrap()
+        .read_memory_timeline(&ReadOptions::default())
+        .unwrap_err();
     assert!(e.to_string().contains("not a memory timeline"), "{e}");
 }
 

@@ -4,11 +4,13 @@
 //! snapshots (the safe pickle reader), and (ignored by default) the whole shared
 //! reference corpus.
 
+mod caps;
 mod common;
 mod devices;
 mod entries;
 mod fixtures;
 mod fuzz;
+mod fuzz_regressions;
 mod links;
 mod malformed;
 mod memory_timeline;

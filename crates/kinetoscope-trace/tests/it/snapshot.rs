@@ -2,7 +2,6 @@
 //! `tests/fixtures/snapshots/make_snapshots.py`), refused opcodes, hostile input.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use kinetoscope_trace::read::pickle::{unpickle, PickleError, REFUSED_OPCODES};
 use kinetoscope_trace::read::{
@@ -214,7 +213,9 @@ fn reads_gzip_and_detects_by_content() {
     let sniffed = sniff_path(&gz).unwrap();
     assert_eq!(sniffed.kind(), ContentKind::Snapshot);
     assert!(sniffed.is_gzip());
-    let s = sniffed.read_snapshot().unwrap();
+    let s = sniffed
+        .read_snapshot(&kinetoscope_trace::read::ReadOptions::default())
+        .unwrap();
     assert!(s.gzip);
     check_full_state(&s);
     // The same from the gzip bytes in memory and as a stream.
@@ -347,10 +348,8 @@ fn stack_bomb_is_refused() {
     let mut p = vec![0x80, 4];
     p.extend(vec![b'N'; 5_000_000]);
     p.push(b'.');
-    let t = Instant::now();
     let e = refused(&p);
     assert!(e.to_string().contains("stack deeper"), "{e}");
-    assert!(t.elapsed() < Duration::from_secs(5));
 }
 
 #[test]
@@ -374,7 +373,6 @@ fn deep_nesting_through_the_memo_costs_no_recursion() {
     let mut p = vec![0x80, 4, b'N'];
     p.extend(vec![0x85u8; 1_000_000]);
     p.push(b'.');
-    let t = Instant::now();
     let r = unpickle(&p).unwrap();
     assert_eq!(r.objects.len(), 1_000_000);
     let err = snapshot_from_bytes(Path::new("deep"), &p).unwrap_err();
@@ -382,7 +380,6 @@ fn deep_nesting_through_the_memo_costs_no_recursion() {
         err.to_string().contains("expected a dict or a list"),
         "{err}"
     );
-    assert!(t.elapsed() < Duration::from_secs(5));
 }
 
 #[test]
@@ -431,10 +428,8 @@ fn memo_abuse_is_refused() {
         p.extend_from_slice(b"h\x01");
     }
     p.extend_from_slice(b"es.");
-    let t = Instant::now();
     let e = snapshot_from_bytes(Path::new("laughs"), &p).unwrap_err();
     assert!(e.to_string().contains("refused as hostile"), "{e}");
-    assert!(t.elapsed() < Duration::from_secs(2));
     // With 3 references it is an ordinary (tiny) snapshot.
     let small: Vec<u8> = {
         let mut q = p.clone();
@@ -466,10 +461,8 @@ fn a_huge_dict_referenced_many_times_is_refused() {
         p.extend_from_slice(b"h\x01");
     }
     p.extend_from_slice(b"ees."); // fill the entry list, put it in device_traces
-    let t = Instant::now();
     let e = snapshot_from_bytes(Path::new("bigdict"), &p).unwrap_err();
     assert!(e.to_string().contains("refused as hostile"), "{e}");
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
 }
 
 #[test]
@@ -496,9 +489,7 @@ proptest! {
     fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
         let mut p = vec![0x80, 4];
         p.extend(bytes);
-        let t = Instant::now();
         let _ = snapshot_from_bytes(Path::new("random"), &p);
-        prop_assert!(t.elapsed() < Duration::from_secs(2));
     }
 
     #[test]
@@ -511,9 +502,7 @@ proptest! {
             let i = i.index(bytes.len());
             bytes[i] = b;
         }
-        let t = Instant::now();
         let _ = snapshot_from_bytes(Path::new("mutated"), &bytes);
-        prop_assert!(t.elapsed() < Duration::from_secs(2));
     }
 
     #[test]
@@ -527,4 +516,35 @@ proptest! {
         bytes.splice(i..i, insert);
         let _ = snapshot_from_bytes(Path::new("spliced"), &bytes);
     }
+}
+
+#[test]
+fn a_pickle_over_the_memory_budget_is_an_error_not_an_abort() {
+    // 200,000 empty lists on the stack, then a list of them: a few hundred KB of pickle
+    // whose values need several MB.
+    let mut p = vec![0x80, 4];
+    p.push(b'(');
+    p.resize(p.len() + 200_000, b']');
+    p.extend_from_slice(b"l.");
+    let read = |limit: u64| {
+        let opts = kinetoscope_trace::read::ReadOptions {
+            budget: kinetoscope_trace::MemoryBudget::new(Some(limit)),
+            ..Default::default()
+        };
+        kinetoscope_trace::read::sniff_bytes(Path::new("lists.pickle"), &p)
+            .unwrap()
+            .read_snapshot(&opts)
+    };
+    let e = read(1 << 20).unwrap_err();
+    assert!(
+        matches!(e, kinetoscope_trace::TraceError::OutOfMemory { .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("lists.pickle: byte "), "{e}");
+    // With room, the same pickle reaches the schema check (it is not a snapshot).
+    let e = read(256 << 20).unwrap_err();
+    assert!(
+        !matches!(e, kinetoscope_trace::TraceError::OutOfMemory { .. }),
+        "{e}"
+    );
 }

@@ -2,15 +2,14 @@
 //! memory snapshot or a profiler memory timeline (the engine decides by content), and
 //! with `--html` one self-contained chart.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kinetoscope_engine::{MemoryOptions, MemoryResult, Source};
 use kinetoscope_report::memory::MemoryTable;
 use kinetoscope_report::{memory, memory_html, memory_snapshot, memory_timeline, note};
 
-use super::engine;
-use super::output::emit;
+use super::output::{emit, message, note_skipped};
+use super::{engine, output_file};
 use crate::args::{MemoryArgs, MemoryTableArg, ViewFormat};
 
 /// Points of the short terminal table of a memory timeline (6 buckets, each bucket's
@@ -21,6 +20,11 @@ const TIMELINE_TABLE_POINTS: usize = 24;
 pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
     let v = &args.view;
     let src = Source::Path(v.path.clone());
+    // Refused before anything is read; checked again when written.
+    let reads = output_file::files_read(&v.path, args.timeline.clone());
+    if let Some(out) = &args.html {
+        output_file::check("--html", out, &reads)?;
+    }
     let opts = MemoryOptions {
         points: args.points as usize,
         device: args.device,
@@ -38,22 +42,20 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
     match result {
         MemoryResult::Traces(doc) => {
             if let Some(out) = &args.html {
-                let mut inputs: Vec<PathBuf> = vec![v.path.clone()];
-                inputs.extend(args.timeline.clone());
-                inputs.extend(doc.traces.iter().map(|t| PathBuf::from(&t.path)));
                 let html = memory_html::render(
                     "kinetoscope memory",
                     &doc.input,
                     &memory_html::trace_charts(&doc),
                 );
-                super::html_out::write(out, &inputs, &html)?;
+                output_file::write("--html", out, &reads, html.as_bytes())?;
             }
             if v.format == ViewFormat::Csv {
                 for t in doc.traces.iter().filter(|t| t.records == 0) {
                     let notes: Vec<String> = t.notes.iter().map(note::text).collect();
-                    eprintln!("{}: {}", t.path, notes.join("; "));
+                    message(&format!("{}: {}", t.path, notes.join("; ")));
                 }
             }
+            note_skipped(&doc.skipped);
             let csv_table = table.unwrap_or(MemoryTable::Operators);
             emit(
                 &doc,
@@ -65,20 +67,20 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
         }
         MemoryResult::Snapshot(doc) => {
             if args.table.is_some() {
-                eprintln!("warning: --table applies to traces only; ignored for a snapshot");
+                message("warning: --table applies to traces only; ignored for a snapshot");
             }
             if let Some(out) = &args.html {
                 let charts = memory_html::snapshot_charts(&doc.snapshot);
                 let html = memory_html::render("kinetoscope memory", &doc.input, &charts);
-                super::html_out::write(out, std::slice::from_ref(&v.path), &html)?;
+                output_file::write("--html", out, &reads, html.as_bytes())?;
             }
             emit(&doc, &[], v.format, memory_snapshot::to_table, None)
         }
         MemoryResult::Timeline(doc) => {
             if args.sort.is_some() || args.device.is_some() || args.timeline.is_some() {
-                eprintln!(
+                message(
                     "warning: --sort, --device and --timeline apply to traces only; ignored \
-                     for a memory timeline"
+                     for a memory timeline",
                 );
             }
             if let Some(out) = &args.html {
@@ -87,7 +89,7 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
                     &doc.view.path,
                     &[memory_html::timeline_chart(&doc.view)],
                 );
-                super::html_out::write(out, std::slice::from_ref(&v.path), &html)?;
+                output_file::write("--html", out, &reads, html.as_bytes())?;
             }
             let all_points = args.table == Some(MemoryTableArg::Curve);
             if v.format == ViewFormat::Table && !all_points {

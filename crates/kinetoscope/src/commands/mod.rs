@@ -1,10 +1,11 @@
 //! Subcommands: each turns its arguments into engine options, calls the engine
 //! (`kinetoscope-engine`) and renders the document it returns (`kinetoscope-report`).
 
+mod diff;
 mod explain;
-mod html_out;
 mod memory;
 mod output;
+mod output_file;
 mod report;
 mod sample;
 mod summary;
@@ -15,6 +16,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use kinetoscope_engine::{Engine, ReadOptions, Source};
+use kinetoscope_trace::MemoryBudget;
 
 use crate::args::{Cli, Command, ReadArgs};
 
@@ -34,6 +36,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Ranks(a)) => views::ranks(a),
         Some(Command::Sequences(a)) => views::sequences(a),
         Some(Command::CriticalPath(a)) => views::critical_path(a),
+        Some(Command::Diff(a)) => diff::run(a),
         Some(Command::Explain(a)) => explain::run(a),
         None => report::run(cli.report),
     }
@@ -47,9 +50,29 @@ fn engine(read: &ReadArgs) -> Engine {
         ..ReadOptions::default()
     };
     if let Some(t) = read.threads {
-        opts.threads = t.max(1);
+        opts.threads = threads(t);
+    }
+    if let Some(cap) = read.max_element {
+        opts.max_element_bytes = cap;
+    }
+    if let Some(limit) = read.max_memory {
+        opts.budget = MemoryBudget::new(limit.0);
     }
     Engine::new(opts).with_progress(Arc::new(crate::progress::TerminalProgress::default()))
+}
+
+/// `-j N` clamped to between 1 and the cores available, with a note when it is not.
+fn threads(asked: usize) -> usize {
+    let cores = kinetoscope_engine::input::available_threads();
+    let used = asked.clamp(1, cores);
+    if used != asked {
+        output::message(&format!(
+            "note: -j {asked}: using {used} thread{} ({cores} core{} available)",
+            if used == 1 { "" } else { "s" },
+            if cores == 1 { "" } else { "s" },
+        ));
+    }
+    used
 }
 
 /// The source for a path argument; none means the sample trace embedded in the binary.

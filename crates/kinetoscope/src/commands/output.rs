@@ -1,17 +1,22 @@
 //! The one render path every command uses: a document becomes a terminal table, CSV or
 //! JSON text, goes to stdout (a closed pipe is not an error), and the exit status says
-//! whether some traces could not be read.
+//! whether some traces could not be read. Everything written to stdout or stderr goes
+//! through the sanitiser (`kinetoscope_report::sanitize`): no control character from a
+//! trace or a file name reaches the terminal raw.
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use kinetoscope_engine::ReadFailure;
+use kinetoscope_engine::{ReadFailure, SkippedFile};
+use kinetoscope_report::sanitize;
 use serde::Serialize;
 
 use crate::args::ViewFormat;
 
-/// Write `text` to stdout; a closed pipe (`| head`) is not an error.
+/// Write `text` to stdout, sanitised (its line breaks and tabs kept); a closed pipe
+/// (`| head`) is not an error.
 pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let text = sanitize::text(text);
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
@@ -19,6 +24,19 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
+    }
+}
+
+/// Write one message to stderr, sanitised (a closed stderr is ignored).
+pub fn message(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{}", sanitize::text(line));
+}
+
+/// Tell stderr which special files of the input folder were skipped (every format; JSON
+/// also lists them in the document's `skipped`).
+pub fn note_skipped(skipped: &[SkippedFile]) {
+    for s in skipped {
+        message(&format!("note: {}", kinetoscope_report::note::skipped(s)));
     }
 }
 
@@ -49,7 +67,7 @@ pub fn finish(text: &str, format: ViewFormat, errors: &[ReadFailure]) -> anyhow:
     write_stdout(text)?;
     if format == ViewFormat::Csv {
         for e in errors {
-            eprintln!("error: {}: {}", e.path, e.error);
+            message(&format!("error: {}: {}", e.path, e.error));
         }
     }
     Ok(if errors.is_empty() {

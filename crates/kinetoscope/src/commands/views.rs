@@ -13,7 +13,7 @@ use kinetoscope_engine::{
 };
 use kinetoscope_report as render;
 
-use super::output::emit;
+use super::output::{emit, note_skipped};
 use super::{engine, source};
 use crate::args::{
     ClockArg, CommArgs, CriticalPathArgs, GpuTimeArgs, IdleArgs, KernelsArgs, KernelsGroupBy,
@@ -41,6 +41,7 @@ pub fn overview(args: OverviewArgs) -> anyhow::Result<ExitCode> {
     let v = &args.view;
     let doc = engine(&v.read).overview(&src(v))?;
     let order = args.sort.unwrap_or_default();
+    note_skipped(&doc.skipped);
     emit(
         &doc,
         &doc.errors,
@@ -64,6 +65,7 @@ pub fn ops(args: OpsArgs) -> anyhow::Result<ExitCode> {
         top: v.top,
     };
     let doc = engine(&v.read).ops(&src(v), &opts)?;
+    note_skipped(&doc.skipped);
     emit(
         &doc,
         &doc.errors,
@@ -78,6 +80,7 @@ pub fn kernels(args: KernelsArgs) -> anyhow::Result<ExitCode> {
     let v = &args.view;
     if args.by_class {
         let doc = engine(&v.read).kernel_classes(&src(v), compat(args.hta_compat), v.top)?;
+        note_skipped(&doc.skipped);
         return emit(
             &doc,
             &doc.errors,
@@ -95,6 +98,7 @@ pub fn kernels(args: KernelsArgs) -> anyhow::Result<ExitCode> {
         top: v.top,
     };
     let doc = engine(&v.read).kernels(&src(v), &opts)?;
+    note_skipped(&doc.skipped);
     emit(
         &doc,
         &doc.errors,
@@ -108,6 +112,7 @@ pub fn kernels(args: KernelsArgs) -> anyhow::Result<ExitCode> {
 pub fn temporal(args: GpuTimeArgs) -> anyhow::Result<ExitCode> {
     let v = &args.view;
     let doc = engine(&v.read).temporal(&src(v), compat(args.hta_compat))?;
+    note_skipped(&doc.skipped);
     emit(
         &doc,
         &doc.errors,
@@ -125,6 +130,7 @@ pub fn idle(args: IdleArgs) -> anyhow::Result<ExitCode> {
         kernel_wait_ns: ns(args.kernel_wait_us),
     };
     let doc = engine(&v.read).idle(&src(v), opts)?;
+    note_skipped(&doc.skipped);
     emit(
         &doc,
         &doc.errors,
@@ -147,6 +153,7 @@ pub fn launches(args: LaunchesArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let doc = engine(&v.read).launches(&src(v), opts)?;
+    note_skipped(&doc.skipped);
     emit(
         &doc,
         &doc.errors,
@@ -164,6 +171,7 @@ pub fn comm(args: CommArgs) -> anyhow::Result<ExitCode> {
     };
     let doc = engine(&v.read).comm(&src(v), opts)?;
     let top = v.top;
+    note_skipped(&doc.skipped);
     emit(
         &doc,
         &doc.errors,
@@ -186,6 +194,7 @@ pub fn ranks(args: RanksArgs) -> anyhow::Result<ExitCode> {
     };
     let doc = engine(&v.read).ranks(&src(v), opts)?;
     let top = v.top;
+    note_skipped(&doc.skipped);
     emit(
         &doc,
         &doc.errors,
@@ -204,6 +213,7 @@ pub fn sequences(args: SequencesArgs) -> anyhow::Result<ExitCode> {
         top: args.top,
     };
     let doc = engine(&args.read).sequences(&source(Some(&args.path)), &opts)?;
+    note_skipped(&doc.skipped);
     emit(
         &doc,
         &doc.errors,
@@ -220,6 +230,7 @@ pub fn critical_path(args: CriticalPathArgs) -> anyhow::Result<ExitCode> {
         top: args.top,
     };
     let doc = engine(&args.read).critical_path(&source(Some(&args.path)), opts)?;
+    note_skipped(&doc.skipped);
     emit(
         &doc,
         &doc.errors,

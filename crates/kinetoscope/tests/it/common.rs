@@ -29,6 +29,15 @@ pub fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/traces")
 }
 
+/// A recorded base/new pair of `kinetoscope diff` (`corpus/pairs`, `corpus/pairs-h100`).
+pub fn pair(set: &str, name: &str) -> (PathBuf, PathBuf) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpus")
+        .join(set)
+        .join(name);
+    (dir.join("base.json.gz"), dir.join("new.json.gz"))
+}
+
 /// Exit code, stdout and stderr of one run.
 pub struct Run {
     /// The exit code (`None` when killed by a signal, e.g. after a panic abort).

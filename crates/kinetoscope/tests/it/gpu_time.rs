@@ -10,7 +10,7 @@ fn temporal_json_and_hta_compat() {
         &fixtures(),
         &["temporal", "ranks", "--hta-compat", "--format", "json"],
     );
-    assert_eq!(hta["schema_version"], 2);
+    assert_eq!(hta["schema_version"], 3);
     assert_eq!(hta["analysis"], "temporal");
     assert_eq!(hta["layout"], "rank_folder");
     assert_eq!(hta["compat"], "hta");

@@ -13,10 +13,13 @@
 //! - [`memory_html_browser`]: `memory --html` in headless Chromium (passes with a note
 //!   when Chromium is missing, fails then if `KINETOSCOPE_REQUIRE_BROWSER` is set).
 //! - [`report`]: the advisor's `report` on the planted-problem corpus.
+//! - [`diff`]: `diff` on recorded pairs: exit codes of the gate, formats, saved
+//!   baselines, refused expressions.
 //! - [`hostile`]: bad and hostile input, generated at test time, one module per class.
 
 mod cli;
 mod common;
+mod diff;
 mod gpu_time;
 mod hostile;
 mod memory;

@@ -29,7 +29,7 @@ fn json_document() {
     let run = kinetoscope(&fixtures(), &["memory", CPU_TRACE, "--format", "json"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     assert_eq!(doc["layout"], "file");
     let t = &doc["traces"][0];
     assert_eq!(t["records"], 216);

@@ -25,7 +25,9 @@ fn find_chromium() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn chromium_or_skip() -> Option<PathBuf> {
+/// Chromium, or `None` after saying why the test is skipped (a failure when
+/// `KINETOSCOPE_REQUIRE_BROWSER` is set).
+pub(crate) fn chromium_or_skip() -> Option<PathBuf> {
     match find_chromium() {
         Some(c) => Some(c),
         None if std::env::var_os("KINETOSCOPE_REQUIRE_BROWSER").is_some() => {
@@ -49,7 +51,12 @@ fn out_dir() -> PathBuf {
 }
 
 /// Run chromium headless with the flags that keep it off the network.
-fn chromium(exe: &Path, profile: &Path, extra: &[String], page: &Path) -> std::process::Output {
+pub(crate) fn chromium(
+    exe: &Path,
+    profile: &Path,
+    extra: &[String],
+    page: &Path,
+) -> std::process::Output {
     let mut args: Vec<String> = [
         "--headless",
         "--no-sandbox",

@@ -144,7 +144,8 @@ fn html_never_overwrites_an_input() {
     );
     assert_eq!(run.code, Some(2));
     assert!(
-        run.stderr.contains("refusing to write over the input file"),
+        run.stderr
+            .contains("refusing to write over mem.raw.json.gz, which this command reads"),
         "{}",
         run.stderr
     );

@@ -38,7 +38,7 @@ fn ops_json_document() {
             "shape",
         ],
     );
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     assert_eq!(doc["input"], RESNET);
     assert_eq!(doc["group_by"], "shape");
     assert_eq!(doc["sort"], "device_self");

@@ -34,7 +34,7 @@ fn ranks_names_the_planted_slow_rank() {
     slow_folder(dir.path());
     let p = dir.path().to_str().unwrap();
     let v = json(&rank_folder(), &["ranks", p, "--format", "json"]);
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     let report = &v["report"];
     assert_eq!(report["ranks"].as_array().unwrap().len(), 4);
     assert_eq!(report["stragglers"][0]["rank"], 2);

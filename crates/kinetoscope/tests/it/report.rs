@@ -39,7 +39,7 @@ fn json_findings_have_the_documented_fields() {
     let (code, out, err) = run(&["report", "item_sync/trace.json.gz", "--format", "json"]);
     assert_eq!(code, Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     let f = &v["findings"][0];
     assert_eq!(f["id"], "SY001");
     assert_eq!(f["severity"], "warning");

@@ -11,7 +11,9 @@
 //! arena so nesting depth costs no recursion; the stack, open marks, containers and memo
 //! entries are capped; decoding into the typed model spends a budget of 4 units per input
 //! byte (one per element, one per dict item scanned), so shared references cannot
-//! multiply the work. Work is linear in the input size.
+//! multiply the work. Work is linear in the input size. The pickle's bytes, and the
+//! stack, containers, their items and the memo as they grow, are charged to the memory
+//! budget (`ReadOptions::budget`): running out is an error, not an abort.
 
 mod decode;
 mod vm;
@@ -22,7 +24,8 @@ use std::path::Path;
 
 pub use vm::{unpickle, Obj, Pickle, PickleError, Val, REFUSED_OPCODES};
 
-use super::{sniff_bytes, sniff_path, sniff_reader};
+use super::{sniff_bytes, sniff_path, sniff_reader, ReadOptions};
+use crate::model::Charge;
 use crate::snapshot::Snapshot;
 use crate::{TraceError, TraceResult};
 
@@ -45,17 +48,17 @@ pub mod limits {
 /// Read a CUDA caching-allocator snapshot file (`_dump_snapshot` pickle, optionally
 /// gzipped).
 pub fn read_snapshot(path: &Path) -> TraceResult<Snapshot> {
-    sniff_path(path)?.read_snapshot()
+    sniff_path(path)?.read_snapshot(&ReadOptions::default())
 }
 
 /// Read a snapshot held in memory (plain or gzip); `name` is used in messages.
 pub fn snapshot_from_bytes(name: &Path, bytes: &[u8]) -> TraceResult<Snapshot> {
-    sniff_bytes(name, bytes)?.read_snapshot()
+    sniff_bytes(name, bytes)?.read_snapshot(&ReadOptions::default())
 }
 
 /// Read a snapshot from a stream (plain or gzip); `name` is used in messages.
 pub fn snapshot_from_reader(name: &Path, reader: impl Read + Send) -> TraceResult<Snapshot> {
-    sniff_reader(name, reader)?.read_snapshot()
+    sniff_reader(name, reader)?.read_snapshot(&ReadOptions::default())
 }
 
 fn malformed(path: &Path, offset: u64, message: String) -> TraceError {
@@ -70,7 +73,12 @@ fn malformed(path: &Path, offset: u64, message: String) -> TraceError {
 /// Decode the whole (decompressed) pickle of a snapshot (refused above
 /// [`limits::MAX_INPUT_BYTES`]); the raw bytes are dropped once the values are built,
 /// before the typed decoding.
-pub(crate) fn decode(path: &Path, data: Cow<'_, [u8]>, gzip: bool) -> TraceResult<Snapshot> {
+pub(crate) fn decode(
+    path: &Path,
+    data: Cow<'_, [u8]>,
+    gzip: bool,
+    charge: &mut Charge,
+) -> TraceResult<Snapshot> {
     if data.len() as u64 > limits::MAX_INPUT_BYTES {
         return Err(malformed(
             path,
@@ -78,7 +86,7 @@ pub(crate) fn decode(path: &Path, data: Cow<'_, [u8]>, gzip: bool) -> TraceResul
             format!("larger than {} GiB: refused", limits::MAX_INPUT_BYTES >> 30),
         ));
     }
-    let p = parse(path, &data)?;
+    let p = parse(path, &data, charge)?;
     let file_bytes = data.len() as u64;
     drop(data); // the values own their strings: the raw bytes are no longer needed
     let mut s = decode_snapshot(path, &p, file_bytes)?;
@@ -86,9 +94,18 @@ pub(crate) fn decode(path: &Path, data: Cow<'_, [u8]>, gzip: bool) -> TraceResul
     Ok(s)
 }
 
-fn parse(path: &Path, data: &[u8]) -> TraceResult<Pickle> {
-    unpickle(data).map_err(|e| {
+fn parse(path: &Path, data: &[u8], charge: &mut Charge) -> TraceResult<Pickle> {
+    vm::unpickle_charged(data, charge).map_err(|e| {
         let offset = e.offset();
+        if let Some(oom) = charge.refused() {
+            return TraceError::OutOfMemory {
+                path: path.to_owned(),
+                offset,
+                needed: oom.needed,
+                in_use: oom.in_use,
+                limit: oom.limit,
+            };
+        }
         let full = e.to_string();
         let message = full
             .strip_prefix(&format!("byte {offset}: "))

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::limits::{MAX_MARKS, MAX_MEMO, MAX_OBJECTS, MAX_STACK};
+use crate::model::{grow, Charge, MemoryError};
 
 /// One value on the pickle stack or inside a container.
 #[derive(Clone, Debug, PartialEq)]
@@ -181,7 +182,7 @@ const UNSUPPORTED_OPCODES: &[(u8, &str)] = &[
     (0x98, "READONLY_BUFFER"),
 ];
 
-struct Vm<'a> {
+struct Vm<'a, 'c> {
     data: &'a [u8],
     pos: usize,
     op_at: usize,
@@ -189,11 +190,22 @@ struct Vm<'a> {
     marks: Vec<usize>,
     memo: HashMap<u32, Val>,
     out: Pickle,
+    /// The stack, containers, their items and the memo are charged here as they grow.
+    charge: &'c mut Charge,
 }
+
+/// Bytes charged per memo entry (key, value and the table's share).
+const MEMO_ENTRY_BYTES: u64 = 40;
 
 /// Decode a pickle held in memory. Trailing bytes after `STOP` are ignored, as Python
 /// does.
 pub fn unpickle(data: &[u8]) -> Result<Pickle, PickleError> {
+    unpickle_charged(data, &mut Charge::default())
+}
+
+/// [`unpickle`], charging what the values hold to `charge` as they grow; running out is
+/// an error (and `charge.refused()` says why), never an abort.
+pub(crate) fn unpickle_charged(data: &[u8], charge: &mut Charge) -> Result<Pickle, PickleError> {
     let mut vm = Vm {
         data,
         pos: 0,
@@ -202,12 +214,18 @@ pub fn unpickle(data: &[u8]) -> Result<Pickle, PickleError> {
         marks: Vec::new(),
         memo: HashMap::new(),
         out: Pickle::default(),
+        charge,
     };
     vm.run()?;
     Ok(vm.out)
 }
 
-impl<'a> Vm<'a> {
+impl<'a> Vm<'a, '_> {
+    /// The error for memory that could not be had.
+    fn oom(&self, e: MemoryError) -> PickleError {
+        self.err(e.to_string())
+    }
+
     fn err(&self, message: impl Into<String>) -> PickleError {
         PickleError::Invalid {
             offset: self.op_at as u64,
@@ -259,6 +277,9 @@ impl<'a> Vm<'a> {
                 "stack deeper than {MAX_STACK} values (limit against hostile input)"
             )));
         }
+        if let Err(e) = grow(&mut self.stack, 1, self.charge) {
+            return Err(self.oom(e));
+        }
         self.stack.push(v);
         Ok(())
     }
@@ -289,6 +310,11 @@ impl<'a> Vm<'a> {
                 "more than {MAX_OBJECTS} containers (limit against hostile input)"
             )));
         }
+        let grown = grow(&mut self.out.objects, 1, self.charge)
+            .and_then(|()| grow(&mut self.out.offsets, 1, self.charge));
+        if let Err(e) = grown {
+            return Err(self.oom(e));
+        }
         self.out.objects.push(o);
         self.out.offsets.push(self.op_at as u64);
         Ok(Val::Obj((self.out.objects.len() - 1) as u32))
@@ -303,6 +329,8 @@ impl<'a> Vm<'a> {
     }
 
     fn extend_list(&mut self, target: Val, items: Vec<Val>) -> Result<(), PickleError> {
+        let bytes = (items.len() * std::mem::size_of::<Val>()) as u64;
+        self.charge.take(bytes).map_err(|e| self.oom(e))?;
         let op_at = self.op_at;
         match self.container_mut(&target)? {
             Obj::List(l) | Obj::Set(l) => {
@@ -320,6 +348,8 @@ impl<'a> Vm<'a> {
         if !items.len().is_multiple_of(2) {
             return Err(self.err("odd number of items for a dict"));
         }
+        let bytes = (items.len() * std::mem::size_of::<Val>()) as u64;
+        self.charge.take(bytes).map_err(|e| self.oom(e))?;
         let op_at = self.op_at;
         match self.container_mut(&target)? {
             Obj::Dict(d) => {
@@ -343,6 +373,11 @@ impl<'a> Vm<'a> {
             )));
         }
         let v = self.top()?.clone();
+        if !self.memo.contains_key(&key) {
+            self.charge
+                .take(MEMO_ENTRY_BYTES)
+                .map_err(|e| self.oom(e))?;
+        }
         self.memo.insert(key, v);
         Ok(())
     }
@@ -397,6 +432,8 @@ impl<'a> Vm<'a> {
         if self.stack.len() < floor + n {
             return Err(self.err("stack underflow"));
         }
+        let bytes = (n * std::mem::size_of::<Val>()) as u64;
+        self.charge.take(bytes).map_err(|e| self.oom(e))?;
         let items = self.stack.split_off(self.stack.len() - n);
         let t = self.new_obj(Obj::Tuple(items))?;
         self.push(t)

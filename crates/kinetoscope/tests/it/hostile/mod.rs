@@ -9,7 +9,13 @@
 //! Time bounds are the benchmark's (`bench/`), not these tests'.
 
 mod analysis;
+mod arguments;
+mod diff;
 pub mod harness;
+mod output;
+mod reading;
+mod rendering;
+mod special_files;
 
 use crate::common::fixtures;
 use harness::{fingerprint, run_measured};

@@ -1,0 +1,259 @@
+//! Operators by name and input shapes, and kernels by name and the call path of the
+//! operator that launched them, summed over a window.
+//!
+//! A kernel's launcher is the operator (or annotation) the trace's launch link names for
+//! its runtime call ([`crate::ops`]' definition); its call path is the chain of
+//! operators, annotations and `nn.Module` frames around that launcher (steps left out,
+//! the innermost [`MAX_PATH_DEPTH`] kept), ending with the launcher's input shapes. The
+//! path is what lets a comparison pair kernels whose names changed (another GPU, library
+//! version or `torch.compile`): the same call path launched them.
+
+use kinetoscope_trace::{CategoryKind, Phase, StrId, Trace};
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use crate::kernels::{CALL_TREE_ROOT, UNKNOWN_OP};
+use crate::ops::group::Grouper;
+use crate::ops::launch::{launcher_key, ROOT, UNMATCHED};
+use crate::ops::names::NameFlags;
+use crate::ops::stats::node_stats;
+use crate::ops::tree::{is_excluded_op, NodeKind, NodeTree, NONE};
+use crate::ops::OpGroupBy;
+
+/// Innermost elements of a call path kept in a kernel's launcher text.
+pub const MAX_PATH_DEPTH: usize = 12;
+
+/// Separator of the elements of a call path.
+pub const PATH_SEPARATOR: &str = " > ";
+
+/// One operator (name and input shapes) summed over the window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpTotals {
+    /// Operator name.
+    pub name: String,
+    /// Input shapes (`[[512, 256], []]`; empty without `record_shapes`).
+    pub input_shape: String,
+    /// Calls.
+    pub calls: u64,
+    /// Σ host self time, ns (the operator view's definition).
+    pub host_self_ns: i64,
+    /// Σ device time of the work its own runtime calls launched, ns.
+    pub device_self_ns: i64,
+}
+
+/// One kernel (name and launcher call path) summed over the window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelTotals {
+    /// Kernel name.
+    pub name: String,
+    /// Call path of the launching operator, ending with it and its input shapes;
+    /// `CallTreeRoot` (outside any operator) or `N/A` (unknown operator).
+    pub launcher: String,
+    /// Its position among the kernels of one launching call (0 = first), at its first
+    /// launch.
+    pub position: u32,
+    /// Launches.
+    pub calls: u64,
+    /// Σ duration, ns.
+    pub total_ns: i64,
+}
+
+/// Operators and kernels starting in `[lo, hi)`.
+pub(super) fn totals(trace: &Trace, lo: i64, hi: i64) -> (Vec<OpTotals>, Vec<KernelTotals>) {
+    let tree = NodeTree::build(trace);
+    let mut grouper = Grouper::new(trace, &tree, OpGroupBy::Shape);
+    let ops = op_totals(trace, &tree, &mut grouper, lo, hi);
+    let kernels = kernel_totals(trace, &tree, &mut grouper, lo, hi);
+    (ops, kernels)
+}
+
+/// Operators grouped by name and input shapes.
+fn op_totals(
+    trace: &Trace,
+    tree: &NodeTree,
+    grouper: &mut Grouper,
+    lo: i64,
+    hi: i64,
+) -> Vec<OpTotals> {
+    let e = &trace.events;
+    let stats = node_stats(trace, tree);
+    let mut excluded = NameFlags::new(&trace.strings, is_excluded_op);
+    let mut index: FxHashMap<(StrId, u32), usize> = FxHashMap::default();
+    let mut rows: Vec<(StrId, u32, OpTotals)> = Vec::new();
+    for idx in 0..tree.len() {
+        let ev = tree.event[idx] as usize;
+        if tree.kind[idx] != NodeKind::Op
+            || tree.is_merged(idx)
+            || e.ts_ns[ev] < lo
+            || e.ts_ns[ev] >= hi
+            || excluded.get(&trace.strings, e.name[ev])
+        {
+            continue;
+        }
+        let shape = grouper.key(trace, tree, idx);
+        let next = rows.len();
+        let slot = *index.entry((e.name[ev], shape)).or_insert(next);
+        if slot == next {
+            rows.push((
+                e.name[ev],
+                shape,
+                OpTotals {
+                    name: trace.strings.get(e.name[ev]).to_owned(),
+                    input_shape: grouper.label(trace, shape).unwrap_or_default(),
+                    calls: 0,
+                    host_self_ns: 0,
+                    device_self_ns: 0,
+                },
+            ));
+        }
+        let t = &mut rows[slot].2;
+        t.calls += 1;
+        t.host_self_ns = t.host_self_ns.saturating_add(stats.host_self[idx]);
+        t.device_self_ns = t.device_self_ns.saturating_add(stats.device_self[idx]);
+    }
+    rows.into_iter().map(|(_, _, t)| t).collect()
+}
+
+/// Interned call paths: `(parent path, element)` pairs.
+struct Paths {
+    ids: FxHashMap<(u32, StrId), u32>,
+    pairs: Vec<(u32, StrId)>,
+}
+
+impl Paths {
+    /// The call path id of every node (steps and merged nodes take their parent's).
+    fn of_nodes(trace: &Trace, tree: &NodeTree) -> (Self, Vec<u32>) {
+        let mut p = Self {
+            ids: FxHashMap::default(),
+            pairs: Vec::new(),
+        };
+        let mut of = vec![NONE; tree.len()];
+        // Pre-order: a parent's path is known before its children's.
+        for idx in 0..tree.len() {
+            let parent = match tree.parent[idx] {
+                NONE => NONE,
+                q => of[q as usize],
+            };
+            of[idx] = if tree.kind[idx] == NodeKind::Step || tree.is_merged(idx) {
+                parent
+            } else {
+                let name = trace.events.name[tree.event[idx] as usize];
+                let next = p.pairs.len() as u32;
+                let id = *p.ids.entry((parent, name)).or_insert(next);
+                if id == next {
+                    p.pairs.push((parent, name));
+                }
+                id
+            };
+        }
+        (p, of)
+    }
+
+    /// The text of a path, innermost [`MAX_PATH_DEPTH`] elements.
+    fn text(&self, trace: &Trace, mut id: u32) -> String {
+        let mut names = Vec::new();
+        while id != NONE {
+            if names.len() == MAX_PATH_DEPTH {
+                names.push("…");
+                break;
+            }
+            let (parent, name) = self.pairs[id as usize];
+            names.push(trace.strings.get(name));
+            id = parent;
+        }
+        names.reverse();
+        names.join(PATH_SEPARATOR)
+    }
+}
+
+/// Kernels grouped by name and launcher call path.
+fn kernel_totals(
+    trace: &Trace,
+    tree: &NodeTree,
+    grouper: &mut Grouper,
+    lo: i64,
+    hi: i64,
+) -> Vec<KernelTotals> {
+    let e = &trace.events;
+    let mut node_of = vec![NONE; e.len()];
+    for (idx, &ev) in tree.event.iter().enumerate() {
+        node_of[ev as usize] = idx as u32;
+    }
+    let links = trace.launch_links();
+    // (launching node or ROOT / UNMATCHED, start, event) of every kernel in the window.
+    let mut launches: Vec<(u32, i64, u32)> = Vec::new();
+    for i in 0..e.len() {
+        if e.phase[i] != Phase::Complete
+            || trace.categories.kind(e.cat[i]) != CategoryKind::Kernel
+            || e.ts_ns[i] < lo
+            || e.ts_ns[i] >= hi
+        {
+            continue;
+        }
+        let launcher = links
+            .of_correlation(trace, e.correlation[i])
+            .map(|(_, l)| l);
+        let node = match launcher_key(launcher, |op| node_of[op.index()]) {
+            UNMATCHED => UNMATCHED,
+            n if n >= ROOT => ROOT,
+            n => tree.rep[n as usize],
+        };
+        launches.push((node, e.ts_ns[i], i as u32));
+    }
+    launches.sort_unstable();
+
+    let (paths, path_of) = Paths::of_nodes(trace, tree);
+    // Row key: (kernel name, launcher path, launcher shape); the text once per key.
+    let mut index: FxHashMap<(StrId, u32, u32), usize> = FxHashMap::default();
+    let mut rows: Vec<KernelTotals> = Vec::new();
+    let mut position = 0u32;
+    for (k, &(node, _, ev)) in launches.iter().enumerate() {
+        position = if k > 0 && launches[k - 1].0 == node && node < ROOT {
+            position + 1
+        } else {
+            0
+        };
+        let ev = ev as usize;
+        let (path, shape) = match node {
+            ROOT | UNMATCHED => (node, NONE),
+            n if tree.kind[n as usize] == NodeKind::Op => {
+                (path_of[n as usize], grouper.key(trace, tree, n as usize))
+            }
+            n => (path_of[n as usize], NONE),
+        };
+        let next = rows.len();
+        let slot = *index.entry((e.name[ev], path, shape)).or_insert(next);
+        if slot == next {
+            rows.push(KernelTotals {
+                name: trace.strings.get(e.name[ev]).to_owned(),
+                launcher: launcher_text(trace, &paths, grouper, path, shape),
+                position,
+                calls: 0,
+                total_ns: 0,
+            });
+        }
+        let r = &mut rows[slot];
+        r.calls += 1;
+        r.total_ns = r.total_ns.saturating_add(e.dur_ns[ev]);
+        r.position = r.position.min(position);
+    }
+    rows
+}
+
+/// The text of a launcher: its call path, then its input shapes when it has any.
+fn launcher_text(trace: &Trace, paths: &Paths, grouper: &Grouper, path: u32, shape: u32) -> String {
+    match path {
+        ROOT => CALL_TREE_ROOT.to_owned(),
+        UNMATCHED => UNKNOWN_OP.to_owned(),
+        _ => {
+            let text = paths.text(trace, path);
+            match (shape != NONE)
+                .then(|| grouper.label(trace, shape))
+                .flatten()
+            {
+                Some(s) if !s.is_empty() => format!("{text} {s}"),
+                _ => text,
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! `kinetoscope diff BASE NEW`: two runs compared; `--fail-if` turns it into a CI gate
+//! (exit 1 when a gate trips, 2 when an input could not be read).
+
+use std::process::ExitCode;
+
+use kinetoscope_engine::{DiffOptions, Source};
+use kinetoscope_report::diff::{to_html, to_table};
+
+use super::engine;
+use super::output::write_stdout;
+use super::report::{items_per_step, thresholds};
+use crate::args::{DiffArgs, DiffFormat};
+
+/// Compare, render, and exit by the gate.
+pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let config = thresholds(args.config.as_deref(), &args.set)?;
+    items_per_step(args.batch_size, args.tokens_per_step)?;
+    let opts = DiffOptions {
+        fail_if: args.fail_if.clone(),
+        batch_size: args.batch_size,
+        tokens_per_step: args.tokens_per_step,
+    };
+    let doc = engine(&args.read).diff(
+        &Source::Path(args.base.clone()),
+        &Source::Path(args.new.clone()),
+        &config,
+        &opts,
+    )?;
+    let text = match args.format {
+        DiffFormat::Table => to_table(&doc, args.top),
+        DiffFormat::Json => kinetoscope_engine::to_json(&doc)? + "\n",
+        DiffFormat::Html => to_html(&doc),
+    };
+    write_stdout(&text)?;
+    if !doc.errors.is_empty() {
+        return Ok(ExitCode::from(2));
+    }
+    Ok(if doc.gate.passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
