@@ -82,7 +82,7 @@ fn whitespace_after_the_events_is_streamed_past() {
             Part::Text(br#", "traceName": "kept after the whitespace"}"#),
         ],
     );
-    let run = summary(dir.path(), &file, &["--format", "json"], 160 << 20);
+    let run = summary(dir.path(), &file, &["--format", "json"], 256 << 20);
     assert_eq!(run.code, Some(0), "{}", run.err());
     assert_eq!(events_of(&run), 1);
 }
@@ -113,7 +113,7 @@ fn a_huge_array_under_an_unknown_key_is_streamed_past_before_and_after_the_event
         }
         parts.push(Part::Text(b"}"));
         let file = bomb(dir.path(), name, &parts);
-        let run = summary(dir.path(), &file, &["--format", "json"], 160 << 20);
+        let run = summary(dir.path(), &file, &["--format", "json"], 256 << 20);
         assert_eq!(run.code, Some(0), "{name}: {}", run.err());
         assert_eq!(events_of(&run), 1, "{name}");
     }
@@ -165,7 +165,7 @@ fn an_event_over_the_cap_is_skipped_and_counted_or_refused_under_strict() {
     );
     for file in [&ws, &name] {
         let cap = ["--max-element", "8MiB"];
-        let run = summary(dir.path(), file, &cap, 160 << 20);
+        let run = summary(dir.path(), file, &cap, 256 << 20);
         assert_eq!(run.code, Some(0), "{}", run.err());
         let text = run.out() + &run.err();
         assert!(text.contains("1 elements over the size cap"), "{text}");
@@ -174,7 +174,7 @@ fn an_event_over_the_cap_is_skipped_and_counted_or_refused_under_strict() {
             dir.path(),
             file,
             &["--format", "json", cap[0], cap[1]],
-            160 << 20,
+            256 << 20,
         );
         assert_eq!(
             events_of(&json),
@@ -182,7 +182,7 @@ fn an_event_over_the_cap_is_skipped_and_counted_or_refused_under_strict() {
             "the events around the big one are read"
         );
 
-        let strict = summary(dir.path(), file, &["--strict", cap[0], cap[1]], 160 << 20);
+        let strict = summary(dir.path(), file, &["--strict", cap[0], cap[1]], 256 << 20);
         assert_eq!(strict.code, Some(2), "{}", strict.err());
         let err = strict.err();
         let at = format!("{}: byte 110, event #1", file.display());
@@ -276,7 +276,7 @@ fn a_fifo_given_directly_is_read_as_a_stream_with_the_same_caps() {
         ],
     );
     writer.join().expect("writer");
-    run.assert_sane(160 << 20);
+    run.assert_sane(256 << 20);
     assert_eq!(run.code, Some(0), "{}", run.err());
     assert_eq!(events_of(&run), 2, "the events around the oversized one");
     let doc: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON");
@@ -300,7 +300,7 @@ fn a_fifo_holding_a_memory_timeline_is_read_by_memory() {
     );
     let run = run_measured(dir.path(), &["memory", "timeline.json", "--format", "json"]);
     writer.join().expect("writer");
-    run.assert_sane(160 << 20);
+    run.assert_sane(256 << 20);
     assert_eq!(run.code, Some(0), "{}", run.err());
     assert!(run.out().contains("memory_timeline"), "{}", run.out());
 }
@@ -309,7 +309,7 @@ fn a_fifo_holding_a_memory_timeline_is_read_by_memory() {
 fn a_device_given_directly_is_refused_by_content() {
     let dir = tempfile::tempdir().expect("tempdir");
     let run = run_measured(dir.path(), &["summary", "/dev/zero"]);
-    run.assert_sane(64 << 20);
+    run.assert_sane(96 << 20);
     assert_eq!(run.code, Some(2), "{}", run.err());
     assert!(
         run.err().contains("/dev/zero: not a Kineto Chrome trace"),
