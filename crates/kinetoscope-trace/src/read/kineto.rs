@@ -473,19 +473,9 @@ fn oversized(
     builder: &mut TraceBuilder,
     opts: &ReadOptions,
 ) -> TraceResult<()> {
-    if opts.strict {
-        return Err(TraceError::Malformed {
-            path: path.to_owned(),
-            offset,
-            event_index: Some(builder.elements),
-            message: oversized_message(opts.max_element_bytes),
-        });
-    }
-    let elements = builder.elements;
-    builder
-        .trace
-        .report
-        .add(DefectKind::Oversized, 1, offset, elements);
+    strict_or_count(path, offset, builder, opts, DefectKind::Oversized, || {
+        oversized_message(opts.max_element_bytes)
+    })?;
     builder.elements += 1;
     Ok(())
 }
@@ -498,22 +488,40 @@ fn truncated(
     builder: &mut TraceBuilder,
     opts: &ReadOptions,
 ) -> TraceResult<()> {
+    strict_or_count(
+        path,
+        offset,
+        builder,
+        opts,
+        DefectKind::TruncatedTail,
+        || "the file ends inside the `traceEvents` array (truncated?)".into(),
+    )?;
+    if rest.iter().any(|b| !b" \t\r\n,".contains(b)) {
+        builder.elements += 1;
+    }
+    Ok(())
+}
+
+/// A defect at absolute `offset` in the current element: under `strict`, the error with
+/// `message`; otherwise counted once in the read report.
+fn strict_or_count(
+    path: &Path,
+    offset: u64,
+    builder: &mut TraceBuilder,
+    opts: &ReadOptions,
+    kind: DefectKind,
+    message: impl FnOnce() -> String,
+) -> TraceResult<()> {
     if opts.strict {
         return Err(TraceError::Malformed {
             path: path.to_owned(),
             offset,
             event_index: Some(builder.elements),
-            message: "the file ends inside the `traceEvents` array (truncated?)".into(),
+            message: message(),
         });
     }
-    let partial = rest.iter().any(|b| !b" \t\r\n,".contains(b));
-    builder
-        .trace
-        .report
-        .add(DefectKind::TruncatedTail, 1, offset, builder.elements);
-    if partial {
-        builder.elements += 1;
-    }
+    let elements = builder.elements;
+    builder.trace.report.add(kind, 1, offset, elements);
     Ok(())
 }
 
