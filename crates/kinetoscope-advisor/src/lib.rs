@@ -57,6 +57,16 @@ pub struct TraceReport {
 
 /// Run every per-trace rule on `trace`.
 pub fn advise_trace(trace: &kinetoscope_trace::Trace, config: &Config) -> TraceReport {
+    advise_trace_with(trace, config, |_| ()).0
+}
+
+/// [`advise_trace`], and also `extra` computed from the same facts (so an analysis the
+/// rules already made, such as the overview, is not made again).
+pub fn advise_trace_with<R>(
+    trace: &kinetoscope_trace::Trace,
+    config: &Config,
+    extra: impl FnOnce(&facts::Facts) -> R,
+) -> (TraceReport, R) {
     let facts = facts::Facts::new(trace);
     // The facts several rules share are computed on a second thread while this one runs
     // the rules (reading used both cores; these are most of what the advisor adds to
@@ -69,7 +79,8 @@ pub fn advise_trace(trace: &kinetoscope_trace::Trace, config: &Config) -> TraceR
             .collect()
     });
     rank_findings(&mut findings);
-    TraceReport {
+    let extra = extra(&facts);
+    let report = TraceReport {
         path: trace.path.display().to_string(),
         rank: facts.overview.rank,
         summary: summary::summarize(&facts),
@@ -80,7 +91,8 @@ pub fn advise_trace(trace: &kinetoscope_trace::Trace, config: &Config) -> TraceR
             &facts.overview,
             facts.memory(),
         )),
-    }
+    };
+    (report, extra)
 }
 
 /// Run the cross-rank rules over the reports of one job's rank traces; `ranks` is the

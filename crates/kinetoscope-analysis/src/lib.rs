@@ -35,6 +35,7 @@ pub mod diff;
 pub mod gpu_time;
 pub mod kernels;
 pub mod memory;
+pub mod name_memo;
 pub mod note;
 pub mod ops;
 pub mod overview;

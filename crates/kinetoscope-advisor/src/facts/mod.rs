@@ -21,7 +21,9 @@ use host_work::HostWork;
 pub use kinetoscope_analysis::ancestry::AncestorSearch;
 use launches::Launches;
 
-use kinetoscope_analysis::comm::{comm, CommOptions, TraceComm};
+use kinetoscope_analysis::comm::{
+    collective_instances, comm_of, CollectiveInstance, CommOptions, TraceComm,
+};
 use kinetoscope_analysis::device_activity::{
     device_activity, gpu_timeline, DeviceActivity, GpuTimeline,
 };
@@ -30,10 +32,11 @@ use kinetoscope_analysis::gpu_time::launches::{launch_stats, LaunchOptions, Laun
 use kinetoscope_analysis::gpu_time::{select, Compat};
 use kinetoscope_analysis::kernels::{analyze_kernels_in, KernelGroupBy, KernelsTable};
 use kinetoscope_analysis::memory::{analyze_trace_for_rules, MemoryOptions, MemoryView};
+use kinetoscope_analysis::name_memo::NameMemo;
 use kinetoscope_analysis::overview::{overview, TraceOverview};
 use kinetoscope_analysis::range_extremes::RangeExtremes;
 use kinetoscope_analysis::steps::{find_steps, Step, StepSource};
-use kinetoscope_trace::{CategoryKind, EventId, Phase, Trace, TrackKind};
+use kinetoscope_trace::{CategoryKind, EventId, Phase, StrId, Trace, TrackKind};
 
 /// One step window, `[start_ns, end_ns)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,6 +108,63 @@ pub struct Facts<'a> {
     runtime_calls: OnceLock<Vec<(String, u64, i64)>>,
     /// [`Self::comm`].
     comm: OnceLock<TraceComm>,
+    /// [`Self::collectives`].
+    collectives: OnceLock<Vec<CollectiveInstance>>,
+    /// [`Self::events`]' index.
+    by_name: OnceLock<ByName>,
+}
+
+/// Complete events grouped by name id, each group in file order.
+struct ByName {
+    /// `ids[starts[n]..starts[n + 1]]` are the events named `n`.
+    starts: Vec<u32>,
+    /// Event indexes.
+    ids: Vec<u32>,
+}
+
+impl ByName {
+    /// Group the complete events of `trace` by name (a counting sort: two passes).
+    fn new(trace: &Trace) -> Self {
+        let e = &trace.events;
+        let names = trace.strings.len();
+        let mut starts = vec![0u32; names + 1];
+        for i in 0..e.len() {
+            if e.phase[i] == Phase::Complete {
+                if let Some(c) = starts.get_mut(e.name[i].0 as usize + 1) {
+                    *c += 1;
+                }
+            }
+        }
+        for n in 0..names {
+            starts[n + 1] += starts[n];
+        }
+        let mut next = starts.clone();
+        let mut ids = vec![0u32; starts[names] as usize];
+        for i in 0..e.len() {
+            if e.phase[i] == Phase::Complete {
+                if let Some(at) = next.get_mut(e.name[i].0 as usize) {
+                    ids[*at as usize] = i as u32;
+                    *at += 1;
+                }
+            }
+        }
+        Self { starts, ids }
+    }
+
+    /// Number of names.
+    fn names(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// Number of complete events.
+    fn events(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The events named `n`, in file order.
+    fn of(&self, n: usize) -> &[u32] {
+        &self.ids[self.starts[n] as usize..self.starts[n + 1] as usize]
+    }
 }
 
 impl<'a> Facts<'a> {
@@ -149,6 +209,8 @@ impl<'a> Facts<'a> {
             coverage: OnceLock::new(),
             runtime_calls: OnceLock::new(),
             comm: OnceLock::new(),
+            collectives: OnceLock::new(),
+            by_name: OnceLock::new(),
         }
     }
 
@@ -170,7 +232,14 @@ impl<'a> Facts<'a> {
     /// shows it.
     pub fn comm(&self) -> &TraceComm {
         self.comm
-            .get_or_init(|| comm(self.trace, CommOptions::default()))
+            .get_or_init(|| comm_of(self.trace, CommOptions::default(), self.collectives()))
+    }
+
+    /// Every collective of the trace, in start order
+    /// ([`kinetoscope_analysis::comm::collective_instances`]).
+    pub fn collectives(&self) -> &[CollectiveInstance] {
+        self.collectives
+            .get_or_init(|| collective_instances(self.trace))
     }
 
     /// Busy and queued time of each GPU, and of all together
@@ -444,32 +513,47 @@ impl<'a> Facts<'a> {
 
     /// Complete events whose category is one of `kinds` and whose name passes `pred`,
     /// in file order.
+    ///
+    /// `pred` is asked once per distinct name. When the names that pass hold few events,
+    /// those are gathered from [`ByName`] and sorted; otherwise one pass over the events
+    /// keeps those whose name passed.
     pub fn events(&self, kinds: &[CategoryKind], mut pred: impl FnMut(&str) -> bool) -> Vec<usize> {
         let t = self.trace;
         let e = &t.events;
-        // Per name: 0 not decided (zeroed, so untouched pages cost nothing), 1 no, 2 yes.
-        let mut cache: Vec<u8> = vec![0; t.strings.len()];
-        let mut out = Vec::new();
-        for i in 0..e.len() {
-            if e.phase[i] != Phase::Complete || !kinds.contains(&t.categories.kind(e.cat[i])) {
-                continue;
-            }
-            let n = e.name[i].0 as usize;
-            let ok = match cache.get(n).copied().unwrap_or(0) {
-                0 => {
-                    let v = pred(t.strings.get(e.name[i]));
-                    if n < cache.len() {
-                        cache[n] = 1 + u8::from(v);
-                    }
-                    v
-                }
-                c => c == 2,
-            };
-            if ok {
-                out.push(i);
+        let by_name = self.by_name();
+        let mut passed = vec![false; by_name.names()];
+        let mut total = 0usize;
+        for (n, pass) in passed.iter_mut().enumerate() {
+            let ids = by_name.of(n);
+            if !ids.is_empty() && pred(t.strings.get(StrId(n as u32))) {
+                *pass = true;
+                total += ids.len();
             }
         }
+        let wanted = |i: usize| kinds.contains(&t.categories.kind(e.cat[i]));
+        if total.saturating_mul(8) > by_name.events() {
+            return (0..e.len())
+                .filter(|&i| {
+                    e.phase[i] == Phase::Complete
+                        && passed.get(e.name[i].0 as usize) == Some(&true)
+                        && wanted(i)
+                })
+                .collect();
+        }
+        let mut out: Vec<usize> = passed
+            .iter()
+            .enumerate()
+            .filter(|(_, &p)| p)
+            .flat_map(|(n, _)| by_name.of(n).iter().map(|&i| i as usize))
+            .filter(|&i| wanted(i))
+            .collect();
+        out.sort_unstable();
         out
+    }
+
+    /// Complete events grouped by name.
+    fn by_name(&self) -> &ByName {
+        self.by_name.get_or_init(|| ByName::new(self.trace))
     }
 
     /// Σ duration per step of `events` (by [`Self::step_of_event`]), ns; events outside
@@ -510,13 +594,15 @@ impl<'a> Facts<'a> {
         AncestorSearch::new(self.trace.nesting(), test)
     }
 
-    /// A search for the nearest host ancestor whose name passes `pred`.
+    /// A search for the nearest host ancestor whose name passes `pred` (asked once per
+    /// distinct name).
     pub fn named_ancestor_search<P: FnMut(&str) -> bool + 'a>(
         &self,
-        mut pred: P,
+        pred: P,
     ) -> AncestorSearch<'a, impl FnMut(usize) -> bool + 'a> {
         let trace = self.trace;
-        self.ancestor_search(move |a| pred(trace.name(EventId(a as u32))))
+        let mut by_name = NameMemo::new(trace, pred);
+        self.ancestor_search(move |a| by_name.get(trace.events.name[a]))
     }
 
     /// The host span an event is directly nested in.

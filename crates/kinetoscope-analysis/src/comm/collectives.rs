@@ -28,6 +28,7 @@ use super::names::{
     busbw_factor, dtype_size, fold_collective, host_collective, is_comm_kernel, parse_nccl_kernel,
     HostCollective,
 };
+use crate::name_memo::NameMemo;
 
 /// One collective call as the trace shows it.
 #[derive(Clone, Debug, PartialEq)]
@@ -122,10 +123,11 @@ fn is_host_span(trace: &Trace, i: usize) -> bool {
 impl<'t> Calls<'t> {
     fn build(trace: &'t Trace) -> Self {
         let e = &trace.events;
+        let mut by_name = NameMemo::new(trace, host_collective);
         let kinds: Vec<Option<HostCollective<'t>>> = (0..e.len())
             .map(|i| {
                 is_host_span(trace, i)
-                    .then(|| host_collective(trace.strings.get(e.name[i])))
+                    .then(|| by_name.get(e.name[i]))
                     .flatten()
             })
             .collect();
@@ -238,15 +240,15 @@ pub fn collective_instances(trace: &Trace) -> Vec<CollectiveInstance> {
     let calls = Calls::build(trace);
     let mut kernel_of_call = vec![false; calls.calls.len()];
     let mut out = Vec::new();
+    let mut comm_kernel = NameMemo::new(trace, is_comm_kernel);
     for i in 0..e.len() {
-        if e.phase[i] != Phase::Complete || trace.categories.kind(e.cat[i]) != CategoryKind::Kernel
+        if e.phase[i] != Phase::Complete
+            || trace.categories.kind(e.cat[i]) != CategoryKind::Kernel
+            || !comm_kernel.get(e.name[i])
         {
             continue;
         }
         let name = trace.strings.get(e.name[i]);
-        if !is_comm_kernel(name) {
-            continue;
-        }
         let id = EventId(i as u32);
         let (call, call_ns) = calls.of_kernel(trace, i);
         let call = call.map(|c| {

@@ -53,6 +53,11 @@ pub struct TraceComm {
 
 /// Analyse one trace.
 pub fn comm(trace: &Trace, opts: CommOptions) -> TraceComm {
+    comm_of(trace, opts, &collective_instances(trace))
+}
+
+/// Analyse one trace whose collectives ([`collective_instances`]) are already known.
+pub fn comm_of(trace: &Trace, opts: CommOptions, instances: &[CollectiveInstance]) -> TraceComm {
     let (kin, steps) = overlap::overlap_kinetoscope(trace);
     let mut warnings = Vec::new();
     let (ov, pending) = if opts.hta_compat {
@@ -67,7 +72,6 @@ pub fn comm(trace: &Trace, opts: CommOptions) -> TraceComm {
     } else {
         (kin, None)
     };
-    let instances = collective_instances(trace);
     if instances.is_empty() {
         warnings.push(Note::NoCollectives);
     }
@@ -78,7 +82,7 @@ pub fn comm(trace: &Trace, opts: CommOptions) -> TraceComm {
         world_size: dist.and_then(|d| d.world_size),
         overlap: ov,
         steps,
-        collectives: collective_rows(&instances),
+        collectives: collective_rows(instances),
         warnings,
         hta_pending: pending,
     }

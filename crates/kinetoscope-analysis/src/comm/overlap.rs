@@ -17,6 +17,7 @@ use kinetoscope_trace::{CategoryKind, Phase, Trace};
 use super::names::is_comm_kernel;
 use crate::gpu_time::classes::{comm_comp_of, ClassRules};
 use crate::gpu_time::{select, Compat};
+use crate::name_memo::NameMemo;
 use crate::overview::classify::Classes;
 use crate::overview::intervals::{intersect, merge, Measure, Span};
 use crate::overview::step_ranges::plan_steps;
@@ -106,12 +107,13 @@ pub fn overlap_kinetoscope(trace: &Trace) -> (Overlap, Vec<StepComm>) {
         .iter()
         .map(|(_, c)| c.kind == CategoryKind::Kernel)
         .collect();
+    let mut comm_kernel = NameMemo::new(trace, is_comm_kernel);
     for i in 0..e.len() {
         if !kernel_cats[e.cat[i].0 as usize] || e.phase[i] != Phase::Complete {
             continue;
         }
         let span = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]);
-        if is_comm_kernel(trace.strings.get(e.name[i])) {
+        if comm_kernel.get(e.name[i]) {
             comm.push(span);
         } else {
             comp.push(span);

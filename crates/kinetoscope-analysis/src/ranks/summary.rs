@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::Trace;
 
-use crate::comm::collective_instances;
 use crate::comm::names::fold_collective;
+use crate::comm::{collective_instances, CollectiveInstance};
 use crate::note::Note;
-use crate::overview::{overview, Parts};
+use crate::overview::{overview, Parts, TraceOverview};
 
 /// One step of one rank.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -96,7 +96,12 @@ impl Interner {
 impl RankSummary {
     /// Reduce one trace.
     pub fn from_trace(trace: &Trace) -> Self {
-        let ov = overview(trace);
+        Self::from_parts(trace, &overview(trace), &collective_instances(trace))
+    }
+
+    /// The summary from analyses already made of `trace`: its overview and its
+    /// collectives ([`collective_instances`]).
+    pub fn from_parts(trace: &Trace, ov: &TraceOverview, instances: &[CollectiveInstance]) -> Self {
         let steps: Vec<RankStep> = ov
             .steps
             .iter()
@@ -119,7 +124,7 @@ impl RankSummary {
         let mut names = Interner::default();
         let mut collectives = Vec::new();
         let mut comm_kernel_ns = 0;
-        for c in collective_instances(trace) {
+        for c in instances {
             if c.on_gpu {
                 comm_kernel_ns += c.end_ns - c.start_ns;
             }
@@ -137,7 +142,7 @@ impl RankSummary {
         }
         collectives.sort_by_key(|c| (c.call_ns, c.start_ns));
         Self {
-            path: ov.path,
+            path: ov.path.clone(),
             rank: ov.rank,
             world_size: trace.meta.distributed.as_ref().and_then(|d| d.world_size),
             steps,
@@ -145,7 +150,7 @@ impl RankSummary {
             names: names.table,
             collectives,
             comm_kernel_ns,
-            warnings: ov.warnings,
+            warnings: ov.warnings.clone(),
         }
     }
 

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use kinetoscope_advisor::{advise_ranks, advise_trace, all_findings, Config, SeverityCounts};
+use kinetoscope_advisor::{advise_ranks, advise_trace_with, all_findings, Config, SeverityCounts};
 use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
 
 use crate::document::{InputLayout, ReportDocument, SCHEMA_VERSION};
@@ -22,16 +22,19 @@ impl Engine {
     pub fn report(&self, src: &Source, config: &Config) -> EngineResult<ReportDocument> {
         // A run folder's view needs each phase's top operators, computed with the rest
         // on the thread that read the trace.
-        let run_folder = match src {
-            Source::Path(p) => matches!(open_path(p), Ok(Input::RunFolder { .. })),
-            Source::Bytes { .. } => false,
+        // The cross-rank rules need each rank's summary, made from the facts the rules
+        // already computed.
+        let input = match src {
+            Source::Path(p) => open_path(p).ok(),
+            Source::Bytes { .. } => None,
         };
+        let run_folder = matches!(input, Some(Input::RunFolder { .. }));
+        let rank_folder = matches!(input, Some(Input::RankFolder { .. }));
         let mapped = self.map(src, |t| {
-            (
-                advise_trace(t, config),
-                RankSummary::from_trace(t),
-                run_folder.then(|| TopOps::of(t)),
-            )
+            let (report, summary) = advise_trace_with(t, config, |f| {
+                rank_folder.then(|| RankSummary::from_parts(t, &f.overview, f.collectives()))
+            });
+            (report, summary, run_folder.then(|| TopOps::of(t)))
         })?;
         let results = ensure_any_read(mapped.results)?;
         let mut traces = Vec::new();
@@ -39,7 +42,7 @@ impl Engine {
         let mut top_ops = Vec::new();
         let errors = split_results(results, |_, (t, s, ops)| {
             traces.push(t);
-            summaries.push(s);
+            summaries.extend(s);
             top_ops.push(ops);
         });
         let input = src.name();
