@@ -5,6 +5,7 @@
 //! CSV: one table for all traces and devices, sizes in bytes and times in ns since the
 //! trace's first event. JSON: every field of [`MemoryView`] (`docs/json.md`).
 
+use kinetoscope_analysis::memory::modules::{ModuleBytes, ModulesAtPeak};
 use kinetoscope_analysis::memory::step_pattern::{MemoryPattern, StepPattern};
 use kinetoscope_analysis::memory::{
     op_context, Allocation, CurveKind, CurvePoint, DeviceMemory, MemoryView, OpMemoryStats, Peak,
@@ -23,6 +24,8 @@ pub enum MemoryTable {
     Events,
     /// The per-operator statistics.
     Operators,
+    /// The bytes live at the allocated peak by `nn.Module`.
+    Modules,
 }
 
 /// Signed bytes in binary units (`-1.5 KiB`).
@@ -158,6 +161,27 @@ fn operators_table(d: &DeviceMemory) -> Tabular {
     t
 }
 
+/// Text of a module row's name.
+fn module_label(m: &ModuleBytes) -> String {
+    m.module
+        .clone()
+        .unwrap_or_else(|| "(outside any nn.Module)".to_owned())
+}
+
+fn modules_table(m: &ModulesAtPeak) -> Tabular {
+    let mut t = Tabular::new(["Module", "Live at peak", "Allocations", "% of peak"]);
+    for r in &m.rows {
+        t.push(vec![
+            module_label(r).into(),
+            signed_bytes(r.bytes).into(),
+            r.allocations.into(),
+            Value::float(100.0 * r.share_of_peak, 1),
+        ]);
+    }
+    right_align(&mut t, &[1]);
+    t
+}
+
 fn allocations_table(d: &DeviceMemory, origin: i64) -> Tabular {
     let mut t = Tabular::new([
         "Operator",
@@ -285,6 +309,32 @@ fn device_section(d: &DeviceMemory, origin: i64, only: Option<MemoryTable>) -> S
                 ))
                 .to_terminal(),
         );
+    }
+    match (&d.modules_at_peak, only) {
+        (Some(m), Some(MemoryTable::Modules)) | (Some(m), None) => {
+            out.push('\n');
+            let before = m.peak_bytes - m.traced_bytes;
+            let before = if before > 0 {
+                format!(" · {} allocated before profiling", signed_bytes(before))
+            } else {
+                String::new()
+            };
+            out.push_str(
+                &modules_table(m)
+                    .titled(format!(
+                        "{} memory by nn.Module at the peak ({}){before}",
+                        d.device,
+                        signed_bytes(m.peak_bytes)
+                    ))
+                    .to_terminal(),
+            );
+        }
+        (None, Some(MemoryTable::Modules)) => out.push_str(&format!(
+            "\n{}: no allocation inside an nn.Module frame: record with with_stack=True or \
+             with_modules=True (and profile_memory=True)\n",
+            d.device
+        )),
+        _ => {}
     }
     let a = &d.allocations;
     if show(MemoryTable::Events) && !a.rows.is_empty() {
@@ -460,6 +510,15 @@ pub fn to_csv(doc: &MemoryDocument, table: MemoryTable) -> String {
                 "lifetime_ns",
             ],
         ),
+        MemoryTable::Modules => headers(
+            multi,
+            &[
+                "module",
+                "live_bytes_at_peak",
+                "allocations",
+                "share_of_peak",
+            ],
+        ),
         MemoryTable::Curve => headers(
             multi,
             &[
@@ -481,6 +540,17 @@ pub fn to_csv(doc: &MemoryDocument, table: MemoryTable) -> String {
                 MemoryTable::Events => {
                     for a in &d.allocations.rows {
                         t.push(with_trace(multi, v, d, event_row(a, v.origin_ns)));
+                    }
+                }
+                MemoryTable::Modules => {
+                    for m in d.modules_at_peak.iter().flat_map(|m| &m.rows) {
+                        let row = vec![
+                            m.module.clone().map_or(Value::Empty, Value::Text),
+                            m.bytes.into(),
+                            m.allocations.into(),
+                            Value::float(m.share_of_peak, 4),
+                        ];
+                        t.push(with_trace(multi, v, d, row));
                     }
                 }
                 MemoryTable::Curve => {

@@ -274,6 +274,19 @@ pub enum MemoryTableArg {
     Events,
     /// Per-operator statistics.
     Operators,
+    /// Bytes live at the allocated peak by nn.Module.
+    Modules,
+}
+
+/// Row grouping of `kinetoscope memory`.
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum MemoryGroupBy {
+    /// Every table (curve summary, operators, allocations).
+    #[default]
+    Op,
+    /// Only the bytes live at each device's peak by enclosing nn.Module path (needs
+    /// with_stack=True or with_modules=True); the same as --table modules.
+    Module,
 }
 
 /// `memory` options.
@@ -292,6 +305,10 @@ pub struct MemoryArgs {
     /// The table CSV writes (default: operators); with --format table, show only this one.
     #[arg(long, value_enum)]
     pub table: Option<MemoryTableArg>,
+    /// Group by operator (every table) or by nn.Module (`--group-by module`: the memory
+    /// live at each peak by module).
+    #[arg(long, value_enum, default_value_t = MemoryGroupBy::Op)]
+    pub group_by: MemoryGroupBy,
     /// Only this device: cpu, gpu (all GPUs), gpu0, cuda:0 or 0.
     #[arg(long, value_parser = parse_device_filter)]
     pub device: Option<kinetoscope_analysis::memory::DeviceFilter>,

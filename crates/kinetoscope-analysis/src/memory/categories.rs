@@ -299,6 +299,7 @@ mod tests {
             total_allocated: Some(total),
             total_reserved: None,
             op,
+            module: None,
         }
     }
 

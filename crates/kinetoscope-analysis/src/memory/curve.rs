@@ -126,15 +126,7 @@ fn peak_by(
     ops: &OpForest,
     value: impl Fn(&CurvePoint) -> Option<i64>,
 ) -> Option<Peak> {
-    let mut best: Option<(i64, usize)> = None;
-    for (k, p) in full.points.iter().enumerate() {
-        if let Some(v) = value(p) {
-            if best.is_none_or(|(b, _)| v > b) {
-                best = Some((v, k));
-            }
-        }
-    }
-    let (bytes, k) = best?;
+    let (bytes, k) = best_point(full, value)?;
     let r = records[full.record[k]];
     let op = r.op;
     Some(Peak {
@@ -145,6 +137,28 @@ fn peak_by(
             .and_then(|o| ops.parent_of(o))
             .map(|p| ops.name_of(p).to_owned()),
     })
+}
+
+/// The highest value of a curve and the first point that reaches it.
+fn best_point(
+    full: &FullCurve,
+    value: impl Fn(&CurvePoint) -> Option<i64>,
+) -> Option<(i64, usize)> {
+    let mut best: Option<(i64, usize)> = None;
+    for (k, p) in full.points.iter().enumerate() {
+        if let Some(v) = value(p) {
+            if best.is_none_or(|(b, _)| v > b) {
+                best = Some((v, k));
+            }
+        }
+    }
+    best
+}
+
+/// The highest allocated bytes and the record (an index of the curve's records) that
+/// first reached them.
+pub fn peak_allocated_record(full: &FullCurve) -> Option<(i64, usize)> {
+    best_point(full, |p| Some(p.allocated_bytes)).map(|(v, k)| (v, full.record[k]))
 }
 
 /// The highest allocated bytes, first time reached.

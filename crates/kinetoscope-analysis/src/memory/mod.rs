@@ -29,6 +29,7 @@ pub mod categories;
 pub mod curve;
 pub mod events;
 pub mod forest;
+pub mod modules;
 pub mod op_stats;
 pub mod snapshot;
 pub mod sort;
@@ -166,6 +167,8 @@ pub struct MemoryRecord {
     pub total_reserved: Option<i64>,
     /// The innermost operator it happened in (a node of [`OpForest`]).
     pub op: Option<u32>,
+    /// The innermost `nn.Module` it happened in (an index of [`MemoryInput::modules`]).
+    pub module: Option<u32>,
 }
 
 /// One operator call in an [`OpForest`].
@@ -216,6 +219,8 @@ pub struct MemoryInput {
     pub capacity: BTreeMap<Device, u64>,
     /// `[OutOfMemory]` events per device.
     pub out_of_memory: BTreeMap<Device, u64>,
+    /// `nn.Module` paths (`GPT/Block_0/MLP_0`) records are attributed to.
+    pub modules: Vec<String>,
 }
 
 /// Options of the memory view.
@@ -312,6 +317,10 @@ pub struct DeviceMemory {
     /// ([`categories`]); `None` when the records have no addresses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub categories: Option<categories::InferredCategories>,
+    /// The bytes live at the allocated peak by `nn.Module` ([`modules`]); `None` without
+    /// module frames or addresses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modules_at_peak: Option<modules::ModulesAtPeak>,
 }
 
 /// How much of the view to build.
@@ -405,6 +414,10 @@ fn device_memory(
 ) -> DeviceMemory {
     let full = curve::build(records);
     let peak_allocated = curve::peak_allocated(&full, records, &input.ops);
+    let modules_at_peak = match (detail, curve::peak_allocated_record(&full)) {
+        (Detail::Full, Some((bytes, at))) => modules::at_peak(records, at, bytes, &input.modules),
+        _ => None,
+    };
     let peak_reserved = curve::peak_reserved(&full, records, &input.ops);
     let operators = match detail {
         Detail::Full => op_stats::op_stats(records, &input.ops),
@@ -445,6 +458,7 @@ fn device_memory(
         step_pattern: None,
         categories: (detail == Detail::Full && records.iter().any(|r| r.addr.is_some()))
             .then(|| categories::infer(records, &input.ops, points)),
+        modules_at_peak,
     }
 }
 

@@ -256,6 +256,7 @@ mod tests {
             total_allocated: Some(total),
             total_reserved: None,
             op: None,
+            module: None,
         }
     }
 

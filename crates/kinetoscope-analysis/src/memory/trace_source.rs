@@ -75,6 +75,7 @@ pub fn from_trace(trace: &Trace) -> MemoryInput {
             total_allocated: (m.total_allocated >= 0).then_some(m.total_allocated),
             total_reserved: (m.total_reserved >= 0).then_some(m.total_reserved),
             op: None,
+            module: None,
         };
         recs.push((thread_of_track[e.track[i].index()], rec.ts_ns, m.event, rec));
     }
@@ -112,47 +113,17 @@ pub fn from_trace(trace: &Trace) -> MemoryInput {
     }
     spans.sort_unstable_by_key(|&(t, s, end, i, _)| (t, s, std::cmp::Reverse(end), i));
     recs.sort_by_key(|r| (r.0, r.1, r.2));
+    let points: Vec<(u32, i64)> = recs.iter().map(|r| (r.0, r.1)).collect();
 
     // The sweep: parent of each span, innermost span of each record.
-    let mut parent = vec![u32::MAX; spans.len()];
-    let mut stack: Vec<u32> = Vec::new();
-    let (mut i, mut j) = (0usize, 0usize);
-    while i < spans.len() || j < recs.len() {
-        let thread = match (spans.get(i), recs.get(j)) {
-            (Some(s), Some(r)) => s.0.min(r.0),
-            (Some(s), None) => s.0,
-            (None, Some(r)) => r.0,
-            (None, None) => unreachable!(),
-        };
-        stack.clear();
-        loop {
-            let s = spans.get(i).filter(|s| s.0 == thread);
-            let r = recs.get(j).filter(|r| r.0 == thread);
-            let take_span = match (s, r) {
-                (Some(s), Some(r)) => s.1 <= r.1,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            if take_span {
-                let start = spans[i].1;
-                while stack.last().is_some_and(|&k| spans[k as usize].2 <= start) {
-                    stack.pop();
-                }
-                if let Some(&top) = stack.last() {
-                    parent[i] = top;
-                }
-                stack.push(i as u32);
-                i += 1;
-            } else {
-                let t = recs[j].1;
-                while stack.last().is_some_and(|&k| spans[k as usize].2 <= t) {
-                    stack.pop();
-                }
-                recs[j].3.op = stack.last().copied();
-                j += 1;
-            }
-        }
+    let op_spans: Vec<(u32, i64, i64)> = spans.iter().map(|s| (s.0, s.1, s.2)).collect();
+    let (parent, owner) = nest(&op_spans, &points);
+    for (r, o) in recs.iter_mut().zip(&owner) {
+        r.3.op = *o;
+    }
+    let modules = module_paths(trace, &thread_of_track, &points);
+    for (r, m) in recs.iter_mut().zip(&modules.of_point) {
+        r.3.module = *m;
     }
 
     // Merge an operator with its only child when both have the same name.
@@ -219,5 +190,118 @@ pub fn from_trace(trace: &Trace) -> MemoryInput {
         origin_ns,
         capacity,
         out_of_memory,
+        modules: modules.paths,
     }
 }
+
+/// Nest spans and place points, per thread: `spans` are (thread, start, end) sorted by
+/// (thread, start, longest first), `points` (thread, time) sorted by (thread, time).
+/// Returns each span's parent (`u32::MAX` for none) and each point's innermost span.
+fn nest(spans: &[(u32, i64, i64)], points: &[(u32, i64)]) -> (Vec<u32>, Vec<Option<u32>>) {
+    let mut parent = vec![u32::MAX; spans.len()];
+    let mut owner = vec![None; points.len()];
+    let mut stack: Vec<u32> = Vec::new();
+    let (mut i, mut j) = (0usize, 0usize);
+    while i < spans.len() || j < points.len() {
+        let thread = match (spans.get(i), points.get(j)) {
+            (Some(s), Some(r)) => s.0.min(r.0),
+            (Some(s), None) => s.0,
+            (None, Some(r)) => r.0,
+            (None, None) => break,
+        };
+        stack.clear();
+        loop {
+            let s = spans.get(i).filter(|s| s.0 == thread);
+            let r = points.get(j).filter(|r| r.0 == thread);
+            let take_span = match (s, r) {
+                (Some(s), Some(r)) => s.1 <= r.1,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let t = if take_span { spans[i].1 } else { points[j].1 };
+            while stack.last().is_some_and(|&k| spans[k as usize].2 <= t) {
+                stack.pop();
+            }
+            if take_span {
+                if let Some(&top) = stack.last() {
+                    parent[i] = top;
+                }
+                stack.push(i as u32);
+                i += 1;
+            } else {
+                owner[j] = stack.last().copied();
+                j += 1;
+            }
+        }
+    }
+    (parent, owner)
+}
+
+/// The `nn.Module` paths of a trace and the innermost one around each point.
+struct ModulePaths {
+    /// Path texts (`GPT/Block_0/MLP_0`), by id.
+    paths: Vec<String>,
+    /// Per point, its path id.
+    of_point: Vec<Option<u32>>,
+}
+
+/// The `nn.Module: X` frames (`python_function`, recorded with `with_stack` or
+/// `with_modules`) around each point (thread, time; sorted as for [`nest`]), as module
+/// paths from the outermost module in.
+fn module_paths(trace: &Trace, thread_of_track: &[u32], points: &[(u32, i64)]) -> ModulePaths {
+    let e = &trace.events;
+    let mut frames: Vec<(u32, i64, i64, u32)> = Vec::new();
+    let mut is_module: HashMap<StrId, bool> = HashMap::new();
+    if !points.is_empty() {
+        for i in 0..e.len() {
+            if e.phase[i] != Phase::Complete
+                || trace.categories.kind(e.cat[i]) != CategoryKind::PythonFunction
+            {
+                continue;
+            }
+            let module = *is_module
+                .entry(e.name[i])
+                .or_insert_with(|| trace.strings.get(e.name[i]).starts_with(MODULE_PREFIX));
+            if module {
+                let start = e.ts_ns[i];
+                let end = start + e.dur_ns[i].max(0);
+                frames.push((thread_of_track[e.track[i].index()], start, end, i as u32));
+            }
+        }
+    }
+    frames.sort_unstable_by_key(|&(t, s, end, i)| (t, s, std::cmp::Reverse(end), i));
+    let spans: Vec<(u32, i64, i64)> = frames.iter().map(|f| (f.0, f.1, f.2)).collect();
+    let (parent, owner) = nest(&spans, points);
+    // Path of each frame, parents first (a parent always sorts before its children).
+    let mut ids: HashMap<(u32, StrId), u32> = HashMap::new();
+    let mut paths: Vec<String> = Vec::new();
+    let mut path_of = vec![u32::MAX; frames.len()];
+    for (k, f) in frames.iter().enumerate() {
+        let up = match parent[k] {
+            u32::MAX => u32::MAX,
+            p => path_of[p as usize],
+        };
+        let name = e.name[f.3 as usize];
+        let next = paths.len() as u32;
+        let id = *ids.entry((up, name)).or_insert(next);
+        if id == next {
+            let short = trace.strings.get(name).trim_start_matches(MODULE_PREFIX);
+            paths.push(match up {
+                u32::MAX => short.to_owned(),
+                _ => format!("{}/{short}", paths[up as usize]),
+            });
+        }
+        path_of[k] = id;
+    }
+    ModulePaths {
+        paths,
+        of_point: owner
+            .iter()
+            .map(|o| o.map(|k| path_of[k as usize]))
+            .collect(),
+    }
+}
+
+/// How a module frame's name starts.
+const MODULE_PREFIX: &str = "nn.Module: ";

@@ -14,8 +14,8 @@
 //! - [`critical_path`]: the critical path of small inline traces, computed by hand.
 //! - [`gpu_traces`]: real GPU traces with exporter quirks (launch links whose ids
 //!   disagree with time, ROCm device ids, matrix-core and Blackwell kernel names).
-//! - [`memory_snapshot`], [`memory_step_pattern`]: CUDA memory snapshots; per-step
-//!   memory patterns.
+//! - [`memory_snapshot`], [`memory_step_pattern`], [`memory_modules`]: CUDA memory
+//!   snapshots; per-step memory patterns; memory by `nn.Module` at the peak.
 //!
 //! Tests that read `../shared` (`$KINETOSCOPE_SHARED`) are `#[ignore]`d, and fail with a
 //! message naming the folder when it is missing: `cargo test -- --ignored`.
@@ -29,6 +29,7 @@ mod hta_differences;
 mod hta_reference;
 mod hta_trace_filter;
 mod memory;
+mod memory_modules;
 mod memory_snapshot;
 mod memory_step_pattern;
 mod ops_kernels;

@@ -68,6 +68,7 @@ fn planted(t: &Trace, extra: &[(i64, i64)]) -> Vec<MemoryRecord> {
                 total_allocated: before.filter(|_| totals).map(|b| b + bytes),
                 total_reserved: None,
                 op: None,
+                module: None,
             },
         );
     }

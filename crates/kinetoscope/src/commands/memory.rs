@@ -10,7 +10,7 @@ use kinetoscope_report::{memory, memory_html, memory_snapshot, memory_timeline, 
 
 use super::output::{emit, message, note_skipped};
 use super::{engine, output_file};
-use crate::args::{MemoryArgs, MemoryTableArg, ViewFormat};
+use crate::args::{MemoryArgs, MemoryGroupBy, MemoryTableArg, ViewFormat};
 
 /// Points of the short terminal table of a memory timeline (6 buckets, each bucket's
 /// extremes).
@@ -34,11 +34,15 @@ pub fn run(args: MemoryArgs) -> anyhow::Result<ExitCode> {
     };
     let engine = engine(&v.read);
     let result = engine.memory(&src, &opts)?;
-    let table = args.table.map(|t| match t {
-        MemoryTableArg::Curve => MemoryTable::Curve,
-        MemoryTableArg::Events => MemoryTable::Events,
-        MemoryTableArg::Operators => MemoryTable::Operators,
-    });
+    let table = match (args.table, args.group_by) {
+        (Some(MemoryTableArg::Curve), _) => Some(MemoryTable::Curve),
+        (Some(MemoryTableArg::Events), _) => Some(MemoryTable::Events),
+        (Some(MemoryTableArg::Operators), _) => Some(MemoryTable::Operators),
+        (Some(MemoryTableArg::Modules), _) | (None, MemoryGroupBy::Module) => {
+            Some(MemoryTable::Modules)
+        }
+        (None, MemoryGroupBy::Op) => None,
+    };
     match result {
         MemoryResult::Traces(doc) => {
             if let Some(out) = &args.html {
