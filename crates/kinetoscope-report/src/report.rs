@@ -47,9 +47,10 @@ pub fn to_table(doc: &ReportDocument) -> String {
             (Some(rate), Some(step)) => {
                 let _ = writeln!(
                     out,
-                    "throughput  {rate:.1} {unit}/s at the median step ({} {unit} per step of {})",
+                    "throughput  {rate:.1} {unit}/s at the median step ({} {unit} per step of {}{})",
                     t.per_step,
-                    duration(step)
+                    duration(step),
+                    items_source(&t.source)
                 );
             }
             _ => {
@@ -409,4 +410,14 @@ fn finding(out: &mut String, n: usize, f: &Finding) {
     }
     let _ = writeln!(out, "    fix         {}", f.fix);
     let _ = writeln!(out, "    threshold   {}", f.details);
+}
+
+/// Where the items per step come from, as a clause (empty when given).
+pub(crate) fn items_source(source: &kinetoscope_engine::diff::document::ItemsSource) -> String {
+    match source {
+        kinetoscope_engine::diff::document::ItemsSource::Given => String::new(),
+        kinetoscope_engine::diff::document::ItemsSource::Shapes { op, dims } => {
+            format!("; read from the input shape of {op} {dims:?}")
+        }
+    }
 }

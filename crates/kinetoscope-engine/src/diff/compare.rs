@@ -11,6 +11,7 @@ use kinetoscope_analysis::comm::names::is_comm_kernel;
 use kinetoscope_analysis::diff::parts::PartDelta;
 use kinetoscope_analysis::diff::steps::StepsDiff;
 use kinetoscope_analysis::diff::{items, parts, uniform, Change, Combine, Side, TraceProfile};
+use kinetoscope_analysis::stats::DurationStats;
 use kinetoscope_trace::parse_stage_name;
 
 use super::document::*;
@@ -273,27 +274,51 @@ fn gpu(
         })
         .collect();
     let mfu = |d: &ReportDocument| d.traces.first().and_then(|t| t.flops.mfu);
-    let throughput = match (opts.tokens_per_step, opts.batch_size) {
-        (Some(per_step), _) => Some((ThroughputUnit::Tokens, per_step)),
-        (None, Some(per_step)) => Some((ThroughputUnit::Samples, per_step)),
-        _ => None,
-    }
-    .map(|(unit, per_step)| {
-        let rate = |median: Option<f64>| median.filter(|m| *m > 0.0).map(|m| per_step / (m / 1e9));
-        Throughput {
-            unit,
-            per_step,
-            value: Change::of(
-                rate(steps.base.as_ref().map(|s| s.median_ns)),
-                rate(steps.new.as_ref().map(|s| s.median_ns)),
-            ),
-        }
-    });
+    let throughput = throughput(base, new, (&steps.base, &steps.new), opts);
     GpuSection {
         devices,
         mfu: Change::of(mfu(base), mfu(new)),
         throughput,
     }
+}
+
+/// Throughput at each run's median step: for the items per step given, else for each
+/// run's items from its input shapes (both runs must count the same unit).
+fn throughput(
+    base: &ReportDocument,
+    new: &ReportDocument,
+    (b_steps, n_steps): (&Option<DurationStats>, &Option<DurationStats>),
+    opts: &DiffOptions,
+) -> Option<Throughput> {
+    let given = match (opts.tokens_per_step, opts.batch_size) {
+        (Some(per_step), _) => Some((ThroughputUnit::Tokens, per_step)),
+        (None, Some(per_step)) => Some((ThroughputUnit::Samples, per_step)),
+        _ => None,
+    };
+    let (unit, b_items, n_items, source) = match given {
+        Some((unit, n)) => (unit, n, n, ItemsSource::Given),
+        None => {
+            let (bu, b, source) = base.items_from_shapes()?;
+            let (nu, n, _) = new.items_from_shapes()?;
+            if bu != nu {
+                return None;
+            }
+            (bu, b, n, source)
+        }
+    };
+    let rate = |per_step: f64, s: &Option<DurationStats>| {
+        s.as_ref()
+            .map(|s| s.median_ns)
+            .filter(|m| *m > 0.0)
+            .map(|m| per_step / (m / 1e9))
+    };
+    Some(Throughput {
+        unit,
+        per_step: b_items,
+        per_step_new: (n_items != b_items).then_some(n_items),
+        source,
+        value: Change::of(rate(b_items, b_steps), rate(n_items, n_steps)),
+    })
 }
 
 /// One device's memory numbers.

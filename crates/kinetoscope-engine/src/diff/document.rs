@@ -92,13 +92,37 @@ pub enum ThroughputUnit {
     Tokens,
 }
 
+/// Where the items per step come from.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum ItemsSource {
+    /// `--batch-size` / `--tokens-per-step`.
+    #[default]
+    Given,
+    /// Read from the input shapes of the first input operator of every step
+    /// (`kinetoscope_analysis::diff::BatchFromShapes`), summed over ranks.
+    Shapes {
+        /// The operator (`aten::embedding`).
+        op: String,
+        /// Its input's dims in the first trace (`[8, 128]`).
+        dims: Vec<i64>,
+    },
+}
+
 /// Items per second at the median step.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Throughput {
     /// What is counted.
     pub unit: ThroughputUnit,
-    /// Items per step, as given.
+    /// Items per step: as given, or the base run's from its shapes.
     pub per_step: f64,
+    /// The new run's items per step when read from shapes and different from the base's
+    /// (a changed batch size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_step_new: Option<f64>,
+    /// Where the items per step come from.
+    #[serde(default)]
+    pub source: ItemsSource,
     /// Items per second at each run's median step.
     #[serde(flatten)]
     pub value: Change<f64>,

@@ -64,7 +64,7 @@ impl Engine {
             &cross_rank_findings,
         );
         let counts = SeverityCounts::of(&findings);
-        Ok(ReportDocument {
+        let doc = ReportDocument {
             schema_version: SCHEMA_VERSION,
             input,
             layout: mapped.layout,
@@ -76,6 +76,10 @@ impl Engine {
             throughput: None,
             errors,
             skipped: mapped.skipped,
+        };
+        Ok(match doc.items_from_shapes() {
+            Some((unit, n, source)) => doc.with_items(unit, n, source),
+            None => doc,
         })
     }
 }

@@ -282,11 +282,15 @@ fn gpu_section(out: &mut String, g: &GpuSection) {
         };
         let rate = |v: f64| format!("{v:.1} {unit}");
         let rel = tp.value.relative().map(signed_pct).unwrap_or_default();
+        let per_step = match tp.per_step_new {
+            Some(n) => format!("{} → {n}", tp.per_step),
+            None => tp.per_step.to_string(),
+        };
         let _ = writeln!(
             out,
-            "Throughput {} {rel} (at the median step, {} per step)",
+            "Throughput {} {rel} (at the median step, {per_step} per step{})",
             change_pair(&tp.value, rate),
-            tp.per_step
+            crate::report::items_source(&tp.source)
         );
     }
     if !g.devices.is_empty() || g.mfu.base.is_some() || g.throughput.is_some() {

@@ -8,12 +8,14 @@
 //! dropped tail steps is left out; totals are per trace, and comparisons divide them by
 //! the number of kept steps.
 
+mod batch;
 mod calls;
 mod counts;
 
 use kinetoscope_trace::Trace;
 use serde::{Deserialize, Serialize};
 
+pub use batch::{batch_from_shapes, BatchFromShapes};
 pub use calls::{KernelTotals, OpTotals};
 pub use counts::Counts;
 
@@ -65,6 +67,9 @@ pub struct TraceProfile {
     pub counts: Counts,
     /// Memory per device.
     pub memory: Vec<DeviceMemoryProfile>,
+    /// The batch read from input shapes, when every step shows the same one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<BatchFromShapes>,
 }
 
 /// The profile of `trace`, reusing its overview and memory view.
@@ -83,7 +88,13 @@ pub fn profile(trace: &Trace, overview: &TraceOverview, memory: &MemoryView) -> 
     };
     let (lo, hi) = window_ns.map_or((i64::MIN, i64::MAX), |[a, b]| (a, b));
     let (ops, kernels) = calls::totals(trace, lo, hi);
+    let step_windows: Vec<(i64, i64)> = overview
+        .steps
+        .iter()
+        .map(|s| (s.start_ns, s.start_ns + s.dur_ns))
+        .collect();
     TraceProfile {
+        batch: batch_from_shapes(trace, &step_windows),
         steps,
         window_ns,
         ops,
