@@ -28,6 +28,13 @@ pub enum Note {
         /// Calls whose id named no operator, linked by time.
         nested: u64,
     },
+    /// GPU activities (kernels, memcpys, memsets) whose correlation matches no runtime
+    /// call (launched before the profiler window): views by operator (`ops`, `perf`)
+    /// leave them out, views by kernel name keep them.
+    GpuWithoutLaunch {
+        /// How many.
+        count: u64,
+    },
     /// No `ProfilerStep#` spans: the whole trace is treated as one step.
     NoStepMarkers,
     /// The host launched kernels but the trace holds no kernel, copy or set: the device
@@ -133,6 +140,11 @@ impl Note {
                 relinked: links.relinked,
                 unlinked: links.unlinked,
                 nested: links.nested,
+            });
+        }
+        if report.gpu_without_launch > 0 {
+            notes.push(Self::GpuWithoutLaunch {
+                count: report.gpu_without_launch,
             });
         }
         notes

@@ -59,6 +59,10 @@ pub fn text(note: &Note) -> String {
                 parts.join(", ")
             )
         }
+        Note::GpuWithoutLaunch { count } => format!(
+            "{count} GPU kernels, copies or sets have no launch record (launched before the \
+             profiler window): views by operator leave them out, views by kernel keep them"
+        ),
         Note::NoStepMarkers => {
             "no ProfilerStep# spans: the whole trace is treated as one step".to_owned()
         }
