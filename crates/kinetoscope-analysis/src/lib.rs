@@ -38,6 +38,7 @@ pub mod memory;
 pub mod note;
 pub mod ops;
 pub mod overview;
+pub mod perf;
 pub mod range_extremes;
 pub mod ranks;
 pub mod sequences;

@@ -1,0 +1,125 @@
+//! Which calls the perf model measures, and their kernel time.
+//!
+//! A call of a modelled operator ([`super::family::formula`]) is a *unit* when no
+//! operator below it is modelled: the innermost modelled call stands for the work
+//! (`aten::linear` → `aten::addmm`, `aten::scaled_dot_product_attention` →
+//! `aten::_scaled_dot_product_flash_attention`), so nested calls never count twice.
+//! A unit's kernel time is the busy time (union of intervals) of every kernel, memcpy
+//! and memset launched in its subtree (autograd nodes are not modelled, so the GEMMs
+//! under `MmBackward0` are units). GPU work launched outside every unit is measured on
+//! its direct launcher. GPU work without a launch record is in no call.
+
+use kinetoscope_trace::{CategoryKind, Phase, Trace};
+
+use crate::ops::launch::{is_device_work, launcher_key, ROOT};
+use crate::ops::names::NameFlags;
+use crate::ops::tree::{NodeKind, NodeTree, NONE};
+use crate::overview::tensor_cores::uses_tensor_cores;
+
+use super::family::formula;
+
+/// Per node of the operator tree: whether it is measured and what it measured.
+pub(crate) struct Measured {
+    /// Whether the node is a unit (a modelled call with no modelled call below it).
+    pub unit: Vec<bool>,
+    /// Busy time of the GPU work the node is measured with, ns (0 for nodes measured
+    /// with nothing).
+    pub busy_ns: Vec<i64>,
+    /// Whether some of that work ran on tensor/matrix cores.
+    pub tensor_cores: Vec<bool>,
+    /// Whether the node launched GPU work outside every unit (a row of its own).
+    pub direct: Vec<bool>,
+}
+
+/// Decide the units of `tree` and measure them.
+pub(crate) fn measure(trace: &Trace, tree: &NodeTree) -> Measured {
+    let e = &trace.events;
+    let n = tree.len();
+    let mut modelled = NameFlags::new(&trace.strings, |s: &str| formula(s).is_some());
+    let is_model: Vec<bool> = (0..n)
+        .map(|i| {
+            tree.kind[i] == NodeKind::Op && modelled.get(&trace.strings, e.name[tree.event[i] as usize])
+        })
+        .collect();
+    // Children come after their parent in pre-order: a reverse pass lifts "a modelled
+    // call below" to every ancestor.
+    let mut below = vec![false; n];
+    for i in (0..n).rev() {
+        let p = tree.parent[i];
+        if p != NONE {
+            below[p as usize] |= below[i] || is_model[i];
+        }
+    }
+    let unit: Vec<bool> = (0..n).map(|i| is_model[i] && !below[i]).collect();
+    // The unit each node is inside (itself included), in pre-order.
+    let mut owner = vec![NONE; n];
+    for i in 0..n {
+        owner[i] = if unit[i] {
+            i as u32
+        } else {
+            match tree.parent[i] {
+                NONE => NONE,
+                p => owner[p as usize],
+            }
+        };
+    }
+    let mut node_of = vec![NONE; e.len()];
+    for (idx, &ev) in tree.event.iter().enumerate() {
+        node_of[ev as usize] = idx as u32;
+    }
+    let links = trace.launch_links();
+    let mut tc = NameFlags::new(&trace.strings, uses_tensor_cores);
+    let mut m = Measured {
+        unit,
+        busy_ns: vec![0; n],
+        tensor_cores: vec![false; n],
+        direct: vec![false; n],
+    };
+    // (measured node, start, end) of every GPU activity with a launcher.
+    let mut spans: Vec<(u32, i64, i64)> = Vec::new();
+    for i in 0..e.len() {
+        if e.phase[i] != Phase::Complete {
+            continue;
+        }
+        let kind = trace.categories.kind(e.cat[i]);
+        if !is_device_work(kind) {
+            continue;
+        }
+        let launcher = links
+            .of_correlation(trace, e.correlation[i])
+            .map(|(_, l)| l);
+        let node = launcher_key(launcher, |op| node_of[op.index()]);
+        if node >= ROOT {
+            continue;
+        }
+        let target = match owner[node as usize] {
+            NONE => {
+                m.direct[node as usize] = true;
+                node
+            }
+            u => u,
+        };
+        if kind == CategoryKind::Kernel && tc.get(&trace.strings, e.name[i]) {
+            m.tensor_cores[target as usize] = true;
+        }
+        spans.push((target, e.ts_ns[i], e.ts_ns[i].saturating_add(e.dur_ns[i].max(0))));
+    }
+    spans.sort_unstable();
+    let mut at = 0;
+    while at < spans.len() {
+        let node = spans[at].0;
+        let (mut busy, mut open_start, mut open_end) = (0i64, spans[at].1, spans[at].2);
+        while at < spans.len() && spans[at].0 == node {
+            let (_, s, end) = spans[at];
+            if s > open_end {
+                busy = busy.saturating_add(open_end - open_start);
+                open_start = s;
+            }
+            open_end = open_end.max(end);
+            at += 1;
+        }
+        busy = busy.saturating_add(open_end - open_start);
+        m.busy_ns[node as usize] = busy;
+    }
+    m
+}
