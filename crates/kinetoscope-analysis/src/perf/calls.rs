@@ -1,26 +1,29 @@
 //! Which calls the perf model measures, and their kernel time.
 //!
 //! A call of a modelled operator ([`super::family::formula`]) is a *unit* when no
-//! operator below it is modelled: the innermost modelled call stands for the work
-//! (`aten::linear` → `aten::addmm`, `aten::scaled_dot_product_attention` →
-//! `aten::_scaled_dot_product_flash_attention`), so nested calls never count twice.
+//! call below it is modelled in the same family and no call above it is a unit: the
+//! innermost modelled call of a family stands for the work (`aten::linear` →
+//! `aten::addmm`, `aten::matmul` → `aten::bmm`), and a call of another family inside a
+//! unit is part of it (the `fill_` inside a ROCm flash attention), so nested calls never
+//! count twice.
 //! A unit's kernel time is the busy time (union of intervals) of every kernel, memcpy
 //! and memset launched in its subtree (autograd nodes are not modelled, so the GEMMs
 //! under `MmBackward0` are units). GPU work launched outside every unit is measured on
 //! its direct launcher. GPU work without a launch record is in no call.
 
-use kinetoscope_trace::{CategoryKind, Phase, Trace};
+use kinetoscope_trace::{CategoryKind, Phase, StrId, Trace};
+use rustc_hash::FxHashMap;
 
 use crate::ops::launch::{is_device_work, launcher_key, ROOT};
 use crate::ops::names::NameFlags;
 use crate::ops::tree::{NodeKind, NodeTree, NONE};
 use crate::overview::tensor_cores::uses_tensor_cores;
 
-use super::family::formula;
+use super::family::{family_of, formula};
 
 /// Per node of the operator tree: whether it is measured and what it measured.
 pub(crate) struct Measured {
-    /// Whether the node is a unit (a modelled call with no modelled call below it).
+    /// Whether the node is a unit (module docs).
     pub unit: Vec<bool>,
     /// Busy time of the GPU work the node is measured with, ns (0 for nodes measured
     /// with nothing).
@@ -35,33 +38,40 @@ pub(crate) struct Measured {
 pub(crate) fn measure(trace: &Trace, tree: &NodeTree) -> Measured {
     let e = &trace.events;
     let n = tree.len();
-    let mut modelled = NameFlags::new(&trace.strings, |s: &str| formula(s).is_some());
-    let is_model: Vec<bool> = (0..n)
+    // The family bit of each modelled call (0 for the rest), decided once per name.
+    let mut by_name: FxHashMap<StrId, u16> = FxHashMap::default();
+    let fam_bit: Vec<u16> = (0..n)
         .map(|i| {
-            tree.kind[i] == NodeKind::Op && modelled.get(&trace.strings, e.name[tree.event[i] as usize])
+            if tree.kind[i] != NodeKind::Op {
+                return 0;
+            }
+            let name = e.name[tree.event[i] as usize];
+            *by_name.entry(name).or_insert_with(|| {
+                let text = trace.strings.get(name);
+                formula(text).map_or(0, |_| 1 << (family_of(text) as u16))
+            })
         })
         .collect();
-    // Children come after their parent in pre-order: a reverse pass lifts "a modelled
-    // call below" to every ancestor.
-    let mut below = vec![false; n];
+    // Children come after their parent in pre-order: a reverse pass lifts the families
+    // modelled below to every ancestor.
+    let mut below = vec![0u16; n];
     for i in (0..n).rev() {
         let p = tree.parent[i];
         if p != NONE {
-            below[p as usize] |= below[i] || is_model[i];
+            below[p as usize] |= below[i] | fam_bit[i];
         }
     }
-    let unit: Vec<bool> = (0..n).map(|i| is_model[i] && !below[i]).collect();
-    // The unit each node is inside (itself included), in pre-order.
+    // A unit: modelled, no call of its family below, no unit above. `owner`: the unit
+    // each node is inside (itself included), in pre-order.
+    let mut unit = vec![false; n];
     let mut owner = vec![NONE; n];
     for i in 0..n {
-        owner[i] = if unit[i] {
-            i as u32
-        } else {
-            match tree.parent[i] {
-                NONE => NONE,
-                p => owner[p as usize],
-            }
+        let above = match tree.parent[i] {
+            NONE => NONE,
+            p => owner[p as usize],
         };
+        unit[i] = above == NONE && fam_bit[i] != 0 && below[i] & fam_bit[i] == 0;
+        owner[i] = if unit[i] { i as u32 } else { above };
     }
     let mut node_of = vec![NONE; e.len()];
     for (idx, &ev) in tree.event.iter().enumerate() {

@@ -160,6 +160,21 @@ fn text(trace: &Trace, id: StrId) -> &str {
     }
 }
 
+/// A JSON list of strings (`Input type`, `Concrete Inputs`) on one line, as
+/// `["a", "b"]` whatever the file's layout; other text as written.
+fn canonical_list(text: &str) -> String {
+    match serde_json::from_str::<Vec<String>>(text) {
+        Ok(items) => {
+            let quoted: Vec<String> = items
+                .iter()
+                .map(|s| serde_json::to_string(s).unwrap_or_default())
+                .collect();
+            format!("[{}]", quoted.join(", "))
+        }
+        Err(_) => text.to_owned(),
+    }
+}
+
 /// The work of one call from its recorded inputs.
 fn call_work(trace: &Trace, name: &str, key: &(StrId, StrId, StrId, StrId)) -> Option<Work> {
     let f = formula(name)?;
@@ -234,8 +249,8 @@ pub fn analyze_perf(trace: &Trace, opts: &PerfOptions) -> PerfTable {
                 family: fam,
                 name: name.to_owned(),
                 input_dims: canonical_shape(text(trace, key.1)),
-                dtypes: text(trace, key.2).to_owned(),
-                concrete_inputs: text(trace, key.3).to_owned(),
+                dtypes: canonical_list(text(trace, key.2)),
+                concrete_inputs: canonical_list(text(trace, key.3)),
                 calls,
                 gflop_per_call: w.map(|w| w.flops / 1e9),
                 bytes_per_call: w.map(|w| w.bytes),
