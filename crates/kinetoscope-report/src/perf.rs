@@ -76,10 +76,22 @@ pub fn to_table(doc: &PerfDocument) -> String {
         let rank = t.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
         let device = t.device.as_deref().unwrap_or("no GPU recorded");
         let mut fam = Tabular::new([
-            "Family", "Rows", "Calls", "Kernel µs", "Share %", "GFLOP", "GB", "TFLOP/s",
-            "TB/s", "Lost µs",
+            "Family",
+            "Rows",
+            "Calls",
+            "Kernel µs",
+            "Share %",
+            "GFLOP",
+            "GB",
+            "TFLOP/s",
+            "TB/s",
+            "Lost µs",
         ])
-        .titled(format!("{}{rank}: perf model on {device}, {}", t.path, source_words(t)));
+        .titled(format!(
+            "{}{rank}: perf model on {device}, {}",
+            t.path,
+            source_words(t)
+        ));
         for f in &t.families {
             fam.push(vec![
                 family_name(f.family).into(),
@@ -96,8 +108,20 @@ pub fn to_table(doc: &PerfDocument) -> String {
         }
         out.push_str(&fam.to_terminal());
         let mut rows = Tabular::new([
-            "Family", "Operator", "Input dims", "Calls", "GFLOP/call", "MB/call", "FLOP/B",
-            "Kernel µs", "Mean µs", "TFLOP/s", "TB/s", "Peak", "Bound", "Roofline %",
+            "Family",
+            "Operator",
+            "Input dims",
+            "Calls",
+            "GFLOP/call",
+            "MB/call",
+            "FLOP/B",
+            "Kernel µs",
+            "Mean µs",
+            "TFLOP/s",
+            "TB/s",
+            "Peak",
+            "Bound",
+            "Roofline %",
             "Lost µs",
         ])
         .titled(format!(
@@ -162,6 +186,7 @@ pub fn to_csv(doc: &PerfDocument) -> String {
         "dtypes",
         "concrete_inputs",
         "calls",
+        "direct",
         "gflop_per_call",
         "bytes_per_call",
         "flop_per_byte",
@@ -188,6 +213,7 @@ pub fn to_csv(doc: &PerfDocument) -> String {
                 r.dtypes.as_str().into(),
                 r.concrete_inputs.as_str().into(),
                 Value::from(r.calls),
+                r.direct.to_string().into(),
                 opt(r.gflop_per_call, 6),
                 opt(r.bytes_per_call, 0),
                 opt(r.flop_per_byte, 3),

@@ -112,7 +112,11 @@ pub(crate) fn measure(trace: &Trace, tree: &NodeTree) -> Measured {
         if kind == CategoryKind::Kernel && tc.get(&trace.strings, e.name[i]) {
             m.tensor_cores[target as usize] = true;
         }
-        spans.push((target, e.ts_ns[i], e.ts_ns[i].saturating_add(e.dur_ns[i].max(0))));
+        spans.push((
+            target,
+            e.ts_ns[i],
+            e.ts_ns[i].saturating_add(e.dur_ns[i].max(0)),
+        ));
     }
     spans.sort_unstable();
     let mut at = 0;

@@ -80,28 +80,109 @@ pub enum Formula {
 }
 
 const UNARY: &[&str] = &[
-    "abs", "neg", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt",
-    "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "silu", "gelu", "mish",
-    "hardswish", "hardsigmoid", "leaky_relu", "elu", "softplus", "erf", "erfc", "sign", "floor",
-    "ceil", "round", "trunc", "frac", "clamp", "clamp_min", "clamp_max", "pow", "square",
-    "bitwise_not", "nan_to_num", "threshold",
+    "abs",
+    "neg",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "silu",
+    "gelu",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "leaky_relu",
+    "elu",
+    "softplus",
+    "erf",
+    "erfc",
+    "sign",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "frac",
+    "clamp",
+    "clamp_min",
+    "clamp_max",
+    "pow",
+    "square",
+    "bitwise_not",
+    "nan_to_num",
+    "threshold",
 ];
 
 const BINARY: &[&str] = &[
-    "add", "sub", "rsub", "mul", "div", "remainder", "fmod", "maximum", "minimum", "atan2",
-    "where", "masked_fill", "lerp", "addcmul", "addcdiv", "bitwise_and", "bitwise_or",
-    "threshold_backward", "gelu_backward", "silu_backward", "sigmoid_backward", "tanh_backward",
+    "add",
+    "sub",
+    "rsub",
+    "mul",
+    "div",
+    "remainder",
+    "fmod",
+    "maximum",
+    "minimum",
+    "atan2",
+    "where",
+    "masked_fill",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "bitwise_and",
+    "bitwise_or",
+    "threshold_backward",
+    "gelu_backward",
+    "silu_backward",
+    "sigmoid_backward",
+    "tanh_backward",
     "hardswish_backward",
 ];
 
 const COMPARISONS: &[&str] = &[
-    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "isnan",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "isnan",
     "isinf",
 ];
 
 const REDUCTIONS: &[&str] = &[
-    "sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "prod", "norm",
-    "linalg_vector_norm", "var", "std", "var_mean", "std_mean", "all", "any", "logsumexp",
+    "sum",
+    "mean",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "prod",
+    "norm",
+    "linalg_vector_norm",
+    "var",
+    "std",
+    "var_mean",
+    "std_mean",
+    "all",
+    "any",
+    "logsumexp",
 ];
 
 const NORM_FORWARD: &[&str] = &[
@@ -181,8 +262,7 @@ pub fn family_of(name: &str) -> Family {
         };
     }
     let b = name.strip_prefix("aten::").unwrap_or(name);
-    if b.starts_with("_foreach_") || b.starts_with("_fused_adam") || b.starts_with("_fused_sgd")
-    {
+    if b.starts_with("_foreach_") || b.starts_with("_fused_adam") || b.starts_with("_fused_sgd") {
         Family::Optimizer
     } else if b.contains("attention") {
         Family::Attention
@@ -215,18 +295,28 @@ mod tests {
             family_of("aten::_scaled_dot_product_flash_attention"),
             Family::Attention
         );
-        assert_eq!(family_of("aten::_flash_attention_forward"), Family::Attention);
+        assert_eq!(
+            family_of("aten::_flash_attention_forward"),
+            Family::Attention
+        );
         assert_eq!(family_of("aten::cudnn_convolution"), Family::Conv);
         assert_eq!(family_of("aten::add_"), Family::Elementwise);
         assert_eq!(family_of("aten::copy_"), Family::Elementwise);
         assert_eq!(family_of("aten::mean"), Family::Reduction);
         assert_eq!(family_of("aten::layer_norm"), Family::Normalization);
         assert_eq!(family_of("aten::_softmax"), Family::Softmax);
-        assert_eq!(family_of("aten::embedding_dense_backward"), Family::EmbeddingIndex);
+        assert_eq!(
+            family_of("aten::embedding_dense_backward"),
+            Family::EmbeddingIndex
+        );
         assert_eq!(family_of("aten::_foreach_mul_"), Family::Optimizer);
         assert_eq!(family_of("aten::cat"), Family::Other);
         assert_eq!(formula("aten::cat"), None);
-        assert_eq!(formula("aten::layer_norm"), None, "the wrapper is not modelled");
+        assert_eq!(
+            formula("aten::layer_norm"),
+            None,
+            "the wrapper is not modelled"
+        );
         assert_eq!(formula("aten::eq"), Some(Formula::Comparison));
         assert_eq!(formula("aten::fill_"), Some(Formula::Fill));
     }

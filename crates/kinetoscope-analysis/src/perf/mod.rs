@@ -55,6 +55,10 @@ pub struct PerfRow {
     pub concrete_inputs: String,
     /// Calls.
     pub calls: u64,
+    /// The row measures only the GPU work its calls launched themselves, outside every
+    /// modelled call (an unmodelled operator, or a modelled wrapper's own kernels beside
+    /// the modelled call inside it): no FLOPs or bytes.
+    pub direct: bool,
     /// GFLOP per call; `None` for an operator the model does not cover or whose shapes
     /// do not fit it.
     pub gflop_per_call: Option<f64>,
@@ -151,6 +155,9 @@ pub struct PerfTable {
     pub warnings: Vec<Note>,
 }
 
+/// The inputs that make a row: name, `Input Dims`, `Input type`, `Concrete Inputs`.
+type Key = (StrId, StrId, StrId, StrId);
+
 /// The text of an interned string, or "" for the absent sentinel.
 fn text(trace: &Trace, id: StrId) -> &str {
     if id.0 == u32::MAX {
@@ -176,7 +183,7 @@ fn canonical_list(text: &str) -> String {
 }
 
 /// The work of one call from its recorded inputs.
-fn call_work(trace: &Trace, name: &str, key: &(StrId, StrId, StrId, StrId)) -> Option<Work> {
+fn call_work(trace: &Trace, name: &str, key: &Key) -> Option<Work> {
     let f = formula(name)?;
     let dims = kinetoscope_trace::parse_dims(text(trace, key.1))?;
     let types: Vec<String> = serde_json::from_str(text(trace, key.2)).unwrap_or_default();
@@ -198,9 +205,9 @@ pub fn analyze_perf(trace: &Trace, opts: &PerfOptions) -> PerfTable {
     let tree = NodeTree::build(trace);
     let m = calls::measure(trace, &tree);
     let absent = StrId(u32::MAX);
-    // Row key: name, dims, types, concrete inputs. Value: row index.
-    let mut index: FxHashMap<(StrId, StrId, StrId, StrId), usize> = FxHashMap::default();
-    let mut keys: Vec<(StrId, StrId, StrId, StrId)> = Vec::new();
+    // Row key: name, dims, types, concrete inputs, and whether the calls are units.
+    let mut index: FxHashMap<(Key, bool), usize> = FxHashMap::default();
+    let mut keys: Vec<(Key, bool)> = Vec::new();
     let mut acc: Vec<(u64, i64, bool)> = Vec::new();
     for idx in 0..tree.len() {
         if !m.unit[idx] && !m.direct[idx] {
@@ -214,6 +221,7 @@ pub fn analyze_perf(trace: &Trace, opts: &PerfOptions) -> PerfTable {
                 (e.name[ev], a.input_dims, a.input_types, a.concrete_inputs)
             }
         };
+        let key = (key, m.unit[idx]);
         let row = *index.entry(key).or_insert_with(|| {
             keys.push(key);
             acc.push((0, 0, false));
@@ -230,10 +238,14 @@ pub fn analyze_perf(trace: &Trace, opts: &PerfOptions) -> PerfTable {
     let mut rows: Vec<PerfRow> = keys
         .iter()
         .zip(&acc)
-        .map(|(key, &(calls, busy, tc))| {
+        .map(|((key, unit), &(calls, busy, tc))| {
             let name = trace.strings.get(key.0);
             let fam = family_of(name);
-            let w = call_work(trace, name, key);
+            let w = if *unit {
+                call_work(trace, name, key)
+            } else {
+                None
+            };
             let units = w.map(|_| {
                 if fam.uses_matrix_units() {
                     Units::Matrix
@@ -252,6 +264,7 @@ pub fn analyze_perf(trace: &Trace, opts: &PerfOptions) -> PerfTable {
                 dtypes: canonical_list(text(trace, key.2)),
                 concrete_inputs: canonical_list(text(trace, key.3)),
                 calls,
+                direct: !unit,
                 gflop_per_call: w.map(|w| w.flops / 1e9),
                 bytes_per_call: w.map(|w| w.bytes),
                 flop_per_byte: w.and_then(|w| (w.bytes > 0.0).then(|| w.flops / w.bytes)),

@@ -74,6 +74,7 @@ pub(crate) fn rank(rows: &mut [PerfRow]) {
             .then_with(|| a.input_dims.cmp(&b.input_dims))
             .then_with(|| a.dtypes.cmp(&b.dtypes))
             .then_with(|| a.concrete_inputs.cmp(&b.concrete_inputs))
+            .then(a.direct.cmp(&b.direct))
     });
 }
 
@@ -112,7 +113,11 @@ pub(crate) fn families(rows: &[PerfRow]) -> Vec<FamilySummary> {
     let mut out: Vec<FamilySummary> = by
         .into_values()
         .map(|(mut s, rated_us)| {
-            s.kernel_share = if total > 0.0 { s.kernel_us / total } else { 0.0 };
+            s.kernel_share = if total > 0.0 {
+                s.kernel_us / total
+            } else {
+                0.0
+            };
             if rated_us > 0.0 {
                 s.tflops = Some(s.gflop * 1e9 / (rated_us / 1e6) / 1e12);
                 s.tbps = Some(s.bytes / (rated_us / 1e6) / 1e12);
@@ -120,6 +125,10 @@ pub(crate) fn families(rows: &[PerfRow]) -> Vec<FamilySummary> {
             s
         })
         .collect();
-    out.sort_by(|a, b| b.kernel_us.total_cmp(&a.kernel_us).then(a.family.cmp(&b.family)));
+    out.sort_by(|a, b| {
+        b.kernel_us
+            .total_cmp(&a.kernel_us)
+            .then(a.family.cmp(&b.family))
+    });
     out
 }

@@ -104,7 +104,9 @@ pub fn work(f: Formula, name: &str, x: &Inputs) -> Option<Work> {
         }),
         Formula::Elementwise | Formula::Comparison => elementwise(f, x),
         Formula::Reduction | Formula::Scan => reduction(f, x),
-        Formula::NormForward | Formula::NormBackward | Formula::SoftmaxForward
+        Formula::NormForward
+        | Formula::NormBackward
+        | Formula::SoftmaxForward
         | Formula::SoftmaxBackward => normalization(f, x),
         Formula::Embedding | Formula::IndexSelect => gather(f, x),
     }
@@ -240,7 +242,10 @@ fn reduced_numel(x: &Inputs) -> f64 {
         return 1.0;
     }
     let rank = shape.len() as i64;
-    let reduced = |i: usize| dims.iter().any(|&d| (if d < 0 { d + rank } else { d }) == i as i64);
+    let reduced = |i: usize| {
+        dims.iter()
+            .any(|&d| (if d < 0 { d + rank } else { d }) == i as i64)
+    };
     (0..shape.len())
         .filter(|&i| !reduced(i))
         .map(|i| shape[i].max(0) as f64)
@@ -252,7 +257,11 @@ fn reduced_numel(x: &Inputs) -> f64 {
 fn reduction(f: Formula, x: &Inputs) -> Option<Work> {
     let e = x.elem(0)?;
     let n = numel(x.dims(0));
-    let out = if f == Formula::Scan { n } else { reduced_numel(x) };
+    let out = if f == Formula::Scan {
+        n
+    } else {
+        reduced_numel(x)
+    };
     Some(Work {
         flops: n,
         bytes: e * (n + out),
@@ -293,7 +302,11 @@ fn gather(f: Formula, x: &Inputs) -> Option<Work> {
         numel(x.dims(idx)) * (*shape.last()?).max(0) as f64
     } else {
         let dim: i64 = x.concrete.get(1)?.trim().parse().ok()?;
-        let d = if dim < 0 { dim + shape.len() as i64 } else { dim };
+        let d = if dim < 0 {
+            dim + shape.len() as i64
+        } else {
+            dim
+        };
         let along = *shape.get(usize::try_from(d).ok()?)?;
         if along <= 0 {
             return None;
@@ -336,7 +349,10 @@ mod tests {
             &["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"],
             &[],
         );
-        assert_eq!((r.flops, r.bytes, r.precision), (56.0, 60.0, Precision::Bf16));
+        assert_eq!(
+            (r.flops, r.bytes, r.precision),
+            (56.0, 60.0, Precision::Bf16)
+        );
         // mul([8, 1] float, [8, 16] float): 128 outputs; (8 + 128 + 128)·4 bytes.
         let r = w(
             Formula::Elementwise,

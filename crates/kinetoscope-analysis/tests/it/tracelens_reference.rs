@@ -18,9 +18,11 @@ use crate::common::{fixtures, read};
 type Row = BTreeMap<String, String>;
 
 fn trace(run: &str) -> Trace {
-    read(&fixtures().join("tracelens").join(format!(
-        "{run}__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-    )))
+    read(
+        &fixtures()
+            .join("tracelens")
+            .join(format!("{run}__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")),
+    )
 }
 
 fn reference(run: &str, file: &str) -> Vec<Row> {
@@ -77,7 +79,11 @@ fn kernel_summary_per_name_is_exact() {
                 .find(|r| &r.name == name)
                 .unwrap_or_else(|| panic!("{run}: no kernel row {name}"));
             assert_eq!(row.calls, *count, "{run}: {name} count");
-            assert_eq!(row.total_ns, (sum_us * 1000.0).round() as i64, "{run}: {name} time");
+            assert_eq!(
+                row.total_ns,
+                (sum_us * 1000.0).round() as i64,
+                "{run}: {name} time"
+            );
         }
     }
 }
@@ -204,7 +210,11 @@ fn perf_row<'a>(p: &'a PerfTable, r: &Row) -> Option<&'a PerfRow> {
 fn reduce_output_difference(row: &PerfRow) -> f64 {
     let dims: Vec<Vec<i64>> = serde_json::from_str(&row.input_dims).unwrap();
     let kept: i64 = dims[0][..dims[0].len() - 1].iter().product();
-    let elem = if row.dtypes.contains("float") { 4.0 } else { 2.0 };
+    let elem = if row.dtypes.contains("float") {
+        4.0
+    } else {
+        2.0
+    };
     (kept - 1) as f64 * elem
 }
 
@@ -218,8 +228,8 @@ fn perf_model_gflop_and_bytes_per_shape() {
             let rows = reference(run, file);
             assert!(!rows.is_empty(), "{run} {file}");
             for r in &rows {
-                let ours = perf_row(&p, r)
-                    .unwrap_or_else(|| panic!("{run} {file}: no perf row {r:?}"));
+                let ours =
+                    perf_row(&p, r).unwrap_or_else(|| panic!("{run} {file}: no perf row {r:?}"));
                 assert_eq!(ours.family, family, "{run}: {}", ours.name);
                 let gflop = ours.gflop_per_call.expect("modelled");
                 let bytes = ours.bytes_per_call.expect("modelled");
@@ -246,7 +256,11 @@ fn perf_model_gflop_and_bytes_per_shape() {
                 // Their peak label is ours (Compute Spec).
                 let spec = r["Compute Spec"].as_str();
                 assert!(
-                    spec.starts_with(if family.uses_matrix_units() { "matrix_" } else { "vector_" }),
+                    spec.starts_with(if family.uses_matrix_units() {
+                        "matrix_"
+                    } else {
+                        "vector_"
+                    }),
                     "{run}: {} {spec}",
                     ours.name
                 );
@@ -272,4 +286,139 @@ fn perf_model_gflop_and_bytes_per_shape() {
         eprintln!("{file}: {exact} of {rows} exact");
     }
     assert_eq!(agreement.len(), 10);
+}
+
+/// An operator with recorded inputs on thread 1.
+fn op(name: &str, ts: u64, dur: u64, ext: u64, dims: &str, types: &str) -> String {
+    format!(
+        r#"{{"ph": "X", "cat": "cpu_op", "name": "{name}", "pid": 1, "tid": 1, "ts": {ts}, "dur": {dur}, "args": {{"External id": {ext}, "Input Dims": {dims}, "Input type": {types}}}}}"#
+    )
+}
+
+/// A kernel launch on thread 1 and its kernel on stream 7.
+fn launch(name: &str, ts: u64, ext: u64, corr: u64, start: u64, dur: u64) -> [String; 2] {
+    [
+        format!(
+            r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {ts}, "dur": 2, "args": {{"External id": {ext}, "correlation": {corr}}}}}"#
+        ),
+        format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "{name}", "pid": 0, "tid": 7, "ts": {start}, "dur": {dur}, "args": {{"device": 0, "stream": 7, "correlation": {corr}}}}}"#
+        ),
+    ]
+}
+
+/// Same-name nesting (`aten::where` in `aten::where`, the outer one with a second
+/// child, so not one merged call), a GEMM under an autograd node, and a GPU the peak
+/// table does not know.
+#[test]
+fn nesting_autograd_and_an_unknown_device() {
+    let dims = "[[4, 8], [4, 8], [4, 8]]";
+    let types = r#"["bool", "float", "float"]"#;
+    let mut events = vec![
+        op("aten::where", 0, 100, 1, dims, types),
+        op("aten::where", 10, 50, 2, dims, types),
+        op(
+            "aten::add",
+            70,
+            20,
+            3,
+            "[[4, 8], [4, 8], []]",
+            r#"["float", "float", "Scalar"]"#,
+        ),
+        op("MmBackward0", 200, 100, 10, "[]", "[]"),
+        op(
+            "aten::mm",
+            210,
+            50,
+            11,
+            "[[64, 128], [128, 32]]",
+            r#"["float", "float"]"#,
+        ),
+    ];
+    events.extend(launch("where_kernel_inner", 20, 2, 100, 1000, 20));
+    events.extend(launch("where_kernel_outer", 62, 1, 101, 1030, 5));
+    events.extend(launch("add_kernel", 75, 3, 102, 1040, 4));
+    events.extend(launch("sgemm_64x64_nn", 220, 11, 103, 1100, 30));
+    let json = format!(
+        r#"{{"schemaVersion": 1, "deviceProperties": [{{"id": 0, "name": "Mystery Accelerator 9000", "totalGlobalMem": 1000, "computeMajor": 9, "computeMinor": 0}}], "traceEvents": [{}]}}"#,
+        events.join(",\n")
+    );
+    let t = crate::common::read_json(&json);
+
+    // ops: the nested call counts in calls and self times, once in the totals.
+    let ops = analyze_ops(&t, OpGroupBy::Name);
+    let w = ops.rows.iter().find(|r| r.name == "aten::where").unwrap();
+    assert_eq!((w.calls, w.launching_calls), (2, 2));
+    assert_eq!(
+        w.host_total_ns, 100_000,
+        "the outermost call's inclusive time"
+    );
+    // The outer call's subtree: both `where` kernels and the `add` one (20 + 5 + 4 µs);
+    // adding the inner call's total again would make it 49.
+    assert_eq!(w.device_total_ns, 29_000, "the inner call's kernel once");
+    assert_eq!(w.device_self_ns, 25_000);
+    let backward = ops.rows.iter().find(|r| r.name == "MmBackward0").unwrap();
+    assert_eq!(
+        (backward.device_total_ns, backward.launching_calls),
+        (30_000, 0)
+    );
+
+    // perf: the GEMM under the autograd node is modelled; the inner `where` is the
+    // unit, the outer one's own kernel a direct row beside it; rates without roofline.
+    let p = analyze_perf(&t, &PerfOptions::default());
+    let mm = p.rows.iter().find(|r| r.name == "aten::mm").unwrap();
+    assert_eq!(mm.family, Family::Gemm);
+    assert_eq!(mm.gflop_per_call, Some(2.0 * 64.0 * 32.0 * 128.0 / 1e9));
+    assert_eq!(mm.kernel_us, 30.0);
+    let tflops = 2.0 * 64.0 * 32.0 * 128.0 / 30e-6 / 1e12;
+    assert!((mm.tflops.unwrap() - tflops).abs() < 1e-12);
+    assert_eq!(
+        (mm.peak_tflops, mm.bound, mm.roofline_fraction, mm.lost_us),
+        (None, None, None, None)
+    );
+    let wheres: Vec<&PerfRow> = p.rows.iter().filter(|r| r.name == "aten::where").collect();
+    assert_eq!(wheres.len(), 2);
+    let unit = wheres.iter().find(|r| !r.direct).unwrap();
+    let direct = wheres.iter().find(|r| r.direct).unwrap();
+    assert_eq!(
+        (unit.calls, unit.kernel_us, unit.gflop_per_call),
+        (1, 20.0, Some(32e-9))
+    );
+    // where(bool cond, a, b): 32 outputs in the values' dtype; 32 + 128 + 128 + 128 bytes.
+    assert_eq!(unit.bytes_per_call, Some(416.0));
+    assert_eq!(
+        (direct.calls, direct.kernel_us, direct.gflop_per_call),
+        (1, 5.0, None)
+    );
+    let kernel_sum: f64 = p.rows.iter().map(|r| r.kernel_us).sum();
+    assert_eq!(kernel_sum, 59.0, "every kernel once");
+    assert!(p.warnings.iter().any(|n| matches!(
+        n,
+        kinetoscope_analysis::note::Note::NoDevicePeak { device: Some(d), compute: true, bandwidth: true }
+            if d == "Mystery Accelerator 9000"
+    )));
+
+    // --peak-tflops / --peak-tbps give the verdict; a peak below the achieved rate
+    // refuses the rate instead of printing it.
+    let given = PerfOptions {
+        peak_tflops: Some(19.5),
+        peak_tbps: Some(3.0),
+        top: 0,
+    };
+    let p = analyze_perf(&t, &given);
+    let mm = p.rows.iter().find(|r| r.name == "aten::mm").unwrap();
+    // 524,288 FLOP over 57,344 bytes: 9.1 FLOP/byte, above the ridge 19.5 / 3 = 6.5.
+    assert_eq!(mm.bound, Some(kinetoscope_analysis::perf::Bound::Compute));
+    assert!(mm.roofline_fraction.is_some_and(|f| f > 0.0 && f < 1.0));
+    let low = PerfOptions {
+        peak_tflops: Some(tflops / 2.0),
+        ..given
+    };
+    let p = analyze_perf(&t, &low);
+    let mm = p.rows.iter().find(|r| r.name == "aten::mm").unwrap();
+    assert!(mm.above_peak && mm.tflops.is_none() && mm.lost_us.is_none());
+    assert!(p.warnings.iter().any(|n| matches!(
+        n,
+        kinetoscope_analysis::note::Note::RatesAbovePeak { rows: 1 }
+    )));
 }
