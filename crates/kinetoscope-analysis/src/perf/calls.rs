@@ -34,8 +34,12 @@ pub(crate) struct Measured {
     pub direct: Vec<bool>,
 }
 
-/// Decide the units of `tree` and measure them.
-pub(crate) fn measure(trace: &Trace, tree: &NodeTree) -> Measured {
+/// Decide the units of `tree` and measure them with the GPU activities `keep_gpu` keeps.
+pub(crate) fn measure(
+    trace: &Trace,
+    tree: &NodeTree,
+    keep_gpu: &dyn Fn(usize) -> bool,
+) -> Measured {
     let e = &trace.events;
     let n = tree.len();
     // The family bit of each modelled call (0 for the rest), decided once per name.
@@ -92,7 +96,7 @@ pub(crate) fn measure(trace: &Trace, tree: &NodeTree) -> Measured {
             continue;
         }
         let kind = trace.categories.kind(e.cat[i]);
-        if !is_device_work(kind) {
+        if !is_device_work(kind) || !keep_gpu(i) {
             continue;
         }
         let launcher = links

@@ -201,19 +201,31 @@ fn call_work(trace: &Trace, name: &str, key: &Key) -> Option<Work> {
 
 /// Build the perf model of a trace.
 pub fn analyze_perf(trace: &Trace, opts: &PerfOptions) -> PerfTable {
+    analyze_perf_where(trace, opts, &|_| true, &|_| true)
+}
+
+/// The perf model of the calls (operator event indexes) `keep_call` keeps, measured
+/// with the GPU activities (event indexes) `keep_gpu` keeps: the advisor leaves out the
+/// calls and kernels other findings claim, and the calls outside the steps.
+pub fn analyze_perf_where(
+    trace: &Trace,
+    opts: &PerfOptions,
+    keep_call: &dyn Fn(usize) -> bool,
+    keep_gpu: &dyn Fn(usize) -> bool,
+) -> PerfTable {
     let e = &trace.events;
     let tree = NodeTree::build(trace);
-    let m = calls::measure(trace, &tree);
+    let m = calls::measure(trace, &tree, keep_gpu);
     let absent = StrId(u32::MAX);
     // Row key: name, dims, types, concrete inputs, and whether the calls are units.
     let mut index: FxHashMap<(Key, bool), usize> = FxHashMap::default();
     let mut keys: Vec<(Key, bool)> = Vec::new();
     let mut acc: Vec<(u64, i64, bool)> = Vec::new();
     for idx in 0..tree.len() {
-        if !m.unit[idx] && !m.direct[idx] {
+        let ev = tree.event[idx] as usize;
+        if (!m.unit[idx] && !m.direct[idx]) || !keep_call(ev) {
             continue;
         }
-        let ev = tree.event[idx] as usize;
         let key = match tree.arg[idx] {
             NONE => (e.name[ev], absent, absent, absent),
             a => {

@@ -111,9 +111,7 @@ fn ops_and_kernels_round_trip_in_every_grouping() {
             let doc = e.ops(&path(p.clone()), &opts).unwrap();
             round_trip(&format!("ops {group_by:?} {}", name(&p)), &doc);
         }
-        let perf = e
-            .perf(&path(p.clone()), &PerfOptions::default())
-            .unwrap();
+        let perf = e.perf(&path(p.clone()), &PerfOptions::default()).unwrap();
         round_trip(&format!("perf {}", name(&p)), &perf);
         for group_by in [KernelGroupBy::Name, KernelGroupBy::Properties] {
             let opts = KernelsOptions {
