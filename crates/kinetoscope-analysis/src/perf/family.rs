@@ -245,6 +245,21 @@ pub fn formula(name: &str) -> Option<Formula> {
     })
 }
 
+/// How many tensor operands an element-wise operator reads; tensor inputs after them
+/// are `out=` tensors (written, not read).
+pub fn elementwise_arity(name: &str) -> usize {
+    let Some(b) = base(name) else {
+        return usize::MAX;
+    };
+    match b {
+        "where" | "addcmul" | "addcdiv" | "lerp" | "masked_fill" | "clamp" => 3,
+        "pow" | "clamp_min" | "clamp_max" => 2,
+        "logical_not" | "isnan" | "isinf" => 1,
+        _ if UNARY.contains(&b) => 1,
+        _ => 2,
+    }
+}
+
 /// The family of an operator by name (modelled or not).
 pub fn family_of(name: &str) -> Family {
     if let Some(f) = formula(name) {

@@ -2,7 +2,7 @@
 //! `Input type` and `Concrete Inputs`. The definitions, and where they depart from
 //! TraceLens's, are in `docs/metrics.md` ("Perf model").
 
-use super::family::Formula;
+use super::family::{elementwise_arity, Formula};
 use super::flops::{conv_out, op_flops, Precision};
 use super::gemm::{first_operand, gemm_of};
 
@@ -102,7 +102,7 @@ pub fn work(f: Formula, name: &str, x: &Inputs) -> Option<Work> {
             bytes: x.bytes(0),
             precision: x.precision(0),
         }),
-        Formula::Elementwise | Formula::Comparison => elementwise(f, x),
+        Formula::Elementwise | Formula::Comparison => elementwise(f, elementwise_arity(name), x),
         Formula::Reduction | Formula::Scan => reduction(f, x),
         Formula::NormForward
         | Formula::NormBackward
@@ -205,12 +205,13 @@ fn broadcast<'a>(shapes: impl Iterator<Item = &'a [i64]>) -> Option<Vec<i64>> {
     Some(out)
 }
 
-/// Element-wise: one FLOP per output element; bytes: every tensor input as recorded
-/// (a 0-dim tensor is one element, a `Scalar` none) and the output, the broadcast of
-/// the tensor inputs, in the first tensor input's dtype (one byte for comparisons; the
-/// first value's dtype for `where`).
-fn elementwise(f: Formula, x: &Inputs) -> Option<Work> {
-    let tensors: Vec<usize> = x.tensors().collect();
+/// Element-wise: one FLOP per output element; bytes: every tensor operand as recorded
+/// (a 0-dim tensor is one element, a `Scalar` none; tensors after the operator's
+/// `arity` operands are `out=` tensors, written only) and the output, the broadcast of
+/// the operands, in the first operand's dtype (one byte for comparisons; the first
+/// value's dtype for `where`).
+fn elementwise(f: Formula, arity: usize, x: &Inputs) -> Option<Work> {
+    let tensors: Vec<usize> = x.tensors().take(arity).collect();
     let first = *tensors.first()?;
     let out = numel(&broadcast(tensors.iter().map(|&i| x.dims(i)))?);
     let read: f64 = tensors.iter().map(|&i| x.bytes(i)).sum();
@@ -368,6 +369,15 @@ mod tests {
             "aten::add",
             &[vec![10], vec![], vec![]],
             &["float", "double", "Scalar"],
+            &[],
+        );
+        assert_eq!(r.bytes, 88.0);
+        // mul(x, 0-dim double, out=x) of 10 floats: the out tensor is written, not read.
+        let r = w(
+            Formula::Elementwise,
+            "aten::mul",
+            &[vec![10], vec![], vec![10]],
+            &["float", "double", "float"],
             &[],
         );
         assert_eq!(r.bytes, 88.0);
