@@ -36,7 +36,7 @@ use kinetoscope_analysis::perf::devices::Units;
 use kinetoscope_analysis::perf::family::Family;
 use kinetoscope_analysis::perf::flops::Precision;
 use kinetoscope_analysis::perf::gemm::gemm_of;
-use kinetoscope_analysis::perf::{analyze_perf_where, Bound, PerfOptions, PerfRow};
+use kinetoscope_analysis::perf::{Bound, PerfOptions, PerfRow};
 use kinetoscope_trace::{parse_dims, CategoryKind};
 use rustc_hash::FxHashSet;
 
@@ -149,7 +149,7 @@ impl Rule for RooflineGap {
             peak_tbps: None,
             top: 0,
         };
-        let table = analyze_perf_where(t, &opts, &keep_call, &keep_gpu);
+        let table = facts.perf_model(&opts, &keep_call, &keep_gpu);
         let rows: Vec<&PerfRow> = table
             .rows
             .iter()
