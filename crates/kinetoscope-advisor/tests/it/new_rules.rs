@@ -522,4 +522,28 @@ fn gp009_roofline_gap() {
     // The optimizer rules claim the time inside Optimizer.step: GP009 never counts it.
     let r = roofline_trace(1500, true).report(&Config::default());
     assert!(find(&r.findings, "GP009").is_none());
+    // Nor a host-to-device copy under `aten::copy_` (the transfer rules' time).
+    let bf16 = r#""c10::BFloat16""#;
+    let r = steps(|b, t| {
+        let ext = b.op(
+            "aten::copy_",
+            t + 100,
+            100,
+            &format!(r#""Input Dims":[[16,559,1024],[16,559,1024]],"Input type":[{bf16},{bf16}]"#),
+        );
+        b.memcpy(
+            ext,
+            t + 110,
+            "Memcpy HtoD (Pinned -> Device)",
+            t + 1000,
+            1500,
+            18_317_312,
+        );
+    })
+    .report(&Config::default());
+    assert!(
+        find(&r.findings, "GP009").is_none(),
+        "{:?}",
+        find(&r.findings, "GP009").map(|f| &f.evidence)
+    );
 }

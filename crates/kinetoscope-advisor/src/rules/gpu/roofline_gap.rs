@@ -7,7 +7,8 @@
 //! their FLOPs and bytes need at the device's peaks. Calls and kernels another finding claims are left out: calls inside
 //! `Optimizer.*` spans (OP001, OP002), math attention and softmax (GP004), FP32 GEMMs
 //! and convolutions on CUDA cores (GP003), GEMMs with misaligned dimensions (GP007),
-//! and the kernels LowOccupancy flags (GP008).
+//! the kernels LowOccupancy flags (GP008), layout transposes (GP006) and host-device
+//! copies (TR001, TR002).
 //!
 //! ## Why it matters
 //! A shape far below its roofline spends time the hardware could give back: a chain of
@@ -43,6 +44,7 @@ use rustc_hash::FxHashSet;
 use crate::config::Config;
 use crate::facts::{ms, Facts};
 use crate::finding::{About, Finding, Severity};
+use crate::rules::gpu::conv_layout::is_layout_transpose;
 use crate::rules::gpu::gemm_alignment::required_multiple;
 use crate::rules::gpu::low_occupancy::flagged_kernels;
 use crate::rules::{finish, Draft, Rule, RuleMeta};
@@ -142,8 +144,12 @@ impl Rule for RooflineGap {
             .map(|f| f.kernels.iter().map(|(r, _)| r.name.clone()).collect())
             .unwrap_or_default();
         let keep_call = |ev: usize| !claimed[ev] && facts.step_of_event(ev).is_some();
-        let keep_gpu =
-            |ev: usize| !low_occupancy.contains(t.name(kinetoscope_trace::EventId(ev as u32)));
+        let keep_gpu = |ev: usize| {
+            let name = t.name(kinetoscope_trace::EventId(ev as u32));
+            let host_copy = t.categories.kind(t.events.cat[ev]) == CategoryKind::GpuMemcpy
+                && (name.contains("HtoD") || name.contains("DtoH"));
+            !low_occupancy.contains(name) && !is_layout_transpose(name) && !host_copy
+        };
         let opts = PerfOptions {
             peak_tflops: config.peak_tflops,
             peak_tbps: None,
@@ -219,10 +225,10 @@ impl Rule for RooflineGap {
                 fix: fixes(&rows),
                 details: format!(
                     "Perf model over the calls inside the steps (kinetoscope perf), without \
-                     the calls and kernels OP001, OP002, GP003, GP004, GP007 and GP008 \
-                     claim. Named: the {} shapes below {} % of their roofline with the most \
-                     time lost; no finding below {} % of the step, warning from {} % \
-                     (proposals). Impact: their kernel time minus the time the roofline \
+                     the calls and kernels OP001, OP002, GP003, GP004, GP006, GP007, GP008, \
+                     TR001 and TR002 claim. Named: the {} shapes below {} % of their \
+                     roofline with the most time lost; no finding below {} % of the step, \
+                     warning from {} % (proposals). Impact: their kernel time minus the time the roofline \
                      allows (an upper bound).",
                     th.top_shapes,
                     100.0 * th.max_roofline_fraction,
