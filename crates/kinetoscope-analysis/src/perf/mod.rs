@@ -247,6 +247,7 @@ pub fn analyze_perf_where(
 
     let device = trace.meta.devices.first().map(|d| d.name.clone());
     let peaks = device.as_deref().and_then(gpu_peak);
+    let amd = trace.meta.gpu_vendor == Some(kinetoscope_trace::GpuVendor::Amd);
     let mut rows: Vec<PerfRow> = keys
         .iter()
         .zip(&acc)
@@ -265,7 +266,9 @@ pub fn analyze_perf_where(
                     Units::Vector
                 }
             });
-            let precision = w.map(|w| match (w.precision, units, tc) {
+            // FP32 on NVIDIA tensor cores is TF32; AMD's matrix cores run FP32 as FP32
+            // (XF32 is opt-in), judged against the FP32 peak.
+            let precision = w.map(|w| match (w.precision, units, tc && !amd) {
                 (Precision::Fp32, Some(Units::Matrix), true) => Precision::Tf32,
                 (p, _, _) => p,
             });

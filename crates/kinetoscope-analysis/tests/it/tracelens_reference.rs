@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 
 use kinetoscope_analysis::kernels::{analyze_kernels, KernelGroupBy};
 use kinetoscope_analysis::ops::{analyze_ops, OpGroupBy};
+use kinetoscope_analysis::perf::devices::Units;
 use kinetoscope_analysis::perf::family::Family;
+use kinetoscope_analysis::perf::flops::Precision;
 use kinetoscope_analysis::perf::{analyze_perf, PerfOptions, PerfRow, PerfTable};
 use kinetoscope_trace::Trace;
 
@@ -204,6 +206,24 @@ fn perf_row<'a>(p: &'a PerfTable, r: &Row) -> Option<&'a PerfRow> {
     })
 }
 
+/// A row's units and precision as TraceLens's `Compute Spec` (`matrix_bf16`).
+fn spec(row: &PerfRow) -> String {
+    let units = match row.units {
+        Some(Units::Matrix) => "matrix",
+        Some(Units::Vector) => "vector",
+        None => "none",
+    };
+    let precision = match row.precision {
+        Some(Precision::Bf16) => "bf16",
+        Some(Precision::Fp32) => "fp32",
+        Some(Precision::Tf32) => "tf32",
+        Some(Precision::Fp64) => "fp64",
+        Some(Precision::Fp8) => "fp8",
+        None => "none",
+    };
+    format!("{units}_{precision}")
+}
+
 /// Output elements of TraceLens's `Reduce_fwd` rows: it counts one output element
 /// whatever `dim` keeps; kinetoscope counts the elements `dim` keeps. The difference,
 /// in bytes, for a row.
@@ -253,17 +273,8 @@ fn perf_model_gflop_and_bytes_per_shape() {
                 let e = agreement.entry(format!("{run} {file}")).or_default();
                 e.0 += usize::from(family != Family::Reduction);
                 e.1 += 1;
-                // Their peak label is ours (Compute Spec).
-                let spec = r["Compute Spec"].as_str();
-                assert!(
-                    spec.starts_with(if family.uses_matrix_units() {
-                        "matrix_"
-                    } else {
-                        "vector_"
-                    }),
-                    "{run}: {} {spec}",
-                    ours.name
-                );
+                // Their peak label (Compute Spec) is ours: units and precision.
+                assert_eq!(spec(ours), r["Compute Spec"], "{run}: {}", ours.name);
             }
         }
         // No achieved rate exceeds its peak, and every modelled row on these known
