@@ -130,13 +130,13 @@ pub(crate) fn measure(
         while at < spans.len() && spans[at].0 == node {
             let (_, s, end) = spans[at];
             if s > open_end {
-                busy = busy.saturating_add(open_end - open_start);
+                busy = busy.saturating_add(open_end.saturating_sub(open_start));
                 open_start = s;
             }
             open_end = open_end.max(end);
             at += 1;
         }
-        busy = busy.saturating_add(open_end - open_start);
+        busy = busy.saturating_add(open_end.saturating_sub(open_start));
         m.busy_ns[node as usize] = busy;
     }
     m

@@ -116,7 +116,8 @@ pub(crate) fn sdpa(q: &[i64], k: &[i64], causal: bool) -> Option<f64> {
     if q.len() != 4 || k.len() != 4 {
         return None;
     }
-    let v = 4.0 * (q[0] * q[1] * q[2]) as f64 * k[2] as f64 * q[3] as f64;
+    // In f64: recorded shapes are untrusted and an i64 product may overflow.
+    let v = 4.0 * q[0] as f64 * q[1] as f64 * q[2] as f64 * k[2] as f64 * q[3] as f64;
     Some(if causal && q[2] == k[2] { v / 2.0 } else { v })
 }
 
@@ -135,7 +136,14 @@ pub(crate) fn conv_out(x: &[i64], w: &[i64], concrete: &[String]) -> Option<Vec<
     }
     let mut out = vec![x[0], w[0]];
     for i in 0..spatial {
-        let o = (x[2 + i] + 2 * pad[i] - dil[i] * (w[2 + i] - 1) - 1) / stride[i] + 1;
+        // In i128, with a positive stride: recorded values are untrusted.
+        if stride[i] <= 0 {
+            return None;
+        }
+        let span = i128::from(x[2 + i]) + 2 * i128::from(pad[i])
+            - i128::from(dil[i]) * (i128::from(w[2 + i]) - 1)
+            - 1;
+        let o = i64::try_from(span / i128::from(stride[i]) + 1).ok()?;
         if o <= 0 {
             return None;
         }

@@ -96,7 +96,9 @@ pub fn gemm_of(name: &str, dims: &[Vec<i64>]) -> Option<Gemm> {
             }
             Gemm {
                 batch: 1,
-                m: x[..x.len() - 1].iter().product(),
+                m: x[..x.len() - 1]
+                    .iter()
+                    .try_fold(1i64, |a, &b| a.checked_mul(b))?,
                 n: w[0],
                 k: w[1],
             }

@@ -124,7 +124,7 @@ fn gemm(name: &str, x: &Inputs) -> Option<Work> {
         (a == 1).then_some(0)
     };
     let bias = bias_at.filter(|&i| x.elem(i).is_some() && i < x.dims.len());
-    let out = (g.batch * g.m * g.n) as f64;
+    let out = g.batch as f64 * g.m as f64 * g.n as f64;
     let mut flops = g.flops();
     let mut bytes = e * (numel(x.dims(a)) + numel(x.dims(a + 1)) + out);
     if let Some(b) = bias {
@@ -429,6 +429,48 @@ mod tests {
             &[],
         );
         assert_eq!((r.flops, r.bytes), (0.0, 2.0 * 2.0 * 96.0 + 48.0));
+    }
+
+    #[test]
+    fn hostile_shapes_do_not_overflow() {
+        let huge = i64::MAX / 2;
+        for (f, name, dims) in [
+            (
+                Formula::Gemm,
+                "aten::mm",
+                vec![vec![huge, huge], vec![huge, huge]],
+            ),
+            (
+                Formula::Gemm,
+                "aten::linear",
+                vec![vec![huge, huge, 4], vec![8, 4]],
+            ),
+            (
+                Formula::AttentionForward,
+                "aten::_scaled_dot_product_flash_attention",
+                vec![vec![huge, huge, huge, huge]; 3],
+            ),
+        ] {
+            let t = s(&["float", "float", "float"]);
+            let x = Inputs {
+                dims: &dims,
+                types: &t,
+                concrete: &[],
+            };
+            let _ = work(f, name, &x);
+        }
+        // A zero stride is refused, not divided by.
+        let c = s(&[
+            "", "", "", "[0, 0]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1",
+        ]);
+        let t = s(&["float", "float"]);
+        let dims = [vec![2, 3, 32, 32], vec![16, 3, 3, 3]];
+        let x = Inputs {
+            dims: &dims,
+            types: &t,
+            concrete: &c,
+        };
+        assert_eq!(work(Formula::ConvForward, "aten::convolution", &x), None);
     }
 
     #[test]
