@@ -53,6 +53,8 @@ pub struct Config {
     pub gemm_alignment: GemmAlignment,
     /// `LowOccupancy`.
     pub low_occupancy: LowOccupancy,
+    /// `RooflineGap`.
+    pub roofline_gap: RooflineGap,
     /// `RankMemoryImbalance`.
     pub rank_memory: RankMemory,
     /// Peak FLOP/s override, TFLOP/s (`--peak-tflops`); else the table for the detected GPU.
@@ -415,6 +417,32 @@ impl Default for GemmAlignment {
             multiple_8bit: 16,
             warning_step_share_pct: 1.0,
             recoverable_pct: 25.0,
+        }
+    }
+}
+
+/// Operator shapes far below the roofline (the perf model's time lost).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RooflineGap {
+    /// Shapes named (the ones with the most time lost).
+    pub top_shapes: usize,
+    /// Only shapes below this fraction of their roofline count, 0–1 (proposal: tuned
+    /// GEMMs reach 60–80 % of the dense peak; below half is far from it).
+    pub max_roofline_fraction: f64,
+    /// No finding below this share of the step, percent (proposal, as `LowOccupancy`).
+    pub min_step_share_pct: f64,
+    /// Warning (else info) from this share of the step, percent (proposal).
+    pub warning_step_share_pct: f64,
+}
+
+impl Default for RooflineGap {
+    fn default() -> Self {
+        Self {
+            top_shapes: 5,
+            max_roofline_fraction: 0.5,
+            min_step_share_pct: 1.0,
+            warning_step_share_pct: 5.0,
         }
     }
 }

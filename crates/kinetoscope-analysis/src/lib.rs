@@ -39,6 +39,7 @@ pub mod name_memo;
 pub mod note;
 pub mod ops;
 pub mod overview;
+pub mod perf;
 pub mod range_extremes;
 pub mod ranks;
 pub mod sequences;

@@ -28,6 +28,30 @@ pub enum Note {
         /// Calls whose id named no operator, linked by time.
         nested: u64,
     },
+    /// GPU activities (kernels, memcpys, memsets) whose correlation matches no runtime
+    /// call (launched before the profiler window): views by operator (`ops`, `perf`)
+    /// leave them out, views by kernel name keep them.
+    GpuWithoutLaunch {
+        /// How many.
+        count: u64,
+    },
+    /// The perf model has no compute peak and/or no bandwidth for the device (not in the
+    /// table, or no GPU recorded, and no `--peak-tflops` / `--peak-tbps`): rates are
+    /// shown without bound, roofline fraction or time lost.
+    NoDevicePeak {
+        /// The GPU's name, when recorded.
+        device: Option<String>,
+        /// The compute peak is missing.
+        compute: bool,
+        /// The bandwidth peak is missing.
+        bandwidth: bool,
+    },
+    /// Perf-model rows whose achieved rate would exceed the device's peak: their device
+    /// time was not all recorded or their shapes are wrong, so their rates are refused.
+    RatesAbovePeak {
+        /// How many rows.
+        rows: u64,
+    },
     /// No `ProfilerStep#` spans: the whole trace is treated as one step.
     NoStepMarkers,
     /// The host launched kernels but the trace holds no kernel, copy or set: the device
@@ -133,6 +157,11 @@ impl Note {
                 relinked: links.relinked,
                 unlinked: links.unlinked,
                 nested: links.nested,
+            });
+        }
+        if report.gpu_without_launch > 0 {
+            notes.push(Self::GpuWithoutLaunch {
+                count: report.gpu_without_launch,
             });
         }
         notes

@@ -18,10 +18,11 @@ use kinetoscope_synth::shapes::{write_shape, Shape, ShapeOptions};
 use crate::child::run_child;
 
 /// Every view the benchmark times besides `summary` and `report`.
-pub const VIEWS: [&str; 10] = [
+pub const VIEWS: [&str; 11] = [
     "memory",
     "overview",
     "ops",
+    "perf",
     "kernels",
     "temporal",
     "idle",

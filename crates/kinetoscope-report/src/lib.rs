@@ -25,6 +25,7 @@ pub mod memory_timeline;
 pub mod note;
 pub mod ops;
 pub mod overview;
+pub mod perf;
 pub mod ranks;
 pub mod report;
 pub mod run_folder;

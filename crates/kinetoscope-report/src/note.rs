@@ -59,6 +59,31 @@ pub fn text(note: &Note) -> String {
                 parts.join(", ")
             )
         }
+        Note::GpuWithoutLaunch { count } => format!(
+            "{count} GPU kernels, copies or sets have no launch record (launched before the \
+             profiler window): views by operator leave them out, views by kernel keep them"
+        ),
+        Note::NoDevicePeak {
+            device,
+            compute,
+            bandwidth,
+        } => {
+            let what = match (compute, bandwidth) {
+                (true, true) => "compute or bandwidth peak",
+                (true, false) => "compute peak",
+                _ => "bandwidth peak",
+            };
+            let device = device.as_deref().unwrap_or("no GPU recorded");
+            format!(
+                "no {what} for the device ({device}) in the peak table: rates are shown \
+                 without bound, roofline fraction or time lost; pass --peak-tflops / \
+                 --peak-tbps"
+            )
+        }
+        Note::RatesAbovePeak { rows } => format!(
+            "{rows} rows would run faster than the device's peak: their device time was not \
+             all recorded or their shapes are wrong, so their rates are not shown"
+        ),
         Note::NoStepMarkers => {
             "no ProfilerStep# spans: the whole trace is treated as one step".to_owned()
         }

@@ -72,6 +72,7 @@ pub fn to_table(doc: &OpsDocument) -> String {
         }));
         headers.extend([
             "Calls",
+            "Launching",
             "Device self µs",
             "Device total µs",
             "Host self µs",
@@ -91,6 +92,7 @@ pub fn to_table(doc: &OpsDocument) -> String {
             }
             row.extend([
                 Value::from(r.calls),
+                Value::from(r.launching_calls),
                 Value::float(us(r.device_self_ns), 1),
                 Value::float(us(r.device_total_ns), 1),
                 Value::float(us(r.host_self_ns), 1),
@@ -128,6 +130,7 @@ pub fn to_csv(doc: &OpsDocument) -> String {
     headers.extend(group_column(doc.options.group_by));
     headers.extend([
         "calls",
+        "launching_calls",
         "device_self_us",
         "device_total_us",
         "host_self_us",
@@ -150,6 +153,7 @@ pub fn to_csv(doc: &OpsDocument) -> String {
             }
             row.extend([
                 Value::from(r.calls),
+                Value::from(r.launching_calls),
                 Value::float(us(r.device_self_ns), 3),
                 Value::float(us(r.device_total_ns), 3),
                 Value::float(us(r.host_self_ns), 3),

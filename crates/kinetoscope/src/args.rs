@@ -75,6 +75,17 @@ pub enum Command {
     /// time), device_total, host_self, host_total, calls, tc_total, name.
     /// CSV: one table for all traces, times in µs.
     Ops(OpsArgs),
+    /// Performance model (roofline): per operator + input dims + dtypes, the family
+    /// (gemm, attention, conv, elementwise, reduction, normalization, softmax,
+    /// embedding_index, optimizer, other), GFLOP and bytes per call, FLOP per byte,
+    /// kernel time (busy time of the GPU work under the call), achieved TFLOP/s and
+    /// TB/s, the device's peaks, the bound, the fraction of the roofline reached and the
+    /// time lost against it; rows ranked by time lost, a per-family summary on top.
+    ///
+    /// Peaks come from the device table (docs/devices.md) unless --peak-tflops /
+    /// --peak-tbps are given; an unknown device gets rates without roofline verdicts.
+    /// CSV: one table for all traces, the JSON row keys as columns.
+    Perf(PerfArgs),
     /// GPU kernel table: per kernel name (or name + launching operator + grid, block,
     /// registers, shared memory with --group-by properties), calls, total, mean, min and
     /// max duration, tensor-core use, time-weighted mean blocks per SM and est. achieved
@@ -358,6 +369,20 @@ pub struct OpsArgs {
     /// How calls are grouped into rows.
     #[arg(long, value_enum, default_value_t)]
     pub group_by: OpsGroupBy,
+}
+
+/// `perf` options.
+#[derive(Debug, Args, Clone)]
+pub struct PerfArgs {
+    /// Path, format, --top and reading options.
+    #[command(flatten)]
+    pub view: ViewArgs,
+    /// Compute peak in TFLOP/s for every row, instead of the device table's.
+    #[arg(long, value_name = "TFLOPS")]
+    pub peak_tflops: Option<f64>,
+    /// Memory bandwidth peak in TB/s, instead of the device table's.
+    #[arg(long, value_name = "TBPS")]
+    pub peak_tbps: Option<f64>,
 }
 
 /// Row grouping of `kinetoscope kernels`.

@@ -471,6 +471,17 @@ impl<'a> Facts<'a> {
         self.steps.len()
     }
 
+    /// The perf model (`kinetoscope perf`) of the calls (operator events) `keep_call`
+    /// keeps, measured with the GPU activities `keep_gpu` keeps.
+    pub fn perf_model(
+        &self,
+        opts: &kinetoscope_analysis::perf::PerfOptions,
+        keep_call: &dyn Fn(usize) -> bool,
+        keep_gpu: &dyn Fn(usize) -> bool,
+    ) -> kinetoscope_analysis::perf::PerfTable {
+        kinetoscope_analysis::perf::analyze_perf_where(self.trace, opts, keep_call, keep_gpu)
+    }
+
     /// Mean step duration, ns (0 without steps).
     pub fn mean_step_ns(&self) -> f64 {
         if self.steps.is_empty() {

@@ -77,6 +77,7 @@ pub fn all() -> Vec<&'static dyn Rule> {
         &gpu::conv_layout::ConvLayoutTransposes,
         &gpu::gemm_alignment::GemmDimsNotAligned,
         &gpu::low_occupancy::LowOccupancy,
+        &gpu::roofline_gap::RooflineGap,
         &transfer::pageable_memcpy::PageableMemcpy,
         &transfer::excessive_transfers::ExcessiveTransfers,
         &comm::exposed_communication::ExposedCommunication,

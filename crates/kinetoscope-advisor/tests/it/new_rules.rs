@@ -474,3 +474,76 @@ fn di004_rank_memory_imbalance() {
     assert!(none(76, 70));
     assert!(none(40, 20));
 }
+
+/// Per 10 ms step an `aten::mul` of two BF16 [16, 559, 1024] tensors (55 MB moved, 16 µs
+/// at the H100's 3.35 TB/s) whose kernel takes `dur` µs; inside `Optimizer.step#SGD.step`
+/// when `in_optimizer`.
+pub(crate) fn roofline_trace(dur: u64, in_optimizer: bool) -> TraceBuilder {
+    let bf16 = r#""c10::BFloat16""#;
+    steps(|b, t| {
+        if in_optimizer {
+            b.annotation("Optimizer.step#SGD.step", t + 50, 300);
+        }
+        let ext = b.op(
+            "aten::mul",
+            t + 100,
+            100,
+            &format!(r#""Input Dims":[[16,559,1024],[16,559,1024]],"Input type":[{bf16},{bf16}]"#),
+        );
+        b.kernel(
+            ext,
+            t + 110,
+            "void at::native::vectorized_elementwise_kernel<4, MulFunctor>",
+            t + 1000,
+            dur,
+            "",
+        );
+    })
+}
+
+#[test]
+fn gp009_roofline_gap() {
+    let r = roofline_trace(1500, false).report(&Config::default());
+    let f = expect_finding(&r.findings, "GP009");
+    // 54,951,936 bytes need 16.4 µs at 3.35 TB/s: 1483.6 µs of each 10 ms step lost.
+    assert_eq!(f.severity, Severity::Warning);
+    let lost_us = 1500.0 - 54_951_936.0 / 3.35e12 * 1e6;
+    assert!(
+        (f.impact_ns_per_step - lost_us * 1e3).abs() < 1.0,
+        "{}",
+        f.impact_ns_per_step
+    );
+    assert!(
+        f.evidence[1].contains("aten::mul") && f.evidence[1].contains("(memory-bound)"),
+        "{:?}",
+        f.evidence
+    );
+    assert!(f.fix.starts_with("Fuse the memory-bound"), "{}", f.fix);
+    // The optimizer rules claim the time inside Optimizer.step: GP009 never counts it.
+    let r = roofline_trace(1500, true).report(&Config::default());
+    assert!(find(&r.findings, "GP009").is_none());
+    // Nor a host-to-device copy under `aten::copy_` (the transfer rules' time).
+    let bf16 = r#""c10::BFloat16""#;
+    let r = steps(|b, t| {
+        let ext = b.op(
+            "aten::copy_",
+            t + 100,
+            100,
+            &format!(r#""Input Dims":[[16,559,1024],[16,559,1024]],"Input type":[{bf16},{bf16}]"#),
+        );
+        b.memcpy(
+            ext,
+            t + 110,
+            "Memcpy HtoD (Pinned -> Device)",
+            t + 1000,
+            1500,
+            18_317_312,
+        );
+    })
+    .report(&Config::default());
+    assert!(
+        find(&r.findings, "GP009").is_none(),
+        "{:?}",
+        find(&r.findings, "GP009").map(|f| &f.evidence)
+    );
+}

@@ -8,7 +8,9 @@
 use kinetoscope_advisor::{rules, Config, Finding};
 
 use crate::common::{advise_rank_traces, h100, ids, render, TraceBuilder, GIB};
-use crate::new_rules::{conv_trace, gemm_trace_with, gloo_trace, occupancy_trace, rank_trace};
+use crate::new_rules::{
+    conv_trace, gemm_trace_with, gloo_trace, occupancy_trace, rank_trace, roofline_trace,
+};
 
 /// What a row's builder makes: one trace, or the rank traces of one job.
 enum Input {
@@ -154,6 +156,8 @@ table! {
         "new_rules::gemm_trace: BF16 linear with a vocabulary of 50257, 2 ms of kernel per step (clean: 50264, a multiple of 8)";
     gp008_low_occupancy: "GP008" => low_occupancy,
         "new_rules::occupancy_trace: a 3 ms elementwise kernel at 12 % achieved occupancy and 0.5 blocks per SM (clean: 50 %)";
+    gp009_roofline_gap: "GP009" => roofline_gap,
+        "new_rules::roofline_trace: a BF16 aten::mul moving 55 MB whose kernel takes 1.5 ms of each 10 ms step, 16 µs at the H100's bandwidth (clean: 20 µs)";
     tr001_pageable_memcpy: "TR001" => pageable_memcpy,
         "one 2 MiB Memcpy HtoD (Pageable -> Device) of 0.3 ms per step under aten::to (clean: Pinned -> Device)";
     // The snapshot's details read "3.2 % > 5 % of step or 16.0 > 10 copies per step":
@@ -552,6 +556,11 @@ fn low_occupancy(bad: bool) -> Input {
     Input::Trace(occupancy_trace(if bad { 12 } else { 50 }))
 }
 
+/// GP009: a memory-bound multiply at 1 % of its roofline (clean: 82 %).
+fn roofline_gap(bad: bool) -> Input {
+    Input::Trace(roofline_trace(if bad { 1500 } else { 20 }, false))
+}
+
 /// Per step a 6 ms GEMM and a 2 MiB host-to-device copy `name` of 0.3 ms (7 GB/s)
 /// under `aten::to`.
 fn copy_trace(name: &str) -> TraceBuilder {
@@ -748,9 +757,23 @@ fn healthy() -> TraceBuilder {
             60,
             1 << 20,
         );
-        // Launched up front, run back to back.
+        // Launched up front, run back to back; 2·9216³ FLOP in 2.1 ms is 75 % of the
+        // H100's BF16 peak.
         for i in 0..4 {
-            b.gemm(t + 200 + i * 50, t + 210 + i * 2100, 2100);
+            let ext = b.op(
+                "aten::mm",
+                t + 200 + i * 50,
+                40,
+                r#""Input Dims":[[9216,9216],[9216,9216]],"Input type":["c10::BFloat16","c10::BFloat16"]"#,
+            );
+            b.kernel(
+                ext,
+                t + 210 + i * 50,
+                "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+                t + 210 + i * 2100,
+                2100,
+                "",
+            );
         }
         b.memory(t + 300, 46 * GIB, 48 * GIB);
         b.memory(t + 8000, 40 * GIB, 48 * GIB);

@@ -7,7 +7,11 @@
 //! `External id` when the call lies inside it, else the innermost operator around the
 //! call) and GPU work on the runtime call with its `correlation` (`launch.rs`); device time is a plain sum of kernel,
 //! memcpy and memset durations. Nested operators are separate rows, so totals
-//! double-count across rows by design. Where kinetoscope departs from the plugin is listed
+//! double-count across rows by design; within a row they do not: a call nested (at any
+//! depth) in a call of the same row counts in `calls` and in the self columns, but not
+//! again in the total columns, which hold the outermost call's inclusive time. GPU
+//! activities without a launch record (no runtime call has their correlation: launched
+//! before the profiler window) are in no row. Where kinetoscope departs from the plugin is listed
 //! in `docs/tb-plugin-differences.md`.
 
 pub mod eligibility;
@@ -65,14 +69,19 @@ pub struct OpRow {
     pub module: Option<String>,
     /// Number of calls.
     pub calls: u64,
+    /// Calls whose own runtime calls launched at least one kernel, memcpy or memset
+    /// (TraceLens's `Count`).
+    #[serde(default)]
+    pub launching_calls: u64,
     /// Σ call duration minus child operators/annotations minus own runtime calls.
     pub host_self_ns: i64,
-    /// Σ call duration.
+    /// Σ call duration, calls nested in a call of the same row left out.
     pub host_total_ns: i64,
     /// Σ duration of kernels, memcpys and memsets launched by the calls' own runtime
     /// calls.
     pub device_self_ns: i64,
-    /// The same including everything launched by nested operators.
+    /// The same including everything launched by nested operators (calls nested in a
+    /// call of the same row left out).
     pub device_total_ns: i64,
     /// Tensor-core eligible: by name, by an eligible child operator, or because its
     /// kernels used tensor cores (any call).
@@ -163,6 +172,7 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
         });
     }
     drop(index);
+    let nested = nested_in_own_group(&tree, &group_of, groups.len());
     let mut rows: Vec<OpRow> = Vec::with_capacity(groups.len());
     rows.extend(
         groups
@@ -175,12 +185,15 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
         };
         let ev = tree.event[idx] as usize;
         r.calls += 1;
-        r.host_total_ns += e.dur_ns[ev];
+        r.launching_calls += u64::from(stats.launched[idx]);
         r.host_self_ns += stats.host_self[idx];
         r.device_self_ns += stats.device_self[idx];
-        r.device_total_ns += stats.device_total[idx];
         r.tc_self_ns += stats.tc_self[idx];
-        r.tc_total_ns += stats.tc_total[idx];
+        if !nested[idx] {
+            r.host_total_ns += e.dur_ns[ev];
+            r.device_total_ns += stats.device_total[idx];
+            r.tc_total_ns += stats.tc_total[idx];
+        }
         r.tc_eligible |= stats.eligible[idx];
         let arg = tree.arg[idx];
         if arg != tree::NONE && Some(trace.args.op[arg as usize].call_stack) != empty {
@@ -196,7 +209,12 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
     // The reader's repaired launch links decide device time here: say so.
     let mut warnings: Vec<Note> = Note::from_read(&trace.report)
         .into_iter()
-        .filter(|n| matches!(n, Note::RepairedLaunchLinks { .. }))
+        .filter(|n| {
+            matches!(
+                n,
+                Note::RepairedLaunchLinks { .. } | Note::GpuWithoutLaunch { .. }
+            )
+        })
         .collect();
     if tree.overlapping > 0 {
         warnings.push(Note::OverlappingSpans {
@@ -226,7 +244,33 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
     table
 }
 
-/// `100 · part / whole`, or 0 when `whole` is 0.
+/// Whether each node lies (at any depth) inside a node of its own group: its inclusive
+/// times are already in the outermost one's. One pre-order walk with the open path and
+/// a count of open nodes per group: O(n).
+fn nested_in_own_group(tree: &NodeTree, group_of: &[u32], groups: usize) -> Vec<bool> {
+    let mut open = vec![0u32; groups];
+    let mut path: Vec<u32> = Vec::new();
+    let mut nested = vec![false; tree.len()];
+    for (idx, flag) in nested.iter_mut().enumerate() {
+        let parent = tree.parent[idx];
+        while let Some(&top) = path.last() {
+            if top == parent {
+                break;
+            }
+            path.pop();
+            if let Some(c) = open.get_mut(group_of[top as usize] as usize) {
+                *c -= 1;
+            }
+        }
+        if let Some(c) = open.get_mut(group_of[idx] as usize) {
+            *flag = *c > 0;
+            *c += 1;
+        }
+        path.push(idx as u32);
+    }
+    nested
+}
+
 /// An empty row for the group of operator `name` (and `label`, the grouping text).
 fn new_row(trace: &Trace, group_by: OpGroupBy, name: StrId, label: Option<String>) -> OpRow {
     let (input_shape, call_stack, module) = match group_by {
@@ -241,6 +285,7 @@ fn new_row(trace: &Trace, group_by: OpGroupBy, name: StrId, label: Option<String
         call_stack,
         module,
         calls: 0,
+        launching_calls: 0,
         host_self_ns: 0,
         host_total_ns: 0,
         device_self_ns: 0,
@@ -254,6 +299,7 @@ fn new_row(trace: &Trace, group_by: OpGroupBy, name: StrId, label: Option<String
     }
 }
 
+/// `part / whole`, or 0 when `whole` is 0.
 fn share(part: i64, whole: i64) -> f64 {
     if whole > 0 {
         part as f64 / whole as f64

@@ -26,6 +26,9 @@ pub(crate) struct NodeStats {
     /// Tensor-core eligible (by name, by an eligible child operator, or by own
     /// tensor-core kernels).
     pub eligible: Vec<bool>,
+    /// Whether the node's own runtime calls launched at least one kernel, memcpy or
+    /// memset.
+    pub launched: Vec<bool>,
     /// Whether the trace has any kernel, memcpy or memset.
     pub has_device_work: bool,
     /// Runtime calls with an `External id` but no operator (none carries the id, none
@@ -44,6 +47,7 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
         tc_self: vec![0; n],
         tc_total: Vec::new(),
         eligible: vec![false; n],
+        launched: vec![false; n],
         has_device_work: false,
         unmatched_runtimes: 0,
     };
@@ -90,6 +94,7 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
         let r = tree.rep[launcher as usize] as usize;
         let dur = e.dur_ns[i];
         s.device_self[r] += dur;
+        s.launched[r] = true;
         if kind == CategoryKind::Kernel && tc.get(&trace.strings, e.name[i]) {
             s.tc_self[r] += dur;
         }

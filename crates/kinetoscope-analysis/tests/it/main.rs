@@ -34,3 +34,4 @@ mod memory_snapshot;
 mod memory_step_pattern;
 mod ops_kernels;
 mod overview;
+mod tracelens_reference;

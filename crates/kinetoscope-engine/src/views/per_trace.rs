@@ -8,6 +8,7 @@ use kinetoscope_analysis::critical_path::{critical_path, CriticalPath, CriticalP
 use kinetoscope_analysis::kernels::{analyze_kernels, KernelGroupBy, KernelSortKey, KernelsTable};
 use kinetoscope_analysis::ops::{analyze_ops, OpGroupBy, OpSortKey, OpsTable};
 use kinetoscope_analysis::overview::{overview, TraceOverview};
+use kinetoscope_analysis::perf::{analyze_perf, PerfOptions, PerfTable};
 use kinetoscope_analysis::sequences::{frequent_sequences, SequenceOptions, TraceSequences};
 use kinetoscope_analysis::summary::{summarize, TraceSummary};
 
@@ -53,6 +54,16 @@ impl Engine {
             table.truncate(opts.top);
             table
         })
+    }
+
+    /// `perf`: the performance model (roofline per operator + shapes + dtypes) of each
+    /// trace, ranked by time lost and cut on the thread that read it.
+    pub fn perf(
+        &self,
+        src: &Source,
+        opts: &PerfOptions,
+    ) -> EngineResult<Document<PerfTable, PerfOptions>> {
+        self.document(src, opts.clone(), |trace| analyze_perf(trace, opts))
     }
 
     /// `kernels`: the kernel table of each trace, sorted and cut like [`Engine::ops`].

@@ -10,6 +10,7 @@ use kinetoscope_analysis::gpu_time::launches::LaunchOptions;
 use kinetoscope_analysis::gpu_time::Compat;
 use kinetoscope_analysis::kernels::{KernelGroupBy, KernelSortKey};
 use kinetoscope_analysis::ops::{OpGroupBy, OpSortKey};
+use kinetoscope_analysis::perf::PerfOptions;
 use kinetoscope_analysis::sequences::SequenceOptions;
 use kinetoscope_engine::{
     from_json, to_json, CommOptions, Engine, IdleOptions, KernelsOptions, LaunchesOptions,
@@ -110,6 +111,8 @@ fn ops_and_kernels_round_trip_in_every_grouping() {
             let doc = e.ops(&path(p.clone()), &opts).unwrap();
             round_trip(&format!("ops {group_by:?} {}", name(&p)), &doc);
         }
+        let perf = e.perf(&path(p.clone()), &PerfOptions::default()).unwrap();
+        round_trip(&format!("perf {}", name(&p)), &perf);
         for group_by in [KernelGroupBy::Name, KernelGroupBy::Properties] {
             let opts = KernelsOptions {
                 group_by,

@@ -205,6 +205,22 @@ impl LaunchLinks {
         ))
     }
 
+    /// The GPU activities (complete kernels, memcpys and memsets) of `trace` whose
+    /// correlation matches no runtime call: they have no launch record.
+    pub fn count_without_launch(&self, trace: &Trace) -> u64 {
+        let e = &trace.events;
+        (0..e.len())
+            .filter(|&i| {
+                e.phase[i] == Phase::Complete
+                    && matches!(
+                        trace.categories.kind(e.cat[i]),
+                        CategoryKind::Kernel | CategoryKind::GpuMemcpy | CategoryKind::GpuMemset
+                    )
+                    && self.of_correlation(trace, e.correlation[i]).is_none()
+            })
+            .count() as u64
+    }
+
     /// The launcher of a GPU activity (by its `correlation`), as an operator or
     /// annotation event; `None` when it has no runtime call or its call has no launcher.
     pub fn operator_of_gpu(&self, trace: &Trace, gpu: EventId) -> Option<EventId> {

@@ -70,6 +70,11 @@ pub struct ReadReport {
     /// Launch links (runtime call → operator) whose `External id` could not be taken as
     /// written and were repaired by time nesting.
     pub launch_links: LinkRepairs,
+    /// GPU activities (kernels, memcpys, memsets) whose CUPTI `correlation` matches no
+    /// runtime call: launched before the profiler window opened (or their launch was
+    /// lost). Views that put device time on operators cannot place them; views by kernel
+    /// name keep them.
+    pub gpu_without_launch: u64,
 }
 
 impl ReadReport {

@@ -396,6 +396,7 @@ impl TraceBuilder {
         let (links, repairs) = LaunchLinks::build(t);
         t.links = links;
         t.report.launch_links = repairs;
+        t.report.gpu_without_launch = t.links.count_without_launch(t);
         Ok(self.trace)
     }
 }

@@ -28,6 +28,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Memory(a)) => memory::run(a),
         Some(Command::Overview(a)) => views::overview(a),
         Some(Command::Ops(a)) => views::ops(a),
+        Some(Command::Perf(a)) => views::perf(a),
         Some(Command::Kernels(a)) => views::kernels(a),
         Some(Command::Temporal(a)) => views::temporal(a),
         Some(Command::Idle(a)) => views::idle(a),

@@ -17,7 +17,7 @@ use super::output::{emit, note_skipped};
 use super::{engine, source};
 use crate::args::{
     ClockArg, CommArgs, CriticalPathArgs, GpuTimeArgs, IdleArgs, KernelsArgs, KernelsGroupBy,
-    LaunchesArgs, OpsArgs, OpsGroupBy, OverviewArgs, RanksArgs, SequencesArgs, ViewArgs,
+    LaunchesArgs, OpsArgs, OpsGroupBy, OverviewArgs, PerfArgs, RanksArgs, SequencesArgs, ViewArgs,
 };
 
 fn src(view: &ViewArgs) -> Source {
@@ -72,6 +72,33 @@ pub fn ops(args: OpsArgs) -> anyhow::Result<ExitCode> {
         v.format,
         render::ops::to_table,
         Some(&render::ops::to_csv),
+    )
+}
+
+/// `kinetoscope perf`.
+pub fn perf(args: PerfArgs) -> anyhow::Result<ExitCode> {
+    let v = &args.view;
+    for (flag, value) in [
+        ("--peak-tflops", args.peak_tflops),
+        ("--peak-tbps", args.peak_tbps),
+    ] {
+        if let Some(p) = value {
+            anyhow::ensure!(p.is_finite() && p > 0.0, "{flag} must be a positive number");
+        }
+    }
+    let opts = kinetoscope_analysis::perf::PerfOptions {
+        peak_tflops: args.peak_tflops,
+        peak_tbps: args.peak_tbps,
+        top: v.top,
+    };
+    let doc = engine(&v.read).perf(&src(v), &opts)?;
+    note_skipped(&doc.skipped);
+    emit(
+        &doc,
+        &doc.errors,
+        v.format,
+        render::perf::to_table,
+        Some(&render::perf::to_csv),
     )
 }
 

@@ -78,17 +78,70 @@ fn ops_sort_and_csv() {
     let mut lines = run.stdout.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "path,rank,name,calls,device_self_us,device_total_us,host_self_us,host_total_us,\
-         tc_eligible,tc_self_pct,tc_total_pct,has_call_stack"
+        "path,rank,name,calls,launching_calls,device_self_us,device_total_us,host_self_us,\
+         host_total_us,tc_eligible,tc_self_pct,tc_total_pct,has_call_stack"
     );
     // By host self time the plugin's top operator is aten::empty (4404 calls, 68147 µs).
     let row = lines.next().unwrap();
     assert!(
-        row.starts_with(&format!("{RESNET},,aten::empty,4404,")),
+        row.starts_with(&format!("{RESNET},,aten::empty,4404,0,")),
         "{row}"
     );
     assert!(row.contains(",68147,"), "{row}");
     assert_eq!(lines.next(), None);
+}
+
+/// `perf`: the JSON rows carry the keys issue 20 names, the CSV has them as columns, and
+/// the peak flags are checked.
+#[test]
+fn perf_keys_in_json_and_csv() {
+    const KEYS: [&str; 16] = [
+        "family",
+        "name",
+        "input_dims",
+        "dtypes",
+        "calls",
+        "gflop_per_call",
+        "bytes_per_call",
+        "flop_per_byte",
+        "kernel_us",
+        "tflops",
+        "tbps",
+        "peak_tflops",
+        "peak_tbps",
+        "bound",
+        "roofline_fraction",
+        "lost_us",
+    ];
+    let shapes = "mi250_minitoy_train_ROCm6_2_kineto.json.gz";
+    let args = [
+        "perf",
+        shapes,
+        "--peak-tflops",
+        "100",
+        "--peak-tbps",
+        "2",
+        "--format",
+        "json",
+    ];
+    let doc = json(&fixtures(), &args);
+    let rows = doc["traces"][0]["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for key in KEYS {
+        assert!(rows[0].get(key).is_some(), "JSON row lacks {key}");
+    }
+    let addmm = rows.iter().find(|r| r["name"] == "aten::addmm").unwrap();
+    assert_eq!(addmm["peak_tflops"], 100.0);
+    assert!(addmm["roofline_fraction"].as_f64().is_some());
+    let run = kinetoscope(&fixtures(), &["perf", shapes, "--format", "csv"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let header: Vec<&str> = run.stdout.lines().next().unwrap().split(',').collect();
+    for key in KEYS {
+        assert!(header.contains(&key), "CSV lacks {key}");
+    }
+    let bad = kinetoscope(&fixtures(), &["perf", shapes, "--peak-tbps", "0"]);
+    assert_eq!(bad.code, Some(2));
+    assert!(bad.stderr.contains("--peak-tbps"), "{}", bad.stderr);
 }
 
 #[test]

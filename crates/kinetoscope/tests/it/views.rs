@@ -57,6 +57,11 @@ fn ops_by_shape() {
 }
 
 #[test]
+fn perf() {
+    view("perf", &fixtures(), &["perf", ROCM_SHAPES, "--top", "8"]);
+}
+
+#[test]
 fn kernels_by_name() {
     view(
         "kernels_by_name",
@@ -227,6 +232,7 @@ fn no_view_panics_on_any_committed_input() {
         &["overview"],
         &["ops"],
         &["ops", "--group-by", "shape"],
+        &["perf"],
         &["kernels"],
         &["kernels", "--group-by", "properties"],
         &["kernels", "--by-class"],

@@ -49,7 +49,7 @@ static META: RuleMeta = RuleMeta {
 
 /// The multiple a GEMM's dimensions should be of, from its input types; `None` for
 /// precisions the rule does not judge (FP32, integers).
-fn required_multiple(types: &[String], config: &Config) -> Option<(i64, &'static str)> {
+pub(crate) fn required_multiple(types: &[String], config: &Config) -> Option<(i64, &'static str)> {
     let g = &config.gemm_alignment;
     if types.iter().any(|t| t.contains("Float8")) {
         Some((g.multiple_8bit, "FP8"))

@@ -89,6 +89,82 @@ fn is_tuned_library_kernel(row: &KernelRow) -> bool {
     .any(|p| n.contains(p))
 }
 
+/// The kernels this rule flags (and claims time of): the dominant kernels at low
+/// occupancy, with the fraction of their time each could save.
+pub(crate) struct Flagged<'a> {
+    /// Flagged kernel rows with their recoverable fraction.
+    pub kernels: Vec<(&'a KernelRow, f64)>,
+    /// How many kernels make up the dominant share.
+    pub dominant: usize,
+    /// Their time, ns.
+    pub covered: i64,
+    /// All (non-communication) kernel time in the steps, ns.
+    pub all_ns: i64,
+}
+
+/// What [`LowOccupancy`] flags; `None` when it reports nothing.
+pub(crate) fn flagged_kernels<'a>(facts: &'a Facts, config: &Config) -> Option<Flagged<'a>> {
+    if !facts.has_gpu || facts.n_steps() == 0 {
+        return None;
+    }
+    let th = &config.low_occupancy;
+    let table = facts.step_kernels();
+    // Rows are sorted by total time, longest first.
+    let rows: Vec<&KernelRow> = table
+        .rows
+        .iter()
+        .filter(|r| !is_comm_kernel(&r.name))
+        .collect();
+    let all_ns: i64 = rows.iter().map(|r| r.total_ns).sum();
+    if all_ns == 0 {
+        return None;
+    }
+    // The dominant kernels: longest first until they cover the share.
+    let mut covered = 0i64;
+    let mut dominant = 0;
+    for r in &rows {
+        if 100.0 * covered as f64 / all_ns as f64 >= th.dominant_share_pct {
+            break;
+        }
+        covered += r.total_ns;
+        dominant += 1;
+    }
+    // Fraction of its time a flagged kernel could save, or `None` when not flagged.
+    let small_grid = |r: &KernelRow| {
+        r.mean_blocks_per_sm
+            .filter(|b| *b < th.small_grid_blocks_per_sm)
+            .map(|b| 1.0 - b)
+    };
+    let gain = |r: &KernelRow| -> Option<f64> {
+        match occupancy_pct(r) {
+            // Low occupancy by design, or unknown: only a grid smaller than the GPU.
+            _ if is_tuned_library_kernel(r) => small_grid(r),
+            None => small_grid(r),
+            Some(o) => (o < th.warning_below_pct).then(|| 1.0 - o / th.warning_below_pct),
+        }
+    };
+    let flagged: Vec<(&KernelRow, f64)> = rows[..dominant]
+        .iter()
+        .filter_map(|r| gain(r).map(|g| (*r, g)))
+        .collect();
+    if flagged.is_empty() {
+        return None;
+    }
+    let n = facts.n_steps() as f64;
+    let flagged_ns: i64 = flagged.iter().map(|r| r.0.total_ns).sum();
+    let per_step = flagged_ns as f64 / n;
+    let share = 100.0 * per_step / facts.mean_step_ns().max(1.0);
+    if share < th.min_step_share_pct {
+        return None;
+    }
+    Some(Flagged {
+        kernels: flagged,
+        dominant,
+        covered,
+        all_ns,
+    })
+}
+
 impl Rule for LowOccupancy {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -99,55 +175,19 @@ impl Rule for LowOccupancy {
             return Vec::new();
         }
         let th = &config.low_occupancy;
-        let table = facts.step_kernels();
-        // Rows are sorted by total time, longest first.
-        let rows: Vec<&KernelRow> = table
-            .rows
-            .iter()
-            .filter(|r| !is_comm_kernel(&r.name))
-            .collect();
-        let all_ns: i64 = rows.iter().map(|r| r.total_ns).sum();
-        if all_ns == 0 {
+        let Some(Flagged {
+            kernels: flagged,
+            dominant,
+            covered,
+            all_ns,
+        }) = flagged_kernels(facts, config)
+        else {
             return Vec::new();
-        }
-        // The dominant kernels: longest first until they cover the share.
-        let mut covered = 0i64;
-        let mut dominant = 0;
-        for r in &rows {
-            if 100.0 * covered as f64 / all_ns as f64 >= th.dominant_share_pct {
-                break;
-            }
-            covered += r.total_ns;
-            dominant += 1;
-        }
-        // Fraction of its time a flagged kernel could save, or `None` when not flagged.
-        let small_grid = |r: &KernelRow| {
-            r.mean_blocks_per_sm
-                .filter(|b| *b < th.small_grid_blocks_per_sm)
-                .map(|b| 1.0 - b)
         };
-        let gain = |r: &KernelRow| -> Option<f64> {
-            match occupancy_pct(r) {
-                // Low occupancy by design, or unknown: only a grid smaller than the GPU.
-                _ if is_tuned_library_kernel(r) => small_grid(r),
-                None => small_grid(r),
-                Some(o) => (o < th.warning_below_pct).then(|| 1.0 - o / th.warning_below_pct),
-            }
-        };
-        let flagged: Vec<(&KernelRow, f64)> = rows[..dominant]
-            .iter()
-            .filter_map(|r| gain(r).map(|g| (*r, g)))
-            .collect();
-        if flagged.is_empty() {
-            return Vec::new();
-        }
         let n = facts.n_steps() as f64;
         let flagged_ns: i64 = flagged.iter().map(|r| r.0.total_ns).sum();
         let per_step = flagged_ns as f64 / n;
         let share = 100.0 * per_step / facts.mean_step_ns().max(1.0);
-        if share < th.min_step_share_pct {
-            return Vec::new();
-        }
         // Time-weighted occupancy over the flagged kernels that record it.
         let (w_sum, w_ns) =
             flagged

@@ -7,6 +7,7 @@ pub mod host_bound_gaps;
 pub mod launch_bound;
 pub mod low_gpu_utilization;
 pub mod low_occupancy;
+pub mod roofline_gap;
 
 use crate::facts::Facts;
 use crate::summary::graph_replay;

@@ -12,12 +12,13 @@ use kinetoscope_synth::shapes::{write_shape, Shape, ShapeOptions};
 use super::harness::{fingerprint, run_measured};
 
 /// Every per-trace view, `report` first.
-const VIEWS: [&str; 12] = [
+const VIEWS: [&str; 13] = [
     "report",
     "summary",
     "memory",
     "overview",
     "ops",
+    "perf",
     "kernels",
     "temporal",
     "idle",
