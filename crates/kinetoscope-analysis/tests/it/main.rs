@@ -17,6 +17,8 @@
 //! - [`memory_snapshot`], [`memory_step_pattern`]: CUDA memory snapshots; per-step
 //!   memory patterns.
 //!
+//! - [`pstats`]: cProfile / profile statistics against Python's own `pstats`.
+//!
 //! Tests that read `../shared` (`$KINETOSCOPE_SHARED`) are `#[ignore]`d, and fail with a
 //! message naming the folder when it is missing: `cargo test -- --ignored`.
 
@@ -33,3 +35,4 @@ mod memory_snapshot;
 mod memory_step_pattern;
 mod ops_kernels;
 mod overview;
+mod pstats;
