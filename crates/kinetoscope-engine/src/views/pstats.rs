@@ -1,0 +1,134 @@
+//! `pstats`: one or more cProfile / profile statistics files, summed as
+//! `pstats.Stats(a, b, ...)` sums them, as pstats' function table, callers, callees
+//! and an estimated call tree. A folder stands for its `.prof` / `.pstats` files.
+
+use std::path::{Path, PathBuf};
+
+use kinetoscope_analysis::pstats::{self, PstatsView, SortKey, Stats, TableOptions};
+use kinetoscope_trace::read::{sniff_bytes, sniff_path};
+use kinetoscope_trace::{ArtifactKind, PstatsProfile};
+use serde::{Deserialize, Serialize};
+
+use crate::document::SCHEMA_VERSION;
+use crate::error::{EngineError, EngineResult};
+use crate::input::Source;
+use crate::Engine;
+
+/// Options of the pstats view, as given (regular expressions as text).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PstatsOptions {
+    /// Sort keys, most significant first (none: file order).
+    pub sort: Vec<SortKey>,
+    /// `strip_dirs()` first.
+    pub strip_dirs: bool,
+    /// Keep the functions whose standard name this regular expression matches.
+    pub filter: Option<String>,
+    /// Then keep the first N.
+    pub top: Option<usize>,
+    /// List the callers of the functions this regular expression matches.
+    pub callers: Option<String>,
+    /// List the callees of the functions this regular expression matches.
+    pub callees: Option<String>,
+    /// Build the estimated call tree (flame graph, collapsed stacks).
+    pub tree: bool,
+}
+
+/// `pstats FILE...`: the files summed and their view.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PstatsDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// The files read, in the order summed.
+    pub inputs: Vec<String>,
+    /// The options of the view.
+    pub options: PstatsOptions,
+    /// The view.
+    pub pstats: PstatsView,
+}
+
+fn regex(what: &str, text: &Option<String>) -> EngineResult<Option<regex::Regex>> {
+    text.as_deref()
+        .map(|t| {
+            regex::RegexBuilder::new(t)
+                .size_limit(1 << 20)
+                .build()
+                .map_err(|e| EngineError::Option(format!("{what} {t:?}: {e}")))
+        })
+        .transpose()
+}
+
+impl Engine {
+    /// `pstats`: read every source (a folder: its pstats files by name), sum them in
+    /// order and compute the view.
+    pub fn pstats(&self, srcs: &[Source], opts: &PstatsOptions) -> EngineResult<PstatsDocument> {
+        let analysis = pstats::PstatsOptions {
+            table: TableOptions {
+                sort: opts.sort.clone(),
+                filter: regex("--filter", &opts.filter)?,
+                top: opts.top,
+            },
+            strip_dirs: opts.strip_dirs,
+            callers: regex("--callers", &opts.callers)?,
+            callees: regex("--callees", &opts.callees)?,
+            tree: opts.tree,
+        };
+        let profiles = self.read_pstats_sources(srcs)?;
+        let refs: Vec<&PstatsProfile> = profiles.iter().collect();
+        Ok(PstatsDocument {
+            schema_version: SCHEMA_VERSION,
+            inputs: profiles.iter().map(|p| p.path.display().to_string()).collect(),
+            options: opts.clone(),
+            pstats: pstats::view(Stats::load(&refs), &analysis),
+        })
+    }
+
+    /// Every pstats file of `srcs`, read in order; the first failure is the error.
+    pub(crate) fn read_pstats_sources(&self, srcs: &[Source]) -> EngineResult<Vec<PstatsProfile>> {
+        let mut out = Vec::new();
+        for src in srcs {
+            match src {
+                Source::Bytes { name, data } => {
+                    out.push(sniff_bytes(Path::new(name), data)?.read_pstats(&self.read)?)
+                }
+                Source::Path(p) if p.is_dir() => {
+                    let files = pstats_files(p)?;
+                    if files.is_empty() {
+                        return Err(EngineError::WrongInput {
+                            path: p.display().to_string(),
+                            message: "this folder holds no pstats files (*.prof, *.pstats)"
+                                .to_owned(),
+                            hint: None,
+                        });
+                    }
+                    for f in files {
+                        out.push(sniff_path(&f)?.read_pstats(&self.read)?);
+                    }
+                }
+                Source::Path(p) => out.push(sniff_path(p)?.read_pstats(&self.read)?),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The regular files of `dir` named as pstats files, sorted.
+pub(crate) fn pstats_files(dir: &Path) -> EngineResult<Vec<PathBuf>> {
+    let io = |source| kinetoscope_trace::TraceError::Io {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(ArtifactKind::from_file_name)
+                == Some(ArtifactKind::Pstats)
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
