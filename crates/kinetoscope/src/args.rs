@@ -139,6 +139,15 @@ pub enum Command {
     /// `kernels.launches > +10%`, `findings.new >= warning`; wall-time gates trip only on
     /// a significant change (docs/diff.md). Exit codes: 0, 1 gate tripped, 2 error.
     Diff(DiffArgs),
+    /// cProfile / profile statistics (`dump_stats` files, detected by content): pstats'
+    /// function table (ncalls, tottime, percall, cumtime, percall) with its sort keys,
+    /// --strip-dirs, a regex --filter and --top; --callers / --callees REGEX per edge;
+    /// several files summed as `pstats.Stats(a, b)` sums them; the estimated call tree
+    /// as a flame graph (--flame OUT.html) or collapsed stacks (--collapsed OUT.txt).
+    /// The numbers equal Python's pstats on the same files.
+    ///
+    /// CSV: the function table (seconds).
+    Pstats(crate::commands::pstats::PstatsArgs),
     /// Print the documentation of an advisor rule: what it finds, why it matters, the
     /// evidence, the fix, and its thresholds with their sources (`kinetoscope explain
     /// GP005`; `kinetoscope explain` lists every rule).

@@ -76,7 +76,10 @@ impl Engine {
         let refs: Vec<&PstatsProfile> = profiles.iter().collect();
         Ok(PstatsDocument {
             schema_version: SCHEMA_VERSION,
-            inputs: profiles.iter().map(|p| p.path.display().to_string()).collect(),
+            inputs: profiles
+                .iter()
+                .map(|p| p.path.display().to_string())
+                .collect(),
             options: opts.clone(),
             pstats: pstats::view(Stats::load(&refs), &analysis),
         })
