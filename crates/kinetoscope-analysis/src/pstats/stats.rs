@@ -26,7 +26,7 @@ pub struct Stats {
 impl Stats {
     /// `pstats.Stats(profiles[0], profiles[1], ...)`: the first loaded, the others
     /// added in order. Numbers are summed in pstats' order, so they equal Python's.
-    pub fn load(profiles: &[&PstatsProfile]) -> Stats {
+    pub fn load(profiles: impl IntoIterator<Item = PstatsProfile>) -> Stats {
         let mut out = Stats::default();
         let mut index: HashMap<FuncKey, usize> = HashMap::new();
         for p in profiles {
@@ -37,7 +37,7 @@ impl Stats {
 
     /// `Stats.add`: totals first, then each entry added to the one of the same function
     /// (or appended).
-    fn add(&mut self, p: &PstatsProfile, index: &mut HashMap<FuncKey, usize>) {
+    fn add(&mut self, p: PstatsProfile, index: &mut HashMap<FuncKey, usize>) {
         let (mut calls, mut prim, mut tt) = (0i64, 0i64, 0.0f64);
         for e in &p.entries {
             calls = calls.wrapping_add(e.calls);
@@ -48,8 +48,8 @@ impl Stats {
         self.prim_calls = self.prim_calls.wrapping_add(prim);
         self.total_tt += tt;
         self.files += 1;
-        for e in &p.entries {
-            merge_into(&mut self.entries, index, e.func.clone(), e);
+        for e in p.entries {
+            merge_into(&mut self.entries, index, e);
         }
     }
 
@@ -77,7 +77,8 @@ impl Stats {
                 }
             }
             e.callers = callers;
-            merge_into(&mut self.entries, &mut index, func, &e);
+            e.func = func;
+            merge_into(&mut self.entries, &mut index, e);
         }
     }
 
@@ -105,17 +106,12 @@ pub fn strip_path(f: &FuncKey) -> FuncKey {
     }
 }
 
-/// Add `e` (as function `func`) into `entries`: `add_func_stats` onto an existing entry of
-/// that function, or appended.
-fn merge_into(
-    entries: &mut Vec<PstatsEntry>,
-    index: &mut HashMap<FuncKey, usize>,
-    func: FuncKey,
-    e: &PstatsEntry,
-) {
-    let Some(&i) = index.get(&func) else {
-        index.insert(func.clone(), entries.len());
-        entries.push(PstatsEntry { func, ..e.clone() });
+/// Add `e` into `entries`: `add_func_stats` onto an existing entry of its function, or
+/// appended.
+fn merge_into(entries: &mut Vec<PstatsEntry>, index: &mut HashMap<FuncKey, usize>, e: PstatsEntry) {
+    let Some(&i) = index.get(&e.func) else {
+        index.insert(e.func.clone(), entries.len());
+        entries.push(e);
         return;
     };
     let t = &mut entries[i];

@@ -133,7 +133,7 @@ const FIXTURES: [&str; 10] = [
 fn one_file_equals_pythons_pstats_with_and_without_strip_dirs() {
     for name in FIXTURES {
         let p = load(&format!("{name}.prof"));
-        let stats = Stats::load(&[&p]);
+        let stats = Stats::load([p]);
         assert!(stats.entries.len() > 20, "{name}: a few dozen functions");
         check_both(stats, &reference(&format!("{name}.json")), name);
     }
@@ -142,7 +142,7 @@ fn one_file_equals_pythons_pstats_with_and_without_strip_dirs() {
 #[test]
 fn strip_dirs_merges_the_colliding_functions() {
     let p = load("cprofile-3.13.prof");
-    let mut stats = Stats::load(&[&p]);
+    let mut stats = Stats::load([p]);
     let before = stats.entries.len();
     stats.strip_dirs();
     assert!(
@@ -159,7 +159,7 @@ fn sums_equal_pstats_stats_of_two_files() {
         ("profile-3.8", "profile-3.13", "sum-profile-3.8+3.13"),
     ] {
         let (pa, pb) = (load(&format!("{a}.prof")), load(&format!("{b}.prof")));
-        let stats = Stats::load(&[&pa, &pb]);
+        let stats = Stats::load([pa, pb]);
         assert_eq!(stats.files, 2);
         check_both(stats, &reference(&format!("{r}.json")), r);
     }
@@ -197,7 +197,7 @@ fn restriction_then_top_n_and_per_call_numbers() {
     let mut o = opts(SortKey::Cumulative);
     o.table.filter = Some(regex::Regex::new("workload").unwrap());
     o.table.top = Some(5);
-    let v = pstats::view(Stats::load(&[&p]), &o);
+    let v = pstats::view(Stats::load([p]), &o);
     assert_eq!(v.rows.len(), 5);
     assert!(v.rows.iter().all(|r| r.std_name.contains("workload")));
     assert!(v.rows.windows(2).all(|w| w[0].cumtime >= w[1].cumtime));
@@ -224,7 +224,7 @@ fn restriction_then_top_n_and_per_call_numbers() {
 fn callers_and_callees_mirror_each_other() {
     for name in ["cprofile-3.13", "profile-3.13"] {
         let p = load(&format!("{name}.prof"));
-        let stats = Stats::load(&[&p]);
+        let stats = Stats::load([p]);
         let mut o = opts(SortKey::Stdname);
         o.callers = Some(regex::Regex::new(r"\(helper\)").unwrap());
         o.callees = Some(regex::Regex::new(".").unwrap());
@@ -263,7 +263,7 @@ fn callers_and_callees_mirror_each_other() {
 fn the_call_tree_adds_up_and_does_not_descend_into_recursion() {
     for name in ["cprofile-3.13", "profile-3.8"] {
         let p = load(&format!("{name}.prof"));
-        let stats = Stats::load(&[&p]);
+        let stats = Stats::load([p]);
         let tree = pstats::tree::call_tree(&stats);
         assert!(!tree.truncated);
         let roots: f64 = tree

@@ -73,15 +73,15 @@ impl Engine {
             tree: opts.tree,
         };
         let profiles = self.read_pstats_sources(srcs)?;
-        let refs: Vec<&PstatsProfile> = profiles.iter().collect();
+        let inputs = profiles
+            .iter()
+            .map(|p| p.path.display().to_string())
+            .collect();
         Ok(PstatsDocument {
             schema_version: SCHEMA_VERSION,
-            inputs: profiles
-                .iter()
-                .map(|p| p.path.display().to_string())
-                .collect(),
+            inputs,
             options: opts.clone(),
-            pstats: pstats::view(Stats::load(&refs), &analysis),
+            pstats: pstats::view(Stats::load(profiles), &analysis),
         })
     }
 

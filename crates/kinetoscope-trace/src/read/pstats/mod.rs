@@ -6,8 +6,9 @@
 //! pstats file does not use, with an error naming the file and the byte offset. Hostile
 //! input is bounded (see [`limits`]): lengths are checked against the bytes left before
 //! anything is allocated, nesting is capped, containers live in an arena so reference
-//! loops are harmless, the typed walk spends a budget of 4 units per input byte, and
-//! what is built (the input held whole included) is charged to the memory budget.
+//! loops are harmless, the typed walk may build at most 8 bytes (entries, edges, names)
+//! per input byte, and the decoded values and the input held whole are charged to the
+//! memory budget.
 
 pub mod marshal;
 mod schema;
@@ -79,7 +80,7 @@ pub(crate) fn decode(
     })?;
     let file_bytes = data.len() as u64;
     drop(data);
-    let entries = schema::Schema::new(&m, 4 * file_bytes + 4096)
+    let entries = schema::Schema::new(&m, 8 * file_bytes + 4096)
         .entries()
         .map_err(|e| malformed(path, e.offset, e.message))?;
     Ok(PstatsProfile {

@@ -1,9 +1,12 @@
 //! The pstats schema over decoded marshal values: `{(file, line, name): (cc, nc, tt, ct,
-//! {caller: (nc, cc, tt, ct) or nc})}`. Walks a fixed depth and spends a work budget
-//! (one unit per item, one per byte of text copied), so references that share one big
+//! {caller: (nc, cc, tt, ct) or nc})}`. Walks a fixed depth and spends a budget of the
+//! bytes it builds (every entry, edge and copied name), so references that share one big
 //! value many times cannot multiply the work or the memory.
 
-use std::collections::HashMap;
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
 
 use super::marshal::{Marshal, Obj, Val};
 use crate::model::{CallerEdge, EdgeStats, FuncKey, PstatsEntry};
@@ -51,7 +54,7 @@ impl<'m> Schema<'m> {
             }
             None => self.err(
                 v,
-                "references multiply the work past 4 units per input byte: refused".into(),
+                "references multiply the work past 8 bytes built per input byte: refused".into(),
             ),
         }
     }
@@ -74,16 +77,16 @@ impl<'m> Schema<'m> {
             );
         };
         let mut out: Vec<PstatsEntry> = Vec::new();
-        let mut index: HashMap<FuncKey, usize> = HashMap::new();
+        let mut index = KeyIndex::default();
         for (k, v) in items {
             self.at = self.offset(&root);
-            self.spend(&root, 1)?;
+            self.spend(&root, ENTRY_BYTES)?;
             let func = self.func(k)?;
             let entry = self.entry(func, v)?;
-            match index.get(&entry.func) {
-                Some(&i) => out[i] = entry,
+            match index.find(&entry.func, |i| &out[i].func) {
+                Some(i) => out[i] = entry,
                 None => {
-                    index.insert(entry.func.clone(), out.len());
+                    index.insert(&entry.func, out.len(), |i| &out[i].func);
                     out.push(entry);
                 }
             }
@@ -117,7 +120,7 @@ impl<'m> Schema<'m> {
         let (Val::Str(file), Some(line), Val::Str(name)) = (&t[0], int(&t[1]), &t[2]) else {
             return self.err(v, "a function key is not (str, int, str)".into());
         };
-        self.spend(v, 3 + file.len() as u64 + name.len() as u64)?;
+        self.spend(v, file.len() as u64 + name.len() as u64)?;
         Ok(FuncKey {
             file: file.to_string(),
             line,
@@ -143,15 +146,15 @@ impl<'m> Schema<'m> {
             );
         };
         let mut callers: Vec<CallerEdge> = Vec::new();
-        let mut index: HashMap<FuncKey, usize> = HashMap::new();
+        let mut index = KeyIndex::default();
         for (k, e) in items {
-            self.spend(&t[4], 1)?;
+            self.spend(&t[4], EDGE_BYTES)?;
             let caller = self.func(k)?;
             let stats = self.edge(e)?;
-            match index.get(&caller) {
-                Some(&i) => callers[i].stats = stats,
+            match index.find(&caller, |i| &callers[i].caller) {
+                Some(i) => callers[i].stats = stats,
                 None => {
-                    index.insert(caller.clone(), callers.len());
+                    index.insert(&caller, callers.len(), |i| &callers[i].caller);
                     callers.push(CallerEdge { caller, stats });
                 }
             }
@@ -171,7 +174,6 @@ impl<'m> Schema<'m> {
             return Ok(EdgeStats::Count { calls });
         }
         let t = self.tuple(v, 4, "a caller's stats")?;
-        self.spend(v, 4)?;
         match (int(&t[0]), int(&t[1]), num(&t[2]), num(&t[3])) {
             (Some(calls), Some(primitive_calls), Some(tottime), Some(cumtime)) => {
                 Ok(EdgeStats::Timed {
@@ -186,6 +188,32 @@ impl<'m> Schema<'m> {
                 "a caller's stats are not (int, int, number, number)".into(),
             ),
         }
+    }
+}
+
+/// Bytes one entry costs besides its names (the entry, its slot in the index).
+const ENTRY_BYTES: u64 = (std::mem::size_of::<PstatsEntry>() + 8) as u64;
+/// Bytes one caller edge costs besides its names.
+const EDGE_BYTES: u64 = (std::mem::size_of::<CallerEdge>() + 8) as u64;
+
+/// Positions of function keys in a list, without copying the keys: a hash table of
+/// indexes hashed by the key they point at (with a random seed: keys are untrusted).
+#[derive(Default)]
+struct KeyIndex {
+    table: HashTable<usize>,
+    hasher: RandomState,
+}
+
+impl KeyIndex {
+    fn find<'k>(&self, key: &FuncKey, at: impl Fn(usize) -> &'k FuncKey) -> Option<usize> {
+        let h = self.hasher.hash_one(key);
+        self.table.find(h, |&i| at(i) == key).copied()
+    }
+
+    fn insert<'k>(&mut self, key: &FuncKey, i: usize, at: impl Fn(usize) -> &'k FuncKey) {
+        let h = self.hasher.hash_one(key);
+        let hasher = &self.hasher;
+        self.table.insert_unique(h, i, |&j| hasher.hash_one(at(j)));
     }
 }
 

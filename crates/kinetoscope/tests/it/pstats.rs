@@ -1,0 +1,236 @@
+//! `kinetoscope pstats`: the table, CSV and JSON of real cProfile / profile files
+//! (numbers checked against the reference JSON Python's pstats wrote), sums, callers,
+//! the flame page and collapsed stacks, refused outputs and inputs, and the hint that
+//! the generic commands give for a pstats file.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::common::{fixtures, kinetoscope};
+
+fn dir() -> PathBuf {
+    fixtures().join("pstats")
+}
+
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    kinetoscope(&dir(), args).into_parts()
+}
+
+fn reference(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir().join(name)).unwrap()).unwrap()
+}
+
+fn secs(v: &Value) -> f64 {
+    v.as_str().unwrap().parse().unwrap()
+}
+
+#[test]
+fn json_rows_follow_pythons_order_and_numbers() {
+    let (code, out, err) = run(&[
+        "pstats",
+        "cprofile-3.11.prof",
+        "--format",
+        "json",
+        "--top",
+        "0",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let want = &reference("cprofile-3.11.json")["plain"];
+    let v = &doc["pstats"];
+    assert_eq!(v["total_calls"], want["total_calls"]);
+    assert_eq!(v["total_tt"].as_f64().unwrap(), secs(&want["total_tt"]));
+    let rows = v["rows"].as_array().unwrap();
+    let order = want["order"]["cumulative"].as_array().unwrap();
+    assert_eq!(rows.len(), order.len());
+    for (r, k) in rows.iter().zip(order) {
+        assert_eq!(&r["func"]["name"], &k[2]);
+        assert_eq!(&r["func"]["line"], &k[1]);
+        let e = want["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["func"] == *k)
+            .unwrap();
+        assert_eq!(r["cumtime"].as_f64().unwrap(), secs(&e["ct"]));
+        assert_eq!(r["calls"], e["nc"]);
+    }
+}
+
+#[test]
+fn table_shows_pstats_header_and_recursive_calls() {
+    let (code, out, err) = run(&[
+        "pstats",
+        "profile-3.13.prof",
+        "--sort",
+        "tottime",
+        "--top",
+        "5",
+        "--strip-dirs",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let want = &reference("profile-3.13.json")["strip_dirs"];
+    let header = format!(
+        "{} function calls ({} primitive calls)",
+        want["total_calls"], want["prim_calls"]
+    );
+    assert!(out.contains(&header), "{header} in\n{out}");
+    assert!(out.contains("Ordered by: time"), "{out}");
+    assert!(
+        out.contains("1395/3") && out.contains("workload.py:12(fib)"),
+        "{out}"
+    );
+    assert!(!out.contains("/home/user"), "strip_dirs: {out}");
+}
+
+#[test]
+fn two_files_are_summed_like_pstats_stats_a_b() {
+    let (code, out, err) = run(&[
+        "pstats",
+        "cprofile-3.12.prof",
+        "cprofile-3.13.prof",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let want = &reference("sum-cprofile-3.12+3.13.json")["plain"];
+    assert_eq!(doc["pstats"]["files"], 2);
+    assert_eq!(doc["pstats"]["total_calls"], want["total_calls"]);
+    assert_eq!(
+        doc["pstats"]["total_tt"].as_f64().unwrap(),
+        secs(&want["total_tt"])
+    );
+    assert_eq!(doc["inputs"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn callers_list_every_site_with_its_numbers() {
+    let (code, out, err) = run(&[
+        "pstats",
+        "cprofile-3.13.prof",
+        "--callers",
+        r"workload\.py:8\(helper\)",
+        "--strip-dirs",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let callers = doc["pstats"]["callers"].as_array().unwrap();
+    assert_eq!(callers.len(), 1, "one helper once stripped");
+    let edges = callers[0]["edges"].as_array().unwrap();
+    let sites: Vec<&str> = edges
+        .iter()
+        .map(|e| e["func"]["name"].as_str().unwrap())
+        .collect();
+    for s in ["fib", "gen", "add", "stage_c", "f"] {
+        assert!(sites.contains(&s), "{s} in {sites:?}");
+    }
+    let calls: i64 = edges
+        .iter()
+        .map(|e| e["stats"]["calls"].as_i64().unwrap())
+        .sum();
+    let row = doc["pstats"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["func"]["name"] == "helper");
+    if let Some(row) = row {
+        assert_eq!(
+            row["calls"].as_i64().unwrap(),
+            calls,
+            "edges add up to the calls"
+        );
+    }
+}
+
+#[test]
+fn flame_page_and_collapsed_stacks_are_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let html = tmp.path().join("flame.html");
+    let txt = tmp.path().join("stacks.txt");
+    let (code, _, err) = run(&[
+        "pstats",
+        "cprofile-3.13.prof",
+        "--flame",
+        html.to_str().unwrap(),
+        "--collapsed",
+        txt.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<script id=\"kinetoscope-data\" type=\"application/json\">"));
+    assert!(
+        !page.contains("http://") && !page.contains("https://"),
+        "no network"
+    );
+    assert!(!page.contains("innerHTML"), "names go in as text");
+    let stacks = std::fs::read_to_string(&txt).unwrap();
+    let mut total = 0u64;
+    for line in stacks.lines() {
+        let (path, n) = line.rsplit_once(' ').unwrap();
+        let root = path.split(';').next().unwrap();
+        assert!(
+            root == "/home/user/project/run.py:1(run)"
+                || root == "{method 'disable' of '_lsprof.Profiler' objects}",
+            "{line}"
+        );
+        total += n.parse::<u64>().unwrap();
+    }
+    // the roots: the functions nobody calls
+    let want = reference("cprofile-3.13.json");
+    let roots_us: f64 = want["plain"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["callers"].as_array().unwrap().is_empty())
+        .map(|e| secs(&e["ct"]) * 1e6)
+        .sum();
+    // each line is rounded to a microsecond
+    let lines = stacks.lines().count() as f64;
+    assert!(
+        (total as f64 - roots_us).abs() <= lines,
+        "{total} µs vs {roots_us}"
+    );
+}
+
+#[test]
+fn an_output_over_an_input_is_refused() {
+    let (code, _, err) = run(&[
+        "pstats",
+        "cprofile-3.13.prof",
+        "--collapsed",
+        "cprofile-3.13.prof",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("refusing to write over"), "{err}");
+}
+
+#[test]
+fn a_folder_is_its_pstats_files_summed() {
+    let (code, out, err) = run(&["pstats", ".", "--format", "json", "--top", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["pstats"]["files"], 10);
+}
+
+#[test]
+fn wrong_inputs_and_options_are_errors_that_say_why() {
+    let (code, _, err) = run(&["pstats", "workload.py"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("workload.py: not a cProfile/pstats file"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["pstats", "cprofile-3.13.prof", "--filter", "("]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--filter"), "{err}");
+    let (code, _, err) = run(&["pstats", "cprofile-3.13.prof", "--sort", "c"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("ambiguous"), "{err}");
+    let (code, _, err) = run(&["summary", "cprofile-3.13.prof"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("kinetoscope pstats FILE"), "{err}");
+}
