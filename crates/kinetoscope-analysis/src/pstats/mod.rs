@@ -1,10 +1,12 @@
 //! cProfile / profile statistics (`kinetoscope pstats`): the function table with pstats'
 //! sort keys, `strip_dirs`, restrictions and top N ([`table`]), callers and callees
 //! ([`calls`]), several files summed as `pstats.Stats(a, b)` sums them ([`stats`]), and
-//! an estimated call tree for flame graphs and collapsed stacks ([`tree`]). The numbers
+//! an estimated call tree for flame graphs and collapsed stacks ([`tree`]), and two
+//! profiles compared function by function ([`diff`]). The numbers
 //! are pstats' own, computed in its order, so they equal Python's.
 
 pub mod calls;
+pub mod diff;
 pub mod stats;
 pub mod table;
 pub mod tree;

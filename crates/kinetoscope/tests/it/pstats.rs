@@ -234,3 +234,72 @@ fn wrong_inputs_and_options_are_errors_that_say_why() {
     assert_eq!(code, Some(2));
     assert!(err.contains("kinetoscope pstats FILE"), "{err}");
 }
+
+/// Seconds of `field` summed over the entries of a reference named `name` in a file
+/// whose base name is `workload.py`.
+fn workload_sum(reference: &Value, name: &str, field: &str) -> f64 {
+    reference["plain"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["func"][2] == name && e["func"][0].as_str().unwrap().ends_with("/workload.py")
+        })
+        .map(|e| secs(&e[field]))
+        .sum()
+}
+
+#[test]
+fn diff_of_two_pstats_files_matches_functions_across_versions() {
+    let (code, out, err) = run(&[
+        "diff",
+        "cprofile-3.8.prof",
+        "cprofile-3.13.prof",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["kind"], "pstats_diff");
+    let d = &doc["pstats"];
+    let (b, n) = (
+        reference("cprofile-3.8.json"),
+        reference("cprofile-3.13.json"),
+    );
+    assert_eq!(
+        d["base_total_tt"].as_f64().unwrap(),
+        secs(&b["plain"]["total_tt"])
+    );
+    let f = d["functions"].as_array().unwrap();
+    let fib = f.iter().find(|x| x["name"] == "fib").unwrap();
+    assert_eq!(fib["status"], "both");
+    let want = workload_sum(&n, "fib", "ct") - workload_sum(&b, "fib", "ct");
+    assert!((fib["delta_cumtime"].as_f64().unwrap() - want).abs() < 1e-12);
+    // CPython 3.12 inlined list comprehensions (PEP 709): gone in the new profile
+    let lc = f.iter().find(|x| x["name"] == "<listcomp>").unwrap();
+    assert_eq!(lc["status"], "removed");
+    assert_eq!(lc["new"]["calls"], 0);
+    let by_delta: Vec<f64> = f
+        .iter()
+        .map(|x| x["delta_cumtime"].as_f64().unwrap().abs())
+        .collect();
+    assert!(
+        by_delta.windows(2).all(|w| w[0] >= w[1]),
+        "ranked by |Δ cumtime|"
+    );
+    let (code, out, _) = run(&["diff", "cprofile-3.8.prof", "cprofile-3.13.prof"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("removed") && out.contains("workload.py:12(fib)"),
+        "{out}"
+    );
+    let (code, _, err) = run(&[
+        "diff",
+        "cprofile-3.8.prof",
+        "cprofile-3.13.prof",
+        "--fail-if",
+        "step_time.median > +5%",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--fail-if"), "{err}");
+}
