@@ -206,3 +206,40 @@ pub fn collapsed(tree: &CallTree) -> String {
     }
     out
 }
+
+/// One pstats file of `kinetoscope report`: totals, top functions by cumulative time,
+/// and the pstats rules' findings (impact over the whole profile, not per step).
+pub fn report_section(out: &mut String, r: &kinetoscope_engine::PstatsFileReport) {
+    out.push_str(&format!(
+        "{} (cProfile/pstats)\n{} function calls in {:.6} seconds; top functions by cumulative time:\n",
+        sanitize::inline(&r.path),
+        r.total_calls,
+        r.total_tt
+    ));
+    out.push_str(&function_table(&r.top).to_terminal());
+    if r.findings.is_empty() {
+        out.push_str("no pstats findings\n\n");
+        return;
+    }
+    for (i, f) in r.findings.iter().enumerate() {
+        out.push_str(&format!(
+            "{:>2}. [{}] {} {}: {}\n    impact      {:.3} s of the profile ({:.1} %)\n",
+            i + 1,
+            f.severity.as_str(),
+            f.id,
+            f.rule,
+            f.title,
+            f.impact_ns_per_step / 1e9,
+            f.impact_share * 100.0
+        ));
+        for (j, e) in f.evidence.iter().enumerate() {
+            let label = if j == 0 { "evidence" } else { "" };
+            out.push_str(&format!("    {label:<11} {e}\n"));
+        }
+        out.push_str(&format!(
+            "    fix         {}\n    threshold   {}\n",
+            f.fix, f.details
+        ));
+    }
+    out.push('\n');
+}

@@ -116,7 +116,8 @@ fn check_both(mut stats: Stats, reference: &Value, ctx: &str) {
     );
 }
 
-const FIXTURES: [&str; 10] = [
+const FIXTURES: [&str; 11] = [
+    "bottlenecks-3.11",
     "cprofile-3.6",
     "cprofile-3.7",
     "cprofile-3.8",

@@ -11,7 +11,7 @@ mod report;
 
 pub use gpu_time::{IdleOptions, LaunchesOptions};
 pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
-pub use pstats::{PstatsDocument, PstatsOptions};
+pub use pstats::{PstatsDocument, PstatsFileReport, PstatsOptions};
 pub use ranks::RanksOptions;
 
 use std::path::PathBuf;

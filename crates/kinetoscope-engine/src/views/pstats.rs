@@ -135,3 +135,72 @@ pub(crate) fn pstats_files(dir: &Path) -> EngineResult<Vec<PathBuf>> {
     files.sort();
     Ok(files)
 }
+
+/// One pstats file in `report`: its totals, its top functions by cumulative time and the
+/// pstats rules' findings.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PstatsFileReport {
+    /// The file.
+    pub path: String,
+    /// Calls of every function.
+    pub total_calls: i64,
+    /// Seconds of own time of every function (the profile's total).
+    pub total_tt: f64,
+    /// The functions with the most cumulative time, at most [`REPORT_TOP`].
+    pub top: Vec<kinetoscope_analysis::pstats::FunctionRow>,
+    /// The pstats rules' findings (PY001–PY006), ranked.
+    pub findings: Vec<kinetoscope_advisor::Finding>,
+}
+
+/// Functions listed per pstats file in `report`.
+pub const REPORT_TOP: usize = 10;
+
+impl Engine {
+    /// The pstats files `report` shows for `src`: the file itself when it is one, or the
+    /// pstats files of a folder (by name); files that fail go to the second list.
+    pub(crate) fn pstats_reports(
+        &self,
+        src: &Source,
+        config: &kinetoscope_advisor::Config,
+    ) -> (Vec<PstatsFileReport>, Vec<crate::document::ReadFailure>) {
+        let files = match src.path() {
+            Some(p) if p.is_dir() => pstats_files(p).unwrap_or_default(),
+            Some(p) if crate::diff::is_pstats_file(p) => vec![p.to_owned()],
+            _ => Vec::new(),
+        };
+        let mut reports = Vec::new();
+        let mut errors = Vec::new();
+        for f in files {
+            match sniff_path(&f).and_then(|s| s.read_pstats(&self.read)) {
+                Ok(p) => reports.push(pstats_report(p, config)),
+                Err(e) => errors.push(crate::document::ReadFailure {
+                    path: f.display().to_string(),
+                    error: e.to_string(),
+                }),
+            }
+        }
+        (reports, errors)
+    }
+}
+
+fn pstats_report(p: PstatsProfile, config: &kinetoscope_advisor::Config) -> PstatsFileReport {
+    let path = p.path.display().to_string();
+    let stats = Stats::load([p]);
+    let findings = kinetoscope_advisor::advise_pstats(&stats, &path, config);
+    let opts = TableOptions {
+        sort: vec![SortKey::Cumulative],
+        filter: None,
+        top: Some(REPORT_TOP),
+    };
+    let top = pstats::table::select(&stats, &opts)
+        .into_iter()
+        .map(|e| pstats::FunctionRow::of(e, stats.total_tt))
+        .collect();
+    PstatsFileReport {
+        path,
+        total_calls: stats.total_calls,
+        total_tt: stats.total_tt,
+        top,
+        findings,
+    }
+}

@@ -31,7 +31,7 @@ fn fixtures() -> Vec<(PathBuf, Value)> {
         })
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    assert_eq!(out.len(), 10, "8 cProfile + 2 profile fixtures");
+    assert_eq!(out.len(), 11, "9 cProfile + 2 profile fixtures");
     out
 }
 

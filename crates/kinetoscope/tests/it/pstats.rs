@@ -213,7 +213,7 @@ fn a_folder_is_its_pstats_files_summed() {
     let (code, out, err) = run(&["pstats", ".", "--format", "json", "--top", "1"]);
     assert_eq!(code, Some(0), "{err}");
     let doc: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(doc["pstats"]["files"], 10);
+    assert_eq!(doc["pstats"]["files"], 11);
 }
 
 #[test]
@@ -302,4 +302,84 @@ fn diff_of_two_pstats_files_matches_functions_across_versions() {
     ]);
     assert_eq!(code, Some(2));
     assert!(err.contains("--fail-if"), "{err}");
+}
+
+#[test]
+fn report_of_a_pstats_file_gives_the_pstats_findings() {
+    let (code, out, err) = run(&["report", "bottlenecks-3.11.prof", "--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert!(doc["traces"].as_array().unwrap().is_empty());
+    let p = &doc["pstats"][0];
+    let ids: Vec<&str> = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &ids[..3],
+        ["PY006", "PY002", "PY001"],
+        "ranked by impact: {ids:?}"
+    );
+    let gc = &p["findings"][0];
+    let want = reference("bottlenecks-3.11.json");
+    let gc_ct = want["plain"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["func"][2] == "<built-in method gc.collect>")
+        .map(|e| secs(&e["ct"]))
+        .unwrap();
+    let share = gc_ct / secs(&want["plain"]["total_tt"]);
+    assert!((gc["impact_share"].as_f64().unwrap() - share).abs() < 1e-12);
+    let (code, out, _) = run(&["bottlenecks-3.11.prof"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains("PY006 GarbageCollection") && out.contains("gc.collect"),
+        "{out}"
+    );
+}
+
+/// An oumi-style run folder: a Chrome trace and a cProfile file side by side.
+fn oumi_folder(root: &std::path::Path, name: &str, prof: &str) -> PathBuf {
+    let d = root.join(name);
+    std::fs::create_dir(&d).unwrap();
+    std::fs::copy(
+        fixtures().join("rank_non_gpu.json.gz"),
+        d.join("rank0_pt_trace.json.gz"),
+    )
+    .unwrap();
+    std::fs::copy(dir().join(prof), d.join("train_rank0.prof")).unwrap();
+    d
+}
+
+#[test]
+fn a_run_folder_shows_its_traces_and_pstats_together_and_diffs_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = oumi_folder(tmp.path(), "base", "cprofile-3.12.prof");
+    let new = oumi_folder(tmp.path(), "new", "bottlenecks-3.11.prof");
+    let r = kinetoscope(tmp.path(), &["report", "new", "--format", "json"]);
+    let doc = r.json();
+    assert_eq!(doc["traces"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["pstats"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["pstats"][0]["findings"][0]["id"], "PY006");
+    let r = kinetoscope(tmp.path(), &["diff", "base", "new", "--format", "json"]);
+    let diff = r.json();
+    let p = &diff["pstats"];
+    assert!(p.is_object(), "a pstats section: {diff}");
+    let gc = p["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "<built-in method gc.collect>")
+        .unwrap();
+    assert_eq!(gc["status"], "added");
+    assert_eq!(
+        p["base_total_calls"],
+        reference("cprofile-3.12.json")["plain"]["total_calls"]
+    );
+    let table = kinetoscope(tmp.path(), &["diff", "base", "new"]).stdout;
+    assert!(table.contains("Python functions (pstats)"), "{table}");
+    assert!(base.is_dir() && new.is_dir());
 }
