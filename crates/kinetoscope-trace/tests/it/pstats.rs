@@ -285,3 +285,32 @@ proptest! {
         let _ = pstats_from_bytes(Path::new("m.prof"), &data);
     }
 }
+
+/// Every pstats file of the shared corpus (`samples/*.prof`) reads, and its caller edges
+/// are consistent with its entries (the calls along the edges into a function are at
+/// most its calls). Fails when the shared folder is missing.
+#[test]
+#[ignore = "reads ../shared"]
+fn shared_pstats_files_read() {
+    let root = crate::common::require_shared();
+    let mut n = 0;
+    for dir in ["samples", "reference"] {
+        let Ok(files) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        for f in files.map(|e| e.unwrap().path()) {
+            let name = f.file_name().unwrap().to_string_lossy().to_string();
+            if !(name.ends_with(".prof") || name.ends_with(".pstats")) {
+                continue;
+            }
+            let p = read_pstats(&f).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!p.entries.is_empty(), "{name}");
+            for e in &p.entries {
+                let into: i64 = e.callers.iter().map(|c| c.stats.calls()).sum();
+                assert!(into <= e.calls, "{name}: {}", e.func.std_string());
+            }
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no pstats file in the shared corpus");
+}
