@@ -117,8 +117,8 @@ fn merge_into(entries: &mut Vec<PstatsEntry>, index: &mut HashMap<FuncKey, usize
     let t = &mut entries[i];
     t.primitive_calls = e.primitive_calls.wrapping_add(t.primitive_calls);
     t.calls = e.calls.wrapping_add(t.calls);
-    t.tottime = e.tottime + t.tottime;
-    t.cumtime = e.cumtime + t.cumtime;
+    t.tottime += e.tottime;
+    t.cumtime += e.cumtime;
     add_callers(&mut t.callers, &e.callers);
 }
 
@@ -132,7 +132,7 @@ fn add_callers(target: &mut Vec<CallerEdge>, source: &[CallerEdge]) {
         .collect();
     for c in source {
         match index.get(&c.caller) {
-            Some(&i) => target[i].stats = c.stats.add(target[i].stats),
+            Some(&i) => target[i].stats = c.stats.plus(target[i].stats),
             None => {
                 index.insert(c.caller.clone(), target.len());
                 target.push(c.clone());

@@ -223,12 +223,14 @@ fn restriction_then_top_n_and_per_call_numbers() {
 
 #[test]
 fn callers_and_callees_mirror_each_other() {
+    let helper = regex::Regex::new(r"\(helper\)").unwrap();
+    let any = regex::Regex::new(".").unwrap();
     for name in ["cprofile-3.13", "profile-3.13"] {
         let p = load(&format!("{name}.prof"));
         let stats = Stats::load([p]);
         let mut o = opts(SortKey::Stdname);
-        o.callers = Some(regex::Regex::new(r"\(helper\)").unwrap());
-        o.callees = Some(regex::Regex::new(".").unwrap());
+        o.callers = Some(helper.clone());
+        o.callees = Some(any.clone());
         let v = pstats::view(stats.clone(), &o);
         let callers = v.callers.unwrap();
         let helpers: Vec<_> = stats

@@ -70,7 +70,7 @@ impl EdgeStats {
     /// pstats' `add_callers` for one edge: element-wise sums of two timed edges, sums of
     /// two counts; a count added to a timed edge (never written by one profiler) keeps
     /// the timed numbers with the calls added.
-    pub fn add(self, other: EdgeStats) -> EdgeStats {
+    pub fn plus(self, other: EdgeStats) -> EdgeStats {
         match (self, other) {
             (
                 Self::Timed {

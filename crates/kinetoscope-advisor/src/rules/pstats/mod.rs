@@ -98,7 +98,7 @@ pub fn check_all(facts: &PstatsFacts, config: &Config) -> Vec<Finding> {
 fn check(rule: &dyn PstatsRule, facts: &PstatsFacts, config: &Config) -> Option<Finding> {
     let total = facts.stats.total_tt;
     let m = matched(rule, facts.stats);
-    if m.entries.is_empty() || !(total > 0.0) {
+    if m.entries.is_empty() || total.is_nan() || total <= 0.0 {
         return None;
     }
     let secs = m.seconds.min(total).max(0.0);
