@@ -138,6 +138,10 @@ pub enum Command {
     /// 1 when an expression holds, e.g. `step_time.median > +5%`, `memory.peak > +1GiB`,
     /// `kernels.launches > +10%`, `findings.new >= warning`; wall-time gates trip only on
     /// a significant change (docs/diff.md). Exit codes: 0, 1 gate tripped, 2 error.
+    ///
+    /// Two cProfile / pstats files (detected by content) are compared function by
+    /// function instead: own and cumulative time and calls, added and removed functions
+    /// (docs/pstats.md); two folders that both hold pstats files get that section too.
     Diff(DiffArgs),
     /// cProfile / profile statistics (`dump_stats` files, detected by content): pstats'
     /// function table (ncalls, tottime, percall, cumtime, percall) with its sort keys,

@@ -6,8 +6,8 @@
 //! cumulative time; a node's time is shared among the functions it calls in proportion
 //! to each edge's cumulative time over the caller's cumulative time (cProfile's edge
 //! `cumtime`; for `profile`, whose edges are counts, the callee's cumulative time times
-//! the edge's share of its calls), scaled down if they would exceed the node; what is
-//! left is the node's own time. A callee already on the path (recursion) is not
+//! the edge's share of its calls), scaled down when the edges out of a function add up
+//! to more than its cumulative time; what is left is the node's own time. A callee already on the path (recursion) is not
 //! descended into, nor a node deeper than [`MAX_DEPTH`], nor one under
 //! [`MIN_SHARE`] of the total; their time stays with their parent. At most [`MAX_NODES`]
 //! nodes are built. Where a function is reached along several paths, its time is
@@ -80,12 +80,35 @@ fn weighted_callees(stats: &Stats) -> Vec<Vec<(u32, f64)>> {
             }
         }
     }
+    // Heaviest first, so a node stops at the first edge under the size threshold.
+    for list in &mut out {
+        list.sort_by(|a, b| b.1.total_cmp(&a.1));
+    }
     out
+}
+
+/// Per function, the factor its edges are scaled by so that they add up to at most its
+/// cumulative time (recursive edges to itself left out).
+fn edge_scales(stats: &Stats, callees: &[Vec<(u32, f64)>]) -> Vec<f64> {
+    callees
+        .iter()
+        .enumerate()
+        .map(|(f, list)| {
+            let ct = stats.entries[f].cumtime;
+            let sum: f64 = list.iter().filter(|c| c.0 as usize != f).map(|c| c.1).sum();
+            if sum > ct && sum > 0.0 {
+                ct / sum
+            } else {
+                1.0
+            }
+        })
+        .collect()
 }
 
 /// Build the call tree of `stats` (see the module documentation for the method).
 pub fn call_tree(stats: &Stats) -> CallTree {
     let callees = weighted_callees(stats);
+    let scales = edge_scales(stats, &callees);
     // Called by a function that took time (`profile`'s own `profiler` entry takes none).
     let called: Vec<bool> = {
         let mut v = vec![false; stats.entries.len()];
@@ -129,17 +152,17 @@ pub fn call_tree(stats: &Stats) -> CallTree {
         let ct = stats.entries[f as usize].cumtime;
         let mut children: Vec<(u32, f64)> = Vec::new();
         if depth < MAX_DEPTH && ct > 0.0 {
+            let scale = scales[f as usize] * total / ct;
             for &(g, w) in &callees[f as usize] {
+                let t = w * scale;
+                if t.is_nan() || t < min {
+                    break;
+                }
                 if !on_path(&tree, parent, f, g) {
-                    children.push((g, total * w / ct));
+                    children.push((g, t));
                 }
             }
         }
-        let sum: f64 = children.iter().map(|c| c.1).sum();
-        if sum > total {
-            children.iter_mut().for_each(|c| c.1 *= total / sum);
-        }
-        children.retain(|c| c.1 >= min);
         let kept: f64 = children.iter().map(|c| c.1).sum();
         tree.nodes.push(TreeNode {
             parent,

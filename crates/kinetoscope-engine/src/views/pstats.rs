@@ -114,8 +114,9 @@ impl Engine {
     }
 }
 
-/// The regular files of `dir` named as pstats files, sorted.
-pub(crate) fn pstats_files(dir: &Path) -> EngineResult<Vec<PathBuf>> {
+/// The regular files of `dir` named as pstats files (`*.prof`, `*.pstats`), sorted: what
+/// `pstats`, `report` and `diff` read of a folder besides its traces.
+pub fn pstats_files(dir: &Path) -> EngineResult<Vec<PathBuf>> {
     let io = |source| kinetoscope_trace::TraceError::Io {
         path: dir.to_owned(),
         source,

@@ -68,11 +68,18 @@ fn parse_sort(s: &str) -> Result<SortKey, String> {
 
 /// Read, analyse, write the call tree if asked, render.
 pub fn run(args: PstatsArgs) -> anyhow::Result<ExitCode> {
+    // Every file read: the paths given and, for a folder, its traces and pstats files.
+    let folder_pstats = args
+        .paths
+        .iter()
+        .filter(|p| p.is_dir())
+        .flat_map(|p| kinetoscope_engine::pstats::pstats_files(p).unwrap_or_default());
     let reads: Vec<PathBuf> = args
         .paths
         .iter()
         .flat_map(|p| output_file::files_read(p, []))
         .chain(args.paths.iter().cloned())
+        .chain(folder_pstats)
         .collect();
     for (flag, out) in [("--flame", &args.flame), ("--collapsed", &args.collapsed)] {
         if let Some(out) = out {

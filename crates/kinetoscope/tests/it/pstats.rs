@@ -206,6 +206,10 @@ fn an_output_over_an_input_is_refused() {
     ]);
     assert_eq!(code, Some(2));
     assert!(err.contains("refusing to write over"), "{err}");
+    // a pstats file of a folder given is an input too
+    let (code, _, err) = run(&["pstats", ".", "--flame", "profile-3.8.prof"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("refusing to write over"), "{err}");
 }
 
 #[test]
