@@ -387,3 +387,79 @@ fn a_run_folder_shows_its_traces_and_pstats_together_and_diffs_them() {
     assert!(table.contains("Python functions (pstats)"), "{table}");
     assert!(base.is_dir() && new.is_dir());
 }
+
+/// Marshal bytes of one short str (`z`).
+fn short_str(s: &str) -> Vec<u8> {
+    let mut v = vec![b'z', s.len() as u8];
+    v.extend_from_slice(s.as_bytes());
+    v
+}
+
+/// `(a, line, name)` as marshal bytes.
+fn key_bytes(line: u32, name: &str) -> Vec<u8> {
+    let mut v = b")\x03".to_vec();
+    v.extend(short_str("a"));
+    v.push(b'i');
+    v.extend_from_slice(&line.to_le_bytes());
+    v.extend(short_str(name));
+    v
+}
+
+fn float(x: f64) -> Vec<u8> {
+    let mut v = vec![b'g'];
+    v.extend_from_slice(&x.to_le_bytes());
+    v
+}
+
+#[test]
+fn the_flame_page_renders_hostile_names_as_text() {
+    use crate::memory_html_browser::{chromium, chromium_or_skip};
+    let evil = "</script><img src=x onerror=alert(1)>";
+    // root (1 s) calls EVIL (0.5 s)
+    let mut data = b"{".to_vec();
+    data.extend(key_bytes(1, "root"));
+    data.extend(b")\x05i\x01\x00\x00\x00i\x01\x00\x00\x00");
+    data.extend(float(0.5));
+    data.extend(float(1.0));
+    data.extend(b"{0");
+    data.extend(key_bytes(2, evil));
+    data.extend(b")\x05i\x01\x00\x00\x00i\x01\x00\x00\x00");
+    data.extend(float(0.5));
+    data.extend(float(0.5));
+    data.push(b'{');
+    data.extend(key_bytes(1, "root"));
+    data.extend(b")\x04i\x01\x00\x00\x00i\x01\x00\x00\x00");
+    data.extend(float(0.5));
+    data.extend(float(0.5));
+    data.extend(b"00");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("evil.prof"), &data).unwrap();
+    let page = tmp.path().join("flame.html");
+    let run = kinetoscope(
+        tmp.path(),
+        &["pstats", "evil.prof", "--flame", "flame.html"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains(evil),
+        "the name is escaped in the embedded JSON"
+    );
+    let Some(exe) = chromium_or_skip() else {
+        return;
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let dom = chromium(&exe, profile.path(), &["--dump-dom".to_owned()], &page);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert_eq!(dom.matches("class=\"frame\"").count(), 2, "{dom}");
+    assert!(dom.contains("a:1(root)"), "{dom}");
+    assert!(
+        dom.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "the name as text: {dom}"
+    );
+    // an element made from the name would serialise with quoted attributes
+    assert!(
+        !dom.contains("<img src=\"x\""),
+        "no element made from a name: {dom}"
+    );
+}
