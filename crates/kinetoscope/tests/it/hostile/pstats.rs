@@ -1,6 +1,7 @@
 //! Hostile pstats (marshal) files through `kinetoscope pstats`: a code object, a
 //! truncated file, deep nesting, a length bomb, a reference loop and a reference
-//! "laughs" bomb, a gzip bomb of marshal data, and control characters in function names.
+//! "laughs" bomb, a gzip bomb of marshal data, control characters in function names, and
+//! a dense call graph (50^4 paths) whose estimated call tree must stay bounded.
 //! Each run exits 0 or 2 with the file and byte offset named, within its memory bound,
 //! and prints no raw control byte.
 
@@ -117,4 +118,73 @@ fn control_characters_in_names_are_shown_escaped() {
         assert_eq!(run.code, Some(0), "{}", run.err());
         assert!(run.out().contains("evil"), "{}", run.out());
     }
+}
+
+/// Marshal bytes of `(f, line, name)`.
+fn key(line: u32, name: &str) -> Vec<u8> {
+    let mut v = b")\x03z\x01fi".to_vec();
+    v.extend_from_slice(&line.to_le_bytes());
+    v.push(b'z');
+    v.push(name.len() as u8);
+    v.extend_from_slice(name.as_bytes());
+    v
+}
+
+fn float(x: f64) -> Vec<u8> {
+    let mut v = vec![b'g'];
+    v.extend_from_slice(&x.to_le_bytes());
+    v
+}
+
+#[test]
+fn a_dense_call_graph_gives_a_bounded_call_tree() {
+    // 5 layers of 50 functions, each calling every function of the next layer: 50^4
+    // paths; the tree is cut by its size threshold and node cap.
+    const W: u32 = 50;
+    const LAYERS: u32 = 5;
+    let tmp = tempfile::tempdir().unwrap();
+    let name = |l: u32, j: u32| format!("L{l}_{j}");
+    let mut data = b"{".to_vec();
+    data.extend(key(0, "root"));
+    data.extend(b")\x05i\x01\x00\x00\x00i\x01\x00\x00\x00");
+    data.extend(float(0.0));
+    data.extend(float(1.0));
+    data.extend(b"{0");
+    for l in 0..LAYERS {
+        // every function 10 ms; an edge carries its callee's time split among its callers
+        let ct = 0.01;
+        for j in 0..W {
+            data.extend(key(l * W + j + 1, &name(l, j)));
+            data.extend(b")\x05i\x01\x00\x00\x00i\x01\x00\x00\x00");
+            data.extend(float(ct / 2.0));
+            data.extend(float(ct));
+            data.push(b'{');
+            let callers: Vec<(u32, String)> = if l == 0 {
+                vec![(0, "root".to_owned())]
+            } else {
+                (0..W)
+                    .map(|i| ((l - 1) * W + i + 1, name(l - 1, i)))
+                    .collect()
+            };
+            for (line, caller) in callers {
+                data.extend(key(line, &caller));
+                data.extend(b")\x04i\x01\x00\x00\x00i\x01\x00\x00\x00");
+                let edge = if l == 0 { ct } else { ct / f64::from(W) };
+                data.extend(float(edge / 2.0));
+                data.extend(float(edge));
+            }
+            data.push(b'0');
+        }
+    }
+    data.push(b'0');
+    let run = check(
+        tmp.path(),
+        "dense.prof",
+        &data,
+        &["--collapsed", "stacks.txt", "--top", "3"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.err());
+    let stacks = std::fs::read_to_string(tmp.path().join("stacks.txt")).unwrap();
+    let lines = stacks.lines().count();
+    assert!(lines > W as usize && lines <= 50_000, "{lines} lines");
 }
