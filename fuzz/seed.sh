@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 fx=../crates/kinetoscope-trace/tests/fixtures
-mkdir -p corpus/{kineto_plain,kineto_gzip,snapshot_pickle,memory_timeline,pipeline}
+mkdir -p corpus/{kineto_plain,kineto_gzip,snapshot_pickle,memory_timeline,pipeline,pstats}
 for f in "$fx"/*.json "$fx"/*.json.gz "$fx"/ranks/*.json.gz; do
   base=$(basename "$f" .gz)
   # Cap seeds at 256 KiB: small inputs run fast; the fuzzer grows what it needs.
@@ -17,3 +17,4 @@ for f in "$fx"/memory_timelines/*.json "$fx"/memory_timelines/*/*.json.gz; do
   base=$(basename "$f" .gz)
   if [[ $f == *.gz ]]; then gzip -dc "$f"; else cat "$f"; fi > "corpus/memory_timeline/$base"
 done
+cp "$fx"/pstats/*.prof corpus/pstats/

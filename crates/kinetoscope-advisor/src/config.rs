@@ -57,6 +57,8 @@ pub struct Config {
     pub roofline_gap: RooflineGap,
     /// `RankMemoryImbalance`.
     pub rank_memory: RankMemory,
+    /// The pstats rules (PY001–PY006): shares of a cProfile profile's own time.
+    pub pstats: PstatsShares,
     /// Peak FLOP/s override, TFLOP/s (`--peak-tflops`); else the table for the detected GPU.
     pub peak_tflops: Option<f64>,
 }
@@ -93,6 +95,29 @@ pub struct ShareThresholds {
 impl Default for ShareThresholds {
     fn default() -> Self {
         Self {
+            warning_pct: 5.0,
+            critical_pct: 20.0,
+        }
+    }
+}
+
+/// Share-of-profile thresholds of the pstats rules, percent of `total_tt`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PstatsShares {
+    /// Reported as info at or above (kinetoscope: 1 %, below which a known bottleneck is
+    /// noise in a profile).
+    pub info_pct: f64,
+    /// Warning at or above (the TensorBoard plugin's 5 %, as `dataloader_stall`).
+    pub warning_pct: f64,
+    /// Critical at or above (TraceML `INPUT_BOUND`'s 20 %, as `dataloader_stall`).
+    pub critical_pct: f64,
+}
+
+impl Default for PstatsShares {
+    fn default() -> Self {
+        Self {
+            info_pct: 1.0,
             warning_pct: 5.0,
             critical_pct: 20.0,
         }

@@ -55,6 +55,22 @@ pub struct TraceReport {
     pub profile: Option<kinetoscope_analysis::diff::TraceProfile>,
 }
 
+/// Run every pstats rule (PY001–PY006) on the statistics of a cProfile / profile file
+/// (`source` names it in the findings), ranked.
+pub fn advise_pstats(
+    stats: &kinetoscope_analysis::pstats::Stats,
+    source: &str,
+    config: &Config,
+) -> Vec<Finding> {
+    let facts = rules::pstats::PstatsFacts {
+        stats,
+        source: source.to_owned(),
+    };
+    let mut findings = rules::pstats::check_all(&facts, config);
+    rank_findings(&mut findings);
+    findings
+}
+
 /// Run every per-trace rule on `trace`.
 pub fn advise_trace(trace: &kinetoscope_trace::Trace, config: &Config) -> TraceReport {
     advise_trace_with(trace, config, |_| ()).0

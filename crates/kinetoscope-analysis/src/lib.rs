@@ -17,6 +17,8 @@
 //! - [`memory`]: the memory view (curves, peaks, allocation events, per-operator statistics).
 //! - [`note`]: what an analysis had to assume or could not compute, as data.
 //! - [`ops`]: the operator view (per operator, by name, input shape, call stack or module).
+//! - [`pstats`]: cProfile / profile statistics: pstats' function table, callers and
+//!   callees, sums of files, an estimated call tree.
 //! - [`ranks`]: rank traces side by side: collectives matched, skew, waits, stragglers.
 //! - [`range_extremes`]: range minimum / maximum and searches by value in O(log n).
 //! - [`sequences`]: frequent kernel sequences in an operator or a step (fusion candidates).
@@ -40,6 +42,7 @@ pub mod note;
 pub mod ops;
 pub mod overview;
 pub mod perf;
+pub mod pstats;
 pub mod range_extremes;
 pub mod ranks;
 pub mod sequences;

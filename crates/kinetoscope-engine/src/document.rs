@@ -229,6 +229,11 @@ pub struct ReportDocument {
     /// Special files of the input folder, skipped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<SkippedFile>,
+    /// cProfile / pstats files of the input (a pstats file given, or those of a folder):
+    /// top functions and the pstats rules' findings (kept apart from `findings`, whose
+    /// impact is per step).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pstats: Vec<crate::views::pstats::PstatsFileReport>,
 }
 
 impl ReportDocument {

@@ -65,7 +65,7 @@ pub(crate) fn hint_for_content(looks_like: &str) -> Option<String> {
     } else if l.contains("memory timeline") {
         Some("a profiler memory timeline: run `kinetoscope memory FILE`".to_owned())
     } else if l.contains("marshal") {
-        Some("a cProfile/pstats file? kinetoscope does not read those yet".to_owned())
+        Some("a cProfile/pstats file: run `kinetoscope pstats FILE`".to_owned())
     } else if l.contains("execution trace") {
         Some(
             "kinetoscope reads the Kineto trace (torch.profiler) of a run; an execution trace \

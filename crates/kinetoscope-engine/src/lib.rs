@@ -28,7 +28,7 @@ mod views;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use diff::{DiffDocument, DiffOptions, GateExpr};
+pub use diff::{DiffDocument, DiffOptions, GateExpr, PstatsDiffDocument};
 pub use document::*;
 pub use error::{EngineError, EngineResult};
 pub use input::Source;

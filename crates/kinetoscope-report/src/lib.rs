@@ -10,7 +10,8 @@
 //! (the advisor's summary and findings). [`note`] words the analyses' notes and
 //! warnings. [`run_folder`] shows each phase's memory
 //! artifacts side by side. [`document`] is the JSON envelope the view documents share.
-//! [`sanitize`] is the one sanitiser every terminal and CSV text goes through.
+//! [`pstats`] and [`pstats_html`] render `kinetoscope pstats` (tables, collapsed stacks,
+//! the flame graph page). [`sanitize`] is the one sanitiser every terminal and CSV text goes through.
 
 pub mod comm;
 pub mod critical_path;
@@ -26,6 +27,8 @@ pub mod note;
 pub mod ops;
 pub mod overview;
 pub mod perf;
+pub mod pstats;
+pub mod pstats_html;
 pub mod ranks;
 pub mod report;
 pub mod run_folder;

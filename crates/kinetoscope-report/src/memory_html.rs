@@ -99,7 +99,7 @@ struct Page<'a> {
     charts: &'a [HtmlChart],
 }
 
-fn escape_html(s: &str) -> String {
+pub(crate) fn escape_html(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -31,6 +31,9 @@ pub fn to_table(doc: &ReportDocument) -> String {
     for t in &doc.traces {
         trace_section(&mut out, t);
     }
+    for p in &doc.pstats {
+        crate::pstats::report_section(&mut out, p);
+    }
     if !doc.cross_rank_findings.is_empty() {
         let _ = writeln!(out, "Across ranks ({})", doc.input);
         for (i, f) in doc.cross_rank_findings.iter().enumerate() {

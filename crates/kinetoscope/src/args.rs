@@ -149,7 +149,20 @@ pub enum Command {
     /// 1 when an expression holds, e.g. `step_time.median > +5%`, `memory.peak > +1GiB`,
     /// `kernels.launches > +10%`, `findings.new >= warning`; wall-time gates trip only on
     /// a significant change (docs/diff.md). Exit codes: 0, 1 gate tripped, 2 error.
+    ///
+    /// Two cProfile / pstats files (detected by content) are compared function by
+    /// function instead: own and cumulative time and calls, added and removed functions
+    /// (docs/pstats.md); two folders that both hold pstats files get that section too.
     Diff(DiffArgs),
+    /// cProfile / profile statistics (`dump_stats` files, detected by content): pstats'
+    /// function table (ncalls, tottime, percall, cumtime, percall) with its sort keys,
+    /// --strip-dirs, a regex --filter and --top; --callers / --callees REGEX per edge;
+    /// several files summed as `pstats.Stats(a, b)` sums them; the estimated call tree
+    /// as a flame graph (--flame OUT.html) or collapsed stacks (--collapsed OUT.txt).
+    /// The numbers equal Python's pstats on the same files.
+    ///
+    /// CSV: the function table (seconds).
+    Pstats(crate::commands::pstats::PstatsArgs),
     /// Print the documentation of an advisor rule: what it finds, why it matters, the
     /// evidence, the fix, and its thresholds with their sources (`kinetoscope explain
     /// GP005`; `kinetoscope explain` lists every rule).

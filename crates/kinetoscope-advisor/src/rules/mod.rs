@@ -14,6 +14,7 @@
 //! | `steps` | ST001 `StepTimeVariance`, ST002 `WarmupInProfile` |
 //! | `comm` | CM001 `ExposedCommunication` |
 //! | `profiler` | PF001 `ProfilerOverhead` |
+//! | `pstats` | PY001 `DataLoaderWorkerShutdown`, PY002 `TokenCounting`, PY003 `SyncItem`, PY004 `DeviceDtypeCopies`, PY005 `LoggingAndCallbacks`, PY006 `GarbageCollection` (over cProfile / pstats files) |
 //! | `distributed` | DI001 `StragglerRank` (across rank traces), DI002 `DataParallelInsteadOfDdp`, DI003 `NonNcclBackend`, DI004 `RankMemoryImbalance` (across rank traces) |
 
 pub mod comm;
@@ -23,6 +24,7 @@ pub mod input;
 pub mod memory;
 pub mod optimizer;
 pub mod profiler;
+pub mod pstats;
 pub mod steps;
 pub mod sync;
 pub mod transfer;
@@ -94,6 +96,7 @@ pub fn catalogue() -> Vec<&'static RuleMeta> {
     let mut v: Vec<&'static RuleMeta> = all().iter().map(|r| r.meta()).collect();
     v.push(&distributed::straggler_rank::META);
     v.push(&distributed::rank_memory_imbalance::META);
+    v.extend(pstats::all().iter().map(|r| r.meta()));
     v
 }
 

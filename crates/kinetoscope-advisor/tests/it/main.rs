@@ -13,6 +13,7 @@
 //! - [`corpus`]: the traces with planted problems (`corpus/`).
 //! - [`fixtures_sweep`]: every reader fixture, and the GPU rules on a real trace.
 //! - [`shared_sweep`]: every trace of `../shared` (ignored: needs that folder).
+//! - [`pstats_rules`]: the pstats rules (PY001–PY006) table-driven, with snapshots.
 //! - [`rule_docs`]: the rule files' doc comments and `docs/rules.md`.
 
 mod common;
@@ -20,6 +21,7 @@ mod corpus;
 mod fixtures_sweep;
 mod gpu_truth;
 mod new_rules;
+mod pstats_rules;
 mod real_traces;
 mod rocm;
 mod rule_docs;

@@ -17,6 +17,8 @@
 //! - [`memory_snapshot`], [`memory_step_pattern`], [`memory_modules`]: CUDA memory
 //!   snapshots; per-step memory patterns; memory by `nn.Module` at the peak.
 //!
+//! - [`pstats`]: cProfile / profile statistics against Python's own `pstats`.
+//!
 //! Tests that read `../shared` (`$KINETOSCOPE_SHARED`) are `#[ignore]`d, and fail with a
 //! message naming the folder when it is missing: `cargo test -- --ignored`.
 
@@ -35,3 +37,4 @@ mod memory_step_pattern;
 mod ops_kernels;
 mod overview;
 mod tracelens_reference;
+mod pstats;

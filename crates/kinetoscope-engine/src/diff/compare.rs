@@ -131,6 +131,7 @@ pub fn compare(
         findings: findings_of(base, new),
         gate: Default::default(),
         errors: errors(base, new),
+        pstats: None,
     };
     doc.gate = evaluate(&doc, &opts.fail_if);
     doc

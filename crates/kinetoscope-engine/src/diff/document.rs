@@ -309,4 +309,7 @@ pub struct DiffDocument {
     pub notes: Vec<DiffNote>,
     /// Traces of either side that could not be read (`base: ` / `new: ` before the path).
     pub errors: Vec<ReadFailure>,
+    /// The pstats files of two run folders compared, when both sides have them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pstats: Option<kinetoscope_analysis::pstats::diff::PstatsDiff>,
 }

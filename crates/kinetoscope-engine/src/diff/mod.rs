@@ -12,10 +12,12 @@ pub mod document;
 mod findings;
 pub mod gate;
 mod load;
+pub mod pstats;
 
 pub use compare::{combine_of, DiffOptions};
 pub use document::DiffDocument;
 pub use gate::{GateExpr, GateResult};
+pub use pstats::{is_pstats_file, PstatsDiffDocument};
 
 use kinetoscope_advisor::Config;
 
@@ -47,6 +49,8 @@ impl Engine {
         });
         let (b, b_info) = b?;
         let (n, n_info) = n.unwrap_or_else(|p| std::panic::resume_unwind(p))?;
-        Ok(compare::compare(&b, &n, (b_info, n_info), opts))
+        let mut doc = compare::compare(&b, &n, (b_info, n_info), opts);
+        doc.pstats = self.folder_pstats_diff(base, new);
+        Ok(doc)
     }
 }

@@ -5,11 +5,13 @@
 pub(crate) mod gpu_time;
 pub mod memory;
 mod per_trace;
+pub mod pstats;
 mod ranks;
 mod report;
 
 pub use gpu_time::{IdleOptions, LaunchesOptions};
 pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
+pub use pstats::{PstatsDocument, PstatsFileReport, PstatsOptions};
 pub use ranks::RanksOptions;
 
 use std::path::PathBuf;

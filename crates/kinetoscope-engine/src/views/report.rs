@@ -20,10 +20,27 @@ impl Engine {
     /// imbalance rules; for a run folder the phases side by side; every finding ranked by
     /// estimated recoverable time.
     pub fn report(&self, src: &Source, config: &Config) -> EngineResult<ReportDocument> {
+        let (pstats, pstats_errors) = self.pstats_reports(src, config);
+        let pstats_only = |pstats| ReportDocument {
+            schema_version: SCHEMA_VERSION,
+            input: src.name(),
+            layout: InputLayout::File,
+            run: None,
+            traces: Vec::new(),
+            cross_rank_findings: Vec::new(),
+            findings: Vec::new(),
+            counts: SeverityCounts::default(),
+            throughput: None,
+            errors: Vec::new(),
+            skipped: Vec::new(),
+            pstats,
+        };
+        if src.path().is_some_and(|p| !p.is_dir()) && !pstats.is_empty() {
+            return Ok(pstats_only(pstats));
+        }
         // A run folder's view needs each phase's top operators, computed with the rest
-        // on the thread that read the trace.
-        // The cross-rank rules need each rank's summary, made from the facts the rules
-        // already computed.
+        // on the thread that read the trace; the cross-rank rules need each rank's
+        // summary, made from the facts the rules already computed.
         let input = match src {
             Source::Path(p) => open_path(p).ok(),
             Source::Bytes { .. } => None,
@@ -35,7 +52,14 @@ impl Engine {
                 rank_folder.then(|| RankSummary::from_parts(t, &f.overview, f.collectives()))
             });
             (report, summary, run_folder.then(|| TopOps::of(t)))
-        })?;
+        });
+        // A folder of pstats files only is reported as such.
+        let mapped = match mapped {
+            Err(_) if !pstats.is_empty() && pstats_errors.is_empty() => {
+                return Ok(pstats_only(pstats))
+            }
+            m => m?,
+        };
         let results = ensure_any_read(mapped.results)?;
         let mut traces = Vec::new();
         let mut summaries = Vec::new();
@@ -74,8 +98,9 @@ impl Engine {
             findings,
             counts,
             throughput: None,
-            errors,
+            errors: errors.into_iter().chain(pstats_errors).collect(),
             skipped: mapped.skipped,
+            pstats,
         };
         Ok(match doc.items_from_shapes() {
             Some((unit, n, source)) => doc.with_items(unit, n, source),

@@ -5,6 +5,7 @@
 
 mod gate;
 mod html;
+pub mod pstats;
 mod words;
 
 use std::fmt::Write;
@@ -67,6 +68,10 @@ pub fn to_table(doc: &DiffDocument, top: usize) -> String {
     memory_section(&mut out, &doc.memory);
     comm_section(&mut out, &doc.communication);
     findings_section(&mut out, &doc.findings);
+    if let Some(p) = &doc.pstats {
+        out.push('\n');
+        pstats::section(&mut out, p, top);
+    }
     for n in &doc.notes {
         let _ = writeln!(out, "note: {}", note(n));
     }

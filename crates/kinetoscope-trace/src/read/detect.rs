@@ -37,7 +37,9 @@ impl Magic {
         if head[0] == 0x80 && head.len() > 1 && (2..=5).contains(&head[1]) {
             return Self::Pickle;
         }
-        if head[0] == 0xfb || head.starts_with(b"{(") {
+        if head[0] == 0xfb
+            || (head[0] == b'{' && head.len() > 1 && b"()0\xa8\xa9".contains(&head[1]))
+        {
             return Self::Marshal;
         }
         let trimmed = head

@@ -1,6 +1,6 @@
 //! Readers: Kineto traces ([`read_trace`], [`read_trace_bytes`], [`read_trace_from`]),
 //! CUDA memory snapshots ([`read_snapshot`]), memory timelines
-//! ([`read_memory_timeline`]), each from a file, bytes in memory or a stream, plain or
+//! ([`read_memory_timeline`]), cProfile / pstats files ([`read_pstats`]), each from a file, bytes in memory or a stream, plain or
 //! gzip (detected by content); any input by its content ([`sniff_path`] then
 //! [`Sniffed::read`]). Opening folders is the engine's (`kinetoscope-engine::input`).
 
@@ -12,6 +12,7 @@ mod header;
 mod kineto;
 pub mod lexer;
 pub mod pickle;
+pub mod pstats;
 mod segment;
 mod sniff;
 mod timeline;
@@ -21,6 +22,7 @@ mod window;
 
 pub use detect::ContentKind;
 pub use pickle::{read_snapshot, snapshot_from_bytes, snapshot_from_reader};
+pub use pstats::{pstats_from_bytes, pstats_from_reader, read_pstats};
 pub use sniff::{sniff_bytes, sniff_path, sniff_reader, Loaded, Sniffed};
 pub use timeline::{read_memory_timeline, timeline_from_bytes, timeline_from_reader};
 

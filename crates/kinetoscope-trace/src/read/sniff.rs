@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::detect::{ContentKind, Magic};
-use super::{kineto, pickle, timeline, ProgressFn, ReadOptions};
-use crate::model::{grow, Charge, MemoryError, MemoryTimeline, StringTable, Trace};
+use super::{kineto, pickle, pstats, timeline, ProgressFn, ReadOptions};
+use crate::model::{grow, Charge, MemoryError, MemoryTimeline, PstatsProfile, StringTable, Trace};
 use crate::snapshot::Snapshot;
 use crate::{TraceError, TraceResult};
 
@@ -323,6 +323,22 @@ impl<'a> Sniffed<'a> {
         let limit = pickle::limits::MAX_INPUT_BYTES;
         let data = whole(&self.path, self.body, limit, &mut charge)?;
         pickle::decode(&self.path, data, self.gzip, &mut charge)
+    }
+
+    /// Read the input as a cProfile / profile statistics file (marshal). The file is
+    /// held whole: its bytes are taken from `opts.budget` first.
+    pub fn read_pstats(self, opts: &ReadOptions) -> TraceResult<PstatsProfile> {
+        if self.kind != ContentKind::Pstats {
+            return Err(TraceError::NotA {
+                path: self.path,
+                expected: "cProfile/pstats file",
+                why: format!("the content looks like {}", self.kind.describe()),
+            });
+        }
+        let mut charge = Charge::new(&opts.budget);
+        let limit = pstats::limits::MAX_INPUT_BYTES;
+        let data = whole(&self.path, self.body, limit, &mut charge)?;
+        pstats::decode(&self.path, data, &mut charge)
     }
 
     /// Read the input as a profiler memory timeline (either form), streamed: the rows

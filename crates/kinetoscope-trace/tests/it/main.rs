@@ -14,5 +14,6 @@ mod fuzz_regressions;
 mod links;
 mod malformed;
 mod memory_timeline;
+mod pstats;
 mod shared_corpus;
 mod snapshot;

@@ -13,6 +13,11 @@ use crate::args::{DiffArgs, DiffFormat};
 
 /// Compare, render, and exit by the gate.
 pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
+    if kinetoscope_engine::diff::is_pstats_file(&args.base)
+        && kinetoscope_engine::diff::is_pstats_file(&args.new)
+    {
+        return pstats(&args);
+    }
     let config = thresholds(args.config.as_deref(), &args.set)?;
     items_per_step(args.batch_size, args.tokens_per_step)?;
     let opts = DiffOptions {
@@ -40,4 +45,23 @@ pub fn run(args: DiffArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Two pstats files compared function by function (no gates: they read step times).
+fn pstats(args: &DiffArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        args.fail_if.is_empty(),
+        "--fail-if gates apply to traces; two pstats files are compared without them"
+    );
+    let doc = engine(&args.read).diff_pstats(
+        &Source::Path(args.base.clone()),
+        &Source::Path(args.new.clone()),
+    )?;
+    let text = match args.format {
+        DiffFormat::Table => kinetoscope_report::diff::pstats::to_table(&doc, args.top),
+        DiffFormat::Json => kinetoscope_engine::to_json(&doc)? + "\n",
+        DiffFormat::Html => anyhow::bail!("--format html compares traces; use table or json"),
+    };
+    write_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -6,6 +6,7 @@ mod explain;
 mod memory;
 mod output;
 mod output_file;
+pub(crate) mod pstats;
 mod report;
 mod sample;
 mod summary;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Sequences(a)) => views::sequences(a),
         Some(Command::CriticalPath(a)) => views::critical_path(a),
         Some(Command::Diff(a)) => diff::run(a),
+        Some(Command::Pstats(a)) => pstats::run(a),
         Some(Command::Explain(a)) => explain::run(a),
         None => report::run(cli.report),
     }

@@ -12,6 +12,8 @@
 //!   memory snapshots, profiler memory timelines and run folders.
 //! - [`memory_html_browser`]: `memory --html` in headless Chromium (passes with a note
 //!   when Chromium is missing, fails then if `KINETOSCOPE_REQUIRE_BROWSER` is set).
+//! - [`pstats`]: `pstats` on cProfile / profile files: numbers, sums, callers, the
+//!   flame page and collapsed stacks.
 //! - [`report`]: the advisor's `report` on the planted-problem corpus.
 //! - [`diff`]: `diff` on recorded pairs: exit codes of the gate, formats, saved
 //!   baselines, refused expressions.
@@ -27,6 +29,7 @@ mod memory_html_browser;
 mod memory_snapshot;
 mod memory_timeline;
 mod ops_kernels;
+mod pstats;
 mod ranks;
 mod report;
 mod views;

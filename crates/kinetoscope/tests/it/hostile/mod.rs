@@ -13,6 +13,7 @@ mod arguments;
 mod diff;
 pub mod harness;
 mod output;
+mod pstats;
 mod reading;
 mod rendering;
 mod special_files;
