@@ -32,3 +32,4 @@ pub mod sanitize;
 pub mod sequences;
 pub mod summary;
 pub mod tabular;
+pub mod web;

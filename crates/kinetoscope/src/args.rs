@@ -237,6 +237,14 @@ pub struct ReportArgs {
     /// Tokens per step: adds throughput (tokens/s at the median step).
     #[arg(long, value_name = "N")]
     pub tokens_per_step: Option<f64>,
+    /// Also write the web UI's pages (overview, operators, kernels, memory,
+    /// distributed, trace) as one self-contained offline HTML file.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
+    /// Most bytes of data the `--html` file embeds (views first, then timeline detail),
+    /// e.g. `20MB`.
+    #[arg(long, value_name = "SIZE", default_value = "10MB", value_parser = crate::size::parse_size, requires = "html")]
+    pub html_budget: u64,
     /// Reading options.
     #[command(flatten)]
     pub read: ReadArgs,

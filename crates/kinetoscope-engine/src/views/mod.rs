@@ -2,12 +2,14 @@
 //! trace on the thread that read it, make the cross-trace decisions, return the
 //! document.
 
+pub mod bundle;
 pub(crate) mod gpu_time;
 pub mod memory;
 mod per_trace;
 mod ranks;
 mod report;
 
+pub use bundle::{BundleOptions, OfflineBundle};
 pub use gpu_time::{IdleOptions, LaunchesOptions};
 pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
 pub use ranks::RanksOptions;
