@@ -220,6 +220,17 @@ K.pages.kernels = tablePage(
 /** A cell formatter by the JSON key's unit suffix (`_bytes`, `_ns`, `share`). */
 K.fmtByKey = (key) => (key.endsWith("bytes") ? K.fmtBytes : key.endsWith("_ns") ? K.fmtNs : key.includes("share") ? K.fmtShare : K.fmtAny);
 
+/** An allocation row with its epoch times as times since the trace's start. */
+K.sinceStart = (a, origin) => ({
+  op: a.op,
+  parent_op: a.parent_op,
+  release_op: a.release_op,
+  bytes: a.bytes,
+  alloc_since_start_ns: a.alloc_ns === null ? null : a.alloc_ns - origin,
+  release_since_start_ns: a.release_ns === null ? null : a.release_ns - origin,
+  lifetime_ns: a.lifetime_ns,
+});
+
 /** A table of any rows, one column per key of the first row, units from key names. */
 K.genericTable = (rows, cls) => {
   const keys = rows.length ? Object.keys(rows[0]) : [];
@@ -272,7 +283,7 @@ K.deviceMemory = (root, t, d, i) => {
   const modules = d.modules || d.by_module;
   if (Array.isArray(modules) && modules.length) root.append(section(d.device + ": memory by module at the peak", K.genericTable(modules, "modules")));
   root.append(
-    section(d.device + ": allocations (" + d.allocations.rows.length + " of " + d.allocations.total_rows + ")", K.genericTable(d.allocations.rows, "allocations")),
+    section(d.device + ": allocations (" + d.allocations.rows.length + " of " + d.allocations.total_rows + ")", K.genericTable(d.allocations.rows.map((a) => K.sinceStart(a, t.origin_ns)), "allocations")),
     section(d.device + ": operators (" + d.operators.length + " of " + d.operators_total + ")", K.genericTable(d.operators, "mem-operators")),
   );
 };
