@@ -14,6 +14,7 @@
 //! - [`critical_path`]: the critical path of small inline traces, computed by hand.
 //! - [`gpu_traces`]: real GPU traces with exporter quirks (launch links whose ids
 //!   disagree with time, ROCm device ids, matrix-core and Blackwell kernel names).
+//! - [`timeline`]: the timeline's window queries, details and search on a real trace.
 //! - [`memory_snapshot`], [`memory_step_pattern`]: CUDA memory snapshots; per-step
 //!   memory patterns.
 //!
@@ -33,3 +34,4 @@ mod memory_snapshot;
 mod memory_step_pattern;
 mod ops_kernels;
 mod overview;
+mod timeline;
