@@ -64,10 +64,13 @@ const context = (r) => {
       for (const [k, v] of Object.entries(o)) q.set(k, v);
       go(r.page, q);
     },
+    /** Offline: the trace of the timeline (its position); online: the worker/span. */
+    timelineSel: (first) => (K.bundle ? (first || "&") + "trace=" + Number(p.get("trace") || 0) : sel(first)),
     jump: (win) => {
       state.jump = win;
       const q = new URLSearchParams(p);
-      if (route().page === "trace") render();
+      if (win.trace !== undefined) q.set("trace", String(win.trace));
+      if (route().page === "trace" && q.toString() === p.toString()) render();
       else go("trace", q);
     },
     pendingJump: () => {

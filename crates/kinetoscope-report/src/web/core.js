@@ -204,11 +204,12 @@ K.offlineAnswer = (path) => {
   return { error: { status: 404, message: msg } };
 };
 
-/** The finest embedded timeline window covering [start_ns, end_ns] (else the widest). */
+/** The finest embedded timeline window of the trace asked (`trace=I`) covering
+ *  [start_ns, end_ns], else the widest. */
 K.offlineWindow = (base, q) => {
   const start = Number(q.get("start_ns"));
   const end = Number(q.get("end_ns"));
-  const windows = (K.bundle.timeline_windows || {})[base] || [];
+  const windows = (K.bundle.timeline_windows || {})[base + "?trace=" + (q.get("trace") || "0")] || [];
   let best = null;
   for (const w of windows) {
     const covers = w.start_ns <= start && w.end_ns >= end;

@@ -33,9 +33,11 @@ pub fn web_app_html() -> String {
 }
 
 /// The offline page of `kinetoscope report --html`: the bundle's answers embedded as
-/// JSON, escaped for a `<script>` element.
+/// compact JSON (control characters escaped by `serde_json`), escaped for a `<script>`
+/// element ([`escape_script_json`]: `<`, `>`, `&`, U+2028, U+2029).
 pub fn offline_html(bundle: &OfflineBundle) -> Result<String, serde_json::Error> {
-    let json = kinetoscope_engine::to_json(bundle)?;
+    // Compact: the columns of the timeline's windows would triple in indented JSON.
+    let json = serde_json::to_string(bundle)?;
     Ok(page(&escape_script_json(&json)))
 }
 

@@ -29,6 +29,7 @@ K.pages.overview = async (root, ctx) => {
   const [ov, report] = await Promise.all([K.api(ctx.view("overview")), K.api(ctx.view("report"))]);
   const t = K.pick(ov, ctx);
   if (!t) return root.append(el("p", {}, "No trace could be read."), notes(ov.errors));
+  ctx.overviewTraces = ov.traces;
   const avg = t.average;
   root.append(
     section(
@@ -121,27 +122,36 @@ K.findingsSection = (report, overviewTrace, ctx) => {
   );
 };
 
-/** Where a finding's evidence is on the timeline: a step it names (`ProfilerStep#N`),
- *  else an event its evidence names (search), else the steps' window. */
+/** Where a finding's evidence is on the timeline: the step its evidence names first
+ *  (`ProfilerStep#N`, in the finding's own trace), else an event its evidence names
+ *  (search), else the profiled steps' window. */
 K.jumpToFinding = async (f, ov, ctx) => {
   const text = f.evidence.join("\n");
-  const steps = ov ? ov.steps : [];
-  const named = steps.find((s) => new RegExp(s.name.replace(/[.*+?^${}()|[\]\\#]/g, "\\$&") + "(?![0-9])").test(text));
-  if (named) return ctx.jump({ start_ns: named.start_ns, end_ns: named.start_ns + named.dur_ns, label: f.id + ": " + named.name });
+  const traces = ctx.overviewTraces || [];
+  const own = traces.findIndex((t) => t.path === f.trace);
+  const trace = own >= 0 ? traces[own] : ov;
+  const at = (name) => {
+    const m = new RegExp(name.replace(/[.*+?^${}()|[\]\\#]/g, "\\$&") + "(?![0-9])").exec(text);
+    return m ? m.index : Infinity;
+  };
+  let named = null;
+  for (const s of trace ? trace.steps : []) if (at(s.name) < (named ? at(named.name) : Infinity)) named = s;
+  const where = own >= 0 ? { trace: own } : {};
+  if (named) return ctx.jump({ start_ns: named.start_ns, end_ns: named.start_ns + named.dur_ns, epoch: true, label: f.id + ": " + named.name, ...where });
   for (const line of f.evidence) {
     const name = line.split(/: | ← /)[0].trim();
-    if (!name || name.length > 200) continue;
+    if (!name || name.length > 200 || K.bundle) continue;
     try {
-      const hits = await K.api(ctx.runPath("search") + "?q=" + encodeURIComponent(name) + "&limit=1" + ctx.sel());
+      const hits = await K.api(ctx.runPath("search") + "?q=" + encodeURIComponent(name) + "&limit=1" + ctx.timelineSel());
       if (hits.matches.length) {
         const m = hits.matches[0];
-        return ctx.jump({ start_ns: m.start_ns, end_ns: m.start_ns + Math.max(m.dur_ns, 1), event: m.event, label: f.id + ": " + m.name, relative: true });
+        return ctx.jump({ start_ns: m.start_ns, end_ns: m.start_ns + Math.max(m.dur_ns, 1), event: m.event, label: f.id + ": " + m.name });
       }
     } catch (e) {
-      break; // offline: no search; fall back to the steps.
+      break;
     }
   }
-  if (ov && ov.window_ns) return ctx.jump({ start_ns: ov.window_ns[0], end_ns: ov.window_ns[1], label: f.id + ": the profiled steps" });
+  if (trace && trace.window_ns) return ctx.jump({ start_ns: trace.window_ns[0], end_ns: trace.window_ns[1], epoch: true, label: f.id + ": the profiled steps", ...where });
   return ctx.jump({ label: f.id + ": no time in its evidence" });
 };
 

@@ -15,12 +15,14 @@ const nameColor = (name) => {
 };
 
 K.pages.trace = async (root, ctx) => {
-  const tracks = await K.api(ctx.runPath("timeline/tracks") + ctx.sel("?"));
+  const tracks = await K.api(ctx.runPath("timeline/tracks") + ctx.timelineSel("?"));
+  // Timeline times are ns after `epoch0` (the trace's first span, epoch ns).
   const tl = {
     tracks: tracks.tracks,
-    t0: tracks.t0_ns,
+    epoch0: tracks.t0_ns,
+    t0: 0,
     t1: tracks.t1_ns,
-    start: tracks.t0_ns,
+    start: 0,
     end: tracks.t1_ns,
     data: null,
     timer: null,
@@ -33,7 +35,7 @@ K.pages.trace = async (root, ctx) => {
   tl.rowOf = new Map();
   for (const t of tl.tracks) {
     tl.rowOf.set(t.id, y);
-    y += (t.max_depth + 1) * ROW_PX + 6;
+    y += Math.max(1, t.max_depth) * ROW_PX + 6;
   }
   const height = Math.max(120, y);
   const search = el("input", { id: "trace-search", type: "search", placeholder: "search events (Enter)" });
@@ -63,7 +65,7 @@ K.pages.trace = async (root, ctx) => {
     for (const t of tl.tracks) {
       const top = tl.rowOf.get(t.id);
       g.fillStyle = t.kind === "gpu" ? "#eef4fb" : "#f6f6f6";
-      g.fillRect(0, top, canvas.width, (t.max_depth + 1) * ROW_PX);
+      g.fillRect(0, top, canvas.width, Math.max(1, t.max_depth) * ROW_PX);
       g.fillStyle = "#222";
       g.fillText(t.label.slice(0, 28), 4, top + 13);
     }
@@ -118,7 +120,7 @@ K.pages.trace = async (root, ctx) => {
   const load = async () => {
     const seq = ++tl.seq;
     const ids = tl.tracks.map((t) => t.id).join(",");
-    const q = "?start_ns=" + Math.floor(tl.start) + "&end_ns=" + Math.ceil(tl.end) + "&width_px=" + (canvas.width - LABEL_PX) + "&tracks=" + ids + ctx.sel();
+    const q = "?start_ns=" + Math.floor(tl.start) + "&end_ns=" + Math.ceil(tl.end) + "&width_px=" + (canvas.width - LABEL_PX) + "&tracks=" + ids + ctx.timelineSel();
     try {
       const data = await K.api(ctx.runPath("timeline") + q);
       if (seq !== tl.seq) return;
@@ -197,21 +199,25 @@ K.pages.trace = async (root, ctx) => {
         const slack = (2 * (tl.end - tl.start)) / canvas.width;
         if (s.depth[i] !== depth || s.start_ns[i] - slack > ns || s.start_ns[i] + s.dur_ns[i] + slack < ns) continue;
         if (s.count[i] > 1) return tl.show(s.start_ns[i], s.start_ns[i] + s.dur_ns[i]);
-        return showEvent(s.event[i]);
+        return showEvent(s.event[i], { name: tl.data.names[s.name[i]], start_ns: s.start_ns[i], dur_ns: s.dur_ns[i] });
       }
     }
   };
-  const showEvent = async (id) => {
+  const showEvent = async (id, slice) => {
     tl.highlight = id;
     draw();
     details.textContent = "";
+    if (K.bundle && slice) {
+      // Offline: what the embedded window says of the slice (no event index here).
+      return details.append(el("h3", {}, slice.name), K.stats([["start", K.fmtNs(slice.start_ns) + " after the trace's start"], ["duration", K.fmtNs(slice.dur_ns), "dur"]]));
+    }
     try {
-      const ev = await K.api(ctx.runPath("events/" + id) + ctx.sel("?"));
+      const ev = await K.api(ctx.runPath("events/" + id) + ctx.timelineSel("?"));
       details.append(
         el("h3", {}, ev.name),
         K.stats([
           ["category", ev.category],
-          ["start", K.fmtNs(ev.start_ns - tl.t0) + " after the trace's start"],
+          ["start", K.fmtNs(ev.start_ns) + " after the trace's start"],
           ["duration", K.fmtNs(ev.dur_ns), "dur"],
           ["track", String(ev.track)],
         ]),
@@ -225,9 +231,9 @@ K.pages.trace = async (root, ctx) => {
     if (e.key !== "Enter" || !search.value) return;
     results.textContent = "";
     try {
-      const r = await K.api(ctx.runPath("search") + "?q=" + encodeURIComponent(search.value) + "&limit=50" + ctx.sel());
+      const r = await K.api(ctx.runPath("search") + "?q=" + encodeURIComponent(search.value) + "&limit=50" + ctx.timelineSel());
       for (const m of r.matches) {
-        const li = el("li", { class: "clickable" }, m.name + " · " + K.fmtNs(m.dur_ns) + " at " + K.fmtNs(m.start_ns - tl.t0));
+        const li = el("li", { class: "clickable" }, m.name + " · " + K.fmtNs(m.dur_ns) + " at " + K.fmtNs(m.start_ns));
         li.addEventListener("click", () => {
           tl.show(m.start_ns - m.dur_ns, m.start_ns + 2 * m.dur_ns);
           showEvent(m.event);
@@ -243,9 +249,15 @@ K.pages.trace = async (root, ctx) => {
 
   const j = ctx.pendingJump();
   if (j && j.start_ns !== undefined) {
-    const pad = (j.end_ns - j.start_ns) * 0.1;
+    // Document times are epoch ns; search matches are already timeline times.
+    const shift = j.epoch ? tl.epoch0 : 0;
+    const a = j.start_ns - shift;
+    const b = j.end_ns - shift;
+    const pad = (b - a) * 0.1;
     status.dataset.jump = j.label || "";
-    tl.show(j.start_ns - pad, j.end_ns + pad);
+    canvas.dataset.jumpStart = String(a);
+    canvas.dataset.jumpEnd = String(b);
+    tl.show(a - pad, b + pad);
     if (j.event !== undefined) showEvent(j.event);
   } else {
     if (j) status.dataset.jump = j.label || "";

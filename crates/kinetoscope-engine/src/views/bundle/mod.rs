@@ -6,13 +6,17 @@
 //! the document the server would return for it, or the API's error object when the
 //! view does not apply to the input (`ranks` on one trace). The view documents are
 //! always included (they are bounded by their row and point limits); what the budget
-//! bounds is the timeline's detail.
+//! bounds is the timeline's detail ([`timeline`]: each trace's share of what the views
+//! leave).
+
+mod timeline;
 
 use std::collections::BTreeMap;
 
 use kinetoscope_analysis::comm::CommOptions;
 use kinetoscope_analysis::kernels::KernelGroupBy;
 use kinetoscope_analysis::ops::OpGroupBy;
+use kinetoscope_analysis::timeline::Window;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -85,6 +89,25 @@ pub struct OfflineBundle {
     pub used_bytes: usize,
     /// API path and query → the answer (a document, or `{"error": …}`).
     pub responses: BTreeMap<String, Value>,
+    /// Timeline path of each trace (`/api/v1/runs/offline/timeline?trace=I`, `I` its
+    /// position among the traces read) → its embedded windows, coarsest first.
+    pub timeline_windows: BTreeMap<String, Vec<Window>>,
+    /// What each trace's timeline holds.
+    pub timelines: Vec<TimelineSummary>,
+}
+
+/// How much of one trace's timeline the bundle holds.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TimelineSummary {
+    /// The trace.
+    pub path: String,
+    /// Levels of windows embedded (level k: windows of 1/2^k of the trace, overlapping
+    /// by half); 0 when not even the whole range fitted.
+    pub levels: u32,
+    /// Windows embedded.
+    pub windows: usize,
+    /// Bytes of JSON they take.
+    pub bytes: usize,
 }
 
 /// The API's error object for a view that does not apply (`{"error": {status, message}}`).
@@ -177,13 +200,32 @@ impl Engine {
             spans: Vec::new(),
         }]});
         responses.insert("/api/v1/runs".to_owned(), runs);
-        let used_bytes = responses.values().map(json_len).sum();
+        let views_bytes: usize = responses.values().map(json_len).sum();
+        let room = opts.budget_bytes.saturating_sub(views_bytes) / report.traces.len().max(1);
+        let mapped = self.map(src, |t| timeline::trace_timeline(t, room))?;
+        let mut timeline_windows = BTreeMap::new();
+        let mut timelines = Vec::new();
+        let read = mapped.results.into_iter().filter_map(|r| Some((r.path, r.result.ok()?)));
+        for (i, (path, tl)) in read.enumerate() {
+            let base = format!("/api/v1/runs/{run}/timeline");
+            responses.insert(format!("{base}/tracks?trace={i}"), to_value(&tl.tracks));
+            timelines.push(TimelineSummary {
+                path: path.display().to_string(),
+                levels: tl.levels,
+                windows: tl.windows.len(),
+                bytes: tl.bytes,
+            });
+            timeline_windows.insert(format!("{base}?trace={i}"), tl.windows);
+        }
+        let used_bytes = views_bytes + timelines.iter().map(|t| t.bytes).sum::<usize>();
         Ok(OfflineBundle {
             schema_version: SCHEMA_VERSION,
             input: report.input.clone(),
             budget_bytes: opts.budget_bytes,
             used_bytes,
             responses,
+            timeline_windows,
+            timelines,
         })
     }
 }
