@@ -53,6 +53,7 @@ const context = (r) => {
   const ctx = {
     run,
     runs: state.runs,
+    runInfo: state.runs.find((x) => x.id === run) || { workers: [], spans: [] },
     trace: Number(p.get("trace") || 0),
     sel,
     runPath,
@@ -70,6 +71,7 @@ const context = (r) => {
       state.jump = win;
       const q = new URLSearchParams(p);
       if (win.trace !== undefined) q.set("trace", String(win.trace));
+      if (win.worker !== undefined) q.set("worker", win.worker);
       if (route().page === "trace" && q.toString() === p.toString()) render();
       else go("trace", q);
     },

@@ -136,7 +136,9 @@ K.jumpToFinding = async (f, ov, ctx) => {
   };
   let named = null;
   for (const s of trace ? trace.steps : []) if (at(s.name) < (named ? at(named.name) : Infinity)) named = s;
-  const where = own >= 0 ? { trace: own } : {};
+  // Offline: the trace's position; online: its worker, when the run lists it.
+  const worker = trace && ctx.runInfo.workers.find((w) => w.id === trace.worker);
+  const where = K.bundle ? (own >= 0 ? { trace: own } : {}) : worker ? { worker: worker.id } : {};
   if (named) return ctx.jump({ start_ns: named.start_ns, end_ns: named.start_ns + named.dur_ns, epoch: true, label: f.id + ": " + named.name, ...where });
   for (const line of f.evidence) {
     const name = line.split(/: | ← /)[0].trim();

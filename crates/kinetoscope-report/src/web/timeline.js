@@ -15,6 +15,11 @@ const nameColor = (name) => {
 };
 
 K.pages.trace = async (root, ctx) => {
+  const workers = ctx.runInfo.workers;
+  if (!K.bundle && workers.length > 1 && !ctx.option("worker")) {
+    // A timeline shows one trace: the first worker's until another is picked.
+    return ctx.setOption("worker", workers[0].id);
+  }
   const tracks = await K.api(ctx.runPath("timeline/tracks") + ctx.timelineSel("?"));
   // Timeline times are ns after `epoch0` (the trace's first span, epoch ns).
   const tl = {

@@ -16,6 +16,7 @@ mod output;
 mod reading;
 mod rendering;
 mod special_files;
+mod web_page;
 
 use crate::common::fixtures;
 use harness::{fingerprint, run_measured};
