@@ -81,7 +81,9 @@ mod tests {
         }
         assert!(html.contains("uPlot"));
         // Online, the bundle element is empty.
-        assert!(html.contains("<script id=\"kinetoscope-bundle\" type=\"application/json\"></script>"));
+        assert!(
+            html.contains("<script id=\"kinetoscope-bundle\" type=\"application/json\"></script>")
+        );
     }
 
     #[test]

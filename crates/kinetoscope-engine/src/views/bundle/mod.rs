@@ -153,17 +153,17 @@ impl Engine {
             crate::InputLayout::RunFolder { .. } => "run_folder",
         };
         responses.insert(view_path(run, "report", &[]), to_value(report));
-        responses.insert(
-            view_path(run, "overview", &[]),
-            answer(self.overview(src)),
-        );
+        responses.insert(view_path(run, "overview", &[]), answer(self.overview(src)));
         for g in OP_GROUPINGS {
             let o = OpsOptions {
                 group_by: g,
                 top: WEB_TABLE_ROWS,
                 ..OpsOptions::default()
             };
-            let q = [("group_by", option_name(&g)), ("top", WEB_TABLE_ROWS.to_string())];
+            let q = [
+                ("group_by", option_name(&g)),
+                ("top", WEB_TABLE_ROWS.to_string()),
+            ];
             responses.insert(view_path(run, "ops", &q), answer(self.ops(src, &o)));
         }
         for g in KERNEL_GROUPINGS {
@@ -172,7 +172,10 @@ impl Engine {
                 top: WEB_TABLE_ROWS,
                 ..KernelsOptions::default()
             };
-            let q = [("group_by", option_name(&g)), ("top", WEB_TABLE_ROWS.to_string())];
+            let q = [
+                ("group_by", option_name(&g)),
+                ("top", WEB_TABLE_ROWS.to_string()),
+            ];
             responses.insert(view_path(run, "kernels", &q), answer(self.kernels(src, &o)));
         }
         let memory = MemoryOptions {
@@ -183,7 +186,10 @@ impl Engine {
             timeline: None,
         };
         let q = [("top", WEB_TABLE_ROWS.to_string())];
-        responses.insert(view_path(run, "memory", &q), answer(self.memory(src, &memory)));
+        responses.insert(
+            view_path(run, "memory", &q),
+            answer(self.memory(src, &memory)),
+        );
         responses.insert(
             view_path(run, "comm", &[]),
             answer(self.comm(src, CommOptions::default())),
@@ -205,7 +211,10 @@ impl Engine {
         let mapped = self.map(src, |t| timeline::trace_timeline(t, room))?;
         let mut timeline_windows = BTreeMap::new();
         let mut timelines = Vec::new();
-        let read = mapped.results.into_iter().filter_map(|r| Some((r.path, r.result.ok()?)));
+        let read = mapped
+            .results
+            .into_iter()
+            .filter_map(|r| Some((r.path, r.result.ok()?)));
         for (i, (path, tl)) in read.enumerate() {
             let base = format!("/api/v1/runs/{run}/timeline");
             responses.insert(format!("{base}/tracks?trace={i}"), to_value(&tl.tracks));

@@ -43,7 +43,8 @@ pub fn trace_timeline(trace: &Trace, budget: usize) -> TraceTimeline {
         if width < i64::from(WINDOW_PX) {
             break;
         }
-        let Some((windows, bytes)) = level_windows(&index, trace, extent, width, budget - out.bytes)
+        let Some((windows, bytes)) =
+            level_windows(&index, trace, extent, width, budget - out.bytes)
         else {
             break;
         };
@@ -61,7 +62,9 @@ pub fn trace_timeline(trace: &Trace, budget: usize) -> TraceTimeline {
 
 /// Whether a window holds every span as it is (no merged bucket).
 fn is_full_detail(w: &Window) -> bool {
-    w.tracks.iter().all(|t| t.slices.count.iter().all(|&c| c == 1))
+    w.tracks
+        .iter()
+        .all(|t| t.slices.count.iter().all(|&c| c == 1))
 }
 
 /// The windows of one level (`width` ns each, stepping by half of it over `[0,

@@ -119,7 +119,12 @@ impl Browser {
             json!({"targetId": target["targetId"], "flatten": true}),
         );
         b.session = attached["sessionId"].as_str().unwrap().to_owned();
-        for domain in ["Runtime.enable", "Log.enable", "Page.enable", "Network.enable"] {
+        for domain in [
+            "Runtime.enable",
+            "Log.enable",
+            "Page.enable",
+            "Network.enable",
+        ] {
             b.call(domain, json!({}));
         }
         b.call(
@@ -140,7 +145,9 @@ impl Browser {
         }
         let mut bytes = serde_json::to_vec(&msg).unwrap();
         bytes.push(0);
-        self.to_browser.write_all(&bytes).expect("write to chromium");
+        self.to_browser
+            .write_all(&bytes)
+            .expect("write to chromium");
         let deadline = Instant::now() + COMMAND_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -217,7 +224,9 @@ impl Browser {
             .filter_map(|e| {
                 let p = &e["params"];
                 match e["method"].as_str()? {
-                    "Runtime.exceptionThrown" => Some(format!("exception: {}", p["exceptionDetails"])),
+                    "Runtime.exceptionThrown" => {
+                        Some(format!("exception: {}", p["exceptionDetails"]))
+                    }
                     "Runtime.consoleAPICalled" if p["type"] == "error" => {
                         Some(format!("console.error: {}", p["args"]))
                     }

@@ -72,7 +72,9 @@ pub fn parse_shown(text: &str) -> (f64, f64) {
     let t = text.trim();
     let (num, unit) = t.split_once(' ').unwrap_or((t, ""));
     let num = num.replace(',', "");
-    let value: f64 = num.parse().unwrap_or_else(|_| panic!("not a number: {text:?}"));
+    let value: f64 = num
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number: {text:?}"));
     let decimals = num.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
     let half = 0.5 * 10f64.powi(-decimals);
     let scale = match unit {

@@ -8,7 +8,8 @@ use super::harness::run_measured;
 use crate::browser::{browser, open_page, texts};
 
 /// What every renamed name ends with.
-const HOSTILE: &str = "</script><!--<script>&amp;<img src=x onerror=\"window.pwned=1\">\u{2028}\u{2029}\u{1b}[31m";
+const HOSTILE: &str =
+    "</script><!--<script>&amp;<img src=x onerror=\"window.pwned=1\">\u{2028}\u{2029}\u{1b}[31m";
 
 #[test]
 fn report_html_keeps_hostile_names_as_text() {
@@ -23,14 +24,23 @@ fn report_html_keeps_hostile_names_as_text() {
         );
     }
     let page = tmp.path().join("page.html");
-    let args = ["report", dir.to_str().unwrap(), "--html", page.to_str().unwrap()];
+    let args = [
+        "report",
+        dir.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ];
     let run = run_measured(tmp.path(), &args);
     run.assert_sane(512 << 20);
     assert!(matches!(run.code, Some(0) | Some(1)), "{}", run.err());
     let html = std::fs::read_to_string(&page).expect("page");
     // The data element, the chart library and the app: nothing else opened or closed.
     assert_eq!(html.matches("<script").count(), 3, "an element was opened");
-    assert_eq!(html.matches("</script>").count(), 3, "an element was closed");
+    assert_eq!(
+        html.matches("</script>").count(),
+        3,
+        "an element was closed"
+    );
     assert!(!html.contains("<!--"), "a comment was opened");
     assert!(!html.contains('\u{2028}') && !html.contains('\u{2029}'));
 
@@ -38,12 +48,34 @@ fn report_html_keeps_hostile_names_as_text() {
     let url = format!("file://{}", page.display());
     let ops = crate::common::json(
         tmp.path(),
-        &["ops", dir.to_str().unwrap(), "--format", "json", "--top", "100"],
+        &[
+            "ops",
+            dir.to_str().unwrap(),
+            "--format",
+            "json",
+            "--top",
+            "100",
+        ],
     );
-    for p in ["overview", "ops", "kernels", "memory", "distributed", "trace"] {
+    for p in [
+        "overview",
+        "ops",
+        "kernels",
+        "memory",
+        "distributed",
+        "trace",
+    ] {
         open_page(&mut b, &url, p, &format!("hostile-{p}.png"));
-        assert_eq!(b.eval("document.querySelectorAll('main img').length"), 0, "{p}");
-        assert_eq!(b.eval("window.pwned === undefined"), true, "{p}: a handler ran");
+        assert_eq!(
+            b.eval("document.querySelectorAll('main img').length"),
+            0,
+            "{p}"
+        );
+        assert_eq!(
+            b.eval("window.pwned === undefined"),
+            true,
+            "{p}: a handler ran"
+        );
         if p == "ops" {
             let shown = texts(&mut b, "table.ops td[data-key=name]");
             let names: Vec<&str> = ops["traces"][0]["rows"]
