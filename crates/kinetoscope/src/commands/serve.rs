@@ -12,11 +12,14 @@ use crate::args::ServeArgs;
 
 /// Bind, print the URL, serve.
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let mut engine = engine(&args.read);
+    // A file truncated while mapped would raise SIGBUS in a long-lived server.
+    engine.read.mmap = false;
     let opts = ServeOptions {
         host: args.host,
         port: args.port,
         max_loaded_bytes: args.max_loaded,
-        engine: engine(&args.read),
+        engine,
         ..ServeOptions::default()
     };
     let server = Server::bind(&args.paths, opts).map_err(|e| {
