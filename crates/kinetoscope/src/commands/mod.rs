@@ -8,6 +8,7 @@ mod output;
 mod output_file;
 mod report;
 mod sample;
+mod serve;
 mod summary;
 mod views;
 
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::CriticalPath(a)) => views::critical_path(a),
         Some(Command::Diff(a)) => diff::run(a),
         Some(Command::Explain(a)) => explain::run(a),
+        Some(Command::Serve(a)) => serve::run(a),
         None => report::run(cli.report),
     }
 }
