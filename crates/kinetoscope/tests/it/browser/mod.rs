@@ -2,7 +2,8 @@
 //! [`cdp`]): each page loads without exceptions or console errors, the numbers it shows
 //! equal the documents' (read from the DOM, compared with the JSON the CLI prints for
 //! the same view, which is the API's answer), and screenshots are kept in
-//! `target/browser-screenshots/` for people to look at.
+//! `target/browser-screenshots/` for people to look at. [`offline`]: the file of
+//! `report --html`; [`online`]: a real `kinetoscope serve`.
 //!
 //! Chromium is the one the `memory --html` test uses (`/usr/bin/chromium`, else on
 //! `PATH`); without it these tests pass with a note, and fail when
@@ -10,6 +11,7 @@
 
 mod cdp;
 mod offline;
+mod online;
 
 use std::path::{Path, PathBuf};
 
@@ -35,9 +37,14 @@ pub fn browser() -> Option<Browser> {
 /// Open `#page` of the app at `url` (which has no hash), wait until it rendered and
 /// check it raised no error; keep a screenshot named `shot`.
 pub fn open_page(b: &mut Browser, url: &str, page: &str, shot: &str) {
+    open_page_hash(b, url, page, page, shot);
+}
+
+/// [`open_page`] with a whole hash (`page?options`) for `page`.
+pub fn open_page_hash(b: &mut Browser, url: &str, hash: &str, page: &str, shot: &str) {
     b.clear_events();
     b.navigate("about:blank");
-    b.navigate(&format!("{url}#{page}"));
+    b.navigate(&format!("{url}#{hash}"));
     b.wait_for(
         &format!("document.body && document.body.dataset.page === '{page}' && document.body.dataset.ready !== 'no'"),
         30,
