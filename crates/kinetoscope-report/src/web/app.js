@@ -13,7 +13,7 @@ const PAGES = [
   ["trace", "Trace"],
 ];
 
-const state = { runs: [], jump: null };
+const state = { runs: [], jump: null, fresh: true };
 
 /** The page and options in the hash. */
 const route = () => {
@@ -118,6 +118,15 @@ const header = (r) => {
 /** Render the page in the hash. */
 const render = async () => {
   const r = route();
+  if (!K.bundle && !state.fresh) {
+    // Served: runs that appeared in a log dir since the last page show up.
+    try {
+      state.runs = (await K.api("/api/v1/runs")).runs;
+    } catch (e) {
+      // Keep the list we have; the page reports its own errors.
+    }
+  }
+  state.fresh = false;
   header(r);
   const root = document.getElementById("page");
   root.textContent = "";

@@ -37,7 +37,11 @@ impl Served {
             .arg("serve")
             .args(["--port", "0"])
             // Canonical: the server's root check compares resolved paths.
-            .args(paths.iter().map(|p| p.canonicalize().expect("input exists")))
+            .args(
+                paths
+                    .iter()
+                    .map(|p| p.canonicalize().expect("input exists")),
+            )
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -149,7 +153,11 @@ fn served_pages_show_the_apis_numbers_and_zoom_by_windows() {
         d.join(name)
     };
     let gpu = alone(&gpu_trace(), "gpu", "linear_kineto_3steps.json.gz");
-    let clean = alone(&corpus().join("clean/trace.json.gz"), "clean", "trace.json.gz");
+    let clean = alone(
+        &corpus().join("clean/trace.json.gz"),
+        "clean",
+        "trace.json.gz",
+    );
     let s = Served::start(&[gpu, clean]);
     let run = s.run_id("linear_kineto_3steps.json.gz");
     let q = format!("run={run}");
