@@ -240,6 +240,30 @@ fn served_pages_show_the_apis_numbers_and_zoom_by_windows() {
     assert!(*bytes < (1 << 20) as f64, "payload {bytes} bytes");
     b.screenshot(&screenshot_dir().join("online-trace-zoomed.png"));
     assert!(b.errors().is_empty(), "{:?}", b.errors());
+    // Search: the matches the API gives, listed; a click shows the event's details.
+    let hits = s
+        .get(&format!("/api/v1/runs/{run}/search?q=addmm&limit=50"))
+        .1;
+    b.eval(
+        "(() => { const s = document.getElementById('trace-search'); s.value = 'addmm';
+          s.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter'})); })()",
+    );
+    b.wait_for(
+        "document.querySelectorAll('#search-results li').length > 0",
+        10,
+    );
+    let listed = texts(&mut b, "#search-results li.clickable");
+    let matches = hits["matches"].as_array().unwrap();
+    assert_eq!(listed.len(), matches.len());
+    assert!(listed[0].starts_with(matches[0]["name"].as_str().unwrap()));
+    b.eval("document.querySelector('#search-results li.clickable').click()");
+    b.wait_for("document.querySelector('#event-details h3') !== null", 10);
+    assert_eq!(
+        texts(&mut b, "#event-details h3")[0],
+        matches[0]["name"].as_str().unwrap()
+    );
+    let dur = texts(&mut b, "#event-details [data-key=dur]");
+    assert_shows(&dur[0], matches[0]["dur_ns"].as_f64().unwrap(), "duration");
 
     // Diff: the two runs compared, the verdict and change as the API says.
     let base = s.run_id("trace.json.gz");
