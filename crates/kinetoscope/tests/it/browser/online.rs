@@ -353,3 +353,51 @@ fn served_finding_jumps_to_its_workers_step() {
     b.screenshot(&screenshot_dir().join("online-jump-timeline.png"));
     assert!(b.errors().is_empty(), "{:?}", b.errors());
 }
+
+#[test]
+fn served_snapshot_memory_page_shows_the_allocator_state() {
+    let Some(mut b) = browser() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let snap = tmp.path().join("v2_6_full.pickle");
+    std::fs::copy(
+        crate::common::memory_snapshots().join("v2_6_full.pickle"),
+        &snap,
+    )
+    .unwrap();
+    let s = Served::start(&[snap]);
+    let run = s.run_id("v2_6_full.pickle");
+    open(
+        &mut b,
+        &s,
+        "memory",
+        &format!("run={run}"),
+        "online-snapshot.png",
+    );
+    let doc = s.get(&format!("/api/v1/runs/{run}/views/memory?top=100")).1;
+    let d = &doc["snapshot"]["devices"][0];
+    let shown = |b: &mut Browser, key: &str| texts(b, &format!("[data-key={key}]"))[0].clone();
+    assert_shows(
+        &shown(&mut b, "reserved"),
+        d["state"]["reserved_bytes"].as_f64().unwrap(),
+        "reserved",
+    );
+    assert_shows(
+        &shown(&mut b, "allocated"),
+        d["state"]["allocated_bytes"].as_f64().unwrap(),
+        "allocated",
+    );
+    assert_shows(
+        &shown(&mut b, "fragmentation"),
+        d["state"]["fragmentation"].as_f64().unwrap(),
+        "fragmentation",
+    );
+    assert_shows(
+        &shown(&mut b, "peak_active"),
+        d["history"]["peak_active_bytes"].as_f64().unwrap(),
+        "peak",
+    );
+    let frames = texts(&mut b, "table.sites td[data-key=user_frame]");
+    let sites = d["top_sites"]["sites"].as_array().unwrap();
+    assert_eq!(frames.len(), sites.len());
+    assert_eq!(frames[0], sites[0]["user_frame"].as_str().unwrap());
+}
