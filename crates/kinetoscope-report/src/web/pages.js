@@ -173,7 +173,8 @@ const tablePage = (view, groups, cols, barKey, barLabel) => async (root, ctx) =>
   root.append(el("div", { class: "toolbar" }, select, search));
   if (!t) return root.append(el("p", {}, "No trace could be read."));
   const extra = group === "shape" ? [{ key: "input_shape", label: "input shape" }] : group === "stack" ? [{ key: "call_stack", label: "call stack" }] : group === "module" ? [{ key: "module", label: "module" }] : [];
-  const allCols = cols.slice(0, 1).concat(extra, cols.slice(1));
+  // Columns of another grouping (a kernel's operator) are absent from these rows.
+  const allCols = cols.slice(0, 1).concat(extra, cols.slice(1)).filter((c) => !t.rows.length || t.rows.some((r) => c.key in r));
   const table = K.table(allCols, t.rows, {
     cls: view,
     onRow: (r) => ctx.jumpToName(r.name),

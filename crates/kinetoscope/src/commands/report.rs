@@ -4,16 +4,22 @@
 use std::io::Read;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use kinetoscope_advisor::{Config, Severity};
 use kinetoscope_engine::diff::document::ThroughputUnit;
-use kinetoscope_engine::BundleOptions;
+use kinetoscope_engine::{BundleOptions, TraceCache};
 use kinetoscope_report::report::to_table;
 
 use super::output::{finish, note_skipped, render};
 use super::{engine, output_file, source};
 use crate::args::{FailOn, ReportArgs};
+
+/// Most memory the traces read for `--html` stay loaded between its views (the least
+/// recently used are dropped, then read again, beyond it): `serve`'s `--max-loaded`
+/// default.
+const HTML_MAX_LOADED: u64 = 8 << 30;
 
 /// Run the advisor over the input and apply the gate.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
@@ -28,7 +34,11 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         // Refused before anything is read; checked again when written.
         output_file::check("--html", out, &reads)?;
     }
-    let engine = engine(&args.read);
+    let mut engine = engine(&args.read);
+    if args.html.is_some() {
+        // The page needs a dozen views of the same traces: each is read once, kept.
+        engine.cache = Some(Arc::new(TraceCache::new(HTML_MAX_LOADED)));
+    }
     let mut doc = engine.report(&src, &config)?;
     if let Some((unit, n)) = items_per_step(args.batch_size, args.tokens_per_step)? {
         doc = doc.with_throughput(unit, n);
