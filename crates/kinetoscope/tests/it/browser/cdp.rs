@@ -245,11 +245,14 @@ impl Browser {
         self.events.clear();
     }
 
-    /// A PNG of the whole page, written to `path`.
+    /// A PNG of what the viewport shows, written to `path`. (Not the whole page: a long
+    /// page's image would pass through this process as megabytes of base64, and the
+    /// hostile suite measures the children of this process, whose peak memory counts
+    /// the parent's.)
     pub fn screenshot(&mut self, path: &Path) {
         let r = self.call(
             "Page.captureScreenshot",
-            json!({"format": "png", "captureBeyondViewport": true}),
+            json!({"format": "png", "captureBeyondViewport": false}),
         );
         let png = base64::engine::general_purpose::STANDARD
             .decode(r["data"].as_str().unwrap())

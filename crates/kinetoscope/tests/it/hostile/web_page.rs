@@ -24,11 +24,14 @@ fn report_html_keeps_hostile_names_as_text() {
         );
     }
     let page = tmp.path().join("page.html");
+    // A small budget: the file is read back here, in the process the suite measures.
     let args = [
         "report",
         dir.to_str().unwrap(),
         "--html",
         page.to_str().unwrap(),
+        "--html-budget",
+        "512KB",
     ];
     let run = run_measured(tmp.path(), &args);
     run.assert_sane(512 << 20);
