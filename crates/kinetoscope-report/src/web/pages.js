@@ -215,6 +215,10 @@ K.pages.kernels = tablePage(
   [
     { key: "name", label: "kernel" },
     { key: "operator", label: "operator" },
+    { key: "grid", label: "grid" },
+    { key: "block", label: "block" },
+    { key: "registers_per_thread", label: "registers", num: true, fmt: K.fmtNum },
+    { key: "shared_memory_bytes", label: "shared memory", num: true, fmt: K.fmtBytes },
     { key: "calls", label: "calls", num: true, fmt: K.fmtNum },
     { key: "total_ns", label: "total", num: true, fmt: K.fmtNs },
     { key: "mean_ns", label: "mean", num: true, fmt: K.fmtNs },
