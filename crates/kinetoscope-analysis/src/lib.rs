@@ -26,6 +26,8 @@
 //! - [`steps`]: training steps from `ProfilerStep#N` spans, with a documented fallback.
 //! - [`stats`]: distribution statistics (mean, median, p90, coefficient of variation).
 //! - [`summary`]: the per-trace summary behind `kinetoscope summary`.
+//! - [`timeline`]: the web UI's timeline: tracks, window queries with level of detail,
+//!   event details and name search.
 //! - [`up_search`]: the first ancestor passing a test that holds up to the root, in
 //!   O(log depth).
 
@@ -50,6 +52,7 @@ mod sort_key;
 pub mod stats;
 pub mod steps;
 pub mod summary;
+pub mod timeline;
 pub mod up_search;
 
 pub use overview::intervals::Measure;

@@ -35,6 +35,21 @@ pub enum EngineError {
     /// An option is out of range.
     #[error("{0}")]
     Option(String),
+    /// A timeline query asked for what the trace does not have.
+    #[error("{}", query_text(.0))]
+    Query(kinetoscope_analysis::timeline::QueryError),
+}
+
+/// The words for a timeline query error.
+fn query_text(e: &kinetoscope_analysis::timeline::QueryError) -> String {
+    use kinetoscope_analysis::timeline::QueryError;
+    match e {
+        QueryError::EmptyWindow { start_ns, end_ns } => {
+            format!("empty window: end_ns ({end_ns}) must be after start_ns ({start_ns})")
+        }
+        QueryError::UnknownTrack { id } => format!("no track {id} in this timeline"),
+        QueryError::UnknownEvent { id } => format!("no event {id} in this trace"),
+    }
 }
 
 impl EngineError {

@@ -361,6 +361,17 @@ pub fn map_paths<T: Send>(
     opts: &ReadOptions,
     reduce: impl Fn(&Trace) -> T + Sync,
 ) -> Vec<PerTrace<T>> {
+    map_paths_with(paths, opts, read_trace, reduce)
+}
+
+/// [`map_paths`] with another way to get each trace (a cache of traces already read:
+/// anything that borrows as a [`Trace`]).
+pub fn map_paths_with<T: Send, R: std::borrow::Borrow<Trace>>(
+    paths: &[PathBuf],
+    opts: &ReadOptions,
+    read: impl Fn(&Path, &ReadOptions) -> TraceResult<R> + Sync,
+    reduce: impl Fn(&Trace) -> T + Sync,
+) -> Vec<PerTrace<T>> {
     let threads = within_cores(opts).threads;
     let workers = threads.min(paths.len().max(1));
     let per_file = ReadOptions {
@@ -374,7 +385,7 @@ pub fn map_paths<T: Send>(
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = paths.get(i) else { break };
-                let result = read_trace(path, &per_file).map(|t| reduce(&t));
+                let result = read(path, &per_file).map(|t| reduce(t.borrow()));
                 let r = PerTrace {
                     path: path.clone(),
                     result,

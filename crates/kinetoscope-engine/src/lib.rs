@@ -22,6 +22,7 @@ mod error;
 pub mod input;
 pub mod run_folder;
 mod safe_json;
+pub mod session;
 pub mod throughput;
 mod views;
 
@@ -34,6 +35,7 @@ pub use error::{EngineError, EngineResult};
 pub use input::Source;
 pub use kinetoscope_trace::read::{ProgressFn, ReadOptions};
 pub use safe_json::{is_unsafe_char, plain_prefix_len};
+pub use session::{Session, TraceCache};
 pub use views::memory::{MemoryDocument, MemoryOptions, MemoryResult};
 pub use views::*;
 
@@ -53,6 +55,8 @@ pub struct Engine {
     pub read: ReadOptions,
     /// Progress sink, if any.
     pub progress: Option<Arc<dyn Progress>>,
+    /// Where traces already read are kept (a [`Session`]'s); `None`: every view reads.
+    pub cache: Option<Arc<TraceCache>>,
 }
 
 impl Engine {
@@ -61,6 +65,7 @@ impl Engine {
         Self {
             read,
             progress: None,
+            cache: None,
         }
     }
 

@@ -36,3 +36,4 @@ pub mod sanitize;
 pub mod sequences;
 pub mod summary;
 pub mod tabular;
+pub mod web;

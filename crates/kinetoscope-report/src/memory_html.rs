@@ -133,7 +133,12 @@ h1 { font-size: 18px; margin: 0 0 4px 0; }
 /// U+2029 (line terminators in older JavaScript) become `\uNNNN` escapes. They occur
 /// only inside JSON strings, where the escapes mean the same characters.
 pub fn script_json(value: &impl Serialize) -> String {
-    let json = serde_json::to_string(value).expect("chart data serialise");
+    escape_script_json(&serde_json::to_string(value).expect("chart data serialise"))
+}
+
+/// JSON text made safe inside a `<script>` element, as [`script_json`] does: `<`, `>`,
+/// `&`, U+2028 and U+2029 (which occur only inside JSON strings) become `\uNNNN`.
+pub fn escape_script_json(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
         match c {

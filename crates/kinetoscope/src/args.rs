@@ -167,6 +167,37 @@ pub enum Command {
     /// evidence, the fix, and its thresholds with their sources (`kinetoscope explain
     /// GP005`; `kinetoscope explain` lists every rule).
     Explain(ExplainArgs),
+    /// The local web UI (the TensorBoard profiler plugin's pages and a timeline that
+    /// opens 1 GB traces): serves the runs under PATH… — a log dir of runs (sub-folders),
+    /// a rank or run folder, or trace files — on http://127.0.0.1:PORT. The first line
+    /// printed is the URL with its access token; files added later show up without a
+    /// restart. Read-only; the API is docs/api.md.
+    Serve(ServeArgs),
+}
+
+/// Arguments of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Log dirs, run folders, rank folders or trace files to serve.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The address to listen on. Anything but a loopback address exposes the traces to
+    /// the network (the token still protects them; a warning is printed).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// The port to listen on (0: any free port).
+    #[arg(long, default_value_t = 6006)]
+    pub port: u16,
+    /// Open the page in a browser (never done unless asked).
+    #[arg(long)]
+    pub open: bool,
+    /// Most memory kept by loaded traces (models and timeline indexes), e.g. 8GiB; the
+    /// least recently used are dropped beyond it.
+    #[arg(long, default_value = "8GiB", value_parser = crate::size::parse_size)]
+    pub max_loaded: u64,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
 }
 
 /// Output formats.
@@ -261,6 +292,14 @@ pub struct ReportArgs {
     /// Tokens per step: adds throughput (tokens/s at the median step).
     #[arg(long, value_name = "N")]
     pub tokens_per_step: Option<f64>,
+    /// Also write the web UI's pages (overview, operators, kernels, memory,
+    /// distributed, trace) as one self-contained offline HTML file.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
+    /// Most bytes of data the `--html` file embeds (views first, then timeline detail),
+    /// e.g. `20MB`.
+    #[arg(long, value_name = "SIZE", default_value = "10MB", value_parser = crate::size::parse_size, requires = "html")]
+    pub html_budget: u64,
     /// Reading options.
     #[command(flatten)]
     pub read: ReadArgs,

@@ -14,9 +14,9 @@
 //! - [`critical_path`]: the critical path of small inline traces, computed by hand.
 //! - [`gpu_traces`]: real GPU traces with exporter quirks (launch links whose ids
 //!   disagree with time, ROCm device ids, matrix-core and Blackwell kernel names).
+//! - [`timeline`]: the timeline's window queries, details and search on a real trace.
 //! - [`memory_snapshot`], [`memory_step_pattern`], [`memory_modules`]: CUDA memory
 //!   snapshots; per-step memory patterns; memory by `nn.Module` at the peak.
-//!
 //! - [`pstats`]: cProfile / profile statistics against Python's own `pstats`.
 //!
 //! Tests that read `../shared` (`$KINETOSCOPE_SHARED`) are `#[ignore]`d, and fail with a
@@ -38,3 +38,4 @@ mod ops_kernels;
 mod overview;
 mod tracelens_reference;
 mod pstats;
+mod timeline;

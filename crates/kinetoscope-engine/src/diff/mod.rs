@@ -41,6 +41,7 @@ impl Engine {
         let quiet = Engine {
             read: self.read.clone(),
             progress: None,
+            cache: self.cache.clone(),
         };
         let (b, n) = std::thread::scope(|s| {
             let n = s.spawn(|| quiet.load_side(new, config));

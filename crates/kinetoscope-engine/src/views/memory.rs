@@ -76,6 +76,10 @@ impl Engine {
                         view: timeline_view(path, &tl, opts.points),
                     })
                 }
+                // A session reads traces through its cache.
+                _ if self.cache.is_some() => {
+                    MemoryResult::Traces(self.memory_traces(src, None, opts)?)
+                }
                 _ => MemoryResult::Traces(self.memory_traces(src, Some(sniffed), opts)?),
             });
         }

@@ -2,6 +2,7 @@
 //! trace on the thread that read it, make the cross-trace decisions, return the
 //! document.
 
+pub mod bundle;
 pub(crate) mod gpu_time;
 pub mod memory;
 mod per_trace;
@@ -9,6 +10,7 @@ pub mod pstats;
 mod ranks;
 mod report;
 
+pub use bundle::{BundleOptions, OfflineBundle};
 pub use gpu_time::{IdleOptions, LaunchesOptions};
 pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
 pub use pstats::{PstatsDocument, PstatsFileReport, PstatsOptions};
@@ -20,7 +22,9 @@ use kinetoscope_trace::{Trace, TraceError};
 
 use crate::document::{Document, InputLayout, SkippedFile};
 use crate::error::{hint_for_content, EngineError, EngineResult};
-use crate::input::{map_bytes, map_paths, open_path, split_results, PerTrace, Source};
+use crate::input::{
+    map_bytes, map_paths, map_paths_with, open_path, split_results, PerTrace, Source,
+};
 use crate::Engine;
 
 /// What reading a source gave: its layout and one reduced result per trace, in order.
@@ -79,7 +83,10 @@ impl Engine {
                 if let Some(p) = &self.progress {
                     opts.progress = p.start(&files);
                 }
-                let results = map_paths(&files, &opts, f);
+                let results = match &self.cache {
+                    Some(cache) => map_paths_with(&files, &opts, |p, o| cache.get_shared(p, o), f),
+                    None => map_paths(&files, &opts, f),
+                };
                 if let Some(p) = &self.progress {
                     p.finish();
                 }

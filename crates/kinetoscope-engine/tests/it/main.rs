@@ -3,6 +3,7 @@
 //! their JSON), the cross-trace decisions, and invariants every view keeps on nasty
 //! generated traces (`properties`).
 
+mod bundle;
 mod common;
 mod diff;
 mod inputs;

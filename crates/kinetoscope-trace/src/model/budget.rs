@@ -145,6 +145,11 @@ impl Charge {
         Ok(())
     }
 
+    /// The bytes taken so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
     /// The last growth refused (by the budget or the allocator), if any: for readers
     /// whose errors pass through a parser's own error type.
     pub fn refused(&self) -> Option<MemoryError> {

@@ -109,6 +109,12 @@ impl Trace {
             .get_or_init(|| CorrelationIndex::build(self))
     }
 
+    /// The bytes the model took from the reader's memory accounting (its columns,
+    /// strings and tables): what a cache of loaded traces counts.
+    pub fn model_bytes(&self) -> u64 {
+        self.charge.bytes()
+    }
+
     /// Start and end (ns) of all duration events, or `None` for an empty trace.
     pub fn span_ns(&self) -> Option<(i64, i64)> {
         let e = &self.events;

@@ -9,6 +9,7 @@ mod output_file;
 pub(crate) mod pstats;
 mod report;
 mod sample;
+mod serve;
 mod summary;
 mod views;
 
@@ -41,6 +42,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Diff(a)) => diff::run(a),
         Some(Command::Pstats(a)) => pstats::run(a),
         Some(Command::Explain(a)) => explain::run(a),
+        Some(Command::Serve(a)) => serve::run(a),
         None => report::run(cli.report),
     }
 }

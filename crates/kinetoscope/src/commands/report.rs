@@ -4,22 +4,52 @@
 use std::io::Read;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use kinetoscope_advisor::{Config, Severity};
 use kinetoscope_engine::diff::document::ThroughputUnit;
+use kinetoscope_engine::{BundleOptions, TraceCache};
 use kinetoscope_report::report::to_table;
 
 use super::output::{finish, note_skipped, render};
-use super::{engine, source};
+use super::{engine, output_file, source};
 use crate::args::{FailOn, ReportArgs};
+
+/// Most memory the traces read for `--html` stay loaded between its views (the least
+/// recently used are dropped, then read again, beyond it): `serve`'s `--max-loaded`
+/// default.
+const HTML_MAX_LOADED: u64 = 8 << 30;
 
 /// Run the advisor over the input and apply the gate.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(&args)?;
-    let mut doc = engine(&args.read).report(&source(args.path.as_deref()), &config)?;
+    let src = source(args.path.as_deref());
+    let reads = args
+        .path
+        .as_deref()
+        .map(|p| output_file::files_read(p, args.config.clone()))
+        .unwrap_or_default();
+    if let Some(out) = &args.html {
+        // Refused before anything is read; checked again when written.
+        output_file::check("--html", out, &reads)?;
+    }
+    let mut engine = engine(&args.read);
+    if args.html.is_some() {
+        // The page needs a dozen views of the same traces: each is read once, kept.
+        engine.cache = Some(Arc::new(TraceCache::new(HTML_MAX_LOADED)));
+    }
+    let mut doc = engine.report(&src, &config)?;
     if let Some((unit, n)) = items_per_step(args.batch_size, args.tokens_per_step)? {
         doc = doc.with_throughput(unit, n);
+    }
+    if let Some(out) = &args.html {
+        let opts = BundleOptions {
+            budget_bytes: usize::try_from(args.html_budget).unwrap_or(usize::MAX),
+        };
+        let bundle = engine.offline_bundle(&src, &doc, &opts)?;
+        let html = kinetoscope_report::web::offline_html(&bundle)?;
+        output_file::write("--html", out, &reads, html.as_bytes())?;
     }
     let text = render(&doc, args.format.into(), to_table, None)?;
     note_skipped(&doc.skipped);

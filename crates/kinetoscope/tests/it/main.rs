@@ -14,11 +14,14 @@
 //!   when Chromium is missing, fails then if `KINETOSCOPE_REQUIRE_BROWSER` is set).
 //! - [`pstats`]: `pstats` on cProfile / profile files: numbers, sums, callers, the
 //!   flame page and collapsed stacks.
+//! - [`browser`]: the web UI (`report --html`) in headless Chromium over the DevTools
+//!   protocol: pages load without errors and show the documents' numbers.
 //! - [`report`]: the advisor's `report` on the planted-problem corpus.
 //! - [`diff`]: `diff` on recorded pairs: exit codes of the gate, formats, saved
 //!   baselines, refused expressions.
 //! - [`hostile`]: bad and hostile input, generated at test time, one module per class.
 
+mod browser;
 mod cli;
 mod common;
 mod diff;

@@ -248,3 +248,75 @@ fn an_output_that_cannot_be_written_is_a_clear_error() {
     assert!(run.err().contains("no/such/folder"), "{}", run.err());
     assert!(!missing.exists());
 }
+
+/// `kinetoscope report INPUT --html OUT` (plus `extra`) in `dir`, sane whatever it decides.
+fn report_html(dir: &Path, input: &Path, out: &Path, extra: &[&str]) -> Measured {
+    let mut args = vec![
+        "report",
+        input.to_str().expect("UTF-8"),
+        "--html",
+        out.to_str().expect("UTF-8"),
+    ];
+    args.extend_from_slice(extra);
+    let run = run_measured(dir, &args);
+    run.assert_sane(MAX_RSS);
+    run
+}
+
+#[test]
+fn report_html_never_writes_over_what_it_reads() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let ranks = dir.join("ranks");
+    std::fs::create_dir(&ranks).expect("mkdir");
+    let traces = [
+        copy(
+            &fixtures().join("ranks/sampled_rank-0.json.gz"),
+            &ranks,
+            "rank0.json.gz",
+        ),
+        copy(
+            &fixtures().join("ranks/sampled_rank-1.json.gz"),
+            &ranks,
+            "rank1.json.gz",
+        ),
+    ];
+    let config = dir.join("thresholds.toml");
+    std::fs::write(&config, "").expect("config");
+    let mut inputs = traces.to_vec();
+    inputs.push(config.clone());
+    let before = fingerprint(&inputs);
+    let cfg = ["--config", config.to_str().unwrap()];
+    // A rank file, a link to one, the --config file: each refused, naming it.
+    let [hard, soft] = links_to(&traces[1], dir, "rank1");
+    for (out, names) in [
+        (&traces[0], &traces[0]),
+        (&hard, &traces[1]),
+        (&soft, &traces[1]),
+        (&config, &config),
+    ] {
+        let run = report_html(dir, &ranks, out, &cfg);
+        assert_eq!(
+            run.code,
+            Some(2),
+            "{} accepted: {}",
+            out.display(),
+            run.err()
+        );
+        assert!(
+            run.err().contains("refusing to write over")
+                && run.err().contains(&*names.to_string_lossy()),
+            "{}",
+            run.err()
+        );
+    }
+    assert_eq!(before, fingerprint(&inputs), "an input changed");
+    // A new name is written, with the budget asked for.
+    let page = dir.join("page.html");
+    let run = report_html(dir, &ranks, &page, &["--html-budget", "300KB"]);
+    assert!(matches!(run.code, Some(0) | Some(1)), "{}", run.err());
+    let html = std::fs::read_to_string(&page).expect("page");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("\"budget_bytes\":300000"));
+    assert!(leftovers(dir).is_empty(), "{:?}", leftovers(dir));
+}

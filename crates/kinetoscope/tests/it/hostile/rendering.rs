@@ -62,7 +62,7 @@ fn rename(v: &mut Value, f: &impl Fn(&str) -> String) {
 }
 
 /// Write fixture `name` to `out` with every name passed through `f`.
-fn write_renamed(name: &str, out: &Path, f: impl Fn(&str) -> String) {
+pub(super) fn write_renamed(name: &str, out: &Path, f: impl Fn(&str) -> String) {
     let mut trace = load(name);
     rename(&mut trace, &f);
     std::fs::write(out, serde_json::to_vec(&trace).expect("serialise")).expect("write trace");
