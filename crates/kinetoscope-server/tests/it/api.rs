@@ -231,7 +231,10 @@ fn a_changed_file_is_read_again() {
     std::fs::copy(hta(), &file).unwrap();
     let after = s.get_json(&format!("/api/v1/runs/{run}/views/summary"));
     assert_ne!(before, after);
-    assert_eq!(after, engine_doc("summary", &dir.path().canonicalize().unwrap()));
+    assert_eq!(
+        after,
+        engine_doc("summary", &dir.path().canonicalize().unwrap())
+    );
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub mod harness;
 mod output;
 mod reading;
 mod rendering;
+mod server;
 mod special_files;
 
 use crate::common::fixtures;
