@@ -80,6 +80,7 @@ impl Served {
 /// Run the timeline benchmark on `trace` with the `kinetoscope` binary.
 pub fn run(kinetoscope: &Path, trace: &Path) -> anyhow::Result<()> {
     let size = std::fs::metadata(trace)?.len();
+    let mut out = std::io::stdout().lock();
     let served = Served::start(kinetoscope, trace)?;
     let runs: serde_json::Value = serde_json::from_slice(&served.get("/api/v1/runs")?.1)?;
     let run = runs["runs"][0]["id"].as_str().context("no run")?.to_owned();
@@ -88,34 +89,48 @@ pub fn run(kinetoscope: &Path, trace: &Path) -> anyhow::Result<()> {
     let tracks: serde_json::Value = serde_json::from_slice(&body)?;
     let t1 = tracks["t1_ns"].as_i64().context("t1_ns")?;
     let n_tracks = tracks["tracks"].as_array().map_or(0, Vec::len);
-    println!(
+    writeln!(
+        out,
         "kinetoscope-bench --serve: {} ({:.0} MB), {n_tracks} tracks, {:.3} s of trace",
         trace.display(),
         size as f64 / 1e6,
         t1 as f64 / 1e9
-    );
-    println!("load (read + timeline index, first request): {load:.2} s");
+    )?;
+    writeln!(
+        out,
+        "load (read + timeline index, first request): {load:.2} s"
+    )?;
     let window =
         |s: i64, e: i64| format!("{base}/timeline?start_ns={s}&end_ns={e}&width_px={WIDTH_PX}");
     let (paint, body) = served.get(&window(0, t1 + 1))?;
-    println!(
+    writeln!(
+        out,
         "first paint (whole trace, all tracks, {WIDTH_PX} px): {:.1} ms, {:.0} KB",
         paint * 1e3,
         body.len() as f64 / 1e3
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "{:>4}  {:>14}  {:>14}  {:>9}  {:>9}",
         "#", "start_ns", "span_ns", "ms", "KB"
-    );
+    )?;
     let (mut worst_ms, mut worst_kb) = (0f64, 0f64);
     for (i, (s, e)) in zoom_and_pan(t1).into_iter().enumerate() {
         let (secs, body) = served.get(&window(s, e))?;
         let (ms, kb) = (secs * 1e3, body.len() as f64 / 1e3);
         worst_ms = worst_ms.max(ms);
         worst_kb = worst_kb.max(kb);
-        println!("{:>4}  {s:>14}  {:>14}  {ms:>9.1}  {kb:>9.0}", i + 1, e - s);
+        writeln!(
+            out,
+            "{:>4}  {s:>14}  {:>14}  {ms:>9.1}  {kb:>9.0}",
+            i + 1,
+            e - s
+        )?;
     }
-    println!("worst zoom/pan query: {worst_ms:.1} ms, {worst_kb:.0} KB");
+    writeln!(
+        out,
+        "worst zoom/pan query: {worst_ms:.1} ms, {worst_kb:.0} KB"
+    )?;
     Ok(())
 }
 
