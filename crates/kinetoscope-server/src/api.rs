@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use kinetoscope_advisor::Config;
 use kinetoscope_analysis::timeline::WindowQuery;
 use kinetoscope_engine::input::files_read;
-use kinetoscope_engine::{to_json, DiffOptions, Session, Source};
+use kinetoscope_engine::{to_json, to_json_compact, DiffOptions, Session, Source};
 use serde::Serialize;
 
 use crate::catalog::{Catalog, Run, RunInfo};
@@ -225,11 +225,11 @@ struct RunList {
     runs: Vec<RunInfo>,
 }
 
-/// A value as compact JSON (the timeline's answers and the run list: the views'
-/// documents are the CLI's text).
+/// A value as compact JSON, strings escaped as in every document (the timeline's
+/// answers and the run list; the views' documents are the CLI's text).
 fn json<T: Serialize>(value: &T) -> Result<Response, ApiError> {
-    let body = serde_json::to_vec(value).map_err(|e| ApiError::new(500, e.to_string()))?;
-    Ok(json_text(body))
+    let body = to_json_compact(value).map_err(|e| ApiError::new(500, e.to_string()))?;
+    Ok(json_text(body.into_bytes()))
 }
 
 fn json_text(body: Vec<u8>) -> Response {
