@@ -169,9 +169,6 @@ impl App {
                     .collect::<Result<Vec<_>, _>>()?,
             ),
         };
-        if tracks_asked.as_ref().is_some_and(|t| t.len() > 4096) {
-            return Err(ApiError::bad_request("at most 4096 tracks per query"));
-        }
         Ok(WindowQuery {
             start_ns: q.parse("start_ns", 0i64)?,
             end_ns: q.parse("end_ns", tracks.t1_ns.saturating_add(1))?,

@@ -25,7 +25,7 @@ fn traces_are_kept_within_the_budget_and_read_again_when_changed() {
     assert!(std::sync::Arc::ptr_eq(&first, &s.load(&a).unwrap()), "kept");
     s.load(&b).unwrap();
     let held: Vec<_> = s.held().into_iter().map(|(p, _)| p).collect();
-    assert_eq!(held, [b.clone()]);
+    assert_eq!(held, std::slice::from_ref(&b));
 
     // A changed file is read again.
     let before = s.load(&b).unwrap();
