@@ -131,7 +131,17 @@ pub fn run(kinetoscope: &Path, trace: &Path) -> anyhow::Result<()> {
         out,
         "worst zoom/pan query: {worst_ms:.1} ms, {worst_kb:.0} KB"
     )?;
+    if let Some(kb) = peak_rss_kb(served.child.id()) {
+        writeln!(out, "server peak RSS: {:.0} MB", kb as f64 / 1e3)?;
+    }
     Ok(())
+}
+
+/// A process's peak resident set (`VmHWM`, kB), where `/proc` tells it.
+fn peak_rss_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Ten zooms by 2× towards a point a third into the trace, then ten pans by half a
