@@ -169,6 +169,7 @@ impl Run {
             .collect();
         if worker.is_none() {
             let mut workers: Vec<&str> = matching.iter().map(|f| f.worker.as_str()).collect();
+            workers.sort_unstable();
             workers.dedup();
             if workers.len() > 1 {
                 return Err(ApiError::bad_request(
@@ -266,7 +267,7 @@ fn run_file(path: PathBuf) -> RunFile {
 
 /// `<worker>.<span>.pt.trace.json[.gz]` (span all digits) → worker and span; any other
 /// trace name → its stem as the worker.
-pub fn worker_and_span(name: &str) -> (String, Option<String>) {
+pub(crate) fn worker_and_span(name: &str) -> (String, Option<String>) {
     for suffix in [".pt.trace.json.gz", ".pt.trace.json"] {
         if let Some(stem) = name.strip_suffix(suffix) {
             if let Some((w, s)) = stem.rsplit_once('.') {
