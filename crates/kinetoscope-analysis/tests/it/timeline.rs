@@ -295,3 +295,42 @@ fn deep_nesting_and_many_tracks_stay_bounded() {
         Err(QueryError::TooManyTracks { asked: n })
     );
 }
+
+/// Every TraceLens trace of `../shared` (real CUDA and ROCm, eager, compiled and graph
+/// runs): the whole trace at 1600 px and a zoomed window account for every span of
+/// every track.
+#[test]
+#[ignore = "reads ../shared"]
+fn every_shared_tracelens_trace_accounts_for_every_span() {
+    let dir = crate::common::shared_dir().join("external/tracelens");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).expect("tracelens folder") {
+        let path = entry.unwrap().path();
+        if !path.to_string_lossy().ends_with(".json.gz") {
+            continue;
+        }
+        let trace = read(&path);
+        let idx = TimelineIndex::build(&trace);
+        let t = idx.tracks();
+        for (start, end) in [
+            (0, t.t1_ns + 1),
+            (t.t1_ns / 3, t.t1_ns / 3 + t.t1_ns / 40 + 1),
+        ] {
+            let q = WindowQuery {
+                start_ns: start,
+                end_ns: end,
+                width_px: 1600,
+                tracks: None,
+            };
+            let w = idx.window(&trace, &q).unwrap();
+            for tr in &w.tracks {
+                let busy: i64 = tr.slices.busy_ns.iter().sum();
+                let count: u64 = tr.slices.count.iter().map(|&c| u64::from(c)).sum();
+                let want = scan(&trace, tr.id, t.t0_ns + start, t.t0_ns + end);
+                assert_eq!((count, busy), want, "{} track {}", path.display(), tr.id);
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} traces in {}", dir.display());
+}
