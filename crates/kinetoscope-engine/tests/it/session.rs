@@ -79,3 +79,26 @@ fn views_through_the_session_equal_the_engine_and_documents_are_cached() {
     assert_eq!(computed, 2);
     assert_ne!(&*text, plain);
 }
+
+#[test]
+fn requests_at_the_same_time_read_a_trace_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json.gz");
+    std::fs::copy(fixture("ranks/sampled_rank-0.json.gz"), &a).unwrap();
+    let s = Session::new(Engine::default(), 1 << 30, 0);
+    let loaded: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| s.load(&a).unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(loaded
+        .windows(2)
+        .all(|w| std::sync::Arc::ptr_eq(&w[0], &w[1])));
+    // A file that cannot be read is an error each time, and nothing is kept of it.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, b"\x00\x01 not json").unwrap();
+    assert!(s.load(&bad).is_err());
+    assert!(s.load(&bad).is_err());
+    assert_eq!(s.held().len(), 1);
+}
