@@ -4,6 +4,7 @@
 
 mod adversarial;
 mod child;
+mod serve;
 
 use std::borrow::Cow;
 use std::fs::{self, File};
@@ -102,6 +103,11 @@ struct Cli {
     /// Adversarial mode: keep the generated files in bench/data/adversarial/.
     #[arg(long, requires = "adversarial")]
     keep: bool,
+    /// Benchmark the web UI's timeline instead (`kinetoscope serve` over loopback HTTP):
+    /// load, first paint and 20 zoom/pan queries on this trace, or on the generated
+    /// plain trace when given without a value.
+    #[arg(long, num_args = 0..=1, default_missing_value = "")]
+    serve: Option<PathBuf>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -492,6 +498,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         };
         return adversarial::run(&root, &kinetoscope, &opts);
     }
+    if let Some(trace) = cli.serve.as_ref().filter(|t| !t.as_os_str().is_empty()) {
+        return serve::run(&kinetoscope, trace);
+    }
     let synth_bin = abs(&cli.synth, root.join("target/release/kinetoscope-synth"));
     let from = abs(
         &cli.from,
@@ -536,6 +545,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 plain.display()
             );
         }
+    }
+
+    if cli.serve.is_some() {
+        return serve::run(&kinetoscope, &plain);
     }
 
     // (3) the timed runs.

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::run_folder::{PhaseMemory, RunReport};
-use crate::safe_json::SafeFormatter;
+use crate::safe_json::{SafeCompactFormatter, SafeFormatter};
 
 /// Version of the JSON documents kinetoscope writes; bumped on breaking changes.
 pub const SCHEMA_VERSION: u32 = 3;
@@ -284,6 +284,15 @@ pub struct TimelineDocument {
 pub fn to_json<D: Serialize>(doc: &D) -> Result<String, serde_json::Error> {
     let mut out = Vec::new();
     let mut ser = serde_json::Serializer::with_formatter(&mut out, SafeFormatter::new());
+    doc.serialize(&mut ser)?;
+    Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+}
+
+/// [`to_json`] without whitespace: for answers sent over the network (the web API's
+/// runs and timeline), with the same escapes.
+pub fn to_json_compact<D: Serialize>(doc: &D) -> Result<String, serde_json::Error> {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, SafeCompactFormatter);
     doc.serialize(&mut ser)?;
     Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
 }

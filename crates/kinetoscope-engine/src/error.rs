@@ -49,6 +49,10 @@ fn query_text(e: &kinetoscope_analysis::timeline::QueryError) -> String {
         }
         QueryError::UnknownTrack { id } => format!("no track {id} in this timeline"),
         QueryError::UnknownEvent { id } => format!("no event {id} in this trace"),
+        QueryError::TooManyTracks { asked } => format!(
+            "{asked} tracks asked; a window answers at most {}",
+            kinetoscope_analysis::timeline::MAX_TRACKS
+        ),
     }
 }
 

@@ -53,26 +53,45 @@ fn escaped(c: char) -> bool {
     is_unsafe_char(c) || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
+/// Write a string fragment with unsafe characters as `\uNNNN` escapes.
+fn write_safe_fragment<W: ?Sized + Write>(writer: &mut W, fragment: &str) -> io::Result<()> {
+    // Fast path: plain ASCII needs nothing (serde_json escapes C0 controls itself).
+    let first = plain_prefix_len(fragment.as_bytes(), false);
+    if first == fragment.len() {
+        return writer.write_all(fragment.as_bytes());
+    }
+    writer.write_all(&fragment.as_bytes()[..first])?;
+    let mut rest = &fragment[first..];
+    while let Some(i) = rest.find(escaped) {
+        writer.write_all(&rest.as_bytes()[..i])?;
+        let c = rest[i..].chars().next().unwrap_or_default();
+        write!(writer, "\\u{:04x}", c as u32)?;
+        rest = &rest[i + c.len_utf8()..];
+    }
+    writer.write_all(rest.as_bytes())
+}
+
+/// The compact formatter (no whitespace), with unsafe characters in strings written as
+/// `\uNNNN`.
+pub(crate) struct SafeCompactFormatter;
+
+impl Formatter for SafeCompactFormatter {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        write_safe_fragment(writer, fragment)
+    }
+}
+
 impl Formatter for SafeFormatter {
     fn write_string_fragment<W: ?Sized + Write>(
         &mut self,
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        // Fast path: plain ASCII needs nothing (serde_json escapes C0 controls itself).
-        let first = plain_prefix_len(fragment.as_bytes(), false);
-        if first == fragment.len() {
-            return writer.write_all(fragment.as_bytes());
-        }
-        writer.write_all(&fragment.as_bytes()[..first])?;
-        let mut rest = &fragment[first..];
-        while let Some(i) = rest.find(escaped) {
-            writer.write_all(&rest.as_bytes()[..i])?;
-            let c = rest[i..].chars().next().unwrap_or_default();
-            write!(writer, "\\u{:04x}", c as u32)?;
-            rest = &rest[i + c.len_utf8()..];
-        }
-        writer.write_all(rest.as_bytes())
+        write_safe_fragment(writer, fragment)
     }
 
     fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {

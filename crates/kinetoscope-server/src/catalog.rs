@@ -144,6 +144,7 @@ impl Run {
     }
 
     /// The one trace a timeline shows: the worker's (and span's), or the run's only one.
+    /// Only that file is read (it resolved inside the root when the run was listed).
     pub fn trace(&self, worker: Option<&str>, span: Option<&str>) -> Result<PathBuf, ApiError> {
         let path = if worker.is_none() && span.is_none() && self.files.len() == 1 {
             self.files[0].path.clone()
@@ -155,7 +156,6 @@ impl Run {
         } else {
             self.file(worker, span)?
         };
-        self.check_inside(&path)?;
         Ok(path)
     }
 
@@ -169,6 +169,7 @@ impl Run {
             .collect();
         if worker.is_none() {
             let mut workers: Vec<&str> = matching.iter().map(|f| f.worker.as_str()).collect();
+            workers.sort_unstable();
             workers.dedup();
             if workers.len() > 1 {
                 return Err(ApiError::bad_request(
@@ -266,7 +267,7 @@ fn run_file(path: PathBuf) -> RunFile {
 
 /// `<worker>.<span>.pt.trace.json[.gz]` (span all digits) → worker and span; any other
 /// trace name → its stem as the worker.
-pub fn worker_and_span(name: &str) -> (String, Option<String>) {
+pub(crate) fn worker_and_span(name: &str) -> (String, Option<String>) {
     for suffix in [".pt.trace.json.gz", ".pt.trace.json"] {
         if let Some(stem) = name.strip_suffix(suffix) {
             if let Some((w, s)) = stem.rsplit_once('.') {

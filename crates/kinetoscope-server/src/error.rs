@@ -46,9 +46,10 @@ impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
         let status = match &e {
             EngineError::WrongInput { .. } | EngineError::Option(_) => 400,
-            EngineError::Query(kinetoscope_analysis::timeline::QueryError::EmptyWindow {
-                ..
-            }) => 400,
+            EngineError::Query(
+                kinetoscope_analysis::timeline::QueryError::EmptyWindow { .. }
+                | kinetoscope_analysis::timeline::QueryError::TooManyTracks { .. },
+            ) => 400,
             EngineError::Query(_) => 404,
             EngineError::Trace(_) | EngineError::NothingRead { .. } => 422,
         };

@@ -26,7 +26,6 @@ mod params;
 mod token;
 mod views;
 
-pub use catalog::worker_and_span;
 pub use http::{HEAD_DEADLINE, MAX_HEAD_BYTES};
 pub use page::web_app_html;
 

@@ -29,7 +29,9 @@ pub use details::{ArgValue, EventDetail};
 pub use flows::FlowLink;
 pub use search::{SearchMatch, SearchResult, MAX_SEARCH_RESULTS};
 pub use tracks::{IdValue, TrackClass, TrackInfo};
-pub use window::{SliceColumns, TrackSlices, Window, WindowQuery, MAX_LANES, MAX_WIDTH_PX};
+pub use window::{
+    SliceColumns, TrackSlices, Window, WindowQuery, MAX_LANES, MAX_TRACKS, MAX_WIDTH_PX,
+};
 
 use kinetoscope_trace::{EventId, Phase, Trace, TrackId};
 use serde::{Deserialize, Serialize};
@@ -65,6 +67,11 @@ pub enum QueryError {
     UnknownTrack {
         /// The id asked.
         id: u32,
+    },
+    /// More tracks asked than one query answers.
+    TooManyTracks {
+        /// How many were asked.
+        asked: usize,
     },
     /// The trace has no event with this id.
     UnknownEvent {

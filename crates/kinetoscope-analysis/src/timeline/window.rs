@@ -13,6 +13,8 @@ use super::{QueryError, TimelineIndex};
 
 /// The widest window answered, in pixels (wider asks are clamped).
 pub const MAX_WIDTH_PX: u32 = 8192;
+/// Tracks answered per query (the first ones in display order when none are named).
+pub const MAX_TRACKS: usize = 4096;
 /// Lanes (nesting levels) answered per track; deeper ones are left out and the track
 /// says so (`depth_truncated`).
 pub const MAX_LANES: usize = 256;
@@ -27,7 +29,8 @@ pub struct WindowQuery {
     pub end_ns: i64,
     /// Width in pixels (1 to [`MAX_WIDTH_PX`]).
     pub width_px: u32,
-    /// Track ids wanted; `None`: every track.
+    /// Track ids wanted (at most [`MAX_TRACKS`]); `None`: every track, up to
+    /// [`MAX_TRACKS`].
     pub tracks: Option<Vec<u32>>,
 }
 
@@ -91,8 +94,17 @@ impl TimelineIndex {
             });
         }
         let ids: Vec<u32> = match &q.tracks {
+            Some(ids) if ids.len() > MAX_TRACKS => {
+                return Err(QueryError::TooManyTracks { asked: ids.len() })
+            }
             Some(ids) => ids.clone(),
-            None => self.tracks.tracks.iter().map(|t| t.id).collect(),
+            None => self
+                .tracks
+                .tracks
+                .iter()
+                .take(MAX_TRACKS)
+                .map(|t| t.id)
+                .collect(),
         };
         let t0 = self.tracks.t0_ns;
         let px = Pixels {

@@ -233,3 +233,104 @@ fn event_details_search_and_errors() {
         Err(QueryError::UnknownEvent { id: e.len() as u64 })
     );
 }
+
+#[test]
+fn deep_nesting_and_many_tracks_stay_bounded() {
+    use kinetoscope_analysis::timeline::{QueryError, MAX_TRACKS};
+    // 300 nested spans on one thread: lanes beyond MAX_LANES are left out, and said so.
+    let nested: Vec<String> = (0..300)
+        .map(|i| {
+            format!(
+                r#"{{"ph":"X","cat":"cpu_op","name":"n{i}","pid":1,"tid":1,"ts":{i},"dur":{}}}"#,
+                1000 - 2 * i
+            )
+        })
+        .collect();
+    let trace = crate::common::trace_of_events(&nested);
+    let idx = TimelineIndex::build(&trace);
+    assert_eq!(idx.tracks().tracks[0].max_depth, 300);
+    let q = WindowQuery {
+        start_ns: 0,
+        end_ns: 1_000_000,
+        width_px: 100,
+        tracks: None,
+    };
+    let w = idx.window(&trace, &q).unwrap();
+    assert!(w.tracks[0].depth_truncated);
+    assert_eq!(rows(&w.tracks[0]), MAX_LANES);
+    assert!(w.tracks[0]
+        .slices
+        .depth
+        .iter()
+        .all(|&d| (d as usize) < MAX_LANES));
+
+    // A track per span: a window answers at most MAX_TRACKS of them.
+    let n = MAX_TRACKS + 10;
+    let spread: Vec<String> = (0..n)
+        .map(|i| {
+            format!(r#"{{"ph":"X","cat":"cpu_op","name":"s","pid":1,"tid":{i},"ts":{i},"dur":1}}"#)
+        })
+        .collect();
+    let trace = crate::common::trace_of_events(&spread);
+    let idx = TimelineIndex::build(&trace);
+    assert_eq!(idx.tracks().tracks.len(), n);
+    let w = idx
+        .window(
+            &trace,
+            &WindowQuery {
+                end_ns: 100_000,
+                ..q.clone()
+            },
+        )
+        .unwrap();
+    assert_eq!(w.tracks.len(), MAX_TRACKS);
+    let all: Vec<u32> = idx.tracks().tracks.iter().map(|t| t.id).collect();
+    let too_many = WindowQuery {
+        end_ns: 100_000,
+        tracks: Some(all),
+        ..q
+    };
+    assert_eq!(
+        idx.window(&trace, &too_many),
+        Err(QueryError::TooManyTracks { asked: n })
+    );
+}
+
+/// Every TraceLens trace of `../shared` (real CUDA and ROCm, eager, compiled and graph
+/// runs): the whole trace at 1600 px and a zoomed window account for every span of
+/// every track.
+#[test]
+#[ignore = "reads ../shared"]
+fn every_shared_tracelens_trace_accounts_for_every_span() {
+    let dir = crate::common::shared_dir().join("external/tracelens");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).expect("tracelens folder") {
+        let path = entry.unwrap().path();
+        if !path.to_string_lossy().ends_with(".json.gz") {
+            continue;
+        }
+        let trace = read(&path);
+        let idx = TimelineIndex::build(&trace);
+        let t = idx.tracks();
+        for (start, end) in [
+            (0, t.t1_ns + 1),
+            (t.t1_ns / 3, t.t1_ns / 3 + t.t1_ns / 40 + 1),
+        ] {
+            let q = WindowQuery {
+                start_ns: start,
+                end_ns: end,
+                width_px: 1600,
+                tracks: None,
+            };
+            let w = idx.window(&trace, &q).unwrap();
+            for tr in &w.tracks {
+                let busy: i64 = tr.slices.busy_ns.iter().sum();
+                let count: u64 = tr.slices.count.iter().map(|&c| u64::from(c)).sum();
+                let want = scan(&trace, tr.id, t.t0_ns + start, t.t0_ns + end);
+                assert_eq!((count, busy), want, "{} track {}", path.display(), tr.id);
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} traces in {}", dir.display());
+}

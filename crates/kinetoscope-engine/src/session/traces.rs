@@ -120,15 +120,19 @@ impl TraceCache {
         if let Some(hit) = self.lookup(path, stamp) {
             return Ok(hit);
         }
-        let trace = read_trace(path, opts)?;
-        let loaded = Arc::new(LoadedTrace {
-            trace,
-            timeline: OnceLock::new(),
-            charged: AtomicBool::new(false),
+        // Kept before the gate goes, so a request arriving meanwhile finds it; a failure
+        // is not kept (the next request reads again).
+        let read = read_trace(path, opts).map(|trace| {
+            let loaded = Arc::new(LoadedTrace {
+                trace,
+                timeline: OnceLock::new(),
+                charged: AtomicBool::new(false),
+            });
+            self.insert(path, stamp, loaded.clone());
+            loaded
         });
-        self.insert(path, stamp, loaded.clone());
         lock(&self.reading).remove(path);
-        Ok(loaded)
+        read
     }
 
     /// [`TraceCache::get`], as something that borrows as the [`Trace`].

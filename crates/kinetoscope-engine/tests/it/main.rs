@@ -1,7 +1,7 @@
 //! Integration tests of the engine: opening inputs (files, rank folders, run folders,
 //! bytes in memory), the documents each view returns (and that they read back from
 //! their JSON), the cross-trace decisions, and invariants every view keeps on nasty
-//! generated traces (`properties`).
+//! generated traces (`properties`), and the loaded-trace session (`session`).
 
 mod bundle;
 mod common;
@@ -9,4 +9,5 @@ mod diff;
 mod inputs;
 mod properties;
 mod round_trip;
+mod session;
 mod views;

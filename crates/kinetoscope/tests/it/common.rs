@@ -99,3 +99,95 @@ pub fn snapshot_settings() -> insta::Settings {
     s.set_prepend_module_to_snapshot(false);
     s
 }
+
+/// A `kinetoscope serve` child on a free port, killed when dropped.
+pub struct Served {
+    child: std::process::Child,
+    /// The first line it printed: the URL with its token.
+    pub url: String,
+    /// `host:port`.
+    pub host: String,
+    /// The token.
+    pub token: String,
+}
+
+impl Served {
+    /// Start `kinetoscope serve --port 0 extra… paths…` and read its first line.
+    pub fn start(extra: &[&str], paths: &[&Path]) -> Self {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+            .args(["serve", "--port", "0"])
+            .args(extra)
+            .args(paths)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run kinetoscope serve");
+        let mut url = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut url)
+            .expect("first line");
+        let url = url.trim().to_owned();
+        let (base, token) = url
+            .split_once("/?token=")
+            .unwrap_or_else(|| panic!("{url:?}"));
+        Self {
+            host: base.trim_start_matches("http://").to_owned(),
+            token: token.to_owned(),
+            url,
+            child,
+        }
+    }
+
+    /// The first line of its stderr.
+    pub fn stderr_line(&mut self) -> String {
+        use std::io::BufRead;
+        let mut line = String::new();
+        let err = self.child.stderr.as_mut().expect("stderr");
+        std::io::BufReader::new(err)
+            .read_line(&mut line)
+            .expect("stderr line");
+        line
+    }
+
+    /// `GET target` with the token: status and body.
+    pub fn get(&self, target: &str) -> (u16, Vec<u8>) {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(&self.host).expect("connect");
+        s.set_read_timeout(Some(std::time::Duration::from_secs(120)))
+            .unwrap();
+        write!(
+            s,
+            "GET {target} HTTP/1.1\r\nAuthorization: Bearer {}\r\n\r\n",
+            self.token
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        let _ = s.read_to_end(&mut raw);
+        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("head");
+        let status = String::from_utf8_lossy(&raw[9..12])
+            .parse()
+            .expect("status");
+        (status, raw[split + 4..].to_vec())
+    }
+
+    /// `GET target` as JSON, which must be 200.
+    pub fn get_json(&self, target: &str) -> serde_json::Value {
+        let (status, body) = self.get(target);
+        assert_eq!(status, 200, "{target}: {}", String::from_utf8_lossy(&body));
+        serde_json::from_slice(&body).expect("JSON")
+    }
+
+    /// The id of the first run.
+    pub fn first_run(&self) -> String {
+        let runs = self.get_json("/api/v1/runs");
+        runs["runs"][0]["id"].as_str().expect("a run").to_owned()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

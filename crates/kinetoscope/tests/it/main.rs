@@ -19,6 +19,7 @@
 //! - [`report`]: the advisor's `report` on the planted-problem corpus.
 //! - [`diff`]: `diff` on recorded pairs: exit codes of the gate, formats, saved
 //!   baselines, refused expressions.
+//! - [`serve`]: `serve`'s first line, its views equal to the CLI's JSON, `--host`.
 //! - [`hostile`]: bad and hostile input, generated at test time, one module per class.
 
 mod browser;
@@ -35,4 +36,5 @@ mod ops_kernels;
 mod pstats;
 mod ranks;
 mod report;
+mod serve;
 mod views;

@@ -16,6 +16,7 @@ mod output;
 mod pstats;
 mod reading;
 mod rendering;
+mod server;
 mod special_files;
 mod web_page;
 
