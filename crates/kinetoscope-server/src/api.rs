@@ -64,7 +64,7 @@ impl App {
                 Ok(Response {
                     status: 200,
                     content_type: "text/html; charset=utf-8",
-                    body: crate::page::web_app_html().into_bytes(),
+                    body: kinetoscope_report::web::web_app_html().into_bytes(),
                     headers: vec![(
                         "Content-Security-Policy",
                         "default-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:"

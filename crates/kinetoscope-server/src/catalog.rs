@@ -188,11 +188,17 @@ impl Run {
     }
 
     /// Refuse `path` when it, or anything a view may read for it, resolves outside the
-    /// run's root.
+    /// run's root (for a file given alone, outside its folder).
     fn check_inside(&self, path: &Path) -> Result<(), ApiError> {
+        // A file given alone is read with the files the CLI reads beside it (its
+        // memory timeline): those must stay in its folder.
+        let scope = match self.root.parent() {
+            Some(folder) if self.root.is_file() => folder,
+            _ => self.root.as_path(),
+        };
         for f in files_read(path) {
             if let Ok(real) = f.canonicalize() {
-                if !real.starts_with(&self.root) {
+                if !real.starts_with(scope) {
                     return Err(ApiError::new(
                         403,
                         "this run links to files outside the paths being served",

@@ -21,13 +21,11 @@ mod api;
 mod catalog;
 mod error;
 mod http;
-mod page;
 mod params;
 mod token;
 mod views;
 
 pub use http::{HEAD_DEADLINE, MAX_HEAD_BYTES};
-pub use page::web_app_html;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::PathBuf;

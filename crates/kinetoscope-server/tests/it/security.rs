@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use kinetoscope_server::{ServeOptions, Server, MAX_HEAD_BYTES};
 
-use crate::common::{copy, h100, serve, Running};
+use crate::common::{copy, h100, hta, serve, Running};
 
 fn one_trace() -> (tempfile::TempDir, Running) {
     let dir = tempfile::tempdir().unwrap();
@@ -240,4 +240,23 @@ fn special_files_are_never_opened() {
         .as_str()
         .unwrap()
         .ends_with(".pt.trace.json"));
+}
+
+#[test]
+fn a_file_given_alone_is_served_beside_other_files_but_not_beside_a_link_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = copy(&h100(), dir.path(), "w1.1700000000001.pt.trace.json.gz");
+    copy(&hta(), dir.path(), "other.1700000000002.pt.trace.json.gz");
+    let s = serve(std::slice::from_ref(&trace));
+    let run = s.run_id(None);
+    for view in ["summary", "memory"] {
+        let r = s.get(&format!("/api/v1/runs/{run}/views/{view}"));
+        assert_eq!(r.status, 200, "{view}: {}", String::from_utf8_lossy(&r.body));
+    }
+    // A link beside it that leaves its folder is something `memory` would read: refused.
+    let outside = tempfile::tempdir().unwrap();
+    let secret = copy(&h100(), outside.path(), "secret_memory_timeline.json");
+    std::os::unix::fs::symlink(&secret, dir.path().join("x_memory_timeline.json")).unwrap();
+    let r = s.get(&format!("/api/v1/runs/{run}/views/memory"));
+    assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
 }
