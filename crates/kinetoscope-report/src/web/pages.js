@@ -297,8 +297,13 @@ K.deviceMemory = (root, t, d, i) => {
     const rows = d.categories.series.categories.map((c, k) => ({ category: c, bytes_at_peak: p.by_category[k], share_at_peak: p.share_by_category[k], max_bytes: d.categories.series.max_by_category[k] }));
     root.append(section(d.device + ": categories at the peak", K.genericTable(rows, "categories"), el("p", { class: "details" }, d.categories.method)));
   }
-  const modules = d.modules || d.by_module;
-  if (Array.isArray(modules) && modules.length) root.append(section(d.device + ": memory by module at the peak", K.genericTable(modules, "modules")));
+  const m = d.modules_at_peak;
+  if (m && m.rows.length) {
+    const rows = m.rows.map((r) => ({ module: r.module === null ? "(outside any nn.Module)" : r.module, bytes: r.bytes, allocations: r.allocations, share_of_peak: r.share_of_peak }));
+    const before = m.peak_bytes - m.traced_bytes;
+    const note = before > 0 ? K.fmtBytes(before) + " of the peak was allocated before profiling started." : "Every byte live at the peak was allocated while profiling.";
+    root.append(section(d.device + ": memory by nn.Module at the peak (" + K.fmtBytes(m.peak_bytes) + ")", K.genericTable(rows, "modules"), el("p", { class: "details" }, note)));
+  }
   root.append(
     section(d.device + ": allocations (" + d.allocations.rows.length + " of " + d.allocations.total_rows + ")", K.genericTable(d.allocations.rows.map((a) => K.sinceStart(a, t.origin_ns)), "allocations")),
     section(d.device + ": operators (" + d.operators.length + " of " + d.operators_total + ")", K.genericTable(d.operators, "mem-operators")),

@@ -200,6 +200,34 @@ fn memory_page_shows_peaks_per_device() {
     assert!(canvases.as_u64().unwrap() >= devices.len() as u64);
 }
 
+/// A real CPU trace recorded with `with_stack` and `profile_memory` (the corpus run
+/// folder's training phase): its memory by `nn.Module` at the peak.
+const MODULES_TRACE: &str =
+    "corpus/traces/run_folder/20261124_215816/stage3-training_microsteps_trace.json.gz";
+
+#[test]
+fn memory_page_shows_the_modules_at_the_peak() {
+    let Some(mut b) = browser() else { return };
+    let url = offline_page(MODULES_TRACE, "offline-modules.html");
+    open_page(&mut b, &url, "memory", "offline-modules.png");
+    let mem = doc(&["memory", MODULES_TRACE, "--format", "json"]);
+    let rows = mem["traces"][0]["devices"][0]["modules_at_peak"]["rows"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(rows.len() >= 3);
+    let names = texts(&mut b, "table.modules td[data-key=module]");
+    let expected: Vec<String> = rows
+        .iter()
+        .map(|r| r["module"].as_str().unwrap_or("(outside any nn.Module)").to_owned())
+        .collect();
+    assert_eq!(names, expected);
+    let bytes = texts(&mut b, "table.modules td[data-key=bytes]");
+    for (shown, r) in bytes.iter().zip(&rows) {
+        assert_shows(shown, r["bytes"].as_f64().unwrap(), "bytes");
+    }
+}
+
 #[test]
 fn rank_folder_distributed_page_shows_ranks_and_stragglers() {
     let Some(mut b) = browser() else { return };
