@@ -235,7 +235,7 @@ K.pages.kernels = tablePage(
 // ---- Memory ------------------------------------------------------------------------
 
 /** A cell formatter by the JSON key's unit suffix (`_bytes`, `_ns`, `share`). */
-K.fmtByKey = (key) => (key.endsWith("bytes") ? K.fmtBytes : key.endsWith("_ns") ? K.fmtNs : key.includes("share") ? K.fmtShare : K.fmtAny);
+K.fmtByKey = (key) => (key.endsWith("bytes") || key.startsWith("bytes_") ? K.fmtBytes : key.endsWith("_ns") ? K.fmtNs : key.includes("share") ? K.fmtShare : K.fmtAny);
 
 /** An allocation row with its epoch times as times since the trace's start. */
 K.sinceStart = (a, origin) => ({
