@@ -36,6 +36,6 @@ mod memory_snapshot;
 mod memory_step_pattern;
 mod ops_kernels;
 mod overview;
-mod tracelens_reference;
 mod pstats;
 mod timeline;
+mod tracelens_reference;

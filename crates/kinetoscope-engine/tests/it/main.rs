@@ -1,7 +1,7 @@
 //! Integration tests of the engine: opening inputs (files, rank folders, run folders,
 //! bytes in memory), the documents each view returns (and that they read back from
 //! their JSON), the cross-trace decisions, and invariants every view keeps on nasty
-//! generated traces (`properties`), and the loaded-trace session (`session`).
+//! generated traces (`properties`), the loaded-trace session (`session`), and throughput from input shapes (`throughput`).
 
 mod bundle;
 mod common;
@@ -10,4 +10,5 @@ mod inputs;
 mod properties;
 mod round_trip;
 mod session;
+mod throughput;
 mod views;

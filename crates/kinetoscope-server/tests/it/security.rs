@@ -251,7 +251,12 @@ fn a_file_given_alone_is_served_beside_other_files_but_not_beside_a_link_out() {
     let run = s.run_id(None);
     for view in ["summary", "memory"] {
         let r = s.get(&format!("/api/v1/runs/{run}/views/{view}"));
-        assert_eq!(r.status, 200, "{view}: {}", String::from_utf8_lossy(&r.body));
+        assert_eq!(
+            r.status,
+            200,
+            "{view}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
     }
     // A link beside it that leaves its folder is something `memory` would read: refused.
     let outside = tempfile::tempdir().unwrap();

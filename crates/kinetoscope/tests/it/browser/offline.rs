@@ -219,7 +219,12 @@ fn memory_page_shows_the_modules_at_the_peak() {
     let names = texts(&mut b, "table.modules td[data-key=module]");
     let expected: Vec<String> = rows
         .iter()
-        .map(|r| r["module"].as_str().unwrap_or("(outside any nn.Module)").to_owned())
+        .map(|r| {
+            r["module"]
+                .as_str()
+                .unwrap_or("(outside any nn.Module)")
+                .to_owned()
+        })
         .collect();
     assert_eq!(names, expected);
     let bytes = texts(&mut b, "table.modules td[data-key=bytes]");
