@@ -1,7 +1,8 @@
 //! Integration tests of the engine: opening inputs (files, rank folders, run folders,
 //! bytes in memory), the documents each view returns (and that they read back from
 //! their JSON), the cross-trace decisions, and invariants every view keeps on nasty
-//! generated traces (`properties`), the loaded-trace session (`session`), and throughput from input shapes (`throughput`).
+//! generated traces (`properties`), the loaded-trace session (`session`), and
+//! throughput from input shapes (`throughput`).
 
 mod bundle;
 mod common;
