@@ -10,6 +10,7 @@
 //! (the advisor's summary and findings). [`note`] words the analyses' notes and
 //! warnings. [`run_folder`] shows each phase's memory
 //! artifacts side by side. [`document`] is the JSON envelope the view documents share.
+//! [`xlsx`] writes `kinetoscope report --xlsx`, a workbook of every view.
 //! [`sanitize`] is the one sanitiser every terminal and CSV text goes through.
 
 pub mod comm;
@@ -33,3 +34,4 @@ pub mod sanitize;
 pub mod sequences;
 pub mod summary;
 pub mod tabular;
+pub mod xlsx;

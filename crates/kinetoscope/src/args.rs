@@ -248,6 +248,11 @@ pub struct ReportArgs {
     /// Tokens per step: adds throughput (tokens/s at the median step).
     #[arg(long, value_name = "N")]
     pub tokens_per_step: Option<f64>,
+    /// Also write a workbook (.xlsx) of every view to this file: summary, overview,
+    /// operators by name and by shape, kernels, the perf model, memory, collectives and
+    /// findings, one sheet each (docs/xlsx.md).
+    #[arg(long, value_name = "OUT.xlsx")]
+    pub xlsx: Option<PathBuf>,
     /// Reading options.
     #[command(flatten)]
     pub read: ReadArgs,

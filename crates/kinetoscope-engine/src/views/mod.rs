@@ -7,10 +7,12 @@ pub mod memory;
 mod per_trace;
 mod ranks;
 mod report;
+mod workbook;
 
 pub use gpu_time::{IdleOptions, LaunchesOptions};
 pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
 pub use ranks::RanksOptions;
+pub use workbook::WorkbookDocument;
 
 use std::path::PathBuf;
 

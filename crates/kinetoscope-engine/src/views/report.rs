@@ -20,6 +20,18 @@ impl Engine {
     /// imbalance rules; for a run folder the phases side by side; every finding ranked by
     /// estimated recoverable time.
     pub fn report(&self, src: &Source, config: &Config) -> EngineResult<ReportDocument> {
+        Ok(self.report_with(src, config, |_| ())?.0)
+    }
+
+    /// [`Engine::report`], and `extra` of each trace read (in the order of the
+    /// document's traces), computed on the thread that read it: the other views of a
+    /// workbook come from the same read.
+    pub(crate) fn report_with<E: Send>(
+        &self,
+        src: &Source,
+        config: &Config,
+        extra: impl Fn(&kinetoscope_trace::Trace) -> E + Sync,
+    ) -> EngineResult<(ReportDocument, Vec<E>)> {
         // A run folder's view needs each phase's top operators, computed with the rest
         // on the thread that read the trace.
         let run_folder = match src {
@@ -31,16 +43,19 @@ impl Engine {
                 advise_trace(t, config),
                 RankSummary::from_trace(t),
                 run_folder.then(|| TopOps::of(t)),
+                extra(t),
             )
         })?;
         let results = ensure_any_read(mapped.results)?;
         let mut traces = Vec::new();
         let mut summaries = Vec::new();
         let mut top_ops = Vec::new();
-        let errors = split_results(results, |_, (t, s, ops)| {
+        let mut extras = Vec::new();
+        let errors = split_results(results, |_, (t, s, ops, e)| {
             traces.push(t);
             summaries.push(s);
             top_ops.push(ops);
+            extras.push(e);
         });
         let input = src.name();
         let cross_rank_findings =
@@ -61,7 +76,7 @@ impl Engine {
             &cross_rank_findings,
         );
         let counts = SeverityCounts::of(&findings);
-        Ok(ReportDocument {
+        let doc = ReportDocument {
             schema_version: SCHEMA_VERSION,
             input,
             layout: mapped.layout,
@@ -73,7 +88,8 @@ impl Engine {
             throughput: None,
             errors,
             skipped: mapped.skipped,
-        })
+        };
+        Ok((doc, extras))
     }
 }
 

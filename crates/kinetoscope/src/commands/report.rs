@@ -7,17 +7,24 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use kinetoscope_advisor::{Config, Severity};
+use kinetoscope_analysis::perf::PerfOptions;
 use kinetoscope_engine::diff::document::ThroughputUnit;
+use kinetoscope_engine::{ReportDocument, Source};
 use kinetoscope_report::report::to_table;
 
 use super::output::{finish, note_skipped, render};
+use super::output_file;
 use super::{engine, source};
 use crate::args::{FailOn, ReportArgs};
 
 /// Run the advisor over the input and apply the gate.
 pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(&args)?;
-    let mut doc = engine(&args.read).report(&source(args.path.as_deref()), &config)?;
+    let src = source(args.path.as_deref());
+    let mut doc = match &args.xlsx {
+        Some(out) => write_workbook(&args, &src, &config, out)?,
+        None => engine(&args.read).report(&src, &config)?,
+    };
     if let Some((unit, n)) = items_per_step(args.batch_size, args.tokens_per_step)? {
         doc = doc.with_throughput(unit, n);
     }
@@ -37,6 +44,47 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Write the workbook of every view to `out` (`--xlsx`), from one read of the input;
+/// the report, for the terminal. `out` is refused when it is an input or a terminal.
+fn write_workbook(
+    args: &ReportArgs,
+    src: &Source,
+    config: &Config,
+    out: &Path,
+) -> anyhow::Result<ReportDocument> {
+    let reads = match &args.path {
+        Some(p) => output_file::files_read(p, args.config.clone()),
+        None => Vec::new(),
+    };
+    // Refused before anything is read; checked again when written.
+    output_file::check("--xlsx", out, &reads)?;
+    anyhow::ensure!(
+        !is_terminal(out),
+        "--xlsx {}: is a terminal; a workbook is a binary file, give a file name",
+        out.display()
+    );
+    let perf = PerfOptions {
+        peak_tflops: args.peak_tflops,
+        ..PerfOptions::default()
+    };
+    let wb = engine(&args.read).workbook(src, config, &perf)?;
+    let bytes = kinetoscope_report::xlsx::to_xlsx(&wb)
+        .with_context(|| format!("--xlsx {}: cannot make the workbook", out.display()))?;
+    output_file::write("--xlsx", out, &reads, &bytes)?;
+    Ok(wb.report)
+}
+
+/// Whether `out` is an existing terminal (`/dev/tty`, `/dev/stdout` on a terminal).
+fn is_terminal(out: &Path) -> bool {
+    use std::io::IsTerminal;
+    let char_device = std::fs::metadata(out).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    char_device
+        && std::fs::OpenOptions::new()
+            .write(true)
+            .open(out)
+            .is_ok_and(|f| f.is_terminal())
 }
 
 /// The largest `--config` file read: thresholds take a few KiB, and a file without end
