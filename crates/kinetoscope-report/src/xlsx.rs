@@ -148,8 +148,12 @@ const MAX_CELL_CHARS: usize = 32_767;
 pub fn to_xlsx(doc: &WorkbookDocument) -> Result<Vec<u8>, XlsxError> {
     let mut wb = Workbook::new();
     let formats = Formats::new();
-    for sheet in sheets::all(doc) {
-        write_sheet(wb.add_worksheet(), &sheet, &formats)?;
+    for make in sheets::all(doc) {
+        write_sheet(
+            wb.add_worksheet_with_constant_memory(),
+            &make(doc),
+            &formats,
+        )?;
     }
     wb.save_to_buffer()
 }

@@ -9,23 +9,28 @@ use super::{Kind, Sheet, V};
 use crate::format::us;
 use crate::perf::{bound_name, family_name, spec};
 
-/// Every sheet of `doc`, in workbook order; `collectives` only when a trace has some.
-pub(super) fn all(doc: &WorkbookDocument) -> Vec<Sheet> {
-    let mut sheets = vec![
-        summary(doc),
-        overview(doc),
-        ops(doc, false),
-        ops(doc, true),
-        kernels(doc),
-        perf(doc),
-        perf_families(doc),
-        memory(doc),
-        memory_operators(doc),
+/// Makes one sheet of a workbook document.
+pub(super) type MakeSheet = fn(&WorkbookDocument) -> Sheet;
+
+/// The makers of every sheet of `doc`, in workbook order (`collectives` only when a
+/// trace has some): each sheet is made, written and dropped in turn, so one sheet's
+/// rows at most are held beside the documents.
+pub(super) fn all(doc: &WorkbookDocument) -> Vec<MakeSheet> {
+    let mut sheets: Vec<MakeSheet> = vec![
+        summary,
+        overview,
+        |d| ops(d, false),
+        |d| ops(d, true),
+        kernels,
+        perf,
+        perf_families,
+        memory,
+        memory_operators,
     ];
     if doc.comm.traces.iter().any(|t| !t.collectives.is_empty()) {
-        sheets.push(collectives(doc));
+        sheets.push(collectives);
     }
-    sheets.push(findings(doc));
+    sheets.push(findings);
     sheets
 }
 
