@@ -11,7 +11,8 @@
 //! warnings. [`run_folder`] shows each phase's memory
 //! artifacts side by side. [`document`] is the JSON envelope the view documents share.
 //! [`pstats`] and [`pstats_html`] render `kinetoscope pstats` (tables, collapsed stacks,
-//! the flame graph page). [`sanitize`] is the one sanitiser every terminal and CSV text goes through.
+//! the flame graph page). [`xlsx`] writes `kinetoscope report --xlsx`, a workbook of every view.
+//! [`sanitize`] is the one sanitiser every terminal and CSV text goes through.
 
 pub mod comm;
 pub mod critical_path;
@@ -37,3 +38,4 @@ pub mod sequences;
 pub mod summary;
 pub mod tabular;
 pub mod web;
+pub mod xlsx;

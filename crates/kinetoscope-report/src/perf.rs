@@ -31,7 +31,8 @@ pub fn family_name(f: Family) -> &'static str {
     }
 }
 
-fn bound_name(b: Bound) -> &'static str {
+/// The bound's name as in the JSON.
+pub fn bound_name(b: Bound) -> &'static str {
     match b {
         Bound::Compute => "compute",
         Bound::Memory => "memory",
@@ -39,7 +40,7 @@ fn bound_name(b: Bound) -> &'static str {
 }
 
 /// `matrix_bf16`, `vector_fp32`, … (TraceLens's "Compute Spec").
-fn spec(units: Option<Units>, p: Option<Precision>) -> String {
+pub fn spec(units: Option<Units>, p: Option<Precision>) -> String {
     let (Some(u), Some(p)) = (units, p) else {
         return String::new();
     };

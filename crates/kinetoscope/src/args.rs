@@ -300,6 +300,11 @@ pub struct ReportArgs {
     /// e.g. `20MB`.
     #[arg(long, value_name = "SIZE", default_value = "10MB", value_parser = crate::size::parse_size, requires = "html")]
     pub html_budget: u64,
+    /// Also write a workbook (.xlsx) of every view to this file: summary, overview,
+    /// operators by name and by shape, kernels, the perf model, memory, collectives and
+    /// findings, one sheet each (docs/xlsx.md).
+    #[arg(long, value_name = "OUT.xlsx")]
+    pub xlsx: Option<PathBuf>,
     /// Reading options.
     #[command(flatten)]
     pub read: ReadArgs,

@@ -9,12 +9,14 @@ mod per_trace;
 pub mod pstats;
 mod ranks;
 mod report;
+mod workbook;
 
 pub use bundle::{BundleOptions, OfflineBundle};
 pub use gpu_time::{IdleOptions, LaunchesOptions};
 pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
 pub use pstats::{PstatsDocument, PstatsFileReport, PstatsOptions};
 pub use ranks::RanksOptions;
+pub use workbook::WorkbookDocument;
 
 use std::path::PathBuf;
 

@@ -20,6 +20,18 @@ impl Engine {
     /// imbalance rules; for a run folder the phases side by side; every finding ranked by
     /// estimated recoverable time.
     pub fn report(&self, src: &Source, config: &Config) -> EngineResult<ReportDocument> {
+        Ok(self.report_with(src, config, |_| ())?.0)
+    }
+
+    /// [`Engine::report`], and `extra` of each trace read (in the order of the
+    /// document's traces), computed on the thread that read it: the other views of a
+    /// workbook come from the same read.
+    pub(crate) fn report_with<E: Send>(
+        &self,
+        src: &Source,
+        config: &Config,
+        extra: impl Fn(&kinetoscope_trace::Trace) -> E + Sync,
+    ) -> EngineResult<(ReportDocument, Vec<E>)> {
         let (pstats, pstats_errors) = self.pstats_reports(src, config);
         let pstats_only = |pstats| ReportDocument {
             schema_version: SCHEMA_VERSION,
@@ -36,7 +48,7 @@ impl Engine {
             pstats,
         };
         if src.path().is_some_and(|p| !p.is_dir()) && !pstats.is_empty() {
-            return Ok(pstats_only(pstats));
+            return Ok((pstats_only(pstats), Vec::new()));
         }
         // A run folder's view needs each phase's top operators, computed with the rest
         // on the thread that read the trace; the cross-rank rules need each rank's
@@ -51,12 +63,12 @@ impl Engine {
             let (report, summary) = advise_trace_with(t, config, |f| {
                 rank_folder.then(|| RankSummary::from_parts(t, &f.overview, f.collectives()))
             });
-            (report, summary, run_folder.then(|| TopOps::of(t)))
+            (report, summary, run_folder.then(|| TopOps::of(t)), extra(t))
         });
         // A folder of pstats files only is reported as such.
         let mapped = match mapped {
             Err(_) if !pstats.is_empty() && pstats_errors.is_empty() => {
-                return Ok(pstats_only(pstats))
+                return Ok((pstats_only(pstats), Vec::new()))
             }
             m => m?,
         };
@@ -64,10 +76,12 @@ impl Engine {
         let mut traces = Vec::new();
         let mut summaries = Vec::new();
         let mut top_ops = Vec::new();
-        let errors = split_results(results, |_, (t, s, ops)| {
+        let mut extras = Vec::new();
+        let errors = split_results(results, |_, (t, s, ops, e)| {
             traces.push(t);
             summaries.extend(s);
             top_ops.push(ops);
+            extras.push(e);
         });
         let input = src.name();
         let cross_rank_findings =
@@ -102,10 +116,11 @@ impl Engine {
             skipped: mapped.skipped,
             pstats,
         };
-        Ok(match doc.items_from_shapes() {
+        let doc = match doc.items_from_shapes() {
             Some((unit, n, source)) => doc.with_items(unit, n, source),
             None => doc,
-        })
+        };
+        Ok((doc, extras))
     }
 }
 

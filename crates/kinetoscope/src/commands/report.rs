@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use kinetoscope_advisor::{Config, Severity};
+use kinetoscope_analysis::perf::PerfOptions;
 use kinetoscope_engine::diff::document::ThroughputUnit;
-use kinetoscope_engine::{BundleOptions, TraceCache};
+use kinetoscope_engine::{BundleOptions, Engine, ReportDocument, Source, TraceCache};
 use kinetoscope_report::report::to_table;
 
 use super::output::{finish, note_skipped, render};
@@ -39,7 +40,10 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         // The page needs a dozen views of the same traces: each is read once, kept.
         engine.cache = Some(Arc::new(TraceCache::new(HTML_MAX_LOADED)));
     }
-    let mut doc = engine.report(&src, &config)?;
+    let mut doc = match &args.xlsx {
+        Some(out) => write_workbook(&engine, &args, (&src, &config), out, &reads)?,
+        None => engine.report(&src, &config)?,
+    };
     if let Some((unit, n)) = items_per_step(args.batch_size, args.tokens_per_step)? {
         doc = doc.with_throughput(unit, n);
     }
@@ -67,6 +71,44 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Write the workbook of every view to `out` (`--xlsx`), from one read of the input;
+/// the report, for the terminal. `out` is refused when it is an input or a terminal.
+fn write_workbook(
+    engine: &Engine,
+    args: &ReportArgs,
+    (src, config): (&Source, &Config),
+    out: &Path,
+    reads: &[std::path::PathBuf],
+) -> anyhow::Result<ReportDocument> {
+    // Refused before anything is read; checked again when written.
+    output_file::check("--xlsx", out, reads)?;
+    anyhow::ensure!(
+        !is_terminal(out),
+        "--xlsx {}: is a terminal; a workbook is a binary file, give a file name",
+        out.display()
+    );
+    let perf = PerfOptions {
+        peak_tflops: args.peak_tflops,
+        ..PerfOptions::default()
+    };
+    let wb = engine.workbook(src, config, &perf)?;
+    let bytes = kinetoscope_report::xlsx::to_xlsx(&wb)
+        .with_context(|| format!("--xlsx {}: cannot make the workbook", out.display()))?;
+    output_file::write("--xlsx", out, reads, &bytes)?;
+    Ok(wb.report)
+}
+
+/// Whether `out` is an existing terminal (`/dev/tty`, `/dev/stdout` on a terminal).
+fn is_terminal(out: &Path) -> bool {
+    use std::io::IsTerminal;
+    let char_device = std::fs::metadata(out).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    char_device
+        && std::fs::OpenOptions::new()
+            .write(true)
+            .open(out)
+            .is_ok_and(|f| f.is_terminal())
 }
 
 /// The largest `--config` file read: thresholds take a few KiB, and a file without end

@@ -114,3 +114,28 @@ fn peak_tflops_gives_mfu() {
     assert_eq!(code, Some(0), "{err}");
     assert!(out.contains("against --peak-tflops 1"), "{out}");
 }
+
+#[test]
+fn xlsx_writes_the_workbook_and_prints_the_same_report() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("dataloader.xlsx");
+    let out_arg = out.to_str().expect("UTF-8");
+    let (code, plain, err) = run(&["report", "dataloader/trace.json.gz"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, with_xlsx, err) = run(&["report", "dataloader/trace.json.gz", "--xlsx", out_arg]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(plain, with_xlsx);
+    assert!(err.contains(out_arg), "{err}");
+    let bytes = std::fs::read(&out).expect("the workbook");
+    assert!(bytes.starts_with(b"PK\x03\x04"), "not a zip");
+    // The gate still applies.
+    let (code, _, err) = run(&[
+        "report",
+        "dataloader/trace.json.gz",
+        "--xlsx",
+        out_arg,
+        "--fail-on",
+        "warning",
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+}

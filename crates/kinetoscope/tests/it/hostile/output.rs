@@ -263,6 +263,20 @@ fn report_html(dir: &Path, input: &Path, out: &Path, extra: &[&str]) -> Measured
     run
 }
 
+/// `kinetoscope report INPUT --xlsx OUT [extra]` in `dir`, sane whatever it decides.
+fn xlsx(dir: &Path, input: &Path, out: &Path, extra: &[&str]) -> Measured {
+    let mut args = vec![
+        "report",
+        input.to_str().expect("UTF-8"),
+        "--xlsx",
+        out.to_str().expect("UTF-8"),
+    ];
+    args.extend(extra);
+    let run = run_measured(dir, &args);
+    run.assert_sane(MAX_RSS);
+    run
+}
+
 #[test]
 fn report_html_never_writes_over_what_it_reads() {
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -319,4 +333,50 @@ fn report_html_never_writes_over_what_it_reads() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("\"budget_bytes\":300000"));
     assert!(leftovers(dir).is_empty(), "{:?}", leftovers(dir));
+}
+
+#[test]
+fn a_workbook_never_overwrites_a_trace_a_rank_file_or_the_config() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let trace = copy(&fixtures().join(MEMORY_TRACE), dir, "trace.json.gz");
+    let ranks = dir.join("ranks");
+    std::fs::create_dir(&ranks).expect("mkdir");
+    let rank0 = copy(
+        &fixtures().join("ranks/sampled_rank-0.json.gz"),
+        &ranks,
+        "rank-0.json.gz",
+    );
+    copy(
+        &fixtures().join("ranks/sampled_rank-1.json.gz"),
+        &ranks,
+        "rank-1.json.gz",
+    );
+    let config = dir.join("advisor.toml");
+    std::fs::write(&config, "[dataloader_stall]\nwarning_pct = 10\n").expect("write");
+    let inputs = [trace.clone(), ranks.clone(), config.clone()];
+    let refused = |input: &Path, out: &Path, names: &Path, extra: &[&str]| {
+        let before = fingerprint(&inputs);
+        let run = xlsx(dir, input, out, extra);
+        let err = run.err();
+        assert_eq!(run.code, Some(2), "{} accepted: {err}", out.display());
+        assert!(
+            err.contains("refusing to write over") && err.contains(&*names.to_string_lossy()),
+            "{err}"
+        );
+        assert_eq!(before, fingerprint(&inputs), "an input changed");
+    };
+    refused(&trace, &trace, &trace, &[]);
+    for link in links_to(&trace, dir, "trace") {
+        refused(&trace, &link, &trace, &[]);
+    }
+    refused(&ranks, &rank0, &rank0, &[]);
+    let config_arg = config.to_str().expect("UTF-8");
+    refused(&trace, &config, &config, &["--config", config_arg]);
+    // A new file is written, and is a zip (an .xlsx).
+    let out = dir.join("report.xlsx");
+    let run = xlsx(dir, &ranks, &out, &[]);
+    assert_eq!(run.code, Some(0), "{}", run.err());
+    let bytes = std::fs::read(&out).expect("the workbook");
+    assert!(bytes.starts_with(b"PK\x03\x04"), "not a zip");
 }
