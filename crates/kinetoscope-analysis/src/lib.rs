@@ -48,6 +48,7 @@ mod sort_key;
 pub mod stats;
 pub mod steps;
 pub mod summary;
+pub mod tables;
 pub mod up_search;
 
 pub use overview::intervals::Measure;

@@ -34,4 +34,5 @@ pub mod run_folder;
 pub mod sanitize;
 pub mod sequences;
 pub mod summary;
+pub mod tables;
 pub mod tabular;

@@ -124,7 +124,9 @@ fn run_table(input: &str, run: &RunReport) -> String {
                     ArtifactKind::Trace => "trace",
                     ArtifactKind::MemorySnapshot => "snapshot",
                     ArtifactKind::MemoryTimeline => "memory timeline",
-                    ArtifactKind::MemoryTimelineHtml | ArtifactKind::Pstats => "",
+                    ArtifactKind::MemoryTimelineHtml
+                    | ArtifactKind::Pstats
+                    | ArtifactKind::KeyAveragesTable => "",
                 };
                 let dev = m
                     .device

@@ -8,11 +8,13 @@ mod per_trace;
 pub mod pstats;
 mod ranks;
 mod report;
+pub mod tables;
 
 pub use gpu_time::{IdleOptions, LaunchesOptions};
 pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
 pub use pstats::{PstatsDocument, PstatsFileReport, PstatsOptions};
 pub use ranks::RanksOptions;
+pub use tables::{TableFile, TablesDocument, TablesOptions, TraceComparison};
 
 use std::path::PathBuf;
 

@@ -10,6 +10,7 @@ pub(crate) mod pstats;
 mod report;
 mod sample;
 mod summary;
+pub(crate) mod tables;
 mod views;
 
 use std::path::Path;
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::CriticalPath(a)) => views::critical_path(a),
         Some(Command::Diff(a)) => diff::run(a),
         Some(Command::Pstats(a)) => pstats::run(a),
+        Some(Command::Tables(a)) => tables::run(a),
         Some(Command::Explain(a)) => explain::run(a),
         None => report::run(cli.report),
     }
