@@ -3,7 +3,7 @@
 //! and CSV (one line per cell: file, row, column, value in JSON units). JSON is the
 //! document.
 
-use kinetoscope_engine::{TableFile, TablesDocument, TraceComparison};
+use kinetoscope_engine::{ReportTable, TableFile, TablesDocument, TraceComparison};
 use kinetoscope_trace::{Cell, CellUnit};
 
 use crate::format::{bytes_f, duration};
@@ -154,4 +154,52 @@ pub fn to_csv(doc: &TablesDocument) -> String {
         }
     }
     t.to_csv()
+}
+
+/// `report`'s section for the key_averages tables of the input, one line per table (by
+/// rank, with its sort key) and its first rows.
+pub fn report_section(out: &mut String, tables: &[ReportTable]) {
+    if tables.is_empty() {
+        return;
+    }
+    out.push_str("key_averages tables\n");
+    let mut t = Tabular::new([
+        "table",
+        "rank",
+        "sort key",
+        "rows",
+        "Self CPU total",
+        "first rows (self CPU, calls)",
+    ]);
+    for r in tables {
+        let first: Vec<String> = r
+            .top
+            .iter()
+            .map(|row| {
+                let time = row
+                    .self_cpu_ns
+                    .map_or(String::new(), |ns| duration(ns as f64));
+                let calls = row.calls.map_or(String::new(), |c| format!(" ×{c}"));
+                format!("{} {time}{calls}", row.name)
+            })
+            .collect();
+        let file = std::path::Path::new(&r.path)
+            .file_name()
+            .map_or(r.path.clone(), |n| n.to_string_lossy().into_owned());
+        t.push(vec![
+            Value::Text(file),
+            r.oumi.as_ref().map_or(Value::Empty, |o| {
+                Value::Text(format!("{} (local {})", o.rank, o.local_rank))
+            }),
+            r.oumi
+                .as_ref()
+                .map_or(Value::Empty, |o| Value::Text(o.sort_key.clone())),
+            Value::Int(r.rows as i64),
+            r.self_cpu_total_ns
+                .map_or(Value::Empty, |ns| Value::Text(duration(ns as f64))),
+            Value::Text(first.join("\n")),
+        ]);
+    }
+    out.push_str(&t.to_terminal());
+    out.push('\n');
 }

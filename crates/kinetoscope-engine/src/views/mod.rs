@@ -14,7 +14,9 @@ pub use gpu_time::{IdleOptions, LaunchesOptions};
 pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
 pub use pstats::{PstatsDocument, PstatsFileReport, PstatsOptions};
 pub use ranks::RanksOptions;
-pub use tables::{TableFile, TablesDocument, TablesOptions, TraceComparison};
+pub use tables::{
+    ReportTable, ReportTableRow, TableFile, TablesDocument, TablesOptions, TraceComparison,
+};
 
 use std::path::PathBuf;
 

@@ -20,8 +20,10 @@ impl Engine {
     /// imbalance rules; for a run folder the phases side by side; every finding ranked by
     /// estimated recoverable time.
     pub fn report(&self, src: &Source, config: &Config) -> EngineResult<ReportDocument> {
-        let (pstats, pstats_errors) = self.pstats_reports(src, config);
-        let pstats_only = |pstats| ReportDocument {
+        let (pstats, mut pstats_errors) = self.pstats_reports(src, config);
+        let (tables, table_errors) = self.table_reports(src);
+        pstats_errors.extend(table_errors);
+        let side_files_only = |pstats, tables| ReportDocument {
             schema_version: SCHEMA_VERSION,
             input: src.name(),
             layout: InputLayout::File,
@@ -34,9 +36,10 @@ impl Engine {
             errors: Vec::new(),
             skipped: Vec::new(),
             pstats,
+            tables,
         };
-        if src.path().is_some_and(|p| !p.is_dir()) && !pstats.is_empty() {
-            return Ok(pstats_only(pstats));
+        if src.path().is_some_and(|p| !p.is_dir()) && !(pstats.is_empty() && tables.is_empty()) {
+            return Ok(side_files_only(pstats, tables));
         }
         // A run folder's view needs each phase's top operators, computed with the rest
         // on the thread that read the trace.
@@ -51,10 +54,10 @@ impl Engine {
                 run_folder.then(|| TopOps::of(t)),
             )
         });
-        // A folder of pstats files only is reported as such.
+        // A folder of pstats files or tables only is reported as such.
         let mapped = match mapped {
-            Err(_) if !pstats.is_empty() && pstats_errors.is_empty() => {
-                return Ok(pstats_only(pstats))
+            Err(_) if !(pstats.is_empty() && tables.is_empty()) && pstats_errors.is_empty() => {
+                return Ok(side_files_only(pstats, tables))
             }
             m => m?,
         };
@@ -99,6 +102,7 @@ impl Engine {
             errors: errors.into_iter().chain(pstats_errors).collect(),
             skipped: mapped.skipped,
             pstats,
+            tables,
         })
     }
 }

@@ -200,3 +200,102 @@ impl Engine {
         Ok(doc)
     }
 }
+
+/// One key_averages table in `report`: what it is and its first rows as printed.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReportTable {
+    /// The file.
+    pub path: String,
+    /// Rank, local rank and sort key when the name is oumi's.
+    pub oumi: Option<OumiTableName>,
+    /// Rows in the table.
+    pub rows: usize,
+    /// The footer's `Self CPU time total`, ns.
+    pub self_cpu_total_ns: Option<i64>,
+    /// The first [`REPORT_ROWS`] rows as printed (in the table's own order).
+    pub top: Vec<ReportTableRow>,
+}
+
+/// One row of a [`ReportTable`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReportTableRow {
+    /// The name as printed.
+    pub name: String,
+    /// `# of Calls`.
+    pub calls: Option<u64>,
+    /// `Self CPU`, ns.
+    pub self_cpu_ns: Option<i64>,
+}
+
+/// Rows listed per table in `report`.
+pub const REPORT_ROWS: usize = 5;
+
+fn report_table(path: &Path, table: &KeyAveragesTable) -> ReportTable {
+    let calls = table.column("# of Calls");
+    let self_cpu = table.column("Self CPU");
+    fn cell(
+        row: &kinetoscope_trace::TableRow,
+        c: Option<usize>,
+    ) -> Option<&kinetoscope_trace::Cell> {
+        row.cells.get(c?)
+    }
+    ReportTable {
+        path: path.display().to_string(),
+        oumi: path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(OumiTableName::parse),
+        rows: table.rows.len(),
+        self_cpu_total_ns: table
+            .totals
+            .iter()
+            .find(|t| t.label == "Self CPU time total")
+            .map(|t| t.ns),
+        top: table
+            .rows
+            .iter()
+            .take(REPORT_ROWS)
+            .map(|r| ReportTableRow {
+                name: r.name().to_owned(),
+                calls: cell(r, calls).and_then(|c| c.count()),
+                self_cpu_ns: cell(r, self_cpu).and_then(|c| c.duration_ns()),
+            })
+            .collect(),
+    }
+}
+
+impl Engine {
+    /// The key_averages tables `report` lists for `src`: the file itself when it is one,
+    /// or the `*.txt` tables of a folder (by content), by rank, local rank and sort key;
+    /// tables that fail to read go to the second list.
+    pub(crate) fn table_reports(&self, src: &Source) -> (Vec<ReportTable>, Vec<ReadFailure>) {
+        let files = match src.path() {
+            Some(p) if p.is_dir() => table_candidates(p).unwrap_or_default(),
+            Some(p) => vec![p.to_owned()],
+            None => Vec::new(),
+        };
+        let mut reports = Vec::new();
+        let mut errors = Vec::new();
+        for f in files {
+            let Ok(sniffed) = sniff_path(&f) else {
+                continue;
+            };
+            if sniffed.kind() != ContentKind::KeyAveragesTable {
+                continue;
+            }
+            match sniffed.read_key_averages(&self.read) {
+                Ok(t) => reports.push(report_table(&f, &t)),
+                Err(e) => errors.push(ReadFailure {
+                    path: f.display().to_string(),
+                    error: e.to_string(),
+                }),
+            }
+        }
+        reports.sort_by_key(|r| {
+            r.oumi
+                .as_ref()
+                .map(|o| (o.rank, o.local_rank, o.sort_key.clone()))
+        });
+        (reports, errors)
+    }
+}

@@ -29,8 +29,13 @@ fn close(parsed: f64, reference: f64, relative: f64) -> bool {
 }
 
 fn reference_rows(txt: &Path) -> (Value, Vec<Value>) {
-    let json: Value =
-        serde_json::from_slice(&std::fs::read(txt.with_extension("json")).unwrap()).unwrap();
+    let name = txt.with_extension("json");
+    let reference = txt
+        .parent()
+        .unwrap()
+        .join("reference")
+        .join(name.file_name().unwrap());
+    let json: Value = serde_json::from_slice(&std::fs::read(reference).unwrap()).unwrap();
     let rows = json["rows"].as_array().unwrap().clone();
     (json, rows)
 }
