@@ -32,4 +32,5 @@ mod ops_kernels;
 mod pstats;
 mod ranks;
 mod report;
+mod tables;
 mod views;

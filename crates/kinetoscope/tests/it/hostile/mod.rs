@@ -17,6 +17,7 @@ mod pstats;
 mod reading;
 mod rendering;
 mod special_files;
+mod tables;
 
 use crate::common::fixtures;
 use harness::{fingerprint, run_measured};
