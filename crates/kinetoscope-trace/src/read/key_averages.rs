@@ -13,7 +13,9 @@
 use std::path::Path;
 
 use super::{sniff_bytes, sniff_path, ReadOptions};
-use crate::model::{Cell, CellUnit, KeyAveragesTable, TableColumn, TableRow, TableTotal};
+use crate::model::{
+    Cell, CellUnit, Charge, KeyAveragesTable, MemoryError, TableColumn, TableRow, TableTotal,
+};
 use crate::{TraceError, TraceResult};
 
 /// The caps that keep a hostile table bounded.
@@ -22,10 +24,16 @@ pub mod limits {
     pub const MAX_INPUT_BYTES: u64 = 64 << 20;
     /// Longest line: 64 KiB (PyTorch's widest column is a few hundred characters).
     pub const MAX_LINE_BYTES: usize = 64 << 10;
-    /// Most rows.
-    pub const MAX_ROWS: usize = 1 << 20;
+    /// Most rows (PyTorch's longest tables, `row_limit=-1`, hold a few thousand).
+    pub const MAX_ROWS: usize = 1 << 17;
+    /// Most cells (rows × columns): 2 Mi, a 64 MiB model at most.
+    pub const MAX_CELLS: usize = 1 << 21;
     /// Most columns.
     pub const MAX_COLUMNS: usize = 64;
+    /// Most lines before the first dashed rule (the `header=` title).
+    pub const MAX_TITLE_LINES: usize = 8;
+    /// Most footer totals kept.
+    pub const MAX_TOTALS: usize = 64;
 }
 
 /// Read a key_averages table file (plain or gzip), detected by content.
@@ -123,34 +131,62 @@ fn malformed(path: &Path, line: usize, message: String) -> TraceError {
     }
 }
 
-/// Parse a whole table's text.
-pub(crate) fn parse(path: &Path, data: &[u8], strict: bool) -> TraceResult<KeyAveragesTable> {
-    let text = String::from_utf8_lossy(data);
-    let lines: Vec<&str> = text.lines().collect();
-    if let Some(i) = lines.iter().position(|l| l.len() > limits::MAX_LINE_BYTES) {
-        return Err(malformed(
+/// The next line with its 1-based number; a line over the cap is an error.
+fn next_line<'a>(
+    path: &Path,
+    lines: &mut impl Iterator<Item = (usize, &'a str)>,
+) -> TraceResult<Option<(usize, &'a str)>> {
+    match lines.next() {
+        Some((n, l)) if l.len() > limits::MAX_LINE_BYTES => Err(malformed(
             path,
-            i + 1,
+            n,
             format!("a line longer than {} bytes", limits::MAX_LINE_BYTES),
-        ));
+        )),
+        other => Ok(other),
     }
+}
+
+/// The memory a row holds, charged to the budget before it is kept.
+fn row_bytes(cells: &[Cell]) -> u64 {
+    let text: usize = cells
+        .iter()
+        .map(|c| match c {
+            Cell::Text(t) => t.len(),
+            _ => 0,
+        })
+        .sum();
+    (std::mem::size_of_val(cells) + std::mem::size_of::<TableRow>() + text) as u64
+}
+
+/// Parse a whole table's text, lines streamed (never all held), rows charged to `charge`.
+pub(crate) fn parse(
+    path: &Path,
+    data: &[u8],
+    strict: bool,
+    charge: &mut Charge,
+) -> TraceResult<KeyAveragesTable> {
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
     let not_table = |why: &str| TraceError::NotA {
         path: path.to_owned(),
         expected: "key_averages table",
         why: why.to_owned(),
     };
-    let first_rule = lines
-        .iter()
-        .position(|l| is_rule(l))
-        .ok_or_else(|| not_table("no dashed rule"))?;
-    let header_line = *lines
-        .get(first_rule + 1)
-        .ok_or_else(|| not_table("no header after the dashed rule"))?;
-    let bounds = boundaries(lines[first_rule]);
+    let mut before = Vec::new();
+    let (rule_line, rule) = loop {
+        match next_line(path, &mut lines)? {
+            Some((n, l)) if is_rule(l) => break (n, l),
+            Some((_, l)) if before.len() < limits::MAX_TITLE_LINES => before.push(l),
+            _ => return Err(not_table("no dashed rule in the first lines")),
+        }
+    };
+    let (_, header_line) =
+        next_line(path, &mut lines)?.ok_or_else(|| not_table("no header after the dashed rule"))?;
+    let bounds = boundaries(rule);
     if bounds.len() > limits::MAX_COLUMNS {
         return Err(malformed(
             path,
-            first_rule + 1,
+            rule_line,
             format!("more than {} columns", limits::MAX_COLUMNS),
         ));
     }
@@ -158,38 +194,46 @@ pub(crate) fn parse(path: &Path, data: &[u8], strict: bool) -> TraceResult<KeyAv
     if columns.first().map(|c| c.header.as_str()) != Some("Name") {
         return Err(not_table("the header does not start with Name"));
     }
+    let max_rows = limits::MAX_ROWS.min(limits::MAX_CELLS / columns.len());
     let mut table = KeyAveragesTable {
-        title: title(&lines[..first_rule]),
+        title: title(&before),
         columns,
         ..Default::default()
     };
-    let body_start =
-        first_rule + 2 + usize::from(lines.get(first_rule + 2).is_some_and(|l| is_rule(l)));
+    // The rule under the header, then the rows up to the closing rule, then the footer.
+    let mut under_header = true;
     let mut in_rows = true;
-    for (i, line) in lines.iter().enumerate().skip(body_start) {
-        let number = i + 1;
+    while let Some((number, line)) = next_line(path, &mut lines)? {
+        if std::mem::take(&mut under_header) && is_rule(line) {
+            continue;
+        }
         if in_rows && is_rule(line) {
             in_rows = false;
             continue;
         }
         if !in_rows {
-            if let Some(total) = footer(line) {
-                table.totals.push(total);
+            if table.totals.len() < limits::MAX_TOTALS {
+                table.totals.extend(footer(line));
             }
             continue;
         }
         if line.trim().is_empty() {
             continue;
         }
-        if table.rows.len() >= limits::MAX_ROWS {
+        if table.rows.len() >= max_rows {
             return Err(malformed(
                 path,
                 number,
-                format!("more than {} rows", limits::MAX_ROWS),
+                format!("more than {max_rows} rows"),
             ));
         }
         match row(line, &bounds, &table.columns) {
-            Ok(cells) => push_row(&mut table, cells, number as u64),
+            Ok(cells) => {
+                charge
+                    .take(row_bytes(&cells))
+                    .map_err(|e| out_of_memory(path, number, e))?;
+                push_row(&mut table, cells, number as u64);
+            }
             Err(why) if strict => return Err(malformed(path, number, why)),
             Err(_) => {
                 table.skipped_rows += 1;
@@ -198,6 +242,16 @@ pub(crate) fn parse(path: &Path, data: &[u8], strict: bool) -> TraceResult<KeyAv
         }
     }
     Ok(table)
+}
+
+fn out_of_memory(path: &Path, line: usize, e: MemoryError) -> TraceError {
+    TraceError::OutOfMemory {
+        path: path.to_owned(),
+        offset: line as u64,
+        needed: e.needed,
+        in_use: e.in_use,
+        limit: e.limit,
+    }
 }
 
 /// A row, or the continuation of the previous row (a stack's later frames, printed

@@ -344,7 +344,7 @@ impl<'a> Sniffed<'a> {
     }
 
     /// Read the input as a PyTorch key_averages table (text). The file is held whole:
-    /// its bytes are taken from `opts.budget` first.
+    /// its bytes, and the rows while they are read, are taken from `opts.budget` first.
     pub fn read_key_averages(self, opts: &ReadOptions) -> TraceResult<KeyAveragesTable> {
         if self.kind != ContentKind::KeyAveragesTable {
             return Err(TraceError::NotA {
@@ -356,7 +356,7 @@ impl<'a> Sniffed<'a> {
         let mut charge = Charge::new(&opts.budget);
         let limit = key_averages::limits::MAX_INPUT_BYTES;
         let data = whole(&self.path, self.body, limit, &mut charge)?;
-        key_averages::parse(&self.path, &data, opts.strict)
+        key_averages::parse(&self.path, &data, opts.strict, &mut charge)
     }
 
     /// Read the input as a profiler memory timeline (either form), streamed: the rows
