@@ -122,24 +122,42 @@ fn char_safe(line: &str, start: usize, end: usize) -> &str {
     &line[s..e]
 }
 
-fn malformed(path: &Path, line: usize, message: String) -> TraceError {
+/// One line of the text: its 1-based number and the byte offset where it starts.
+#[derive(Clone, Copy)]
+struct Line<'a> {
+    number: usize,
+    offset: u64,
+    text: &'a str,
+}
+
+/// The lines of `text` with their numbers and offsets.
+fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
+    let base = text.as_ptr() as usize;
+    text.lines().enumerate().map(move |(i, l)| Line {
+        number: i + 1,
+        offset: (l.as_ptr() as usize - base) as u64,
+        text: l,
+    })
+}
+
+fn malformed(path: &Path, at: Line, message: String) -> TraceError {
     TraceError::Malformed {
         path: path.to_owned(),
-        offset: 0,
+        offset: at.offset,
         event_index: None,
-        message: format!("line {line}: {message}"),
+        message: format!("line {}: {message}", at.number),
     }
 }
 
-/// The next line with its 1-based number; a line over the cap is an error.
+/// The next line; a line over the cap is an error.
 fn next_line<'a>(
     path: &Path,
-    lines: &mut impl Iterator<Item = (usize, &'a str)>,
-) -> TraceResult<Option<(usize, &'a str)>> {
+    lines: &mut impl Iterator<Item = Line<'a>>,
+) -> TraceResult<Option<Line<'a>>> {
     match lines.next() {
-        Some((n, l)) if l.len() > limits::MAX_LINE_BYTES => Err(malformed(
+        Some(l) if l.text.len() > limits::MAX_LINE_BYTES => Err(malformed(
             path,
-            n,
+            l,
             format!("a line longer than {} bytes", limits::MAX_LINE_BYTES),
         )),
         other => Ok(other),
@@ -166,27 +184,28 @@ pub(crate) fn parse(
     charge: &mut Charge,
 ) -> TraceResult<KeyAveragesTable> {
     let text = String::from_utf8_lossy(data);
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+    let mut lines = lines(&text);
     let not_table = |why: &str| TraceError::NotA {
         path: path.to_owned(),
         expected: "key_averages table",
         why: why.to_owned(),
     };
     let mut before = Vec::new();
-    let (rule_line, rule) = loop {
+    let rule = loop {
         match next_line(path, &mut lines)? {
-            Some((n, l)) if is_rule(l) => break (n, l),
-            Some((_, l)) if before.len() < limits::MAX_TITLE_LINES => before.push(l),
+            Some(l) if is_rule(l.text) => break l,
+            Some(l) if before.len() < limits::MAX_TITLE_LINES => before.push(l.text),
             _ => return Err(not_table("no dashed rule in the first lines")),
         }
     };
-    let (_, header_line) =
-        next_line(path, &mut lines)?.ok_or_else(|| not_table("no header after the dashed rule"))?;
-    let bounds = boundaries(rule);
+    let header_line = next_line(path, &mut lines)?
+        .ok_or_else(|| not_table("no header after the dashed rule"))?
+        .text;
+    let bounds = boundaries(rule.text);
     if bounds.len() > limits::MAX_COLUMNS {
         return Err(malformed(
             path,
-            rule_line,
+            rule,
             format!("more than {} columns", limits::MAX_COLUMNS),
         ));
     }
@@ -203,7 +222,8 @@ pub(crate) fn parse(
     // The rule under the header, then the rows up to the closing rule, then the footer.
     let mut under_header = true;
     let mut in_rows = true;
-    while let Some((number, line)) = next_line(path, &mut lines)? {
+    while let Some(at) = next_line(path, &mut lines)? {
+        let line = at.text;
         if std::mem::take(&mut under_header) && is_rule(line) {
             continue;
         }
@@ -221,33 +241,29 @@ pub(crate) fn parse(
             continue;
         }
         if table.rows.len() >= max_rows {
-            return Err(malformed(
-                path,
-                number,
-                format!("more than {max_rows} rows"),
-            ));
+            return Err(malformed(path, at, format!("more than {max_rows} rows")));
         }
         match row(line, &bounds, &table.columns) {
             Ok(cells) => {
                 charge
                     .take(row_bytes(&cells))
-                    .map_err(|e| out_of_memory(path, number, e))?;
-                push_row(&mut table, cells, number as u64);
+                    .map_err(|e| out_of_memory(path, at, e))?;
+                push_row(&mut table, cells, at.number as u64);
             }
-            Err(why) if strict => return Err(malformed(path, number, why)),
+            Err(why) if strict => return Err(malformed(path, at, why)),
             Err(_) => {
                 table.skipped_rows += 1;
-                table.first_skipped_line.get_or_insert(number as u64);
+                table.first_skipped_line.get_or_insert(at.number as u64);
             }
         }
     }
     Ok(table)
 }
 
-fn out_of_memory(path: &Path, line: usize, e: MemoryError) -> TraceError {
+fn out_of_memory(path: &Path, at: Line, e: MemoryError) -> TraceError {
     TraceError::OutOfMemory {
         path: path.to_owned(),
-        offset: line as u64,
+        offset: at.offset,
         needed: e.needed,
         in_use: e.in_use,
         limit: e.limit,
