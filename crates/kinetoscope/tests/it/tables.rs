@@ -138,3 +138,13 @@ fn report_lists_the_folders_tables_by_rank_and_sort_key() {
     let listed = json(&dir(), &["tables", ".", "--top", "1", "--format", "json"]);
     assert_eq!(listed["tables"].as_array().unwrap().len(), 11);
 }
+
+#[test]
+fn a_trace_view_given_a_table_points_to_tables() {
+    let (code, _, err) = kinetoscope(&dir(), &["summary", "variant_no_memory.txt"]).into_parts();
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("key_averages table") && err.contains("kinetoscope tables"),
+        "{err}"
+    );
+}
