@@ -52,6 +52,7 @@ mod sort_key;
 pub mod stats;
 pub mod steps;
 pub mod summary;
+pub mod tables;
 pub mod timeline;
 pub mod up_search;
 

@@ -234,6 +234,10 @@ pub struct ReportDocument {
     /// impact is per step).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pstats: Vec<crate::views::pstats::PstatsFileReport>,
+    /// PyTorch key_averages tables of the input (a table given, or those of a folder,
+    /// such as oumi's `prof_<rank>_local_<local_rank>_<sort_key>.txt`), by rank.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<crate::views::tables::ReportTable>,
 }
 
 impl ReportDocument {

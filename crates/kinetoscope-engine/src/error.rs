@@ -85,6 +85,8 @@ pub(crate) fn hint_for_content(looks_like: &str) -> Option<String> {
         Some("a profiler memory timeline: run `kinetoscope memory FILE`".to_owned())
     } else if l.contains("marshal") {
         Some("a cProfile/pstats file: run `kinetoscope pstats FILE`".to_owned())
+    } else if l.contains("key_averages table") {
+        Some("a PyTorch key_averages table: run `kinetoscope tables FILE`".to_owned())
     } else if l.contains("execution trace") {
         Some(
             "kinetoscope reads the Kineto trace (torch.profiler) of a run; an execution trace \

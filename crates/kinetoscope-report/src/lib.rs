@@ -36,6 +36,7 @@ pub mod run_folder;
 pub mod sanitize;
 pub mod sequences;
 pub mod summary;
+pub mod tables;
 pub mod tabular;
 pub mod web;
 pub mod xlsx;

@@ -34,6 +34,7 @@ pub fn to_table(doc: &ReportDocument) -> String {
     for p in &doc.pstats {
         crate::pstats::report_section(&mut out, p);
     }
+    crate::tables::report_section(&mut out, &doc.tables);
     if !doc.cross_rank_findings.is_empty() {
         let _ = writeln!(out, "Across ranks ({})", doc.input);
         for (i, f) in doc.cross_rank_findings.iter().enumerate() {
@@ -125,7 +126,9 @@ fn run_table(input: &str, run: &RunReport) -> String {
                     ArtifactKind::Trace => "trace",
                     ArtifactKind::MemorySnapshot => "snapshot",
                     ArtifactKind::MemoryTimeline => "memory timeline",
-                    ArtifactKind::MemoryTimelineHtml | ArtifactKind::Pstats => "",
+                    ArtifactKind::MemoryTimelineHtml
+                    | ArtifactKind::Pstats
+                    | ArtifactKind::KeyAveragesTable => "",
                 };
                 let dev = m
                     .device

@@ -163,6 +163,14 @@ pub enum Command {
     ///
     /// CSV: the function table (seconds).
     Pstats(crate::commands::pstats::PstatsArgs),
+    /// PyTorch key_averages tables (`prof.key_averages(...).table(...)` text, oumi's
+    /// `prof_<rank>_local_<local_rank>_<sort_key>.txt`; detected by content): the rows
+    /// with typed cells, --sort by any column, --top; each next to the Chrome trace of
+    /// the same run when it is in the same folder (calls and self CPU time per operator,
+    /// with the difference).
+    ///
+    /// CSV: one line per cell (ns, bytes, 0-1 shares, FLOPs).
+    Tables(crate::commands::tables::TablesArgs),
     /// Print the documentation of an advisor rule: what it finds, why it matters, the
     /// evidence, the fix, and its thresholds with their sources (`kinetoscope explain
     /// GP005`; `kinetoscope explain` lists every rule).

@@ -9,6 +9,7 @@ mod per_trace;
 pub mod pstats;
 mod ranks;
 mod report;
+pub mod tables;
 mod workbook;
 
 pub use bundle::{BundleOptions, OfflineBundle};
@@ -16,6 +17,9 @@ pub use gpu_time::{IdleOptions, LaunchesOptions};
 pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
 pub use pstats::{PstatsDocument, PstatsFileReport, PstatsOptions};
 pub use ranks::RanksOptions;
+pub use tables::{
+    ReportTable, ReportTableRow, TableFile, TablesDocument, TablesOptions, TraceComparison,
+};
 pub use workbook::WorkbookDocument;
 
 use std::path::PathBuf;

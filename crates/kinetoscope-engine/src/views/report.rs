@@ -32,8 +32,10 @@ impl Engine {
         config: &Config,
         extra: impl Fn(&kinetoscope_trace::Trace) -> E + Sync,
     ) -> EngineResult<(ReportDocument, Vec<E>)> {
-        let (pstats, pstats_errors) = self.pstats_reports(src, config);
-        let pstats_only = |pstats| ReportDocument {
+        let (pstats, mut pstats_errors) = self.pstats_reports(src, config);
+        let (tables, table_errors) = self.table_reports(src);
+        pstats_errors.extend(table_errors);
+        let side_files_only = |pstats, tables| ReportDocument {
             schema_version: SCHEMA_VERSION,
             input: src.name(),
             layout: InputLayout::File,
@@ -46,9 +48,10 @@ impl Engine {
             errors: Vec::new(),
             skipped: Vec::new(),
             pstats,
+            tables,
         };
-        if src.path().is_some_and(|p| !p.is_dir()) && !pstats.is_empty() {
-            return Ok((pstats_only(pstats), Vec::new()));
+        if src.path().is_some_and(|p| !p.is_dir()) && !(pstats.is_empty() && tables.is_empty()) {
+            return Ok((side_files_only(pstats, tables), Vec::new()));
         }
         // A run folder's view needs each phase's top operators, computed with the rest
         // on the thread that read the trace; the cross-rank rules need each rank's
@@ -65,10 +68,10 @@ impl Engine {
             });
             (report, summary, run_folder.then(|| TopOps::of(t)), extra(t))
         });
-        // A folder of pstats files only is reported as such.
+        // A folder of pstats files or tables only is reported as such.
         let mapped = match mapped {
-            Err(_) if !pstats.is_empty() && pstats_errors.is_empty() => {
-                return Ok((pstats_only(pstats), Vec::new()))
+            Err(_) if !(pstats.is_empty() && tables.is_empty()) && pstats_errors.is_empty() => {
+                return Ok((side_files_only(pstats, tables), Vec::new()))
             }
             m => m?,
         };
@@ -115,6 +118,7 @@ impl Engine {
             errors: errors.into_iter().chain(pstats_errors).collect(),
             skipped: mapped.skipped,
             pstats,
+            tables,
         };
         let doc = match doc.items_from_shapes() {
             Some((unit, n, source)) => doc.with_items(unit, n, source),

@@ -14,7 +14,7 @@ use kinetoscope_analysis::perf::PerfOptions;
 use kinetoscope_analysis::sequences::SequenceOptions;
 use kinetoscope_engine::{
     from_json, to_json, CommOptions, Engine, IdleOptions, KernelsOptions, LaunchesOptions,
-    MemoryOptions, MemoryResult, OpsOptions, RanksOptions, Source,
+    MemoryOptions, MemoryResult, OpsOptions, RanksOptions, Source, TablesOptions,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -196,6 +196,21 @@ fn report_round_trips_with_findings_and_subjects() {
         }
     }
     assert!(findings > 0, "no fixture produced a finding");
+}
+
+#[test]
+fn tables_and_their_report_round_trip() {
+    let dir = fixtures_dir().join("key_averages");
+    let opts = TablesOptions {
+        sort: Some("Self CPU".into()),
+        top: Some(5),
+    };
+    let doc = engine().tables(&[path(dir.clone())], &opts).unwrap();
+    let back = round_trip("tables", &doc);
+    assert_eq!(back.tables.len(), 11);
+    assert!(back.tables.iter().any(|t| t.comparison.is_some()));
+    let report = engine().report(&path(dir), &Config::default()).unwrap();
+    assert_eq!(round_trip("report of tables", &report).tables.len(), 11);
 }
 
 #[test]

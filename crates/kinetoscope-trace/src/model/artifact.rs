@@ -18,6 +18,9 @@ pub enum ArtifactKind {
     MemoryTimelineHtml,
     /// A cProfile / pstats file.
     Pstats,
+    /// A text file that may be a PyTorch key_averages table (`*.txt`; the content
+    /// decides).
+    KeyAveragesTable,
 }
 
 impl ArtifactKind {
@@ -38,6 +41,8 @@ impl ArtifactKind {
             Some(Self::MemorySnapshot)
         } else if n.ends_with(".prof") || n.ends_with(".pstats") {
             Some(Self::Pstats)
+        } else if n.ends_with(".txt") {
+            Some(Self::KeyAveragesTable)
         } else if n.contains("memory_timeline") || n.ends_with(".raw.json.gz") {
             Some(Self::MemoryTimeline)
         } else if n.ends_with(".json") || n.ends_with(".json.gz") {
@@ -45,6 +50,39 @@ impl ArtifactKind {
         } else {
             None
         }
+    }
+}
+
+/// What oumi's key_averages file names say: `prof_<rank>_local_<local_rank>_<sort_key>.txt`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OumiTableName {
+    /// The global rank.
+    pub rank: u32,
+    /// The local rank.
+    pub local_rank: u32,
+    /// The `sort_by` key the table was printed with (`cpu_time_total`, ...).
+    pub sort_key: String,
+}
+
+impl OumiTableName {
+    /// Parse `prof_0_local_0_self_cpu_time_total.txt`; `None` for other names.
+    pub fn parse(name: &str) -> Option<Self> {
+        let rest = name.strip_prefix("prof_")?.strip_suffix(".txt")?;
+        let (rank, rest) = rest.split_once("_local_")?;
+        let (local_rank, sort_key) = rest.split_once('_')?;
+        Some(Self {
+            rank: rank.parse().ok()?,
+            local_rank: local_rank.parse().ok()?,
+            sort_key: sort_key.to_owned(),
+        })
+    }
+
+    /// The name of the Chrome trace oumi writes beside the tables of this rank.
+    pub fn trace_name(&self) -> String {
+        format!(
+            "prof_{}_local_{}_pt_trace.json.gz",
+            self.rank, self.local_rank
+        )
     }
 }
 
@@ -137,5 +175,24 @@ mod tests {
         assert_eq!(rank_from_file_name("sampled_rank-1.json.gz"), Some(1));
         assert_eq!(rank_from_file_name("prof_rank12_trace.json"), Some(12));
         assert_eq!(rank_from_file_name("worker0.123.pt.trace.json"), None);
+    }
+}
+
+#[cfg(test)]
+mod oumi_tests {
+    use super::*;
+
+    #[test]
+    fn oumi_table_names() {
+        let n = OumiTableName::parse("prof_3_local_1_self_cpu_memory_usage.txt").unwrap();
+        assert_eq!((n.rank, n.local_rank), (3, 1));
+        assert_eq!(n.sort_key, "self_cpu_memory_usage");
+        assert_eq!(n.trace_name(), "prof_3_local_1_pt_trace.json.gz");
+        assert_eq!(OumiTableName::parse("prof_x_local_1_cpu.txt"), None);
+        assert_eq!(OumiTableName::parse("notes.txt"), None);
+        assert_eq!(
+            ArtifactKind::from_file_name("prof_0_local_0_cpu_time_total.txt"),
+            Some(ArtifactKind::KeyAveragesTable)
+        );
     }
 }

@@ -95,6 +95,8 @@ pub enum ContentKind {
     Binary,
     /// JSON that is none of the above.
     OtherJson,
+    /// A `key_averages()` table printed by PyTorch (fixed-width text).
+    KeyAveragesTable,
     /// Text that is not JSON.
     Text,
 }
@@ -110,6 +112,7 @@ impl ContentKind {
             Magic::Html => Self::Html,
             Magic::Empty => Self::Empty,
             Magic::Gzip | Magic::Binary => Self::Binary,
+            Magic::Text if super::key_averages::looks_like_table(head) => Self::KeyAveragesTable,
             Magic::Text => Self::Text,
         }
     }
@@ -127,6 +130,7 @@ impl ContentKind {
             Self::Empty => "an empty file",
             Self::Binary => "binary data",
             Self::OtherJson => "JSON",
+            Self::KeyAveragesTable => "a PyTorch key_averages table (text)",
             Self::Text => "text that is not JSON",
         }
     }

@@ -1,6 +1,7 @@
 //! Readers: Kineto traces ([`read_trace`], [`read_trace_bytes`], [`read_trace_from`]),
 //! CUDA memory snapshots ([`read_snapshot`]), memory timelines
-//! ([`read_memory_timeline`]), cProfile / pstats files ([`read_pstats`]), each from a file, bytes in memory or a stream, plain or
+//! ([`read_memory_timeline`]), cProfile / pstats files ([`read_pstats`]), key_averages tables
+//! ([`read_key_averages`]), each from a file, bytes in memory or a stream, plain or
 //! gzip (detected by content); any input by its content ([`sniff_path`] then
 //! [`Sniffed::read`]). Opening folders is the engine's (`kinetoscope-engine::input`).
 
@@ -9,6 +10,7 @@ mod detect;
 mod devices;
 mod event;
 mod header;
+pub mod key_averages;
 mod kineto;
 pub mod lexer;
 pub mod pickle;
@@ -21,6 +23,7 @@ mod toplevel;
 mod window;
 
 pub use detect::ContentKind;
+pub use key_averages::{key_averages_from_bytes, read_key_averages};
 pub use pickle::{read_snapshot, snapshot_from_bytes, snapshot_from_reader};
 pub use pstats::{pstats_from_bytes, pstats_from_reader, read_pstats};
 pub use sniff::{sniff_bytes, sniff_path, sniff_reader, Loaded, Sniffed};

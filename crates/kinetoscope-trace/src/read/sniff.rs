@@ -10,8 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::detect::{ContentKind, Magic};
-use super::{kineto, pickle, pstats, timeline, ProgressFn, ReadOptions};
-use crate::model::{grow, Charge, MemoryError, MemoryTimeline, PstatsProfile, StringTable, Trace};
+use super::{key_averages, kineto, pickle, pstats, timeline, ProgressFn, ReadOptions};
+use crate::model::{
+    grow, Charge, KeyAveragesTable, MemoryError, MemoryTimeline, PstatsProfile, StringTable, Trace,
+};
 use crate::snapshot::Snapshot;
 use crate::{TraceError, TraceResult};
 
@@ -339,6 +341,22 @@ impl<'a> Sniffed<'a> {
         let limit = pstats::limits::MAX_INPUT_BYTES;
         let data = whole(&self.path, self.body, limit, &mut charge)?;
         pstats::decode(&self.path, data, &mut charge)
+    }
+
+    /// Read the input as a PyTorch key_averages table (text). The file is held whole:
+    /// its bytes, and the rows while they are read, are taken from `opts.budget` first.
+    pub fn read_key_averages(self, opts: &ReadOptions) -> TraceResult<KeyAveragesTable> {
+        if self.kind != ContentKind::KeyAveragesTable {
+            return Err(TraceError::NotA {
+                path: self.path,
+                expected: "key_averages table",
+                why: format!("the content looks like {}", self.kind.describe()),
+            });
+        }
+        let mut charge = Charge::new(&opts.budget);
+        let limit = key_averages::limits::MAX_INPUT_BYTES;
+        let data = whole(&self.path, self.body, limit, &mut charge)?;
+        key_averages::parse(&self.path, &data, opts.strict, &mut charge)
     }
 
     /// Read the input as a profiler memory timeline (either form), streamed: the rows

@@ -11,6 +11,7 @@ mod entries;
 mod fixtures;
 mod fuzz;
 mod fuzz_regressions;
+mod key_averages;
 mod links;
 mod malformed;
 mod memory_timeline;

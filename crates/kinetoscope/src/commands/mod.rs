@@ -11,6 +11,7 @@ mod report;
 mod sample;
 mod serve;
 mod summary;
+pub(crate) mod tables;
 mod views;
 
 use std::path::Path;
@@ -41,6 +42,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::CriticalPath(a)) => views::critical_path(a),
         Some(Command::Diff(a)) => diff::run(a),
         Some(Command::Pstats(a)) => pstats::run(a),
+        Some(Command::Tables(a)) => tables::run(a),
         Some(Command::Explain(a)) => explain::run(a),
         Some(Command::Serve(a)) => serve::run(a),
         None => report::run(cli.report),

@@ -37,4 +37,5 @@ mod pstats;
 mod ranks;
 mod report;
 mod serve;
+mod tables;
 mod views;

@@ -18,6 +18,7 @@ mod reading;
 mod rendering;
 mod server;
 mod special_files;
+mod tables;
 mod web_page;
 
 use crate::common::fixtures;
