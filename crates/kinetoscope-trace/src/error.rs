@@ -75,6 +75,19 @@ pub enum TraceError {
     },
 }
 
+impl TraceError {
+    /// A defect at byte `offset` of `path` that belongs to no event (a pickle, a pstats
+    /// file, a text table).
+    pub(crate) fn malformed(path: &std::path::Path, offset: u64, message: String) -> Self {
+        Self::Malformed {
+            path: path.to_owned(),
+            offset,
+            event_index: None,
+            message,
+        }
+    }
+}
+
 /// The words of an out-of-memory error: what was needed, against what, and what to do.
 fn oom_text(needed: u64, in_use: u64, limit: Option<u64>) -> String {
     use crate::read::size_text;

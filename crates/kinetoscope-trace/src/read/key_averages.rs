@@ -141,12 +141,7 @@ fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
 }
 
 fn malformed(path: &Path, at: Line, message: String) -> TraceError {
-    TraceError::Malformed {
-        path: path.to_owned(),
-        offset: at.offset,
-        event_index: None,
-        message: format!("line {}: {message}", at.number),
-    }
+    TraceError::malformed(path, at.offset, format!("line {}: {message}", at.number))
 }
 
 /// The next line; a line over the cap is an error.

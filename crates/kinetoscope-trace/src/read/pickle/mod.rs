@@ -61,15 +61,6 @@ pub fn snapshot_from_reader(name: &Path, reader: impl Read + Send) -> TraceResul
     sniff_reader(name, reader)?.read_snapshot(&ReadOptions::default())
 }
 
-fn malformed(path: &Path, offset: u64, message: String) -> TraceError {
-    TraceError::Malformed {
-        path: path.to_owned(),
-        offset,
-        event_index: None,
-        message,
-    }
-}
-
 /// Decode the whole (decompressed) pickle of a snapshot (refused above
 /// [`limits::MAX_INPUT_BYTES`]); the raw bytes are dropped once the values are built,
 /// before the typed decoding.
@@ -80,7 +71,7 @@ pub(crate) fn decode(
     charge: &mut Charge,
 ) -> TraceResult<Snapshot> {
     if data.len() as u64 > limits::MAX_INPUT_BYTES {
-        return Err(malformed(
+        return Err(TraceError::malformed(
             path,
             limits::MAX_INPUT_BYTES,
             format!("larger than {} GiB: refused", limits::MAX_INPUT_BYTES >> 30),
@@ -111,7 +102,7 @@ fn parse(path: &Path, data: &[u8], charge: &mut Charge) -> TraceResult<Pickle> {
             .strip_prefix(&format!("byte {offset}: "))
             .unwrap_or(&full)
             .to_owned();
-        malformed(path, offset, message)
+        TraceError::malformed(path, offset, message)
     })
 }
 
@@ -120,7 +111,7 @@ fn decode_snapshot(path: &Path, p: &Pickle, file_bytes: u64) -> TraceResult<Snap
     let mut dec = decode::Decoder::new(p, 4 * file_bytes + 4096);
     let d = dec
         .root(root)
-        .map_err(|e| malformed(path, e.offset, e.message))?;
+        .map_err(|e| TraceError::malformed(path, e.offset, e.message))?;
     Ok(Snapshot {
         path: path.to_owned(),
         file_bytes,

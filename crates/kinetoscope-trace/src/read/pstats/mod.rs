@@ -46,15 +46,6 @@ pub fn pstats_from_reader(name: &Path, reader: impl Read + Send) -> TraceResult<
     sniff_reader(name, reader)?.read_pstats(&ReadOptions::default())
 }
 
-fn malformed(path: &Path, offset: u64, message: String) -> TraceError {
-    TraceError::Malformed {
-        path: path.to_owned(),
-        offset,
-        event_index: None,
-        message,
-    }
-}
-
 /// Decode the whole (decompressed) content of a pstats file.
 pub(crate) fn decode(
     path: &Path,
@@ -62,7 +53,7 @@ pub(crate) fn decode(
     charge: &mut Charge,
 ) -> TraceResult<PstatsProfile> {
     if data.len() as u64 > limits::MAX_INPUT_BYTES {
-        return Err(malformed(
+        return Err(TraceError::malformed(
             path,
             limits::MAX_INPUT_BYTES,
             format!("larger than {} GiB: refused", limits::MAX_INPUT_BYTES >> 30),
@@ -76,13 +67,13 @@ pub(crate) fn decode(
             in_use: oom.in_use,
             limit: oom.limit,
         },
-        None => malformed(path, e.offset, e.message),
+        None => TraceError::malformed(path, e.offset, e.message),
     })?;
     let file_bytes = data.len() as u64;
     drop(data);
     let entries = schema::Schema::new(&m, 8 * file_bytes + 4096)
         .entries()
-        .map_err(|e| malformed(path, e.offset, e.message))?;
+        .map_err(|e| TraceError::malformed(path, e.offset, e.message))?;
     Ok(PstatsProfile {
         path: path.to_owned(),
         file_bytes,
