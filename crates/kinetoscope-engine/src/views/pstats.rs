@@ -117,6 +117,11 @@ impl Engine {
 /// The regular files of `dir` named as pstats files (`*.prof`, `*.pstats`), sorted: what
 /// `pstats`, `report` and `diff` read of a folder besides its traces.
 pub fn pstats_files(dir: &Path) -> EngineResult<Vec<PathBuf>> {
+    files_of_kind(dir, ArtifactKind::Pstats)
+}
+
+/// The regular files of `dir` whose names make them `kind`, sorted.
+pub(crate) fn files_of_kind(dir: &Path, kind: ArtifactKind) -> EngineResult<Vec<PathBuf>> {
     let io = |source| kinetoscope_trace::TraceError::Io {
         path: dir.to_owned(),
         source,
@@ -130,7 +135,7 @@ pub fn pstats_files(dir: &Path) -> EngineResult<Vec<PathBuf>> {
             p.file_name()
                 .and_then(|n| n.to_str())
                 .and_then(ArtifactKind::from_file_name)
-                == Some(ArtifactKind::Pstats)
+                == Some(kind)
         })
         .collect();
     files.sort();

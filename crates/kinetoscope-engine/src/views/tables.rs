@@ -64,24 +64,7 @@ pub struct TraceComparison {
 
 /// The files of `dir` that may be tables (`*.txt`), sorted.
 pub fn table_candidates(dir: &Path) -> EngineResult<Vec<PathBuf>> {
-    let io = |source| kinetoscope_trace::TraceError::Io {
-        path: dir.to_owned(),
-        source,
-    };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .and_then(ArtifactKind::from_file_name)
-                == Some(ArtifactKind::KeyAveragesTable)
-        })
-        .collect();
-    files.sort();
-    Ok(files)
+    super::pstats::files_of_kind(dir, ArtifactKind::KeyAveragesTable)
 }
 
 /// The trace of the same run as `table`: oumi's `prof_<r>_local_<l>_pt_trace.json.gz`
