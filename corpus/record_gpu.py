@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Record real GPU profiler artifacts (Kineto traces, CUDA memory snapshots, memory
-timelines) for ``corpus/gpu-h100/``.
+timelines) for ``corpus/gpu-h200/``.
 
 Every scenario runs a small real workload on the GPU and writes its files under
 ``OUT/<scenario>/``; nothing is edited afterwards. What each scenario records and with
@@ -10,7 +10,7 @@ GPU), and a log of the run into ``OUT/log.txt``. Each scenario is run in its own
 
 Usage::
 
-    python3 corpus/record_gpu.py corpus/gpu-h100                 # every scenario
+    python3 corpus/record_gpu.py corpus/gpu-h200                 # every scenario
     python3 corpus/record_gpu.py /tmp/rec cuda_graph oom         # some scenarios
     python3 corpus/record_gpu.py /tmp/rec --archive-dir /tmp/ship # + tar.gz bundles
     python3 corpus/record_gpu.py /tmp/smoke --device cpu          # CPU smoke run
@@ -20,7 +20,7 @@ scenario, so a run cut short still leaves what it had finished), for machines th
 return only a few files. ``--device cpu`` runs the scenarios that can run without a GPU
 (no snapshots, graphs or OOM) to check the script itself; its output is not a fixture.
 
-Scenarios: see ``SCENARIOS`` below and ``corpus/gpu-h100/README.md``.
+Scenarios: see ``SCENARIOS`` below and ``corpus/gpu-h200/README.md``.
 """
 
 import argparse
@@ -350,7 +350,7 @@ def scenario_transformer(folder, device):
     with profile(
         activities=activities(device),
         schedule=schedule(**sched),
-        on_trace_ready=tensorboard_trace_handler(train_dir, worker_name="h100", use_gzip=True),
+        on_trace_ready=tensorboard_trace_handler(train_dir, worker_name="gpu0", use_gzip=True),
         record_shapes=True,
         profile_memory=True,
         with_stack=True,
@@ -416,7 +416,7 @@ def scenario_transformer(folder, device):
             "schedule": sched,
             "steps_run": total,
             "profile": "record_shapes, profile_memory, with_stack, with_flops",
-            "writer": "tensorboard_trace_handler(worker_name='h100', use_gzip=True)",
+            "writer": "tensorboard_trace_handler(worker_name='gpu0', use_gzip=True)",
         },
         "memory_timeline": {
             "schedule": tl_sched,
@@ -719,7 +719,7 @@ def write_bundles(out, archive_dir, names):
 def main():
     global LOG
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out", help="output folder (corpus/gpu-h100 for the fixtures)")
+    ap.add_argument("out", help="output folder (corpus/gpu-h200 for the fixtures)")
     ap.add_argument("scenarios", nargs="*", default=list(SCENARIOS))
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--archive-dir", help="also pack the output into .tar.gz bundles here")
