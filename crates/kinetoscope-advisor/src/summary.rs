@@ -138,6 +138,23 @@ pub fn graph_replay(facts: &Facts) -> Option<GraphReplay> {
     })
 }
 
+/// Whether the steps already run code compiled by `torch.compile`: Inductor's Triton
+/// kernels (`triton_…`) among the steps' kernels, or its host-side regions
+/// (`Torch-Compiled Region…`, `CompiledFunction`), so advice does not tell a compiled run
+/// to compile.
+pub fn uses_torch_compile(facts: &Facts) -> bool {
+    facts
+        .step_kernels()
+        .rows
+        .iter()
+        .any(|r| r.name.starts_with("triton_"))
+        || !facts
+            .events(&[CategoryKind::UserAnnotation, CategoryKind::CpuOp], |n| {
+                n.starts_with("Torch-Compiled Region") || n == "CompiledFunction"
+            })
+            .is_empty()
+}
+
 /// The summary of one trace.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {

@@ -76,10 +76,18 @@ impl EngineError {
     }
 }
 
+/// What to do with PyTorch's HTML memory timeline, which holds a picture and no numbers.
+pub(crate) const HTML_TIMELINE_HINT: &str = "PyTorch's HTML memory timeline is a picture (an \
+     embedded PNG) with no numbers in it: export the data with \
+     prof.export_memory_timeline(\"mem.json\") or (\"mem.raw.json.gz\") and run \
+     `kinetoscope memory` on that file, or on the trace";
+
 /// The hint for a file whose content is not a Kineto trace.
 pub(crate) fn hint_for_content(looks_like: &str) -> Option<String> {
     let l = looks_like.to_ascii_lowercase();
-    if l.contains("pickle") {
+    if l.contains("html page") {
+        Some(HTML_TIMELINE_HINT.to_owned())
+    } else if l.contains("pickle") {
         Some("a CUDA memory snapshot? run `kinetoscope memory FILE`".to_owned())
     } else if l.contains("memory timeline") {
         Some("a profiler memory timeline: run `kinetoscope memory FILE`".to_owned())

@@ -146,6 +146,8 @@ pub fn phase_memory(
                         }
                         ArtifactKind::MemorySnapshot => snapshot_row(&mut a, &art.path, read),
                         ArtifactKind::MemoryTimeline => timeline_row(&mut a, &art.path, read),
+                        // Listed, with nothing read: PyTorch's HTML export is a picture.
+                        ArtifactKind::MemoryTimelineHtml => {}
                         _ => return None,
                     }
                     Some(a)

@@ -26,6 +26,12 @@ fn lead_frame<'a>(user_frame: Option<&'a str>, frames: &'a [String]) -> Option<&
         .or_else(|| frames.first().map(String::as_str))
 }
 
+/// The label a site is known by: its first user-level Python frame, else (a stack
+/// recorded on the autograd engine's threads) its operator and autograd node.
+fn site_label<'a>(user_frame: &'a Option<String>, op_site: &'a Option<String>) -> Option<&'a str> {
+    user_frame.as_deref().or(op_site.as_deref())
+}
+
 /// Whether a rendered frame (`file.py:line:name`) is a Python frame.
 fn is_python(frame: &str) -> bool {
     frame.contains(".py:")
@@ -115,13 +121,17 @@ fn oom_reading(o: &OomReport, d: &SnapshotDevice) -> String {
 }
 
 fn sites_table(title: String, sites: &[Site]) -> String {
-    let mut t =
-        Tabular::new(["bytes", "count", "site (first user frame, its callers)"]).titled(title);
+    let mut t = Tabular::new([
+        "bytes",
+        "count",
+        "site (first user frame or operator, its callers)",
+    ])
+    .titled(title);
     for s in sites {
         t.push(vec![
             Value::Text(bytes(s.bytes)),
             s.count.into(),
-            stack_cell(s.user_frame.as_deref(), &s.frames).into(),
+            stack_cell(site_label(&s.user_frame, &s.op_site), &s.frames).into(),
         ]);
     }
     t.to_terminal()
@@ -270,7 +280,7 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
                 .map(|f| format!(", CUDA free {}", bytes(f)))
                 .unwrap_or_default(),
             oom_reading(o, d),
-            lead_frame(o.user_frame.as_deref(), &o.frames).unwrap_or("-"),
+            lead_frame(site_label(&o.user_frame, &o.op_site), &o.frames).unwrap_or("-"),
         ));
         out.push_str(&sites_table("live at the OOM".to_owned(), &o.top_sites));
     }
@@ -295,7 +305,7 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
                 "count",
                 "per quarter",
                 "growth",
-                "site (first user frame, its callers)",
+                "site (first user frame or operator, its callers)",
             ])
             .titled("leak suspects: allocations never freed, accumulating across the trace");
             for l in growing {
@@ -311,7 +321,7 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
                     l.growth_bytes_per_s
                         .map_or(String::new(), |g| format!("{}/s", bytes(g as u64)))
                         .into(),
-                    stack_cell(l.user_frame.as_deref(), &l.frames).into(),
+                    stack_cell(site_label(&l.user_frame, &l.op_site), &l.frames).into(),
                 ]);
             }
             out.push_str(&t.to_terminal());

@@ -45,6 +45,9 @@ pub fn artifact_line(a: &ArtifactMemory) -> String {
             (Some(p), None) => format!("peak {}", b(p)),
             _ => "no rows".to_owned(),
         },
+        Some(ArtifactKind::MemoryTimelineHtml) => {
+            "a picture (PyTorch's HTML export embeds a PNG): no numbers to read".to_owned()
+        }
         _ => String::new(),
     }
 }
@@ -61,7 +64,7 @@ pub fn phases_section(input: &str, phases: &[PhaseMemory]) -> String {
                 .unwrap_or_default();
             let kind = a.kind.map(|k| format!("{k:?}")).unwrap_or_default();
             out.push_str(&format!(
-                "    {kind:<15} {name}\n      {}\n",
+                "    {kind:<18} {name}\n      {}\n",
                 artifact_line(a)
             ));
         }

@@ -90,8 +90,10 @@ pub const CUTLASS_PATTERNS: [&str; 4] = [
 pub const AMD_PATTERNS: [&str; 5] = ["_xdl", "_gtcx", "mfma", "attn_fwd", "_matmul_ogs_"];
 
 /// Names containing one of these never count as tensor-core kernels: CUTLASS SIMT
-/// (CUDA-core) GEMMs and CUTLASS's split-K reduction.
-pub const EXCLUDED: [&str; 3] = ["simt", "OpClassSimt", "cutlass::reduction"];
+/// (CUDA-core) GEMMs, CUTLASS's split-K reduction, and cuBLAS's FP32 XMMA kernels that
+/// run on fused multiply-adds (`sm80_xmma_gemm_f32f32_f32f32_f32_…_ffma_…`, what FP32
+/// GEMMs use on Ampere and Hopper without TF32, as recorded on an H200 with PyTorch 2.11).
+pub const EXCLUDED: [&str; 4] = ["simt", "OpClassSimt", "cutlass::reduction", "_ffma"];
 
 /// A Tensile (rocBLAS / hipBLASLt) GEMM that uses MFMA: a `Cijk_…` kernel whose name has
 /// a matrix-instruction field (`_MI16x16x1_`, `_MI32x32x8_`, `_MI16x16x16x1_`); Tensile's
@@ -241,6 +243,7 @@ mod tests {
             "ampere_sgemm_128x64_tn",
             "void cutlass::Kernel<cutlass_80_simt_sgemm_128x128_8x4_nn_align1>(Params)",
             "void cutlass::reduction::kernel::ReduceSplitK<>(Params)",
+            "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_split_k_kernel__5x_cublas",
             "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>",
             "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
         ] {

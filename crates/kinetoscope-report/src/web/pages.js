@@ -337,12 +337,12 @@ K.snapshotMemory = (root, s) => {
       const peak = d.history ? { x: d.history.peak_index, bytes: d.history.peak_active_bytes } : null;
       K.memoryChart(host, d.timeline.map((p) => p.index), "history entry", series, peak);
     }
-    const sites = d.top_sites.sites.map((x) => ({ user_frame: x.user_frame, bytes: x.bytes, count: x.count, frames: x.frames.join(" ← ") }));
+    const sites = d.top_sites.sites.map((x) => ({ site: x.user_frame ?? x.op_site, bytes: x.bytes, count: x.count, frames: x.frames.join(" ← ") }));
     root.append(
       section("Top stacks at the " + d.top_sites.at + " (" + K.fmtBytes(d.top_sites.bytes) + " live)", K.genericTable(sites, "sites")),
       section("Segments (" + d.segments.length + " of " + d.segments_total + ")", K.genericTable(d.segments, "segments")),
     );
-    if (d.leak_suspects.length) root.append(section("Never freed", K.genericTable(d.leak_suspects.map((x) => ({ user_frame: x.user_frame, count: x.count, bytes: x.bytes, growing: x.growing })), "leaks")));
+    if (d.leak_suspects.length) root.append(section("Never freed", K.genericTable(d.leak_suspects.map((x) => ({ site: x.user_frame ?? x.op_site, count: x.count, bytes: x.bytes, growing: x.growing })), "leaks")));
   });
 };
 

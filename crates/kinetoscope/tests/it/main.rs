@@ -16,6 +16,8 @@
 //!   flame page and collapsed stacks.
 //! - [`browser`]: the web UI (`report --html`) in headless Chromium over the DevTools
 //!   protocol: pages load without errors and show the documents' numbers.
+//! - [`gpu_h200`]: the project's real H200 recordings (`corpus/gpu-h200`): counts against
+//!   the recorder's manifest, snapshots, OOM, timelines, graphs, compiled runs' advice.
 //! - [`report`]: the advisor's `report` on the planted-problem corpus.
 //! - [`diff`]: `diff` on recorded pairs: exit codes of the gate, formats, saved
 //!   baselines, refused expressions.
@@ -26,6 +28,7 @@ mod browser;
 mod cli;
 mod common;
 mod diff;
+mod gpu_h200;
 mod gpu_time;
 mod hostile;
 mod memory;

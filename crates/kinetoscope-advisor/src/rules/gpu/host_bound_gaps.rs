@@ -23,7 +23,8 @@
 //! Remove per-step Python work from the hot loop (logging, `.item()`, metric
 //! computation), vectorise, move preprocessing to DataLoader workers, `torch.compile`,
 //! CUDA graphs for launch-bound phases (extend the captured region when graphs already
-//! replay part of the step); `py-spy --native` on the live process for the Python
+//! replay part of the step; replay the compiled kernels from graphs when the steps
+//! already run `torch.compile`'s kernels); `py-spy --native` on the live process for the Python
 //! side.
 //!
 //! ## Thresholds and sources
@@ -202,6 +203,9 @@ impl Rule for HostBoundGaps {
                         "CUDA graphs already replay part of the step: extend the captured \
                          region to the eager launches (torch.compile mode=\"reduce-overhead\" \
                          on more of the model, fewer graph breaks)."
+                    } else if crate::summary::uses_torch_compile(facts) {
+                        "the model is already compiled: replay its kernels from CUDA graphs \
+                         (torch.compile mode=\"reduce-overhead\") for the launch-bound parts."
                     } else {
                         "torch.compile or CUDA graphs for the launch-bound parts."
                     }

@@ -19,7 +19,11 @@
 //! CUDA graphs (`torch.compile(mode="reduce-overhead")`, `torch.cuda.graphs`) — or,
 //! when graphs already replay part of the step, a larger captured region — operator
 //! fusion (`torch.compile`), larger batches (more work per launch), foreach / fused
-//! optimizers, no Python-loop tensor ops.
+//! optimizers, no Python-loop tensor ops. What the trace shows is already done is not
+//! advised: a run whose steps hold `torch.compile`'s Triton kernels or compiled regions
+//! is told to replay them from CUDA graphs (`mode="reduce-overhead"`) rather than to
+//! compile, and a run whose optimizer already runs `_fused_` or `_foreach_` ops is not
+//! told to use them.
 //!
 //! ## Thresholds and sources
 //! Short kernel: GPU time shorter than its launch call, the call itself not longer than
@@ -126,19 +130,11 @@ impl Rule for LaunchBound {
                 impact_ns: waiting * share / 100.0,
                 steps_seen,
                 evidence,
-                fix: if graphs.is_some() {
-                    "Cut the eager launches: CUDA graphs already replay part of the step, so \
-                     capture the rest too (fewer graph breaks, torch.compile \
-                     mode=\"reduce-overhead\" on more of the model), fuse what stays eager \
-                     (torch.compile), use foreach/fused optimizers, no per-element Python \
-                     loops over tensors."
-                        .to_owned()
-                } else {
-                    "Cut launches: torch.compile (fusion) or CUDA graphs \
-                     (torch.compile(mode=\"reduce-overhead\")), larger batches, \
-                     foreach/fused optimizers, no per-element Python loops over tensors."
-                        .to_owned()
-                },
+                fix: launch_fix(
+                    graphs.is_some(),
+                    crate::summary::uses_torch_compile(facts),
+                    crate::rules::optimizer::already_batched(facts),
+                ),
                 details: format!(
                     "{share:.0} % ≥ {} % of the kernels are short (HTA: GPU time < launch \
                      call; graph-replayed kernels count as not short; the share is a \
@@ -149,5 +145,34 @@ impl Rule for LaunchBound {
                 ),
             },
         )]
+    }
+}
+
+/// The fix, by what the trace shows is already in use: CUDA graphs replaying part of the
+/// step, `torch.compile`, a fused or foreach optimizer.
+fn launch_fix(graphs: bool, compiled: bool, fused_optimizer: bool) -> String {
+    let fix = match (graphs, compiled) {
+        (true, _) => "Cut the eager launches: CUDA graphs already replay part of the step, so \
+                      capture the rest too (fewer graph breaks, torch.compile \
+                      mode=\"reduce-overhead\" on more of the model), fuse what stays eager \
+                      (torch.compile), use foreach/fused optimizers, no per-element Python \
+                      loops over tensors."
+            .to_owned(),
+        (false, true) => "The model is already compiled (Triton kernels in the steps), but \
+                          each kernel is still launched one by one: replay them from CUDA \
+                          graphs with torch.compile(mode=\"reduce-overhead\"), compile what \
+                          stays eager (graph breaks, the optimizer), raise the batch size, \
+                          use foreach/fused optimizers."
+            .to_owned(),
+        (false, false) => "Cut launches: torch.compile (fusion) or CUDA graphs \
+                           (torch.compile(mode=\"reduce-overhead\")), larger batches, \
+                           foreach/fused optimizers, no per-element Python loops over tensors."
+            .to_owned(),
+    };
+    if fused_optimizer {
+        fix.replace(", use foreach/fused optimizers", "")
+            .replace(" foreach/fused optimizers,", "")
+    } else {
+        fix
     }
 }

@@ -23,7 +23,8 @@
 //! Depends on the cause: see the other findings (DataloaderStall, HostDeviceSync,
 //! LaunchBound). Generic: larger batch, fewer syncs, CUDA graphs / `torch.compile(mode=
 //! "reduce-overhead")` (when graphs already replay part of the step: a larger captured
-//! region), overlapping data movement.
+//! region; when the steps already run `torch.compile`'s kernels: replaying them from
+//! graphs rather than compiling), overlapping data movement.
 //!
 //! ## Thresholds and sources
 //! Warning when the GPU waits for the host more than 20 % of the step, i.e. is busy or
@@ -190,12 +191,19 @@ impl Rule for LowGpuUtilization {
                     evidence,
                     fix: format!(
                         "Find what the host does while the GPU waits (breakdown above and the \
-                         other findings): load data in workers, remove per-step syncs, fuse \
-                         small kernels (torch.compile){}, raise the batch size.",
-                        if graphs.is_some() {
-                            ", capture more of the step in the CUDA graphs already in use"
-                        } else {
-                            " or capture CUDA graphs"
+                         other findings): load data in workers, remove per-step syncs, {}, \
+                         raise the batch size.",
+                        match (graphs.is_some(), crate::summary::uses_torch_compile(facts)) {
+                            (true, _) =>
+                                "fuse small kernels (torch.compile), capture more of \
+                                          the step in the CUDA graphs already in use",
+                            (false, true) =>
+                                "replay the compiled kernels from CUDA graphs \
+                                              (torch.compile(mode=\"reduce-overhead\")) and \
+                                              compile what stays eager",
+                            (false, false) =>
+                                "fuse small kernels (torch.compile) or capture \
+                                               CUDA graphs",
                         }
                     ),
                     details: format!(

@@ -15,6 +15,16 @@ pub(crate) fn optimizer_steps(facts: &Facts) -> (Vec<usize>, Vec<i64>) {
     (ev, per)
 }
 
+/// Whether the optimizer already runs fused or foreach kernels (so advice does not
+/// suggest them).
+pub(crate) fn already_batched(facts: &Facts) -> bool {
+    let (steps, _) = optimizer_steps(facts);
+    matches!(
+        implementation(facts, &steps).0,
+        Implementation::Fused | Implementation::Foreach
+    )
+}
+
 /// How `torch.optim` ran the update.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Implementation {

@@ -178,6 +178,9 @@ pub struct Site {
     pub frames: Vec<String>,
     /// The first user-level Python frame (not torch's, not Python's library), if any.
     pub user_frame: Option<String>,
+    /// Without a user frame (the autograd engine's threads record C++ frames only): the
+    /// ATen operator that allocated and the autograd node that ran it.
+    pub op_site: Option<String>,
     /// Live bytes.
     pub bytes: u64,
     /// Live allocations.
@@ -240,6 +243,8 @@ pub struct OomReport {
     pub frames: Vec<String>,
     /// Its first user-level Python frame, if any.
     pub user_frame: Option<String>,
+    /// Without a user frame: the ATen operator and the autograd node, as in [`Site`].
+    pub op_site: Option<String>,
     /// Active bytes just before.
     pub active_bytes: u64,
     /// Reserved bytes just before.
@@ -268,6 +273,8 @@ pub struct LeakSuspect {
     pub frames: Vec<String>,
     /// The first user-level Python frame, if any.
     pub user_frame: Option<String>,
+    /// Without a user frame: the ATen operator and the autograd node, as in [`Site`].
+    pub op_site: Option<String>,
     /// Allocations never freed.
     pub count: u64,
     /// Their bytes.
@@ -468,6 +475,7 @@ fn device_view(
             stream: e.stream,
             frames: sites.display(sid),
             user_frame: sites.user_frame(sid),
+            op_site: sites.op_site(sid),
             active_bytes: active,
             reserved_bytes: reserved,
             reserved_unused_bytes: unused,
@@ -511,6 +519,7 @@ fn top_sites(
         .map(|(s, (bytes, count))| Site {
             frames: sites.display(s),
             user_frame: sites.user_frame(s),
+            op_site: sites.op_site(s),
             bytes,
             count,
         })
@@ -609,6 +618,7 @@ fn leak_suspects(
             LeakSuspect {
                 frames: sites.display(s),
                 user_frame: sites.user_frame(s),
+                op_site: sites.op_site(s),
                 count: g.count,
                 bytes: g.bytes,
                 per_quarter: g.q,

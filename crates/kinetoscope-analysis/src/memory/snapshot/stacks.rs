@@ -78,6 +78,45 @@ pub fn user_frame(frames: &[Frame]) -> Option<String> {
         .map(render_frame)
 }
 
+/// Allocation operators that only carry out another operator's request.
+const ALLOCATION_OPS: &[&str] = &["empty", "empty_strided", "empty_like", "new_empty"];
+
+/// `aten::NAME` for a frame of `at::_ops::NAME::call` / `::redispatch`, except the
+/// allocation operators every allocation passes through.
+fn aten_op(name: &str) -> Option<String> {
+    let rest = &name[name.find("at::_ops::")? + "at::_ops::".len()..];
+    let op = &rest[..rest.find("::")?];
+    (!op.is_empty() && !ALLOCATION_OPS.contains(&op)).then(|| format!("aten::{op}"))
+}
+
+/// The autograd node of a frame of `torch::autograd::generated::NODE::apply` (or
+/// `NODE_apply_functional`).
+fn autograd_node(name: &str) -> Option<&str> {
+    let rest = &name[name.find("autograd::generated::")? + "autograd::generated::".len()..];
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let node = rest[..end].trim_end_matches("_apply_functional");
+    (!node.is_empty()).then_some(node)
+}
+
+/// For a stack with no user-level Python frame — the autograd engine's threads record
+/// C++ frames only — the ATen operator that allocated and the autograd node that ran it
+/// (`aten::nll_loss_backward in NllLossBackward0`), the innermost of each.
+pub fn op_site(frames: &[Frame]) -> Option<String> {
+    if user_frame(frames).is_some() {
+        return None;
+    }
+    let op = frames.iter().find_map(|f| aten_op(&f.name));
+    let node = frames.iter().find_map(|f| autograd_node(&f.name));
+    match (op, node) {
+        (Some(op), Some(node)) => Some(format!("{op} in {node}")),
+        (Some(op), None) => Some(op),
+        (None, Some(node)) => Some(node.to_owned()),
+        (None, None) => None,
+    }
+}
+
 /// Sites interned by their rendered frames, with a cache per [`StackId`].
 #[derive(Debug, Default)]
 pub struct Sites {
@@ -87,6 +126,8 @@ pub struct Sites {
     pub frames: Vec<Vec<String>>,
     /// The first user-level Python frame of each site, by site index.
     pub user_frames: Vec<Option<String>>,
+    /// The operator and autograd node of each site without a user frame, by site index.
+    pub op_sites: Vec<Option<String>>,
 }
 
 impl Sites {
@@ -104,6 +145,7 @@ impl Sites {
                 self.by_frames.insert(frames.clone(), id);
                 self.frames.push(frames);
                 self.user_frames.push(user_frame(raw));
+                self.op_sites.push(op_site(raw));
                 id
             }
         };
@@ -124,6 +166,11 @@ impl Sites {
     /// The first user-level Python frame of a site, if any.
     pub fn user_frame(&self, site: u32) -> Option<String> {
         self.user_frames[site as usize].clone()
+    }
+
+    /// The operator and autograd node of a site without a user frame, if known.
+    pub fn op_site(&self, site: u32) -> Option<String> {
+        self.op_sites[site as usize].clone()
     }
 }
 
@@ -173,5 +220,29 @@ mod tests {
         let cpp = vec![fr("??", 0, "at::empty"), fr("x.cpp", 3, "PyObject_Call")];
         assert_eq!(site_frames(&cpp), vec!["??:0:at::empty"]);
         assert_eq!(user_frame(&cpp), None);
+        assert_eq!(op_site(&frames), None, "a stack with a user frame");
+    }
+
+    #[test]
+    fn autograd_thread_stacks_name_the_operator_and_the_node() {
+        let frames = vec![
+            fr("??", 0, "torch::unwind::unwind()"),
+            fr("CUDACachingAllocator.cpp", 0, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(unsigned long, CUstream_st*)"),
+            fr("??", 0, "at::_ops::empty_strided::redispatch(c10::DispatchKeySet)"),
+            fr("??", 0, "at::_ops::nll_loss_backward::call(at::Tensor const&)"),
+            fr("Functions.cpp", 0, "torch::autograd::generated::NllLossBackward0_apply_functional(std::vector<at::Tensor>)"),
+            fr("??", 0, "torch::autograd::generated::NllLossBackward0::apply(std::vector<at::Tensor>&&)"),
+            fr("??", 0, "torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)"),
+        ];
+        assert_eq!(user_frame(&frames), None);
+        assert_eq!(
+            op_site(&frames).as_deref(),
+            Some("aten::nll_loss_backward in NllLossBackward0")
+        );
+        assert_eq!(
+            op_site(&frames[..4]).as_deref(),
+            Some("aten::nll_loss_backward")
+        );
+        assert_eq!(op_site(&frames[..3]), None, "allocation operators only");
     }
 }

@@ -396,8 +396,12 @@ fn served_snapshot_memory_page_shows_the_allocator_state() {
         d["history"]["peak_active_bytes"].as_f64().unwrap(),
         "peak",
     );
-    let frames = texts(&mut b, "table.sites td[data-key=user_frame]");
+    let frames = texts(&mut b, "table.sites td[data-key=site]");
     let sites = d["top_sites"]["sites"].as_array().unwrap();
     assert_eq!(frames.len(), sites.len());
-    assert_eq!(frames[0], sites[0]["user_frame"].as_str().unwrap());
+    let label = sites[0]["user_frame"]
+        .as_str()
+        .or(sites[0]["op_site"].as_str())
+        .unwrap();
+    assert_eq!(frames[0], label);
 }

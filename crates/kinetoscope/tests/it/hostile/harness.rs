@@ -48,19 +48,85 @@ impl Measured {
     }
 }
 
+/// The variable that makes [`measure_child`] run one measured child.
+const MEASURE_SPEC: &str = "KINETOSCOPE_TEST_MEASURE_CHILD";
+
 /// Run `kinetoscope args` in `dir` (no colours, 100 columns) and measure it.
+///
+/// The binary is spawned by a fresh copy of this test binary running [`measure_child`],
+/// not by this process: on Linux a child's `ru_maxrss` is at least the high-water RSS of
+/// the address space it was spawned from (`exec` records the old one's, and `Command`
+/// spawns with `vfork`), so spawned from this long-lived process, which the other tests
+/// grow, it would read this process's peak, not the child's.
 pub fn run_measured(dir: &Path, args: &[&str]) -> Measured {
+    let tmp = tempfile::tempdir().expect("temporary folder");
+    let (out, err, result) = (
+        tmp.path().join("stdout"),
+        tmp.path().join("stderr"),
+        tmp.path().join("result"),
+    );
+    let spec = serde_json::json!({
+        "dir": dir, "args": args, "stdout": out, "stderr": err, "result": result,
+    });
+    let status = Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "hostile::harness::measure_child",
+            "--nocapture",
+            "--test-threads=1",
+            "-q",
+        ])
+        .env(MEASURE_SPEC, spec.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .expect("spawn the measuring test binary");
+    assert!(
+        status.success(),
+        "the measuring test binary failed: {status}"
+    );
+    let result = std::fs::read_to_string(&result).expect("measurement");
+    let (code, rss) = result.trim().split_once(' ').expect("code and RSS");
+    Measured {
+        code: code.parse().ok(),
+        stdout: std::fs::read(&out).expect("stdout file"),
+        stderr: std::fs::read(&err).expect("stderr file"),
+        peak_rss: rss.parse().expect("RSS"),
+    }
+}
+
+/// Not a test of its own: run by [`run_measured`] in a fresh test process, it spawns the
+/// `kinetoscope` run described by `KINETOSCOPE_TEST_MEASURE_CHILD`, writes its output to
+/// files and its exit code and peak RSS to the result file. Without the variable it
+/// returns at once.
+#[test]
+fn measure_child() {
+    let Ok(spec) = std::env::var(MEASURE_SPEC) else {
+        return;
+    };
+    let spec: serde_json::Value = serde_json::from_str(&spec).expect("spec");
+    let path = |k: &str| PathBuf::from(spec[k].as_str().expect("a path"));
+    let args: Vec<&str> = spec["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|a| a.as_str().expect("an argument"))
+        .collect();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kinetoscope"));
     cmd.args(args)
-        .current_dir(dir)
+        .current_dir(path("dir"))
         .env("COLUMNS", "100")
         .env_remove("LINES")
         .env("NO_COLOR", "1");
-    spawn_measured(&mut cmd)
+    let m = spawn_measured(&mut cmd);
+    std::fs::write(path("stdout"), &m.stdout).expect("write stdout");
+    std::fs::write(path("stderr"), &m.stderr).expect("write stderr");
+    let code = m.code.map_or("signal".to_owned(), |c| c.to_string());
+    std::fs::write(path("result"), format!("{code} {}", m.peak_rss)).expect("write result");
 }
 
 /// Spawn `cmd` with piped output and reap it with `wait4` to read its own peak RSS.
-pub fn spawn_measured(cmd: &mut Command) -> Measured {
+fn spawn_measured(cmd: &mut Command) -> Measured {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
