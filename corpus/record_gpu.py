@@ -59,6 +59,7 @@ BUNDLES = {
     "compile_default": "bundle-b",
     "compile_reduce_overhead": "bundle-b",
     "run_folder": "bundle-b",
+    "ddp_nccl": "bundle-b",
 }
 
 LOG = None  # the log file, opened in main()
@@ -659,8 +660,52 @@ def scenario_run_folder(folder, device):
     }
 
 
+def scenario_ddp_nccl(folder, device):
+    """The GPT trained under DistributedDataParallel with the NCCL backend, one rank:
+    gradient buckets are all-reduced by NCCL kernels on the GPU, as in a real job."""
+    if not is_cuda(device):
+        raise RuntimeError("needs CUDA")
+    import tempfile
+
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    store = tempfile.NamedTemporaryFile(delete=False).name
+    dist.init_process_group("nccl", init_method=f"file://{store}", rank=0, world_size=1)
+    try:
+        model = DDP(make_gpt(device), device_ids=[torch.cuda.current_device()],
+                    bucket_cap_mb=4)
+        opt, kind = make_adamw(model, device)
+        x, y = gpt_batch(device)
+        for _ in range(2):
+            gpt_step(model, opt, x, y, device)
+        sync(device)
+        sched = dict(wait=1, warmup=1, active=3, repeat=1)
+        total = sched["wait"] + sched["warmup"] + sched["active"] + 1
+        with profile(activities=activities(device), schedule=schedule(**sched),
+                     record_shapes=True) as prof:
+            for _ in range(total):
+                gpt_step(model, opt, x, y, device)
+                prof.step()
+            sync(device)
+        prof.export_chrome_trace(os.path.join(folder, "rank0.trace.json.gz"))
+    finally:
+        dist.destroy_process_group()
+        os.unlink(store)
+    return {
+        "model": {**GPT_CFG, "batch": GPT_BATCH},
+        "parallel": "DistributedDataParallel(bucket_cap_mb=4), NCCL, world_size=1 (file:// store)",
+        "precision": "torch.autocast bf16",
+        "optimizer": f"AdamW ({kind})",
+        "schedule": sched,
+        "profile": "CPU+CUDA, record_shapes",
+        "allocator": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "default"),
+    }
+
+
 SCENARIOS = {
     "corpus": scenario_corpus,
+    "ddp_nccl": scenario_ddp_nccl,
     "transformer": scenario_transformer,
     "cuda_graph": scenario_cuda_graph,
     "compile_default": scenario_compile_default,

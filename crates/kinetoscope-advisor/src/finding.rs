@@ -1,5 +1,7 @@
 //! Findings: what a rule reports, with its impact, confidence, evidence and fix.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 /// How bad a finding is.
@@ -153,17 +155,70 @@ pub fn all_findings<'a>(
     all
 }
 
+/// Findings that measure how long the GPU waits for the host, whatever the cause.
+const HOST_WAIT: [&str; 2] = ["LowGpuUtilization", "HostBoundGaps"];
+
+/// Host-side causes of that wait, each a fix of its own.
+const HOST_CAUSES: [&str; 7] = [
+    "DataloaderStall",
+    "HostDeviceSync",
+    "UnfusedOptimizer",
+    "SlowOptimizerStep",
+    "AllocatorChurn",
+    "ExcessiveTransfers",
+    "PageableMemcpy",
+];
+
+/// The impact a finding is ranked by: its own, except that a host-side cause
+/// ([`HOST_CAUSES`]) that explains at least half of a host-wait finding of the same trace
+/// ([`HOST_WAIT`]) is ranked with that finding, just before it — the cause is what to fix,
+/// the wait is its measure. `waits` holds the host-wait impacts by trace and rank.
+fn rank_impact(f: &Finding, waits: &HashMap<(&str, Option<i64>), Vec<f64>>) -> f64 {
+    if !HOST_CAUSES.contains(&f.rule.as_str()) {
+        return f.impact_ns_per_step;
+    }
+    waits
+        .get(&(f.trace.as_str(), f.rank))
+        .into_iter()
+        .flatten()
+        .filter(|&&w| 2.0 * f.impact_ns_per_step >= w)
+        .fold(f.impact_ns_per_step, |a, &w| a.max(w))
+}
+
 /// Order findings by estimated recoverable time (`impact_ns_per_step`, largest first),
 /// then severity (critical first), then id. Findings whose impact is unknown carry 0
 /// (memory findings, whose cost is the risk of running out of memory), so they follow
-/// every finding with a time impact, worst severity first, info last.
+/// every finding with a time impact, worst severity first, info last. A host-side cause
+/// that explains at least half of the GPU's wait for the host comes just before the
+/// findings that measure that wait ([`rank_impact`]).
 pub fn rank_findings(findings: &mut [Finding]) {
-    findings.sort_by(|a, b| {
-        b.impact_ns_per_step
-            .total_cmp(&a.impact_ns_per_step)
+    let mut waits: HashMap<(&str, Option<i64>), Vec<f64>> = HashMap::new();
+    for w in findings
+        .iter()
+        .filter(|w| HOST_WAIT.contains(&w.rule.as_str()))
+    {
+        waits
+            .entry((w.trace.as_str(), w.rank))
+            .or_default()
+            .push(w.impact_ns_per_step);
+    }
+    let keys: Vec<f64> = findings.iter().map(|f| rank_impact(f, &waits)).collect();
+    let mut order: Vec<usize> = (0..findings.len()).collect();
+    order.sort_by(|&i, &j| {
+        let (a, b) = (&findings[i], &findings[j]);
+        keys[j]
+            .total_cmp(&keys[i])
+            .then(
+                HOST_WAIT
+                    .contains(&a.rule.as_str())
+                    .cmp(&HOST_WAIT.contains(&b.rule.as_str())),
+            )
+            .then(b.impact_ns_per_step.total_cmp(&a.impact_ns_per_step))
             .then(b.severity.cmp(&a.severity))
             .then(a.id.cmp(&b.id))
     });
+    let sorted: Vec<Finding> = order.iter().map(|&i| findings[i].clone()).collect();
+    findings.clone_from_slice(&sorted);
 }
 
 #[cfg(test)]
@@ -203,5 +258,40 @@ mod tests {
         let ids: Vec<&str> = v.iter().map(|x| x.id.as_str()).collect();
         // Impact first; equal impact by severity; unknown-impact info findings last.
         assert_eq!(ids, ["E", "C", "B", "G", "F", "D", "A"]);
+    }
+
+    fn named(rule: &str, impact: f64, trace: &str) -> Finding {
+        Finding {
+            rule: rule.to_owned(),
+            trace: trace.to_owned(),
+            ..f(rule, Severity::Warning, impact)
+        }
+    }
+
+    #[test]
+    fn a_cause_of_most_of_the_host_wait_comes_before_the_wait() {
+        let mut v = vec![
+            named("LowGpuUtilization", 99.0, "a"),
+            named("HostBoundGaps", 84.0, "a"),
+            named("LaunchBound", 80.0, "a"),
+            named("DataloaderStall", 88.0, "a"),
+            named("HostDeviceSync", 10.0, "a"),
+            named("UnfusedOptimizer", 60.0, "b"),
+        ];
+        rank_findings(&mut v);
+        let rules: Vec<&str> = v.iter().map(|x| x.rule.as_str()).collect();
+        // The stall explains most of trace a's wait; the small sync does not; the
+        // optimizer finding of another trace is ranked by its own impact.
+        assert_eq!(
+            rules,
+            [
+                "DataloaderStall",
+                "LowGpuUtilization",
+                "HostBoundGaps",
+                "LaunchBound",
+                "UnfusedOptimizer",
+                "HostDeviceSync"
+            ]
+        );
     }
 }

@@ -15,7 +15,12 @@ fn recordings() -> PathBuf {
 
 /// The facts the recorder read back from `scenario/rel`.
 fn manifest_facts(scenario: &str, rel: &str) -> Value {
-    let text = std::fs::read_to_string(recordings().join("manifest.json")).unwrap();
+    manifest_facts_in("manifest.json", scenario, rel)
+}
+
+/// The facts of `scenario/rel` in the manifest `manifest` (relative to the recordings).
+fn manifest_facts_in(manifest: &str, scenario: &str, rel: &str) -> Value {
+    let text = std::fs::read_to_string(recordings().join(manifest)).unwrap();
     let m: Value = serde_json::from_str(&text).unwrap();
     let facts = m["scenarios"][scenario]["files"][rel].clone();
     assert!(facts.is_object(), "no facts for {scenario}/{rel}");
@@ -86,21 +91,93 @@ fn graph_replay_counts_the_graph_launches_the_recorder_counted() {
 
 #[test]
 fn real_snapshot_state_and_history_equal_what_pickle_read() {
-    let facts = manifest_facts("transformer", "snapshot/snapshot.pickle");
+    // The default allocator, and the same run with `expandable_segments:True`.
+    for (manifest, path, expandable) in [
+        ("manifest.json", "transformer/snapshot/snapshot.pickle", 0),
+        (
+            "expandable_segments/manifest.json",
+            "expandable_segments/transformer/snapshot/snapshot.pickle",
+            2,
+        ),
+    ] {
+        let facts = manifest_facts_in(manifest, "transformer", "snapshot/snapshot.pickle");
+        let d = json(&["memory", path, "--format", "json"]);
+        let dev = &d["snapshot"]["devices"][0];
+        assert_eq!(dev["state"]["segments"], facts["segments"], "{path}");
+        assert_eq!(dev["state"]["expandable_segments"], expandable, "{path}");
+        assert_eq!(
+            dev["state"]["reserved_bytes"], facts["reserved_bytes"],
+            "{path}"
+        );
+        assert_eq!(
+            dev["state"]["allocated_bytes"], facts["allocated_bytes"],
+            "{path}"
+        );
+        assert_eq!(dev["history"]["entries"], facts["trace_entries"], "{path}");
+        for (action, n) in facts["actions"].as_object().unwrap() {
+            assert_eq!(&dev["history"]["actions"][action], n, "{path}: {action}");
+        }
+        // The replayed history ends at the snapshot's own active bytes.
+        assert_eq!(
+            dev["history"]["end_active_bytes"], dev["state"]["active_bytes"],
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn expandable_segments_oom_maps_segments_and_is_read() {
+    let facts = manifest_facts_in(
+        "expandable_segments/manifest.json",
+        "oom",
+        "oom_snapshot.pickle",
+    );
+    assert_eq!(facts["actions"]["segment_map"], 8);
     let d = json(&[
         "memory",
-        "transformer/snapshot/snapshot.pickle",
+        "expandable_segments/oom/oom_snapshot.pickle",
         "--format",
         "json",
     ]);
     let dev = &d["snapshot"]["devices"][0];
-    assert_eq!(dev["state"]["segments"], facts["segments"]);
-    assert_eq!(dev["state"]["reserved_bytes"], facts["reserved_bytes"]);
-    assert_eq!(dev["state"]["allocated_bytes"], facts["allocated_bytes"]);
-    assert_eq!(dev["history"]["entries"], facts["trace_entries"]);
-    for (action, n) in facts["actions"].as_object().unwrap() {
-        assert_eq!(&dev["history"]["actions"][action], n, "{action}");
-    }
+    assert_eq!(dev["history"]["actions"]["segment_map"], 8);
+    assert_eq!(dev["ooms_total"], 1);
+    let o = &dev["ooms"][0];
+    assert_eq!(o["requested_bytes"], 256u64 << 20);
+    assert_eq!(o["device_free_covers_request"], true);
+    // Mapped memory counts as reserved: 8 blocks of 256 MiB are live.
+    assert!(o["reserved_bytes"].as_u64().unwrap() >= 8 * (256u64 << 20));
+}
+
+#[test]
+fn single_rank_ddp_over_nccl_has_its_collectives_on_the_host_only() {
+    // With one rank NCCL launches no kernel: the 12 bucket all-reduces per profile are
+    // host spans only, and the view says there is no communication kernel.
+    let path = "ddp_nccl/rank0.trace.json.gz";
+    let raw = std::fs::read(recordings().join(path)).unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&raw[..]), &mut text).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let allreduces = events
+        .iter()
+        .filter(|e| e["name"] == "nccl:all_reduce")
+        .count() as u64;
+    let nccl_kernels = events
+        .iter()
+        .filter(|e| e["cat"] == "kernel" && e["name"].as_str().unwrap().contains("nccl"))
+        .count();
+    assert_eq!(nccl_kernels, 0);
+    let s = json(&["summary", path, "--format", "json"]);
+    let t = &s["traces"][0];
+    assert_eq!(t["rank"], doc["distributedInfo"]["rank"]);
+    assert_eq!(t["world_size"], doc["distributedInfo"]["world_size"]);
+    assert_eq!(t["backend"], "nccl");
+    let c = json(&["comm", path, "--format", "json"]);
+    let coll = &c["traces"][0]["collectives"][0];
+    assert_eq!(coll["collective"], "allreduce");
+    assert_eq!(coll["count"], allreduces);
+    assert_eq!(coll["on_gpu"], false);
 }
 
 #[test]
@@ -302,5 +379,19 @@ fn planted_problems_are_found_on_the_gpu_too() {
         .collect();
     for rule in ["IN001", "SY001", "OP001", "ME001"] {
         assert!(!clean.iter().any(|i| i == rule), "clean: {clean:?}");
+    }
+}
+
+#[test]
+fn a_planted_cause_of_the_host_wait_is_ranked_first() {
+    // The GPU waits for the host almost all of each step; the stalled input pipeline and
+    // the for-loop optimizer are what cause it, and what to fix.
+    for (trace, rule) in [
+        ("corpus/dataloader/trace.json.gz", "IN001"),
+        ("corpus/unfused_optimizer/trace.json.gz", "OP001"),
+    ] {
+        let ids: Vec<String> = fixes(trace).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(ids[0], rule, "{trace}: {ids:?}");
+        assert_eq!(ids[1], "GP001", "{trace}: {ids:?}");
     }
 }
