@@ -72,7 +72,7 @@ pub fn summarize(trace: &Trace) -> TraceSummary {
         None
     };
     let dist = trace.meta.distributed.as_ref();
-    let mut warnings: Vec<Note> = Note::from_read(&trace.report);
+    let mut warnings: Vec<Note> = Note::from_trace(trace);
     if step_source == StepSource::WholeTrace {
         warnings.push(Note::NoStepMarkers);
     }

@@ -13,6 +13,7 @@ mod header;
 pub mod key_averages;
 mod kineto;
 pub mod lexer;
+pub mod nsys;
 pub mod pickle;
 pub mod pstats;
 mod segment;
@@ -24,6 +25,9 @@ mod window;
 
 pub use detect::ContentKind;
 pub use key_averages::{key_averages_from_bytes, read_key_averages};
+pub use nsys::{
+    export_command, gpu_processes, is_nsys_report, process_path, read_nsys, split_process_path,
+};
 pub use pickle::{read_snapshot, snapshot_from_bytes, snapshot_from_reader};
 pub use pstats::{pstats_from_bytes, pstats_from_reader, read_pstats};
 pub use sniff::{sniff_bytes, sniff_path, sniff_reader, Loaded, Sniffed};
@@ -103,6 +107,9 @@ impl std::fmt::Debug for ReadOptions {
 /// Read one Kineto Chrome trace file (`.json`, or gzip-compressed JSON whatever the
 /// file is called).
 pub fn read_trace(path: &Path, opts: &ReadOptions) -> TraceResult<Trace> {
+    if split_process_path(path).is_some() {
+        return read_nsys(path, opts);
+    }
     sniff_path(path)?.read_trace(opts)
 }
 

@@ -1,0 +1,237 @@
+//! Nsight Systems exports through the binary: every view reads them, numbers equal
+//! plain SQL over the file, the traced processes' environment never appears in any
+//! output (a canary planted in all three places nsys keeps it), inputs are never
+//! changed, and a `.nsys-rep` gets the export command.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+
+use super::common::{fixtures, kinetoscope};
+
+const CANARY: &str = "KSCOPE_CANARY_7f3a9c";
+
+fn export(name: &str) -> PathBuf {
+    let dir = fixtures().join("nsys");
+    let folder = match name {
+        "a100" => "cs336-a100-2p7b-nvtx/result_2_7B_nvtx.sqlite",
+        "h100x2" => "fastvideo-h100x2-infer-emit-nvtx/h100_2gpu_1s.sqlite",
+        "graphs" => "cs336-a100-compile-cudagraph/result_2_7B_compile_ro.sqlite",
+        "failed" => "cs336-failed-cuda-nonutf8/result.sqlite",
+        _ => "centerformer-nvtx-only-2022/baseline.sqlite",
+    };
+    dir.join(folder)
+}
+
+fn stamp(p: &Path) -> (Vec<u8>, std::time::SystemTime) {
+    (
+        std::fs::read(p).unwrap(),
+        std::fs::metadata(p).unwrap().modified().unwrap(),
+    )
+}
+
+/// Every view command, each in every format it has.
+fn every_command(file: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for view in [
+        "summary",
+        "overview",
+        "ops",
+        "kernels",
+        "perf",
+        "temporal",
+        "idle",
+        "launches",
+        "comm",
+        "sequences",
+        "nvtx",
+        "critical-path",
+    ] {
+        let formats: &[&str] = if view == "summary" {
+            &["table", "json"]
+        } else {
+            &["table", "json", "csv"]
+        };
+        for f in formats {
+            out.push(vec![view.into(), file.into(), "--format".into(), (*f).into()]);
+        }
+    }
+    for f in ["table", "json"] {
+        out.push(vec!["report".into(), file.into(), "--format".into(), f.into()]);
+    }
+    out
+}
+
+#[test]
+fn the_environment_never_appears() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("canary.sqlite");
+    std::fs::copy(export("a100"), &file).unwrap();
+    {
+        let c = Connection::open(&file).unwrap();
+        c.execute(
+            "INSERT INTO META_DATA_CAPTURE (name, value) VALUES \
+             ('PROCESS_0:ENVIRONMENT_VARIABLE', ?1)",
+            [format!("HF_TOKEN={CANARY}")],
+        )
+        .unwrap();
+        let n = c
+            .execute(
+                "UPDATE TARGET_INFO_SYSTEM_ENV SET value = ?1 WHERE name = 'DeviceEnvironment'",
+                [format!("PATH=/bin\nAWS_SECRET={CANARY}")],
+            )
+            .unwrap();
+        assert!(n > 0, "the export has a DeviceEnvironment row");
+        c.execute(
+            "INSERT INTO StringIds (id, value) VALUES ((SELECT max(id) + 1 FROM StringIds), ?1)",
+            [format!("HOME=/root\nUSER=root\nSHELL=/bin/sh\nLANG=C\nTOKEN={CANARY}")],
+        )
+        .unwrap();
+    }
+    let before = stamp(&file);
+    let name = file.to_str().unwrap();
+    for args in every_command(name) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = kinetoscope(dir.path(), &args).into_parts();
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(!out.contains(CANARY) && !err.contains(CANARY), "{args:?}");
+        assert_eq!(stamp(&file), before, "{args:?} changed the input");
+    }
+    let html = dir.path().join("report.html");
+    let run = kinetoscope(dir.path(), &["report", name, "--html", html.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let page = std::fs::read(&html).unwrap();
+    assert!(!String::from_utf8_lossy(&page).contains(CANARY));
+    let diff = kinetoscope(dir.path(), &["diff", name, name, "--format", "json"]);
+    assert!(!diff.stdout.contains(CANARY) && !diff.stderr.contains(CANARY));
+    assert_eq!(stamp(&file), before);
+}
+
+#[test]
+fn every_export_reads_in_every_view() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a100", "h100x2", "graphs", "failed", "centerformer"] {
+        let file = export(name);
+        let before = stamp(&file);
+        for args in every_command(file.to_str().unwrap()) {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let run = kinetoscope(dir.path(), &args);
+            assert_eq!(run.code, Some(0), "{args:?}: {}", run.stderr);
+        }
+        assert_eq!(stamp(&file), before, "{name}: the input changed");
+    }
+}
+
+#[test]
+fn failed_capture_says_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = export("failed");
+    let run = kinetoscope(dir.path(), &["summary", file.to_str().unwrap()]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(all.contains("this capture has no CUDA trace"), "{all}");
+    assert!(all.contains("no NVTX ranges"), "{all}");
+}
+
+#[test]
+fn kernels_view_equals_sql() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a100", "h100x2", "graphs"] {
+        let file = export(name);
+        let doc = kinetoscope(
+            dir.path(),
+            &["kernels", file.to_str().unwrap(), "--format", "json", "--top", "100000"],
+        )
+        .json();
+        let c = Connection::open_with_flags(
+            &file,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .unwrap();
+        let mut stmt = c
+            .prepare(
+                "SELECT s.value, count(*), sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k \
+                 JOIN StringIds s ON s.id = k.shortName GROUP BY s.value",
+            )
+            .unwrap();
+        let want: Vec<(String, i64, i64)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let rows = doc["traces"][0]["rows"].as_array().expect("rows");
+        for (kname, count, total) in want {
+            let row = rows
+                .iter()
+                .find(|r| r["name"] == kname.as_str())
+                .unwrap_or_else(|| panic!("{name}: {kname} missing"));
+            assert_eq!(row["calls"].as_i64(), Some(count), "{name}: {kname}");
+            assert_eq!(row["total_ns"].as_i64(), Some(total), "{name}: {kname}");
+        }
+    }
+}
+
+#[test]
+fn nvtx_view_equals_sql() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a100", "centerformer", "h100x2"] {
+        let file = export(name);
+        let doc = kinetoscope(dir.path(), &["nvtx", file.to_str().unwrap(), "--format", "json"]).json();
+        let c = Connection::open_with_flags(&file, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+        let mut stmt = c
+            .prepare(
+                "WITH r AS (SELECT coalesce(n.text, s.value) AS t, n.end - n.start AS d \
+                 FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId \
+                 WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL) \
+                 SELECT CASE WHEN instr(t, ', op_id = ') > 0 THEN substr(t, 1, instr(t, ', ') - 1) \
+                 ELSE t END AS name, count(*), sum(d), min(d), max(d) FROM r GROUP BY name",
+            )
+            .unwrap();
+        let want: Vec<(String, i64, i64, i64, i64)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let ranges = doc["traces"][0]["ranges"].as_array().expect("ranges");
+        assert_eq!(ranges.len(), want.len(), "{name}");
+        for (rname, count, total, min, max) in want {
+            let r = ranges
+                .iter()
+                .find(|r| r["name"] == rname.as_str())
+                .unwrap_or_else(|| panic!("{name}: {rname} missing"));
+            assert_eq!(r["count"].as_i64(), Some(count), "{name}: {rname}");
+            assert_eq!(r["total_ns"].as_i64(), Some(total), "{name}: {rname}");
+            assert_eq!((r["min_ns"].as_i64(), r["max_ns"].as_i64()), (Some(min), Some(max)));
+        }
+    }
+}
+
+#[test]
+fn nsys_report_gets_the_export_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let rep = dir.path().join("profile.nsys-rep");
+    std::fs::write(&rep, b"\x00\x00not exported").unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(["summary", "profile.nsys-rep"])
+        .current_dir(dir.path())
+        .env("PATH", without_nsys(&path))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("nsys export --type sqlite --output profile.sqlite profile.nsys-rep"),
+        "{err}"
+    );
+    assert!(!dir.path().join("profile.sqlite").exists());
+}
+
+/// `PATH` without the folders that hold an `nsys`.
+fn without_nsys(path: &std::ffi::OsStr) -> std::ffi::OsString {
+    let kept: Vec<PathBuf> = std::env::split_paths(path)
+        .filter(|d| !d.join("nsys").exists())
+        .collect();
+    std::env::join_paths(kept).unwrap()
+}
