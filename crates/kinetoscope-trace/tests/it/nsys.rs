@@ -148,12 +148,16 @@ pub fn check_against_sql(path: &Path) {
         assert_eq!(info.graph_executions, n as u64);
     }
 
-    // NVTX ranges by name: emit_nvtx ranges under their operator, others by text.
+    // NVTX ranges by name: emit_nvtx ranges under their operator, others by text
+    // (`domain:text` outside the default domain).
     if has_table(&c, "NVTX_EVENTS") {
         let want = grouped(
             &c,
-            "WITH r AS (SELECT coalesce(n.text, s.value) AS t, n.end - n.start AS d \
-             FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId \
+            "WITH dom AS (SELECT domainId AS id, text AS name FROM NVTX_EVENTS \
+             WHERE eventType = 75 AND domainId != 0), \
+             r AS (SELECT coalesce(dom.name || ':', '') || coalesce(n.text, s.value) AS t, \
+             n.end - n.start AS d FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId \
+             LEFT JOIN dom ON dom.id = n.domainId \
              WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL) \
              SELECT CASE WHEN instr(t, ', op_id = ') > 0 OR instr(t, ', seq = ') > 0 \
              THEN substr(t, 1, instr(t, ', ') - 1) ELSE t END AS name, count(*), sum(d) \
@@ -298,7 +302,11 @@ fn shared_exports_equal_sql() {
     let dir = require_shared().join("external/nsys");
     let mut files: Vec<PathBuf> = Vec::new();
     for d in std::fs::read_dir(&dir).unwrap() {
-        for f in std::fs::read_dir(d.unwrap().path()).unwrap() {
+        let d = d.unwrap().path();
+        if !d.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(d).unwrap() {
             let f = f.unwrap().path();
             if f.extension().is_some_and(|e| e == "sqlite") {
                 files.push(f);
