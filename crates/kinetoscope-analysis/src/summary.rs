@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use kinetoscope_trace::{DeviceInfo, RankSource, Trace};
+use kinetoscope_trace::{DeviceInfo, NsysInfo, RankSource, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::note::Note;
@@ -52,6 +52,9 @@ pub struct TraceSummary {
     pub gzip: bool,
     /// Warnings about the read (defects skipped or repaired) and the content.
     pub warnings: Vec<Note>,
+    /// What an Nsight Systems export held (`None` for a Kineto trace).
+    #[serde(default)]
+    pub nsys: Option<NsysInfo>,
 }
 
 /// Summarise one trace.
@@ -97,5 +100,6 @@ pub fn summarize(trace: &Trace) -> TraceSummary {
         file_bytes: trace.report.file_bytes,
         gzip: trace.report.gzip,
         warnings,
+        nsys: trace.meta.nsys.clone(),
     }
 }

@@ -970,15 +970,16 @@ impl<'c> Loader<'c> {
             self.trace.events.dur_ns[i] = (last - ts).max(0);
         }
         self.info.ranges_open_at_end = self.open_ranges.len() as u64;
-        self.trace.report.elements = self.trace.events.len() as u64;
         self.trace.meta.gpu_vendor = (!self.trace.meta.devices.is_empty()
             || self.trace.events.len() > 0)
             .then_some(GpuVendor::Nvidia)
             .filter(|_| !self.info.missing.contains(&NsysFeature::CudaTrace));
         self.trace.meta.nsys = Some(self.info);
         let path = self.path;
+        let elements = self.trace.events.len() as u64;
         let mut b = TraceBuilder::new(self.trace);
         b.meta = self.meta;
+        b.elements = elements;
         b.finish().map_err(|e| TraceError::OutOfMemory {
             path: path.to_owned(),
             offset: 0,
