@@ -3,6 +3,7 @@
 //! output (a canary planted in all three places nsys keeps it), inputs are never
 //! changed, and a `.nsys-rep` gets the export command.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
@@ -133,41 +134,71 @@ fn failed_capture_says_what_is_missing() {
     assert!(all.contains("no NVTX ranges"), "{all}");
 }
 
+/// `name → (count, total ns)` from a query returning those three columns.
+fn grouped(c: &Connection, query: &str) -> BTreeMap<String, (i64, i64)> {
+    let mut stmt = c.prepare(query).unwrap();
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, (r.get(1)?, r.get(2)?))))
+        .unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+/// `name → (count, total ns)` summed over the traces of a view's JSON document.
+fn from_doc(doc: &serde_json::Value, list: &str, count: &str) -> BTreeMap<String, (i64, i64)> {
+    let mut out: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    for t in doc["traces"].as_array().expect("traces") {
+        for r in t[list].as_array().expect("rows") {
+            let e = out.entry(r["name"].as_str().unwrap().to_owned()).or_default();
+            e.0 += r[count].as_i64().unwrap();
+            e.1 += r["total_ns"].as_i64().unwrap();
+        }
+    }
+    out
+}
+
+fn open_ro(file: &Path) -> Connection {
+    Connection::open_with_flags(file, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
+}
+
 #[test]
 fn kernels_view_equals_sql() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["a100", "h100x2", "graphs"] {
         let file = export(name);
-        let doc = kinetoscope(
-            dir.path(),
-            &["kernels", file.to_str().unwrap(), "--format", "json", "--top", "100000"],
-        )
-        .json();
-        let c = Connection::open_with_flags(
-            &file,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )
-        .unwrap();
-        let mut stmt = c
-            .prepare(
-                "SELECT s.value, count(*), sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k \
-                 JOIN StringIds s ON s.id = k.shortName GROUP BY s.value",
+        let doc = kinetoscope(dir.path(), &["kernels", file.to_str().unwrap(), "--format", "json"]).json();
+        let c = open_ro(&file);
+        let mut want = grouped(
+            &c,
+            "SELECT s.value, count(*), sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k \
+             JOIN StringIds s ON s.id = k.shortName GROUP BY s.value",
+        );
+        if name == "graphs" {
+            want.extend(grouped(
+                &c,
+                "SELECT 'CUDA graph ' || graphId, count(*), sum(end - start) \
+                 FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE GROUP BY graphId",
+            ));
+        }
+        assert_eq!(from_doc(&doc, "rows", "calls"), want, "{name}");
+    }
+    // The two-process file is two ranks, each with its own process's kernels.
+    let file = export("h100x2");
+    let doc = kinetoscope(dir.path(), &["kernels", file.to_str().unwrap(), "--format", "json"]).json();
+    let c = open_ro(&file);
+    for t in doc["traces"].as_array().unwrap() {
+        let path = t["path"].as_str().unwrap();
+        let pid: i64 = path.rsplit_once("#pid").unwrap().1.parse().unwrap();
+        let (n, ns): (i64, i64) = c
+            .query_row(
+                "SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL \
+                 WHERE ((globalPid >> 24) & 16777215) = ?1",
+                [pid],
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .unwrap();
-        let want: Vec<(String, i64, i64)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        let rows = doc["traces"][0]["rows"].as_array().expect("rows");
-        for (kname, count, total) in want {
-            let row = rows
-                .iter()
-                .find(|r| r["name"] == kname.as_str())
-                .unwrap_or_else(|| panic!("{name}: {kname} missing"));
-            assert_eq!(row["calls"].as_i64(), Some(count), "{name}: {kname}");
-            assert_eq!(row["total_ns"].as_i64(), Some(total), "{name}: {kname}");
-        }
+        let rows = t["rows"].as_array().unwrap();
+        let got_n: i64 = rows.iter().map(|r| r["calls"].as_i64().unwrap()).sum();
+        assert_eq!((got_n, t["total_kernel_ns"].as_i64().unwrap()), (n, ns), "{path}");
     }
 }
 
@@ -177,33 +208,15 @@ fn nvtx_view_equals_sql() {
     for name in ["a100", "centerformer", "h100x2"] {
         let file = export(name);
         let doc = kinetoscope(dir.path(), &["nvtx", file.to_str().unwrap(), "--format", "json"]).json();
-        let c = Connection::open_with_flags(&file, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .unwrap();
-        let mut stmt = c
-            .prepare(
-                "WITH r AS (SELECT coalesce(n.text, s.value) AS t, n.end - n.start AS d \
-                 FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId \
-                 WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL) \
-                 SELECT CASE WHEN instr(t, ', op_id = ') > 0 THEN substr(t, 1, instr(t, ', ') - 1) \
-                 ELSE t END AS name, count(*), sum(d), min(d), max(d) FROM r GROUP BY name",
-            )
-            .unwrap();
-        let want: Vec<(String, i64, i64, i64, i64)> = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        let ranges = doc["traces"][0]["ranges"].as_array().expect("ranges");
-        assert_eq!(ranges.len(), want.len(), "{name}");
-        for (rname, count, total, min, max) in want {
-            let r = ranges
-                .iter()
-                .find(|r| r["name"] == rname.as_str())
-                .unwrap_or_else(|| panic!("{name}: {rname} missing"));
-            assert_eq!(r["count"].as_i64(), Some(count), "{name}: {rname}");
-            assert_eq!(r["total_ns"].as_i64(), Some(total), "{name}: {rname}");
-            assert_eq!((r["min_ns"].as_i64(), r["max_ns"].as_i64()), (Some(min), Some(max)));
-        }
+        let want = grouped(
+            &open_ro(&file),
+            "WITH r AS (SELECT coalesce(n.text, s.value) AS t, n.end - n.start AS d \
+             FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId \
+             WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL) \
+             SELECT CASE WHEN instr(t, ', op_id = ') > 0 THEN substr(t, 1, instr(t, ', ') - 1) \
+             ELSE t END AS name, count(*), sum(d) FROM r GROUP BY name",
+        );
+        assert_eq!(from_doc(&doc, "ranges", "count"), want, "{name}");
     }
 }
 
