@@ -93,7 +93,8 @@ pub fn nvtx(trace: &Trace, opts: &NvtxOptions) -> TraceNvtx {
     let mut calls: HashMap<TrackId, Vec<(i64, EventId)>> = HashMap::new();
     for id in e.ids() {
         let i = id.index();
-        if e.phase[i] == Phase::Complete && trace.kind(id).is_launch_call() && e.correlation[i] != 0 {
+        if e.phase[i] == Phase::Complete && trace.kind(id).is_launch_call() && e.correlation[i] != 0
+        {
             calls.entry(e.track[i]).or_default().push((e.ts_ns[i], id));
         }
     }
@@ -176,7 +177,11 @@ pub fn nvtx(trace: &Trace, opts: &NvtxOptions) -> TraceNvtx {
                 operator: a.operator,
                 count: n as u64,
                 total_ns: total,
-                share: if all > 0 { total as f64 / all as f64 } else { 0.0 },
+                share: if all > 0 {
+                    total as f64 / all as f64
+                } else {
+                    0.0
+                },
                 avg_ns: avg,
                 median_ns: percentile(&a.durations, 0.5),
                 min_ns: a.durations[0],
@@ -188,7 +193,11 @@ pub fn nvtx(trace: &Trace, opts: &NvtxOptions) -> TraceNvtx {
             }
         })
         .collect();
-    ranges.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then_with(|| a.name.cmp(&b.name)));
+    ranges.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
     if let Some(top) = opts.top {
         ranges.truncate(top);
     }

@@ -1,8 +1,8 @@
 //! The words for the analyses' [`Note`]s (warnings and notes), shared by every renderer.
 
 use kinetoscope_analysis::note::Note;
-use kinetoscope_trace::NsysFeature;
 use kinetoscope_engine::{SkippedFile, SpecialFileKind};
+use kinetoscope_trace::NsysFeature;
 
 /// The line for a special file of an input folder that was skipped.
 pub fn skipped(s: &SkippedFile) -> String {

@@ -83,7 +83,11 @@ pub fn to_table(doc: &NvtxDocument) -> String {
                 errors: Vec::new(),
                 ..doc.clone()
             };
-            out.push_str(&table(&one, false).titled("Ranges by total time").to_terminal());
+            out.push_str(
+                &table(&one, false)
+                    .titled("Ranges by total time")
+                    .to_terminal(),
+            );
         }
         for w in &tr.warnings {
             out.push_str(&format!("  warning: {}\n", crate::note::text(w)));

@@ -231,7 +231,10 @@ pub struct FormatFeatures {
 impl TraceMeta {
     /// Decide [`TraceMeta::rank`]: `distributedInfo.rank`, else the rank in `file_name`.
     pub(crate) fn decide_rank(&mut self, file_name: &str) {
-        if self.rank.is_some_and(|r| r.source == RankSource::NsysProcess) {
+        if self
+            .rank
+            .is_some_and(|r| r.source == RankSource::NsysProcess)
+        {
             return;
         }
         self.rank = match self.distributed.as_ref().and_then(|d| d.rank) {

@@ -83,7 +83,12 @@ fn stamp(p: &Path) -> (Vec<u8>, std::time::SystemTime) {
 pub fn check_against_sql(path: &Path) {
     let before = stamp(path);
     let sniffed = sniff_path(path).unwrap();
-    assert_eq!(sniffed.kind(), ContentKind::NsysExport, "{}", path.display());
+    assert_eq!(
+        sniffed.kind(),
+        ContentKind::NsysExport,
+        "{}",
+        path.display()
+    );
     let t = read_trace(path, &ReadOptions::default()).unwrap();
     let info = t.meta.nsys.as_ref().expect("nsys info");
     let c = sql(path);
@@ -107,14 +112,23 @@ pub fn check_against_sql(path: &Path) {
 
     // Kernels and graph executions by device: count and time.
     let mut want_dev: BTreeMap<i64, (u64, i64)> = BTreeMap::new();
-    for table in ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"] {
+    for table in [
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+    ] {
         if !has_table(&c, table) {
             continue;
         }
         let q = format!("SELECT deviceId, count(*), sum(end - start) FROM {table} GROUP BY 1");
         let mut stmt = c.prepare(&q).unwrap();
         for r in stmt
-            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?)))
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
             .unwrap()
         {
             let (d, n, ns) = r.unwrap();
@@ -168,7 +182,11 @@ pub fn check_against_sql(path: &Path) {
         });
         assert_eq!(got, want, "{name}: NVTX ranges by name");
         let open: i64 = c
-            .query_row("SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NULL", [], |r| r.get(0))
+            .query_row(
+                "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NULL",
+                [],
+                |r| r.get(0),
+            )
             .unwrap();
         assert_eq!(info.ranges_open_at_end, open as u64);
     } else {
@@ -193,7 +211,10 @@ pub fn check_against_sql(path: &Path) {
             .kernel
             .iter()
             .filter(|k| !t.name(k.event).starts_with("CUDA graph "))
-            .filter(|k| idx.launch.contains_key(&t.events.correlation[k.event.index()]))
+            .filter(|k| {
+                idx.launch
+                    .contains_key(&t.events.correlation[k.event.index()])
+            })
             .count();
         assert_eq!(got as i64, linked, "{name}: kernels with a launch call");
     }
@@ -212,7 +233,11 @@ fn exports_equal_sql() {
 fn two_processes_on_two_devices() {
     let t = read_trace(&fixture(FIXTURES[0]), &ReadOptions::default()).unwrap();
     let info = t.meta.nsys.as_ref().unwrap();
-    let devices: Vec<Vec<i64>> = info.gpu_processes.iter().map(|p| p.devices.clone()).collect();
+    let devices: Vec<Vec<i64>> = info
+        .gpu_processes
+        .iter()
+        .map(|p| p.devices.clone())
+        .collect();
     assert_eq!(devices, vec![vec![0], vec![1]]);
     assert!(info.missing.contains(&NsysFeature::GpuInfo));
     // Every op range is an operator (`cpu_op`), under its name before the first ", ".
@@ -230,7 +255,11 @@ fn metadata_table_names_and_devices() {
     let old = read_trace(&fixture(FIXTURES[4]), &ReadOptions::default()).unwrap();
     let info = old.meta.nsys.as_ref().unwrap();
     assert_eq!(info.metadata_table, "EXPORT_META_DATA");
-    assert!(info.nsys_version.starts_with("2022.4"), "{}", info.nsys_version);
+    assert!(
+        info.nsys_version.starts_with("2022.4"),
+        "{}",
+        info.nsys_version
+    );
     assert!(info.missing.contains(&NsysFeature::CudaTrace));
     assert_eq!(old.meta.devices[0].name, "NVIDIA TITAN RTX");
     let new = read_trace(&fixture(FIXTURES[1]), &ReadOptions::default()).unwrap();
@@ -238,14 +267,20 @@ fn metadata_table_names_and_devices() {
     assert_eq!(info.metadata_table, "META_DATA_EXPORT");
     assert_eq!(info.schema_version, "3.16.1");
     let d = &new.meta.devices[0];
-    assert_eq!((d.name.as_str(), d.num_sms, d.arch.as_str()), ("NVIDIA A100-SXM4-80GB", 108, "sm_80"));
+    assert_eq!(
+        (d.name.as_str(), d.num_sms, d.arch.as_str()),
+        ("NVIDIA A100-SXM4-80GB", 108, "sm_80")
+    );
 }
 
 #[test]
 fn failed_capture_reads_with_what_is_missing() {
     let t = read_trace(&fixture(FIXTURES[3]), &ReadOptions::default()).unwrap();
     let info = t.meta.nsys.as_ref().unwrap();
-    assert_eq!(info.missing, vec![NsysFeature::CudaTrace, NsysFeature::Nvtx]);
+    assert_eq!(
+        info.missing,
+        vec![NsysFeature::CudaTrace, NsysFeature::Nvtx]
+    );
     assert_eq!(t.events.len(), 0);
     assert_eq!(t.meta.devices[0].name, "NVIDIA GeForce RTX 4070 Ti");
 }
@@ -259,7 +294,10 @@ fn not_nsys_and_reports() {
         .execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);")
         .unwrap();
     let err = read_trace(&plain, &ReadOptions::default()).unwrap_err();
-    assert!(err.to_string().contains("not a Nsight Systems export"), "{err}");
+    assert!(
+        err.to_string().contains("not a Nsight Systems export"),
+        "{err}"
+    );
     let rep = dir.path().join("run.nsys-rep");
     std::fs::write(&rep, b"\x00\x01binary report").unwrap();
     let err = read_trace(&rep, &ReadOptions::default()).unwrap_err();
@@ -287,7 +325,10 @@ fn hostile_exports_fail_cleanly() {
         .unwrap();
     let err = read_trace(&p, &ReadOptions::default()).unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("bad.sqlite") && text.contains("CUPTI_ACTIVITY_KIND_KERNEL"), "{text}");
+    assert!(
+        text.contains("bad.sqlite") && text.contains("CUPTI_ACTIVITY_KIND_KERNEL"),
+        "{text}"
+    );
     // Truncated database: an error, never a panic.
     let good = std::fs::read(fixture(FIXTURES[2])).unwrap();
     let cut = dir.path().join("cut.sqlite");

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use kinetoscope_analysis::critical_path::CriticalPathOptions;
 use kinetoscope_analysis::gpu_time::launches::LaunchOptions;
 use kinetoscope_analysis::gpu_time::Compat;
-use kinetoscope_analysis::ranks::ClockMode;
 use kinetoscope_analysis::nvtx::NvtxOptions;
+use kinetoscope_analysis::ranks::ClockMode;
 use kinetoscope_analysis::sequences::SequenceOptions;
 use kinetoscope_engine::{
     CommOptions, IdleOptions, KernelsOptions, LaunchesOptions, OpsOptions, RanksOptions, Source,
@@ -18,7 +18,8 @@ use super::output::{emit, note_skipped};
 use super::{engine, source};
 use crate::args::{
     ClockArg, CommArgs, CriticalPathArgs, GpuTimeArgs, IdleArgs, KernelsArgs, KernelsGroupBy,
-    LaunchesArgs, NvtxArgs, OpsArgs, OpsGroupBy, OverviewArgs, PerfArgs, RanksArgs, SequencesArgs, ViewArgs,
+    LaunchesArgs, NvtxArgs, OpsArgs, OpsGroupBy, OverviewArgs, PerfArgs, RanksArgs, SequencesArgs,
+    ViewArgs,
 };
 
 fn src(view: &ViewArgs) -> Source {

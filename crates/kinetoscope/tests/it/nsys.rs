@@ -54,11 +54,21 @@ fn every_command(file: &str) -> Vec<Vec<String>> {
             &["table", "json", "csv"]
         };
         for f in formats {
-            out.push(vec![view.into(), file.into(), "--format".into(), (*f).into()]);
+            out.push(vec![
+                view.into(),
+                file.into(),
+                "--format".into(),
+                (*f).into(),
+            ]);
         }
     }
     for f in ["table", "json"] {
-        out.push(vec!["report".into(), file.into(), "--format".into(), f.into()]);
+        out.push(vec![
+            "report".into(),
+            file.into(),
+            "--format".into(),
+            f.into(),
+        ]);
     }
     out
 }
@@ -85,7 +95,9 @@ fn the_environment_never_appears() {
         assert!(n > 0, "the export has a DeviceEnvironment row");
         c.execute(
             "INSERT INTO StringIds (id, value) VALUES ((SELECT max(id) + 1 FROM StringIds), ?1)",
-            [format!("HOME=/root\nUSER=root\nSHELL=/bin/sh\nLANG=C\nTOKEN={CANARY}")],
+            [format!(
+                "HOME=/root\nUSER=root\nSHELL=/bin/sh\nLANG=C\nTOKEN={CANARY}"
+            )],
         )
         .unwrap();
     }
@@ -99,7 +111,10 @@ fn the_environment_never_appears() {
         assert_eq!(stamp(&file), before, "{args:?} changed the input");
     }
     let html = dir.path().join("report.html");
-    let run = kinetoscope(dir.path(), &["report", name, "--html", html.to_str().unwrap()]);
+    let run = kinetoscope(
+        dir.path(),
+        &["report", name, "--html", html.to_str().unwrap()],
+    );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let page = std::fs::read(&html).unwrap();
     assert!(!String::from_utf8_lossy(&page).contains(CANARY));
@@ -148,7 +163,9 @@ fn from_doc(doc: &serde_json::Value, list: &str, count: &str) -> BTreeMap<String
     let mut out: BTreeMap<String, (i64, i64)> = BTreeMap::new();
     for t in doc["traces"].as_array().expect("traces") {
         for r in t[list].as_array().expect("rows") {
-            let e = out.entry(r["name"].as_str().unwrap().to_owned()).or_default();
+            let e = out
+                .entry(r["name"].as_str().unwrap().to_owned())
+                .or_default();
             e.0 += r[count].as_i64().unwrap();
             e.1 += r["total_ns"].as_i64().unwrap();
         }
@@ -165,7 +182,11 @@ fn kernels_view_equals_sql() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["a100", "h100x2", "graphs"] {
         let file = export(name);
-        let doc = kinetoscope(dir.path(), &["kernels", file.to_str().unwrap(), "--format", "json"]).json();
+        let doc = kinetoscope(
+            dir.path(),
+            &["kernels", file.to_str().unwrap(), "--format", "json"],
+        )
+        .json();
         let c = open_ro(&file);
         let mut want = grouped(
             &c,
@@ -183,7 +204,11 @@ fn kernels_view_equals_sql() {
     }
     // The two-process file is two ranks, each with its own process's kernels.
     let file = export("h100x2");
-    let doc = kinetoscope(dir.path(), &["kernels", file.to_str().unwrap(), "--format", "json"]).json();
+    let doc = kinetoscope(
+        dir.path(),
+        &["kernels", file.to_str().unwrap(), "--format", "json"],
+    )
+    .json();
     let c = open_ro(&file);
     for t in doc["traces"].as_array().unwrap() {
         let path = t["path"].as_str().unwrap();
@@ -198,7 +223,11 @@ fn kernels_view_equals_sql() {
             .unwrap();
         let rows = t["rows"].as_array().unwrap();
         let got_n: i64 = rows.iter().map(|r| r["calls"].as_i64().unwrap()).sum();
-        assert_eq!((got_n, t["total_kernel_ns"].as_i64().unwrap()), (n, ns), "{path}");
+        assert_eq!(
+            (got_n, t["total_kernel_ns"].as_i64().unwrap()),
+            (n, ns),
+            "{path}"
+        );
     }
 }
 
@@ -207,7 +236,11 @@ fn nvtx_view_equals_sql() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["a100", "centerformer", "h100x2"] {
         let file = export(name);
-        let doc = kinetoscope(dir.path(), &["nvtx", file.to_str().unwrap(), "--format", "json"]).json();
+        let doc = kinetoscope(
+            dir.path(),
+            &["nvtx", file.to_str().unwrap(), "--format", "json"],
+        )
+        .json();
         let want = grouped(
             &open_ro(&file),
             "WITH r AS (SELECT coalesce(n.text, s.value) AS t, n.end - n.start AS d \

@@ -119,7 +119,10 @@ mod tests {
                 .and_then(|e| e.sizes),
             Some("[[2], [2]]")
         );
-        assert_eq!(emit_nvtx("detach_, op_id = 5").map(|e| e.op), Some("detach_"));
+        assert_eq!(
+            emit_nvtx("detach_, op_id = 5").map(|e| e.op),
+            Some("detach_")
+        );
         assert_eq!(
             emit_nvtx("FSDP::pre_forward (shared), op_id = 317150").map(|e| e.op),
             Some("FSDP::pre_forward (shared)")

@@ -93,9 +93,8 @@ pub(super) fn gpu_processes(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
         let Some(table) = schema.resolve(base) else {
             continue;
         };
-        let sql = format!(
-            "SELECT (globalPid >> 24) & 16777215, min(deviceId) FROM {table} GROUP BY 1"
-        );
+        let sql =
+            format!("SELECT (globalPid >> 24) & 16777215, min(deviceId) FROM {table} GROUP BY 1");
         let mut stmt = conn.prepare(&sql)?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
@@ -388,7 +387,10 @@ impl<'c> Loader<'c> {
         Ok(EventId(n as u32))
     }
 
-    fn grow_args<T>(&mut self, pick: impl FnOnce(&mut ArgTables) -> &mut Vec<T>) -> TraceResult<()> {
+    fn grow_args<T>(
+        &mut self,
+        pick: impl FnOnce(&mut ArgTables) -> &mut Vec<T>,
+    ) -> TraceResult<()> {
         let t = &mut self.trace;
         grow(pick(&mut t.args), 1, &mut t.charge).map_err(|e| self.oom(e))
     }
@@ -455,7 +457,11 @@ impl<'c> Loader<'c> {
             return Ok(());
         };
         let mut cuda_ids: FxHashMap<i64, i64> = FxHashMap::default();
-        if let Some(map) = self.schema.resolve("TARGET_INFO_CUDA_DEVICE").map(str::to_owned) {
+        if let Some(map) = self
+            .schema
+            .resolve("TARGET_INFO_CUDA_DEVICE")
+            .map(str::to_owned)
+        {
             let sql = format!("SELECT gpuId, cudaId FROM {map}");
             self.each_row(&map, &sql, |_, r| {
                 cuda_ids.entry(int(r, 0)).or_insert(int(r, 1));
@@ -497,7 +503,8 @@ impl<'c> Loader<'c> {
                 num_sms: int(r, 3).max(0) as u64,
                 compute_major: major,
                 compute_minor: int(r, 5),
-                max_threads_per_sm: (int(r, 6).max(0) as u64).saturating_mul(int(r, 7).max(0) as u64),
+                max_threads_per_sm: (int(r, 6).max(0) as u64)
+                    .saturating_mul(int(r, 7).max(0) as u64),
                 ..DeviceInfo::default()
             });
             Ok(())
@@ -560,7 +567,10 @@ impl<'c> Loader<'c> {
     }
 
     fn kernels(&mut self) -> TraceResult<bool> {
-        let Some(table) = self.schema.resolve("CUPTI_ACTIVITY_KIND_KERNEL").map(str::to_owned)
+        let Some(table) = self
+            .schema
+            .resolve("CUPTI_ACTIVITY_KIND_KERNEL")
+            .map(str::to_owned)
         else {
             return Ok(false);
         };
@@ -656,14 +666,23 @@ impl<'c> Loader<'c> {
         self.each_row(table, &sql, |_, r| {
             out.insert(
                 int(r, 0),
-                (text(r, 1).unwrap_or_default(), text(r, 2).unwrap_or_default()),
+                (
+                    text(r, 1).unwrap_or_default(),
+                    text(r, 2).unwrap_or_default(),
+                ),
             );
             Ok(())
         })?;
         Ok(out)
     }
 
-    fn transfer(&mut self, event: EventId, device: i64, stream: i64, bytes: i64) -> TraceResult<()> {
+    fn transfer(
+        &mut self,
+        event: EventId,
+        device: i64,
+        stream: i64,
+        bytes: i64,
+    ) -> TraceResult<()> {
         self.grow_args(|a| &mut a.transfer)?;
         self.trace.args.transfer.push(TransferArgs {
             event,
@@ -675,7 +694,10 @@ impl<'c> Loader<'c> {
     }
 
     fn memcpy(&mut self) -> TraceResult<bool> {
-        let Some(table) = self.schema.resolve("CUPTI_ACTIVITY_KIND_MEMCPY").map(str::to_owned)
+        let Some(table) = self
+            .schema
+            .resolve("CUPTI_ACTIVITY_KIND_MEMCPY")
+            .map(str::to_owned)
         else {
             return Ok(false);
         };
@@ -698,7 +720,11 @@ impl<'c> Loader<'c> {
             let (device, stream) = (int(r, 2), int(r, 3));
             let track = l.track(device, stream)?;
             let corr = l.gpu_correlation(int(r, 5), int(r, 4), device);
-            let key = (int(r, 7), opt_int(r, 8).unwrap_or(-1), opt_int(r, 9).unwrap_or(-1));
+            let key = (
+                int(r, 7),
+                opt_int(r, 8).unwrap_or(-1),
+                opt_int(r, 9).unwrap_or(-1),
+            );
             let name = match names.get(&key) {
                 Some(&n) => n,
                 None => {
@@ -714,7 +740,10 @@ impl<'c> Loader<'c> {
     }
 
     fn memset(&mut self) -> TraceResult<bool> {
-        let Some(table) = self.schema.resolve("CUPTI_ACTIVITY_KIND_MEMSET").map(str::to_owned)
+        let Some(table) = self
+            .schema
+            .resolve("CUPTI_ACTIVITY_KIND_MEMSET")
+            .map(str::to_owned)
         else {
             return Ok(false);
         };
@@ -911,11 +940,7 @@ impl<'c> Loader<'c> {
 
     /// Process and thread names of the rows read.
     fn names_of_rows(&mut self) -> TraceResult<()> {
-        let pids: FxHashSet<i64> = self
-            .tracks
-            .keys()
-            .map(|&(p, _)| p)
-            .collect();
+        let pids: FxHashSet<i64> = self.tracks.keys().map(|&(p, _)| p).collect();
         let key_process = self.intern("process_name")?;
         let key_thread = self.intern("thread_name")?;
         let mut process_names: FxHashMap<i64, String> = FxHashMap::default();
@@ -928,7 +953,8 @@ impl<'c> Loader<'c> {
                     let name = text(r, 1).unwrap_or_default();
                     if pids.contains(&pid) {
                         let v = l.intern(&name)?;
-                        l.meta.push((RawId::Int(pid), RawId::Int(0), key_process, v));
+                        l.meta
+                            .push((RawId::Int(pid), RawId::Int(0), key_process, v));
                     }
                     process_names.entry(pid).or_insert(name);
                     Ok(())
@@ -970,10 +996,10 @@ impl<'c> Loader<'c> {
             self.trace.events.dur_ns[i] = (last - ts).max(0);
         }
         self.info.ranges_open_at_end = self.open_ranges.len() as u64;
-        self.trace.meta.gpu_vendor = (!self.trace.meta.devices.is_empty()
-            || self.trace.events.len() > 0)
-            .then_some(GpuVendor::Nvidia)
-            .filter(|_| !self.info.missing.contains(&NsysFeature::CudaTrace));
+        // nsys traces CUDA only: NVIDIA whenever there is a device or CUDA activity.
+        let cuda = !self.info.missing.contains(&NsysFeature::CudaTrace);
+        self.trace.meta.gpu_vendor =
+            (cuda || !self.trace.meta.devices.is_empty()).then_some(GpuVendor::Nvidia);
         self.trace.meta.nsys = Some(self.info);
         let path = self.path;
         let elements = self.trace.events.len() as u64;
@@ -995,9 +1021,7 @@ impl<'c> Loader<'c> {
 fn strip_version(name: &str) -> &str {
     match name.rfind("_v") {
         Some(i)
-            if i > 0
-                && name.len() > i + 2
-                && name[i + 2..].bytes().all(|b| b.is_ascii_digit()) =>
+            if i > 0 && name.len() > i + 2 && name[i + 2..].bytes().all(|b| b.is_ascii_digit()) =>
         {
             &name[..i]
         }
@@ -1045,13 +1069,27 @@ mod tests {
         assert_eq!(strip_version("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
         assert_eq!(strip_version("cudaMalloc"), "cudaMalloc");
         assert_eq!(strip_version("my_var_v"), "my_var_v");
-        assert_eq!(sync_name(Some("CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE")), "Stream Sync");
+        assert_eq!(
+            sync_name(Some(
+                "CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE"
+            )),
+            "Stream Sync"
+        );
         let mut opers = FxHashMap::default();
-        opers.insert(1, ("CUDA_MEMCPY_KIND_HTOD".to_owned(), "Host-to-Device".to_owned()));
+        opers.insert(
+            1,
+            (
+                "CUDA_MEMCPY_KIND_HTOD".to_owned(),
+                "Host-to-Device".to_owned(),
+            ),
+        );
         let mut kinds = FxHashMap::default();
         kinds.insert(0, (String::new(), "Pageable".to_owned()));
         kinds.insert(2, (String::new(), "Device".to_owned()));
-        assert_eq!(memcpy_name(&opers, &kinds, (1, 0, 2)), "Memcpy HtoD (Pageable -> Device)");
+        assert_eq!(
+            memcpy_name(&opers, &kinds, (1, 0, 2)),
+            "Memcpy HtoD (Pageable -> Device)"
+        );
         assert_eq!(memcpy_name(&opers, &kinds, (9, -1, -1)), "Memcpy 9");
     }
 
