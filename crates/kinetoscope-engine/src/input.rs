@@ -182,7 +182,7 @@ pub fn open_path(path: &Path) -> TraceResult<Input> {
     if traces.is_empty() {
         return Err(TraceError::EmptyInput {
             path: path.to_owned(),
-            message: "no trace files (*.json, *.json.gz) in this folder".into(),
+            message: "no trace files (*.json, *.json.gz, *.sqlite) in this folder".into(),
         });
     }
     Ok(Input::RankFolder {

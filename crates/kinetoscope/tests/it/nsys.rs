@@ -254,6 +254,35 @@ fn nvtx_view_equals_sql() {
 }
 
 #[test]
+fn processes_and_rank_files_are_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    // One file, two processes on two GPUs: two ranks.
+    let file = export("h100x2");
+    let doc = kinetoscope(dir.path(), &["ranks", file.to_str().unwrap(), "--format", "json"]).json();
+    let ranks: Vec<i64> = doc["traces"][0]["ranks"]
+        .as_array()
+        .expect("ranks")
+        .iter()
+        .map(|r| r["rank"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ranks, vec![0, 1]);
+    // A folder of per-rank exports (`--output=…%q{RANK}`): a rank folder.
+    let folder = dir.path().join("run");
+    std::fs::create_dir(&folder).unwrap();
+    for r in 0..2 {
+        std::fs::copy(export("a100"), folder.join(format!("profile_rank{r}.sqlite"))).unwrap();
+    }
+    let doc = kinetoscope(dir.path(), &["summary", "run", "--format", "json"]).json();
+    let got: Vec<i64> = doc["traces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["rank"].as_i64().unwrap())
+        .collect();
+    assert_eq!(got, vec![0, 1]);
+}
+
+#[test]
 fn nsys_report_gets_the_export_command() {
     let dir = tempfile::tempdir().unwrap();
     let rep = dir.path().join("profile.nsys-rep");
