@@ -52,8 +52,9 @@ pub struct TraceSummary {
     pub gzip: bool,
     /// Warnings about the read (defects skipped or repaired) and the content.
     pub warnings: Vec<Note>,
-    /// What an Nsight Systems export held (`None` for a Kineto trace).
-    #[serde(default)]
+    /// What an Nsight Systems export held (`None`, and absent from the JSON, for a
+    /// Kineto trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nsys: Option<NsysInfo>,
 }
 

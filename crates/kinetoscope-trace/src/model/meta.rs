@@ -46,8 +46,9 @@ pub struct TraceMeta {
     pub profiler_options: Vec<String>,
     /// Format features observed while reading.
     pub features: FormatFeatures,
-    /// What an Nsight Systems export held (`None` for a Kineto trace).
-    #[serde(default)]
+    /// What an Nsight Systems export held (`None`, and absent from the JSON, for a
+    /// Kineto trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nsys: Option<super::NsysInfo>,
 }
 

@@ -258,8 +258,12 @@ fn processes_and_rank_files_are_ranks() {
     let dir = tempfile::tempdir().unwrap();
     // One file, two processes on two GPUs: two ranks.
     let file = export("h100x2");
-    let doc = kinetoscope(dir.path(), &["ranks", file.to_str().unwrap(), "--format", "json"]).json();
-    let ranks: Vec<i64> = doc["traces"][0]["ranks"]
+    let doc = kinetoscope(
+        dir.path(),
+        &["ranks", file.to_str().unwrap(), "--format", "json"],
+    )
+    .json();
+    let ranks: Vec<i64> = doc["report"]["ranks"]
         .as_array()
         .expect("ranks")
         .iter()
@@ -270,7 +274,11 @@ fn processes_and_rank_files_are_ranks() {
     let folder = dir.path().join("run");
     std::fs::create_dir(&folder).unwrap();
     for r in 0..2 {
-        std::fs::copy(export("a100"), folder.join(format!("profile_rank{r}.sqlite"))).unwrap();
+        std::fs::copy(
+            export("a100"),
+            folder.join(format!("profile_rank{r}.sqlite")),
+        )
+        .unwrap();
     }
     let doc = kinetoscope(dir.path(), &["summary", "run", "--format", "json"]).json();
     let got: Vec<i64> = doc["traces"]
