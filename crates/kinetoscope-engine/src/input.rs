@@ -148,7 +148,9 @@ pub fn open_path(path: &Path) -> TraceResult<Input> {
         source: e,
     })?;
     if !meta.is_dir() {
-        return Ok(nsys_processes(path).unwrap_or_else(|| Input::File(path.to_owned())));
+        // Only a regular file is opened here: a FIFO or a device is read once, later.
+        let processes = meta.is_file().then(|| nsys_processes(path)).flatten();
+        return Ok(processes.unwrap_or_else(|| Input::File(path.to_owned())));
     }
     let Listing {
         mut files,

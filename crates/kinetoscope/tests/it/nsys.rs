@@ -290,6 +290,44 @@ fn processes_and_rank_files_are_ranks() {
     assert_eq!(got, vec![0, 1]);
 }
 
+/// nsys's expert rules are the advisor's rules on the same rows: pageable copies
+/// (`cuda_memcpy_async`) are TR001, synchronising calls (`cuda_api_sync`,
+/// `cuda_memcpy_sync`) SY001, low GPU use (`gpu_time_util`) GP001.
+#[test]
+fn nsys_expert_rules_are_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = export("a100");
+    let doc = kinetoscope(
+        dir.path(),
+        &["report", file.to_str().unwrap(), "--format", "json"],
+    )
+    .json();
+    let ids: Vec<&str> = doc["traces"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    for id in ["GP001", "TR001", "SY001"] {
+        assert!(ids.contains(&id), "{id} not in {ids:?}");
+    }
+    let pageable: i64 = open_ro(&file)
+        .query_row(
+            "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE srcKind = 0 OR dstKind = 0",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let tr001 = doc["traces"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "TR001")
+        .unwrap()
+        .to_string();
+    assert!(tr001.contains(&format!("{pageable} pageable")), "{tr001}");
+}
+
 #[test]
 fn nsys_report_gets_the_export_command() {
     let dir = tempfile::tempdir().unwrap();
