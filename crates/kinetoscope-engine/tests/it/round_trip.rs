@@ -195,7 +195,10 @@ fn nsys_documents_round_trip() {
         "nsys/cs336-failed-cuda-nonutf8/result.sqlite",
     ] {
         let p = fixture(f);
-        let summary = round_trip(&format!("summary {f}"), &e.summary(&path(p.clone())).unwrap());
+        let summary = round_trip(
+            &format!("summary {f}"),
+            &e.summary(&path(p.clone())).unwrap(),
+        );
         assert!(summary.traces.iter().all(|t| t.nsys.is_some()), "{f}");
         round_trip(
             &format!("nvtx {f}"),

@@ -329,6 +329,29 @@ fn hostile_exports_fail_cleanly() {
         text.contains("bad.sqlite") && text.contains("CUPTI_ACTIVITY_KIND_KERNEL"),
         "{text}"
     );
+    // A 1 MiB range text and a range without an end: the name is cut, the range kept.
+    let big = dir.path().join("big.sqlite");
+    let c = Connection::open(&big).unwrap();
+    c.execute_batch(
+        "CREATE TABLE StringIds (id INTEGER, value TEXT); \
+         CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER); \
+         INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1000); \
+         CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, \
+         text TEXT, globalTid INTEGER);",
+    )
+    .unwrap();
+    c.execute(
+        "INSERT INTO NVTX_EVENTS VALUES (10, 20, 59, ?1, 5), (15, NULL, 59, 'open', 5)",
+        ["x".repeat(1 << 20)],
+    )
+    .unwrap();
+    drop(c);
+    let t = read_trace(&big, &ReadOptions::default()).unwrap();
+    assert_eq!(t.events.len(), 2);
+    assert!(t.name(kinetoscope_trace::EventId(0)).len() <= 64 << 10);
+    assert_eq!(t.events.ts_ns[1], 1015);
+    assert_eq!(t.events.dur_ns[1], 5, "cut at the capture's last time");
+    assert_eq!(t.meta.nsys.as_ref().unwrap().ranges_open_at_end, 1);
     // Truncated database: an error, never a panic.
     let good = std::fs::read(fixture(FIXTURES[2])).unwrap();
     let cut = dir.path().join("cut.sqlite");

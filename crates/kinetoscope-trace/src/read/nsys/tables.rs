@@ -126,6 +126,16 @@ fn col_or_null(cols: &FxHashSet<String>, col: &str) -> String {
     }
 }
 
+/// The NVTX `text` column cut to [`MAX_TEXT_BYTES`] characters by SQLite itself (so a
+/// huge value is never copied whole), or `NULL` when the table lacks it.
+fn text_col(cols: &FxHashSet<String>) -> String {
+    if cols.contains("text") {
+        format!("substr(\"text\", 1, {})", MAX_TEXT_BYTES + 4)
+    } else {
+        "NULL".to_owned()
+    }
+}
+
 /// An integer column; 0 for NULL or a non-integer.
 fn int(row: &Row<'_>, i: usize) -> i64 {
     match row.get_ref(i) {
@@ -301,7 +311,7 @@ impl<'c> Loader<'c> {
         let value: Option<String> = {
             let mut stmt = self
                 .conn
-                .prepare_cached("SELECT value FROM StringIds WHERE id = ?1")
+                .prepare_cached("SELECT substr(value, 1, 65540) FROM StringIds WHERE id = ?1")
                 .map_err(self.err("StringIds"))?;
             let mut rows = stmt.query([id]).map_err(self.err("StringIds"))?;
             match rows.next().map_err(self.err("StringIds"))? {
@@ -662,7 +672,7 @@ impl<'c> Loader<'c> {
         if !self.schema.has(table) {
             return Ok(out);
         }
-        let sql = format!("SELECT id, name, label FROM {table}");
+        let sql = format!("SELECT id, substr(name, 1, 256), substr(label, 1, 256) FROM {table}");
         self.each_row(table, &sql, |_, r| {
             out.insert(
                 int(r, 0),
@@ -829,7 +839,7 @@ impl<'c> Loader<'c> {
         let sql = format!(
             "SELECT {}, {}, {} FROM {table} WHERE eventType = {NVTX_DOMAIN_CREATE}",
             c("domainId"),
-            c("text"),
+            text_col(&cols),
             c("textId"),
         );
         self.each_row(&table, &sql, |l, r| {
@@ -849,7 +859,7 @@ impl<'c> Loader<'c> {
         let sql = format!(
             "SELECT start, end, eventType, {}, {}, globalTid, {} FROM {table} \
              WHERE eventType IN ({NVTX_MARK}, {NVTX_PUSH_POP}, {NVTX_START_END})",
-            c("text"),
+            text_col(&cols),
             c("textId"),
             c("domainId"),
         );
@@ -947,7 +957,7 @@ impl<'c> Loader<'c> {
         if self.schema.has("PROCESSES") {
             self.each_row(
                 "PROCESSES",
-                "SELECT globalPid, name FROM PROCESSES",
+                "SELECT globalPid, substr(name, 1, 4096) FROM PROCESSES",
                 |l, r| {
                     let pid = pid_tid(int(r, 0)).0;
                     let name = text(r, 1).unwrap_or_default();
