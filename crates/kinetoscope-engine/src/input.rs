@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use kinetoscope_trace::read::{
-    gpu_processes, process_path, read_trace, read_trace_bytes, ReadOptions, Sniffed,
+    gpu_processes, is_sqlite, process_path, read_trace, read_trace_bytes, ReadOptions, Sniffed,
 };
 use kinetoscope_trace::{
     parse_stage_name, Artifact, ArtifactKind, RunPhase, Trace, TraceError, TraceResult,
@@ -128,7 +128,7 @@ fn nsys_processes(path: &Path) -> Option<Input> {
     let mut head = [0u8; 16];
     let mut f = std::fs::File::open(path).ok()?;
     std::io::Read::read_exact(&mut f, &mut head).ok()?;
-    if &head != b"SQLite format 3\0" {
+    if !is_sqlite(&head) {
         return None;
     }
     let pids = gpu_processes(path).ok()?;

@@ -26,7 +26,8 @@ mod window;
 pub use detect::ContentKind;
 pub use key_averages::{key_averages_from_bytes, read_key_averages};
 pub use nsys::{
-    export_command, gpu_processes, is_nsys_report, process_path, read_nsys, split_process_path,
+    export_command, gpu_processes, is_nsys_report, is_sqlite, process_path, read_nsys,
+    split_process_path,
 };
 pub use pickle::{read_snapshot, snapshot_from_bytes, snapshot_from_reader};
 pub use pstats::{pstats_from_bytes, pstats_from_reader, read_pstats};

@@ -39,8 +39,8 @@ use crate::{TraceError, TraceResult};
 /// The first bytes of every SQLite 3 database.
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
-/// Whether `head` starts like an SQLite 3 database.
-pub(crate) fn is_sqlite(head: &[u8]) -> bool {
+/// Whether `head` starts like an SQLite 3 database (its first 16 bytes).
+pub fn is_sqlite(head: &[u8]) -> bool {
     head.starts_with(SQLITE_MAGIC)
 }
 
