@@ -41,6 +41,12 @@ pub enum Note {
         /// What the capture lacks.
         features: Vec<NsysFeature>,
     },
+    /// An Nsight Systems report was exported to SQLite with the `nsys` on `PATH`, into
+    /// kinetoscope's cache folder, and read from there.
+    NsysExported {
+        /// The export.
+        to: String,
+    },
     /// NVTX ranges of an Nsight Systems capture still open when it ended: kept, cut at
     /// the capture's last time.
     NsysOpenRanges {
@@ -159,6 +165,9 @@ impl Note {
     pub fn from_trace(trace: &Trace) -> Vec<Self> {
         let mut notes = Self::from_read(&trace.report);
         if let Some(info) = &trace.meta.nsys {
+            if let Some(to) = &info.exported_to {
+                notes.push(Self::NsysExported { to: to.clone() });
+            }
             if !info.missing.is_empty() {
                 notes.push(Self::NsysMissing {
                     features: info.missing.clone(),

@@ -80,6 +80,9 @@ pub fn text(note: &Note) -> String {
                 .collect();
             format!("this capture has {}", parts.join("; "))
         }
+        Note::NsysExported { to } => {
+            format!("exported with nsys to {to} (kinetoscope's cache; the report is unchanged)")
+        }
         Note::NsysOpenRanges { count } => format!(
             "{count} NVTX ranges were still open when the capture ended: kept, cut at its end"
         ),

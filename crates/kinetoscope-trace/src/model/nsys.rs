@@ -56,6 +56,10 @@ pub struct NsysInfo {
     pub ranges_open_at_end: u64,
     /// NVTX marks (instants), counted and not kept as events.
     pub marks: u64,
+    /// Where the `nsys` on `PATH` exported a `.nsys-rep` given to kinetoscope (its
+    /// cache folder); `None` when an export was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exported_to: Option<String>,
     /// NVTX ranges renamed `ProfilerStep#N` because they were named `step N` (any
     /// case, `step_N`, `step#N`).
     pub step_ranges_renamed: u64,

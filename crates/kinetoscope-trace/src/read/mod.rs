@@ -27,7 +27,7 @@ pub use detect::ContentKind;
 pub use key_averages::{key_averages_from_bytes, read_key_averages};
 pub use nsys::{
     export_command, gpu_processes, is_nsys_report, is_sqlite, process_path, read_nsys,
-    split_process_path,
+    read_nsys_report, split_process_path,
 };
 pub use pickle::{read_snapshot, snapshot_from_bytes, snapshot_from_reader};
 pub use pstats::{pstats_from_bytes, pstats_from_reader, read_pstats};
@@ -110,6 +110,9 @@ impl std::fmt::Debug for ReadOptions {
 pub fn read_trace(path: &Path, opts: &ReadOptions) -> TraceResult<Trace> {
     if split_process_path(path).is_some() {
         return read_nsys(path, opts);
+    }
+    if is_nsys_report(path) && path.is_file() {
+        return read_nsys_report(path, opts);
     }
     sniff_path(path)?.read_trace(opts)
 }

@@ -356,3 +356,55 @@ fn without_nsys(path: &std::ffi::OsStr) -> std::ffi::OsString {
         .collect();
     std::env::join_paths(kept).unwrap()
 }
+
+/// With an `nsys` on `PATH` (here a stand-in that copies an export to `--output`), a
+/// `.nsys-rep` is exported into the cache folder, never beside the report, and read.
+#[test]
+fn nsys_report_is_exported_into_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let fake = bin.join("nsys");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nwhile [ \"$1\" != --output ]; do shift; done\ncp '{}' \"$2\"\n",
+            export("a100").display()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&fake).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&fake, perms).unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::write(work.join("run.nsys-rep"), b"\x00report").unwrap();
+    let cache = dir.path().join("cache");
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(["summary", "run.nsys-rep"])
+        .current_dir(&work)
+        .env("PATH", path)
+        .env("XDG_CACHE_HOME", &cache)
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr),
+    );
+    assert_eq!(run.status.code(), Some(0), "{err}");
+    assert!(
+        out.contains("exported with nsys to") || err.contains("exported with nsys to"),
+        "{out}{err}"
+    );
+    assert!(out.contains("NVIDIA A100-SXM4-80GB"), "{out}");
+    let exports: Vec<_> = std::fs::read_dir(cache.join("kinetoscope/nsys"))
+        .unwrap()
+        .collect();
+    assert_eq!(exports.len(), 1);
+    let beside: Vec<_> = std::fs::read_dir(&work).unwrap().collect();
+    assert_eq!(beside.len(), 1, "nothing written beside the report");
+}

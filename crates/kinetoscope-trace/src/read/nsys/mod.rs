@@ -26,6 +26,7 @@
 //! that no name column refers to — they hold the traced processes' environment.
 
 mod nvtx;
+mod report;
 mod tables;
 
 use std::path::Path;
@@ -64,6 +65,23 @@ pub fn export_command(report: &Path) -> String {
         sqlite.display(),
         report.display()
     )
+}
+
+/// Read an Nsight Systems report (`.nsys-rep`, `.qdrep`): exported with the `nsys` on
+/// `PATH` into kinetoscope's cache folder (`$XDG_CACHE_HOME/kinetoscope/nsys`, else
+/// `~/.cache/kinetoscope/nsys`; an export of the same report is reused), never beside
+/// the report, then read like any export ([`NsysInfo::exported_to`] says where).
+/// Without `nsys`, [`TraceError::NsysReport`] gives the export command.
+///
+/// [`NsysInfo::exported_to`]: crate::model::NsysInfo::exported_to
+pub fn read_nsys_report(path: &Path, opts: &ReadOptions) -> TraceResult<Trace> {
+    let sqlite = report::exported(path)?;
+    let mut trace = read_nsys(&sqlite, opts)?;
+    trace.path = path.to_owned();
+    if let Some(info) = trace.meta.nsys.as_mut() {
+        info.exported_to = Some(sqlite.display().to_string());
+    }
+    Ok(trace)
 }
 
 /// Read an Nsight Systems SQLite export into a [`Trace`]; given a process path
