@@ -278,6 +278,10 @@ pub struct ReadArgs {
     /// Going over it is an error, never a crash.
     #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_budget)]
     pub max_memory: Option<crate::size::Budget>,
+    /// Nsight Systems exports: the NVTX range that marks a step (its instances become
+    /// steps, in start order); ranges named `step N` are steps without it.
+    #[arg(long, value_name = "NAME")]
+    pub nvtx_step: Option<String>,
 }
 
 /// `report` options.

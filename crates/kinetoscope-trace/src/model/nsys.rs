@@ -61,6 +61,6 @@ pub struct NsysInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exported_to: Option<String>,
     /// NVTX ranges renamed `ProfilerStep#N` because they were named `step N` (any
-    /// case, `step_N`, `step#N`).
+    /// case, `step_N`, `step#N`) or with the name given as `ReadOptions::nvtx_step`.
     pub step_ranges_renamed: u64,
 }

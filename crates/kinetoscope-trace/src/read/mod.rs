@@ -78,6 +78,10 @@ pub struct ReadOptions {
     /// fallibly and taken from the budget first: running out is
     /// [`crate::TraceError::OutOfMemory`], never an abort.
     pub budget: MemoryBudget,
+    /// Nsight Systems exports: the NVTX range name that marks a step. Its instances
+    /// become `ProfilerStep#0`, `#1`, … in start order, as `step N` ranges do by
+    /// themselves. Kineto traces ignore it.
+    pub nvtx_step: Option<String>,
 }
 
 impl Default for ReadOptions {
@@ -89,6 +93,7 @@ impl Default for ReadOptions {
             mmap: true,
             max_element_bytes: DEFAULT_MAX_ELEMENT_BYTES,
             budget: MemoryBudget::default(),
+            nvtx_step: None,
         }
     }
 }
@@ -101,6 +106,7 @@ impl std::fmt::Debug for ReadOptions {
             .field("mmap", &self.mmap)
             .field("max_element_bytes", &self.max_element_bytes)
             .field("budget", &self.budget)
+            .field("nvtx_step", &self.nvtx_step)
             .finish_non_exhaustive()
     }
 }

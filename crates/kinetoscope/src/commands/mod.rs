@@ -55,6 +55,7 @@ fn engine(read: &ReadArgs) -> Engine {
     let mut opts = ReadOptions {
         strict: read.strict,
         mmap: !read.no_mmap,
+        nvtx_step: read.nvtx_step.clone(),
         ..ReadOptions::default()
     };
     if let Some(t) = read.threads {

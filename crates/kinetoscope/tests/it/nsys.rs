@@ -408,3 +408,30 @@ fn nsys_report_is_exported_into_the_cache() {
     let beside: Vec<_> = std::fs::read_dir(&work).unwrap().collect();
     assert_eq!(beside.len(), 1, "nothing written beside the report");
 }
+
+/// `--nvtx-step NAME`: the instances of that range are the steps.
+#[test]
+fn a_named_range_gives_the_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = export("centerformer");
+    let f = file.to_str().unwrap();
+    let plain = kinetoscope(dir.path(), &["summary", f, "--format", "json"]).json();
+    assert_eq!(plain["traces"][0]["step_source"], "whole_trace");
+    let doc = kinetoscope(
+        dir.path(),
+        &["summary", f, "--format", "json", "--nvtx-step", "reader"],
+    )
+    .json();
+    let t = &doc["traces"][0];
+    assert_eq!(t["step_source"], "profiler_step");
+    let want: i64 = open_ro(&file)
+        .query_row(
+            "SELECT count(*) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId \
+             WHERE s.value = 'reader' AND n.eventType = 59",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(t["steps"].as_array().unwrap().len() as i64, want);
+    assert_eq!(t["steps"][0]["name"], "ProfilerStep#0");
+}

@@ -211,6 +211,9 @@ struct Loader<'c> {
     gpu_processes: BTreeMap<i64, BTreeSet<i64>>,
     /// Read only this process's rows.
     only: Option<i64>,
+    /// The NVTX range name that marks a step (`ReadOptions::nvtx_step`), and the
+    /// number of its instances seen so far.
+    step_range: Option<(String, i64)>,
     info: NsysInfo,
 }
 
@@ -245,6 +248,7 @@ pub(super) fn load(
         open_ranges: Vec::new(),
         gpu_processes: BTreeMap::new(),
         only,
+        step_range: opts.nvtx_step.clone().map(|n| (n, 0)),
         info: NsysInfo::default(),
     };
     if let Some(pid) = only {
@@ -858,7 +862,8 @@ impl<'c> Loader<'c> {
         let range_cat = self.trace.categories.intern("user_annotation");
         let sql = format!(
             "SELECT start, end, eventType, {}, {}, globalTid, {} FROM {table} \
-             WHERE eventType IN ({NVTX_MARK}, {NVTX_PUSH_POP}, {NVTX_START_END})",
+             WHERE eventType IN ({NVTX_MARK}, {NVTX_PUSH_POP}, {NVTX_START_END}) \
+             ORDER BY start",
             text_col(&cols),
             c("textId"),
             c("domainId"),
@@ -935,6 +940,13 @@ impl<'c> Loader<'c> {
         if let Some(op) = emit_nvtx(text) {
             let name = self.intern(op.op)?;
             return Ok((name, true, op.seq, op.sizes.map(str::to_owned)));
+        }
+        if let Some((_, next)) = self.step_range.as_mut().filter(|(n, _)| n == text) {
+            let n = *next;
+            *next += 1;
+            self.info.step_ranges_renamed += 1;
+            let name = self.intern(&format!("ProfilerStep#{n}"))?;
+            return Ok((name, false, None, None));
         }
         if let Some(n) = step_number(text) {
             self.info.step_ranges_renamed += 1;
