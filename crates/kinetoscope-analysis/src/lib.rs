@@ -16,6 +16,7 @@
 //!   properties).
 //! - [`memory`]: the memory view (curves, peaks, allocation events, per-operator statistics).
 //! - [`note`]: what an analysis had to assume or could not compute, as data.
+//! - [`nvtx`]: NVTX ranges by name (`nsys stats` `nvtx_sum`) with the GPU time launched inside.
 //! - [`ops`]: the operator view (per operator, by name, input shape, call stack or module).
 //! - [`pstats`]: cProfile / profile statistics: pstats' function table, callers and
 //!   callees, sums of files, an estimated call tree.
@@ -41,6 +42,7 @@ pub mod kernels;
 pub mod memory;
 pub mod name_memo;
 pub mod note;
+pub mod nvtx;
 pub mod ops;
 pub mod overview;
 pub mod perf;

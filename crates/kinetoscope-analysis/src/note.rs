@@ -2,7 +2,7 @@
 //! per fact, with the numbers and names it concerns. Analyses attach them to their
 //! results (`warnings`, `notes`); the renderers word them.
 
-use kinetoscope_trace::{Defect, ReadReport};
+use kinetoscope_trace::{Defect, NsysFeature, ReadReport, Trace};
 use serde::{Deserialize, Serialize};
 
 /// One thing the reader of a result should know. Serialised with a `kind` tag
@@ -32,6 +32,24 @@ pub enum Note {
     /// call (launched before the profiler window): views by operator (`ops`, `perf`)
     /// leave them out, views by kernel name keep them.
     GpuWithoutLaunch {
+        /// How many.
+        count: u64,
+    },
+    /// An Nsight Systems capture lacks kinds of data (their tables were never
+    /// created): what they would give is missing, not zero.
+    NsysMissing {
+        /// What the capture lacks.
+        features: Vec<NsysFeature>,
+    },
+    /// An Nsight Systems report was exported to SQLite with the `nsys` on `PATH`, into
+    /// kinetoscope's cache folder, and read from there.
+    NsysExported {
+        /// The export.
+        to: String,
+    },
+    /// NVTX ranges of an Nsight Systems capture still open when it ended: kept, cut at
+    /// the capture's last time.
+    NsysOpenRanges {
         /// How many.
         count: u64,
     },
@@ -142,6 +160,28 @@ pub enum Note {
 }
 
 impl Note {
+    /// What the reader got past or repaired ([`Note::from_read`]) and, for an Nsight
+    /// Systems export, what the capture lacks and the ranges its end cut.
+    pub fn from_trace(trace: &Trace) -> Vec<Self> {
+        let mut notes = Self::from_read(&trace.report);
+        if let Some(info) = &trace.meta.nsys {
+            if let Some(to) = &info.exported_to {
+                notes.push(Self::NsysExported { to: to.clone() });
+            }
+            if !info.missing.is_empty() {
+                notes.push(Self::NsysMissing {
+                    features: info.missing.clone(),
+                });
+            }
+            if info.ranges_open_at_end > 0 {
+                notes.push(Self::NsysOpenRanges {
+                    count: info.ranges_open_at_end,
+                });
+            }
+        }
+        notes
+    }
+
     /// What the reader got past or repaired, as notes: its defects and its repaired
     /// launch links, each when there are any.
     pub fn from_read(report: &ReadReport) -> Vec<Self> {

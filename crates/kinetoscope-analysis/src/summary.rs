@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use kinetoscope_trace::{DeviceInfo, RankSource, Trace};
+use kinetoscope_trace::{DeviceInfo, NsysInfo, RankSource, Trace};
 use serde::{Deserialize, Serialize};
 
 use crate::note::Note;
@@ -52,6 +52,10 @@ pub struct TraceSummary {
     pub gzip: bool,
     /// Warnings about the read (defects skipped or repaired) and the content.
     pub warnings: Vec<Note>,
+    /// What an Nsight Systems export held (`None`, and absent from the JSON, for a
+    /// Kineto trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nsys: Option<NsysInfo>,
 }
 
 /// Summarise one trace.
@@ -72,7 +76,7 @@ pub fn summarize(trace: &Trace) -> TraceSummary {
         None
     };
     let dist = trace.meta.distributed.as_ref();
-    let mut warnings: Vec<Note> = Note::from_read(&trace.report);
+    let mut warnings: Vec<Note> = Note::from_trace(trace);
     if step_source == StepSource::WholeTrace {
         warnings.push(Note::NoStepMarkers);
     }
@@ -97,5 +101,6 @@ pub fn summarize(trace: &Trace) -> TraceSummary {
         file_bytes: trace.report.file_bytes,
         gzip: trace.report.gzip,
         warnings,
+        nsys: trace.meta.nsys.clone(),
     }
 }

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use kinetoscope_trace::read::{read_trace, read_trace_bytes, ReadOptions, Sniffed};
+use kinetoscope_trace::read::{
+    gpu_processes, is_sqlite, process_path, read_trace, read_trace_bytes, ReadOptions, Sniffed,
+};
 use kinetoscope_trace::{
     parse_stage_name, Artifact, ArtifactKind, RunPhase, Trace, TraceError, TraceResult,
 };
@@ -119,6 +121,24 @@ impl Input {
     }
 }
 
+/// An Nsight Systems export in which two or more processes ran GPU work (one file of
+/// a multi-GPU `torchrun`): a rank folder of its processes, one rank each
+/// (`kinetoscope_trace::read::process_path`). `None` for any other file.
+fn nsys_processes(path: &Path) -> Option<Input> {
+    let mut head = [0u8; 16];
+    let mut f = std::fs::File::open(path).ok()?;
+    std::io::Read::read_exact(&mut f, &mut head).ok()?;
+    if !is_sqlite(&head) {
+        return None;
+    }
+    let pids = gpu_processes(path).ok()?;
+    (pids.len() >= 2).then(|| Input::RankFolder {
+        dir: path.to_owned(),
+        traces: pids.iter().map(|&p| process_path(path, p)).collect(),
+        skipped: Vec::new(),
+    })
+}
+
 /// Work out what `path` is: a file, a rank folder or a run folder. Special files in a
 /// folder (FIFOs, sockets, devices) are never opened, so none can block the read; they
 /// are listed in the input's `skipped`.
@@ -128,7 +148,9 @@ pub fn open_path(path: &Path) -> TraceResult<Input> {
         source: e,
     })?;
     if !meta.is_dir() {
-        return Ok(Input::File(path.to_owned()));
+        // Only a regular file is opened here: a FIFO or a device is read once, later.
+        let processes = meta.is_file().then(|| nsys_processes(path)).flatten();
+        return Ok(processes.unwrap_or_else(|| Input::File(path.to_owned())));
     }
     let Listing {
         mut files,
@@ -162,7 +184,7 @@ pub fn open_path(path: &Path) -> TraceResult<Input> {
     if traces.is_empty() {
         return Err(TraceError::EmptyInput {
             path: path.to_owned(),
-            message: "no trace files (*.json, *.json.gz) in this folder".into(),
+            message: "no trace files (*.json, *.json.gz, *.sqlite) in this folder".into(),
         });
     }
     Ok(Input::RankFolder {

@@ -25,6 +25,7 @@ pub mod memory_html;
 pub mod memory_snapshot;
 pub mod memory_timeline;
 pub mod note;
+pub mod nvtx;
 pub mod ops;
 pub mod overview;
 pub mod perf;

@@ -2,6 +2,7 @@
 
 use kinetoscope_analysis::note::Note;
 use kinetoscope_engine::{SkippedFile, SpecialFileKind};
+use kinetoscope_trace::NsysFeature;
 
 /// The line for a special file of an input folder that was skipped.
 pub fn skipped(s: &SkippedFile) -> String {
@@ -62,6 +63,28 @@ pub fn text(note: &Note) -> String {
         Note::GpuWithoutLaunch { count } => format!(
             "{count} GPU kernels, copies or sets have no launch record (launched before the \
              profiler window): views by operator leave them out, views by kernel keep them"
+        ),
+        Note::NsysMissing { features } => {
+            let parts: Vec<&str> = features
+                .iter()
+                .map(|f| match f {
+                    NsysFeature::CudaTrace => {
+                        "no CUDA trace (no kernel, copy, set or runtime call: --trace=cuda was \
+                         off or CUDA profiling did not start), so no GPU time is measured"
+                    }
+                    NsysFeature::Nvtx => "no NVTX ranges (--trace=nvtx off or none pushed)",
+                    NsysFeature::GpuInfo => {
+                        "no GPU properties (TARGET_INFO_GPU): no device name, SM count or peak"
+                    }
+                })
+                .collect();
+            format!("this capture has {}", parts.join("; "))
+        }
+        Note::NsysExported { to } => {
+            format!("exported with nsys to {to} (kinetoscope's cache; the report is unchanged)")
+        }
+        Note::NsysOpenRanges { count } => format!(
+            "{count} NVTX ranges were still open when the capture ended: kept, cut at its end"
         ),
         Note::NoDevicePeak {
             device,

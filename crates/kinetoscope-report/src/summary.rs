@@ -53,7 +53,14 @@ pub fn to_table(doc: &SummaryDocument) -> String {
 
 fn trace_table(t: &TraceSummary) -> String {
     let mut out = String::new();
-    let compression = if t.gzip {
+    let compression = if let Some(n) = &t.nsys {
+        let version = if n.nsys_version.is_empty() {
+            String::new()
+        } else {
+            format!(", nsys {}", n.nsys_version)
+        };
+        format!("{} Nsight Systems export{version}", bytes(t.file_bytes))
+    } else if t.gzip {
         format!(
             "gzip, {} → {} JSON",
             bytes(t.file_bytes),
@@ -64,6 +71,17 @@ fn trace_table(t: &TraceSummary) -> String {
     };
     out.push_str(&format!("trace    {} ({compression})\n", t.path));
     out.push_str(&format!("era      {}\n", t.era));
+    if let Some(n) = &t.nsys {
+        for p in &n.gpu_processes {
+            let devices: Vec<String> = p.devices.iter().map(i64::to_string).collect();
+            out.push_str(&format!(
+                "process  {} {} · GPU work on device {}\n",
+                p.pid,
+                p.name,
+                devices.join(", ")
+            ));
+        }
+    }
     let rank = match (t.rank, t.world_size) {
         (Some(r), Some(w)) => format!("{r} of {w}"),
         (Some(r), None) => format!("{r}"),

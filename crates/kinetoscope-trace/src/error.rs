@@ -65,6 +65,15 @@ pub enum TraceError {
         /// The budget (`ReadOptions::budget`), or `None` when the system refused.
         limit: Option<u64>,
     },
+    /// An Nsight Systems report (`.nsys-rep`, `.qdrep`), which kinetoscope reads once
+    /// exported to SQLite.
+    #[error("{path}: an Nsight Systems report; export it to SQLite first, then give kinetoscope the .sqlite file:\n  {command}")]
+    NsysReport {
+        /// The report.
+        path: PathBuf,
+        /// The export command.
+        command: String,
+    },
     /// A folder that holds nothing kinetoscope can read.
     #[error("{path}: {message}")]
     EmptyInput {

@@ -131,6 +131,15 @@ pub enum Command {
     ///
     /// CSV: one row per pattern, kernels joined with `|`.
     Sequences(SequencesArgs),
+    /// NVTX ranges by name, as `nsys stats --report nvtx_sum`: count, total, average,
+    /// median, minimum, maximum and standard deviation of duration, and the GPU time of
+    /// the work launched inside each range on its thread (the `nvtx_gpu_proj_sum`
+    /// projection). On an Nsight Systems export: its NVTX ranges (`emit_nvtx`
+    /// operator ranges under the operator's name); on a Kineto trace: its
+    /// `record_function` ranges.
+    ///
+    /// CSV: one row per range name.
+    Nvtx(NvtxArgs),
     /// The critical path of one step: walking back from the step's end through stream
     /// order, host→device launch edges, synchronisations and waits between streams;
     /// time on the path by category and the events with the most time on it.
@@ -269,6 +278,10 @@ pub struct ReadArgs {
     /// Going over it is an error, never a crash.
     #[arg(long, value_name = "SIZE", value_parser = crate::size::parse_budget)]
     pub max_memory: Option<crate::size::Budget>,
+    /// Nsight Systems exports: the NVTX range that marks a step (its instances become
+    /// steps, in start order); ranges named `step N` are steps without it.
+    #[arg(long, value_name = "NAME")]
+    pub nvtx_step: Option<String>,
 }
 
 /// `report` options.
@@ -578,6 +591,25 @@ pub struct SequencesArgs {
     /// Patterns to show per trace.
     #[arg(long, default_value_t = 5)]
     pub top: usize,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+/// `nvtx` options.
+#[derive(Debug, Args, Clone)]
+pub struct NvtxArgs {
+    /// An Nsight Systems export (.sqlite), a trace file or a folder of rank files.
+    pub path: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ViewFormat,
+    /// Keep only range names containing this text.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Rows to show per trace (all when not given).
+    #[arg(long)]
+    pub top: Option<usize>,
     /// Reading options.
     #[command(flatten)]
     pub read: ReadArgs,

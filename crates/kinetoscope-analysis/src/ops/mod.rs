@@ -207,7 +207,7 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
     }
 
     // The reader's repaired launch links decide device time here: say so.
-    let mut warnings: Vec<Note> = Note::from_read(&trace.report)
+    let mut warnings: Vec<Note> = Note::from_trace(trace)
         .into_iter()
         .filter(|n| {
             matches!(

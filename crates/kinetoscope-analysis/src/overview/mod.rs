@@ -231,7 +231,7 @@ pub fn overview(trace: &Trace) -> TraceOverview {
         .unwrap_or_default();
     let (worker, span) = worker_and_span(&file_name);
     let rank = trace.meta.rank.map(|r| r.value);
-    let mut warnings: Vec<Note> = Note::from_read(&trace.report);
+    let mut warnings: Vec<Note> = Note::from_trace(trace);
     if plan.source == StepSource::WholeTrace {
         warnings.push(Note::NoStepMarkers);
     }

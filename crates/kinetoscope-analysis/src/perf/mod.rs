@@ -333,7 +333,7 @@ fn notes(
     peaks: Option<&GpuPeak>,
     opts: &PerfOptions,
 ) -> Vec<Note> {
-    let mut out: Vec<Note> = Note::from_read(&trace.report)
+    let mut out: Vec<Note> = Note::from_trace(trace)
         .into_iter()
         .filter(|n| {
             matches!(

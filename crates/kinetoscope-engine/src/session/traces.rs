@@ -25,10 +25,12 @@ pub struct FileStamp {
 impl FileStamp {
     /// The stamp of `path` now.
     pub fn of(path: &Path) -> TraceResult<Self> {
-        let meta = std::fs::metadata(path).map_err(|e| TraceError::Io {
-            path: path.to_owned(),
-            source: e,
-        })?;
+        let file = kinetoscope_trace::read::split_process_path(path).map(|(f, _)| f);
+        let meta =
+            std::fs::metadata(file.as_deref().unwrap_or(path)).map_err(|e| TraceError::Io {
+                path: path.to_owned(),
+                source: e,
+            })?;
         Ok(Self {
             len: meta.len(),
             modified: meta.modified().ok(),

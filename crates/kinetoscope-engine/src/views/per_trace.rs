@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use kinetoscope_analysis::comm::{comm, resolve_hta, TraceComm};
 use kinetoscope_analysis::critical_path::{critical_path, CriticalPath, CriticalPathOptions};
 use kinetoscope_analysis::kernels::{analyze_kernels, KernelGroupBy, KernelSortKey, KernelsTable};
+use kinetoscope_analysis::nvtx::{nvtx, NvtxOptions, TraceNvtx};
 use kinetoscope_analysis::ops::{analyze_ops, OpGroupBy, OpSortKey, OpsTable};
 use kinetoscope_analysis::overview::{overview, TraceOverview};
 use kinetoscope_analysis::perf::{analyze_perf, PerfOptions, PerfTable};
@@ -95,6 +96,12 @@ impl Engine {
         opts: &SequenceOptions,
     ) -> EngineResult<Document<TraceSequences>> {
         self.document(src, (), |t| frequent_sequences(t, opts))
+    }
+
+    /// `nvtx`: NVTX ranges by name with the GPU time launched inside (an Nsight
+    /// Systems export's ranges; a Kineto trace's `record_function` ranges).
+    pub fn nvtx(&self, src: &Source, opts: &NvtxOptions) -> EngineResult<Document<TraceNvtx>> {
+        self.document(src, (), |t| nvtx(t, opts))
     }
 
     /// `critical-path`: the critical path of one step of each trace.

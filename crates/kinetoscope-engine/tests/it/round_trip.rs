@@ -9,6 +9,7 @@ use kinetoscope_analysis::critical_path::CriticalPathOptions;
 use kinetoscope_analysis::gpu_time::launches::LaunchOptions;
 use kinetoscope_analysis::gpu_time::Compat;
 use kinetoscope_analysis::kernels::{KernelGroupBy, KernelSortKey};
+use kinetoscope_analysis::nvtx::NvtxOptions;
 use kinetoscope_analysis::ops::{OpGroupBy, OpSortKey};
 use kinetoscope_analysis::perf::PerfOptions;
 use kinetoscope_analysis::sequences::SequenceOptions;
@@ -179,6 +180,34 @@ fn comm_sequences_and_gpu_time_round_trip_in_both_modes() {
         };
         let ops = e.sequences(&path(p.clone()), &op).unwrap();
         round_trip(&format!("sequences (operator) {n}"), &ops);
+    }
+}
+
+/// Nsight Systems exports: the views whose documents carry what only an export has
+/// (the summary's `nsys`, the NVTX view, the nsys notes), one file per case: a single
+/// process, two processes as ranks, a failed capture.
+#[test]
+fn nsys_documents_round_trip() {
+    let e = engine();
+    for f in [
+        "nsys/cs336-a100-2p7b-nvtx/result_2_7B_nvtx.sqlite",
+        "nsys/fastvideo-h100x2-infer-emit-nvtx/h100_2gpu_1s.sqlite",
+        "nsys/cs336-failed-cuda-nonutf8/result.sqlite",
+    ] {
+        let p = fixture(f);
+        let summary = round_trip(
+            &format!("summary {f}"),
+            &e.summary(&path(p.clone())).unwrap(),
+        );
+        assert!(summary.traces.iter().all(|t| t.nsys.is_some()), "{f}");
+        round_trip(
+            &format!("nvtx {f}"),
+            &e.nvtx(&path(p.clone()), &NvtxOptions::default()).unwrap(),
+        );
+        round_trip(
+            &format!("report {f}"),
+            &e.report(&path(p), &Config::default()).unwrap(),
+        );
     }
 }
 

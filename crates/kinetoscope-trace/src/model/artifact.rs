@@ -8,7 +8,8 @@ use std::path::PathBuf;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ArtifactKind {
-    /// A Kineto Chrome trace (`.json`, `.json.gz`).
+    /// A Kineto Chrome trace (`.json`, `.json.gz`), or an Nsight Systems SQLite export
+    /// (`.sqlite`; the content decides).
     Trace,
     /// A CUDA memory snapshot pickle.
     MemorySnapshot,
@@ -45,7 +46,7 @@ impl ArtifactKind {
             Some(Self::KeyAveragesTable)
         } else if n.contains("memory_timeline") || n.ends_with(".raw.json.gz") {
             Some(Self::MemoryTimeline)
-        } else if n.ends_with(".json") || n.ends_with(".json.gz") {
+        } else if n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".sqlite") {
             Some(Self::Trace)
         } else {
             None
@@ -175,6 +176,11 @@ mod tests {
         assert_eq!(rank_from_file_name("sampled_rank-1.json.gz"), Some(1));
         assert_eq!(rank_from_file_name("prof_rank12_trace.json"), Some(12));
         assert_eq!(rank_from_file_name("worker0.123.pt.trace.json"), None);
+        assert_eq!(rank_from_file_name("profile_rank1.sqlite"), Some(1));
+        assert_eq!(
+            ArtifactKind::from_file_name("profile_rank1.sqlite"),
+            Some(ArtifactKind::Trace)
+        );
     }
 }
 

@@ -46,6 +46,10 @@ pub struct TraceMeta {
     pub profiler_options: Vec<String>,
     /// Format features observed while reading.
     pub features: FormatFeatures,
+    /// What an Nsight Systems export held (`None`, and absent from the JSON, for a
+    /// Kineto trace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nsys: Option<super::NsysInfo>,
 }
 
 /// Whose GPUs ran a trace.
@@ -192,6 +196,9 @@ pub enum RankSource {
     DistributedInfo,
     /// The file name (`rank-3...`).
     FileName,
+    /// One process of an Nsight Systems export: its place among the processes that ran
+    /// GPU work, ordered by their first device.
+    NsysProcess,
 }
 
 /// Features of the file format the reader saw, from which the PyTorch era is estimated.
@@ -225,6 +232,12 @@ pub struct FormatFeatures {
 impl TraceMeta {
     /// Decide [`TraceMeta::rank`]: `distributedInfo.rank`, else the rank in `file_name`.
     pub(crate) fn decide_rank(&mut self, file_name: &str) {
+        if self
+            .rank
+            .is_some_and(|r| r.source == RankSource::NsysProcess)
+        {
+            return;
+        }
         self.rank = match self.distributed.as_ref().and_then(|d| d.rank) {
             Some(value) => Some(Rank {
                 value,
@@ -242,6 +255,9 @@ impl TraceMeta {
     pub fn pytorch_era(&self) -> &'static str {
         let f = &self.features;
         let flow = |c: &str| f.flow_categories.iter().any(|x| x == c);
+        if self.nsys.is_some() {
+            return "unknown (an Nsight Systems export)";
+        }
         if f.bare_array {
             return "legacy autograd profiler (no Kineto)";
         }

@@ -26,7 +26,7 @@ pub(crate) struct TraceBuilder {
     /// Track ids hashed by their `(pid, tid)` in the trace's track list.
     track_index: HashTable<u32>,
     /// Metadata records: pid, tid, key and value (trace string ids).
-    meta: Vec<(RawId, RawId, StrId, StrId)>,
+    pub meta: Vec<(RawId, RawId, StrId, StrId)>,
     /// Elements merged so far (the next element's index).
     pub elements: u64,
     /// The first problem in file order, for strict mode.

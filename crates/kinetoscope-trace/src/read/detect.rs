@@ -19,6 +19,8 @@ pub(crate) enum Magic {
     Html,
     /// Nothing at all (or only whitespace).
     Empty,
+    /// An SQLite 3 database (`SQLite format 3\0`).
+    Sqlite,
     /// Other binary data.
     Binary,
     /// Other text.
@@ -33,6 +35,9 @@ impl Magic {
         }
         if head.starts_with(&[0x1f, 0x8b]) {
             return Self::Gzip;
+        }
+        if super::nsys::is_sqlite(head) {
+            return Self::Sqlite;
         }
         if head[0] == 0x80 && head.len() > 1 && (2..=5).contains(&head[1]) {
             return Self::Pickle;
@@ -87,6 +92,9 @@ pub enum ContentKind {
     /// A PyTorch execution trace (`ExecutionTraceObserver`): a JSON object with `schema`
     /// and `nodes`.
     ExecutionTrace,
+    /// An SQLite database: an Nsight Systems export (`nsys export --type sqlite`) when
+    /// it has the nsys tables, which the reader checks.
+    NsysExport,
     /// An HTML page (a memory-timeline picture).
     Html,
     /// Nothing at all.
@@ -111,6 +119,7 @@ impl ContentKind {
             Magic::Marshal => Self::Pstats,
             Magic::Html => Self::Html,
             Magic::Empty => Self::Empty,
+            Magic::Sqlite => Self::NsysExport,
             Magic::Gzip | Magic::Binary => Self::Binary,
             Magic::Text if super::key_averages::looks_like_table(head) => Self::KeyAveragesTable,
             Magic::Text => Self::Text,
@@ -126,6 +135,7 @@ impl ContentKind {
             Self::Snapshot => "a Python pickle (a CUDA memory snapshot?)",
             Self::Pstats => "a Python marshal file (a cProfile/pstats profile)",
             Self::ExecutionTrace => "a PyTorch execution trace (ExecutionTraceObserver JSON)",
+            Self::NsysExport => "an SQLite database (an Nsight Systems export?)",
             Self::Html => "an HTML page (a memory-timeline picture?)",
             Self::Empty => "an empty file",
             Self::Binary => "binary data",

@@ -13,6 +13,7 @@ mod header;
 pub mod key_averages;
 mod kineto;
 pub mod lexer;
+pub mod nsys;
 pub mod pickle;
 pub mod pstats;
 mod segment;
@@ -24,6 +25,10 @@ mod window;
 
 pub use detect::ContentKind;
 pub use key_averages::{key_averages_from_bytes, read_key_averages};
+pub use nsys::{
+    export_command, gpu_processes, is_nsys_report, is_sqlite, process_path, read_nsys,
+    read_nsys_report, split_process_path,
+};
 pub use pickle::{read_snapshot, snapshot_from_bytes, snapshot_from_reader};
 pub use pstats::{pstats_from_bytes, pstats_from_reader, read_pstats};
 pub use sniff::{sniff_bytes, sniff_path, sniff_reader, Loaded, Sniffed};
@@ -73,6 +78,10 @@ pub struct ReadOptions {
     /// fallibly and taken from the budget first: running out is
     /// [`crate::TraceError::OutOfMemory`], never an abort.
     pub budget: MemoryBudget,
+    /// Nsight Systems exports: the NVTX range name that marks a step. Its instances
+    /// become `ProfilerStep#0`, `#1`, … in start order, as `step N` ranges do by
+    /// themselves. Kineto traces ignore it.
+    pub nvtx_step: Option<String>,
 }
 
 impl Default for ReadOptions {
@@ -84,6 +93,7 @@ impl Default for ReadOptions {
             mmap: true,
             max_element_bytes: DEFAULT_MAX_ELEMENT_BYTES,
             budget: MemoryBudget::default(),
+            nvtx_step: None,
         }
     }
 }
@@ -96,6 +106,7 @@ impl std::fmt::Debug for ReadOptions {
             .field("mmap", &self.mmap)
             .field("max_element_bytes", &self.max_element_bytes)
             .field("budget", &self.budget)
+            .field("nvtx_step", &self.nvtx_step)
             .finish_non_exhaustive()
     }
 }
@@ -103,6 +114,12 @@ impl std::fmt::Debug for ReadOptions {
 /// Read one Kineto Chrome trace file (`.json`, or gzip-compressed JSON whatever the
 /// file is called).
 pub fn read_trace(path: &Path, opts: &ReadOptions) -> TraceResult<Trace> {
+    if split_process_path(path).is_some() {
+        return read_nsys(path, opts);
+    }
+    if is_nsys_report(path) && path.is_file() {
+        return read_nsys_report(path, opts);
+    }
     sniff_path(path)?.read_trace(opts)
 }
 

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use super::detect::{ContentKind, Magic};
-use super::{key_averages, kineto, pickle, pstats, timeline, ProgressFn, ReadOptions};
+use super::{key_averages, kineto, nsys, pickle, pstats, timeline, ProgressFn, ReadOptions};
 use crate::model::{
     grow, Charge, KeyAveragesTable, MemoryError, MemoryTimeline, PstatsProfile, StringTable, Trace,
 };
@@ -259,6 +259,24 @@ impl<'a> Sniffed<'a> {
     pub fn read_trace(self, opts: &ReadOptions) -> TraceResult<Trace> {
         match self.kind {
             ContentKind::KinetoTrace | ContentKind::MemoryTimeline | ContentKind::OtherJson => {}
+            ContentKind::NsysExport if !self.gzip => {
+                return match self.body {
+                    Body::File { .. } => nsys::read_nsys(&self.path, opts),
+                    _ => Err(TraceError::NotA {
+                        path: self.path,
+                        expected: "Kineto Chrome trace",
+                        why: "an SQLite database (an Nsight Systems export?) is read from a \
+                              file on disk, not from bytes or a stream"
+                            .into(),
+                    }),
+                };
+            }
+            _ if nsys::is_nsys_report(&self.path) => {
+                return Err(TraceError::NsysReport {
+                    command: nsys::export_command(&self.path),
+                    path: self.path,
+                });
+            }
             other => {
                 let what = other.describe();
                 return Err(TraceError::NotATrace {

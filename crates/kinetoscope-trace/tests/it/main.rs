@@ -15,6 +15,7 @@ mod key_averages;
 mod links;
 mod malformed;
 mod memory_timeline;
+mod nsys;
 mod pstats;
 mod shared_corpus;
 mod snapshot;

@@ -39,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Comm(a)) => views::comm(a),
         Some(Command::Ranks(a)) => views::ranks(a),
         Some(Command::Sequences(a)) => views::sequences(a),
+        Some(Command::Nvtx(a)) => views::nvtx(a),
         Some(Command::CriticalPath(a)) => views::critical_path(a),
         Some(Command::Diff(a)) => diff::run(a),
         Some(Command::Pstats(a)) => pstats::run(a),
@@ -54,6 +55,7 @@ fn engine(read: &ReadArgs) -> Engine {
     let mut opts = ReadOptions {
         strict: read.strict,
         mmap: !read.no_mmap,
+        nvtx_step: read.nvtx_step.clone(),
         ..ReadOptions::default()
     };
     if let Some(t) = read.threads {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use kinetoscope_analysis::critical_path::CriticalPathOptions;
 use kinetoscope_analysis::gpu_time::launches::LaunchOptions;
 use kinetoscope_analysis::gpu_time::Compat;
+use kinetoscope_analysis::nvtx::NvtxOptions;
 use kinetoscope_analysis::ranks::ClockMode;
 use kinetoscope_analysis::sequences::SequenceOptions;
 use kinetoscope_engine::{
@@ -17,7 +18,8 @@ use super::output::{emit, note_skipped};
 use super::{engine, source};
 use crate::args::{
     ClockArg, CommArgs, CriticalPathArgs, GpuTimeArgs, IdleArgs, KernelsArgs, KernelsGroupBy,
-    LaunchesArgs, OpsArgs, OpsGroupBy, OverviewArgs, PerfArgs, RanksArgs, SequencesArgs, ViewArgs,
+    LaunchesArgs, NvtxArgs, OpsArgs, OpsGroupBy, OverviewArgs, PerfArgs, RanksArgs, SequencesArgs,
+    ViewArgs,
 };
 
 fn src(view: &ViewArgs) -> Source {
@@ -247,6 +249,23 @@ pub fn sequences(args: SequencesArgs) -> anyhow::Result<ExitCode> {
         args.format,
         render::sequences::to_table,
         Some(&render::sequences::to_csv),
+    )
+}
+
+/// `kinetoscope nvtx`.
+pub fn nvtx(args: NvtxArgs) -> anyhow::Result<ExitCode> {
+    let opts = NvtxOptions {
+        filter: args.filter.clone(),
+        top: args.top,
+    };
+    let doc = engine(&args.read).nvtx(&source(Some(&args.path)), &opts)?;
+    note_skipped(&doc.skipped);
+    emit(
+        &doc,
+        &doc.errors,
+        args.format,
+        render::nvtx::to_table,
+        Some(&render::nvtx::to_csv),
     )
 }
 

@@ -22,6 +22,9 @@
 //! - [`diff`]: `diff` on recorded pairs: exit codes of the gate, formats, saved
 //!   baselines, refused expressions.
 //! - [`serve`]: `serve`'s first line, its views equal to the CLI's JSON, `--host`.
+//! - [`nsys`]: Nsight Systems exports: every view, numbers against SQL, the environment
+//!   kept private (a planted canary), inputs unchanged, `.nsys-rep` refused with the
+//!   export command.
 //! - [`hostile`]: bad and hostile input, generated at test time, one module per class.
 
 mod browser;
@@ -35,6 +38,7 @@ mod memory;
 mod memory_html_browser;
 mod memory_snapshot;
 mod memory_timeline;
+mod nsys;
 mod ops_kernels;
 mod pstats;
 mod ranks;

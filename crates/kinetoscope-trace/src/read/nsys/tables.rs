@@ -1,0 +1,1122 @@
+//! Reading the tables of an Nsight Systems export into the model: one pass per table,
+//! one prepared statement each, names resolved through `StringIds` only for the ids a
+//! name column refers to.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, Row};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::nvtx::{emit_nvtx, step_number};
+use super::sql_error;
+use crate::model::*;
+use crate::read::builder::TraceBuilder;
+use crate::read::ReadOptions;
+use crate::{TraceError, TraceResult};
+
+/// The longest text kept from any column (an NVTX text, a kernel name); longer ones are
+/// cut at a character boundary.
+const MAX_TEXT_BYTES: usize = 64 << 10;
+/// Events beyond this are refused (the model indexes events with `u32`).
+const MAX_EVENTS: usize = u32::MAX as usize - 1;
+
+/// NVTX event types (`ENUM_NSYS_EVENT_TYPE`).
+const NVTX_MARK: i64 = 34;
+const NVTX_PUSH_POP: i64 = 59;
+const NVTX_START_END: i64 = 60;
+const NVTX_DOMAIN_CREATE: i64 = 75;
+
+/// The tables of the file, by name.
+struct Schema {
+    tables: Vec<String>,
+}
+
+impl Schema {
+    fn read(conn: &Connection) -> rusqlite::Result<Self> {
+        let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")?;
+        let tables = stmt
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(Self { tables })
+    }
+
+    /// The table `base`, or its highest versioned name (`base_V3` over `base_V2`).
+    fn resolve(&self, base: &str) -> Option<&str> {
+        let mut best: Option<(u32, &str)> = None;
+        for t in &self.tables {
+            let version = if t == base {
+                Some(1)
+            } else {
+                t.strip_prefix(base)
+                    .and_then(|r| r.strip_prefix("_V"))
+                    .and_then(|v| v.parse::<u32>().ok())
+            };
+            if let Some(v) = version {
+                if best.is_none_or(|(b, _)| v > b) {
+                    best = Some((v, t.as_str()));
+                }
+            }
+        }
+        best.map(|(_, t)| t)
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.tables.iter().any(|t| t == name)
+    }
+}
+
+/// Whether the database is an nsys export: it has `StringIds` and a `TARGET_INFO_*` or
+/// export-metadata table.
+pub(super) fn is_nsys(conn: &Connection) -> rusqlite::Result<bool> {
+    let s = Schema::read(conn)?;
+    Ok(s.has("StringIds")
+        && s.tables.iter().any(|t| {
+            t.starts_with("TARGET_INFO_") || t == "META_DATA_EXPORT" || t == "EXPORT_META_DATA"
+        }))
+}
+
+/// The tables of GPU work, each with a `globalPid` and a `deviceId`.
+const GPU_TABLES: [&str; 4] = [
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+];
+
+/// The pids that ran GPU work, ordered by their lowest device then pid.
+pub(super) fn gpu_processes(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
+    let schema = Schema::read(conn)?;
+    let mut first: BTreeMap<i64, i64> = BTreeMap::new();
+    for base in GPU_TABLES {
+        let Some(table) = schema.resolve(base) else {
+            continue;
+        };
+        let sql =
+            format!("SELECT (globalPid >> 24) & 16777215, min(deviceId) FROM {table} GROUP BY 1");
+        let mut stmt = conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let (pid, dev) = (int(r, 0), int(r, 1));
+            let e = first.entry(pid).or_insert(dev);
+            *e = (*e).min(dev);
+        }
+    }
+    let mut v: Vec<(i64, i64)> = first.into_iter().map(|(p, d)| (d, p)).collect();
+    v.sort_unstable();
+    Ok(v.into_iter().map(|(_, p)| p).collect())
+}
+
+/// The columns of a table.
+fn columns(conn: &Connection, table: &str) -> rusqlite::Result<FxHashSet<String>> {
+    let mut stmt = conn.prepare(&format!("PRAGMA table_info(\"{table}\")"))?;
+    let cols = stmt
+        .query_map([], |r| r.get::<_, String>(1))?
+        .collect::<rusqlite::Result<FxHashSet<_>>>()?;
+    Ok(cols)
+}
+
+/// `col` when the table has it, else `NULL`, for a select list.
+fn col_or_null(cols: &FxHashSet<String>, col: &str) -> String {
+    if cols.contains(col) {
+        format!("\"{col}\"")
+    } else {
+        "NULL".to_owned()
+    }
+}
+
+/// The NVTX `text` column cut to [`MAX_TEXT_BYTES`] characters by SQLite itself (so a
+/// huge value is never copied whole), or `NULL` when the table lacks it.
+fn text_col(cols: &FxHashSet<String>) -> String {
+    if cols.contains("text") {
+        format!("substr(\"text\", 1, {})", MAX_TEXT_BYTES + 4)
+    } else {
+        "NULL".to_owned()
+    }
+}
+
+/// An integer column; 0 for NULL or a non-integer.
+fn int(row: &Row<'_>, i: usize) -> i64 {
+    match row.get_ref(i) {
+        Ok(ValueRef::Integer(v)) => v,
+        Ok(ValueRef::Real(v)) if v.is_finite() => v as i64,
+        _ => 0,
+    }
+}
+
+/// An integer column; `None` for NULL or a non-integer.
+fn opt_int(row: &Row<'_>, i: usize) -> Option<i64> {
+    match row.get_ref(i) {
+        Ok(ValueRef::Integer(v)) => Some(v),
+        _ => None,
+    }
+}
+
+/// A text column as UTF-8 (invalid bytes replaced), capped at [`MAX_TEXT_BYTES`];
+/// `None` for NULL.
+fn text(row: &Row<'_>, i: usize) -> Option<String> {
+    match row.get_ref(i) {
+        Ok(ValueRef::Text(b) | ValueRef::Blob(b)) => Some(capped(b)),
+        Ok(ValueRef::Integer(v)) => Some(v.to_string()),
+        _ => None,
+    }
+}
+
+fn capped(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(&b[..b.len().min(MAX_TEXT_BYTES + 4)]);
+    if s.len() <= MAX_TEXT_BYTES {
+        return s.into_owned();
+    }
+    let mut end = MAX_TEXT_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
+}
+
+/// The process of a serialized global id (`globalPid` or `globalTid`): every bit above
+/// the thread id (the process id and the host/VM bits).
+fn process_key(global: i64) -> i64 {
+    global >> 24
+}
+
+/// The operating-system pid and tid of a serialized global id.
+fn pid_tid(global: i64) -> (i64, i64) {
+    ((global >> 24) & 0xFF_FFFF, global & 0xFF_FFFF)
+}
+
+/// Times are clamped so that a base plus a start plus a duration cannot overflow.
+const TIME_LIMIT: i64 = 1 << 61;
+
+struct Loader<'c> {
+    path: &'c Path,
+    conn: &'c Connection,
+    schema: Schema,
+    trace: Trace,
+    meta: Vec<(RawId, RawId, StrId, StrId)>,
+    /// `StringIds` id → interned name.
+    names: FxHashMap<i64, StrId>,
+    /// `StringIds` id of a runtime or driver function → its name without the version.
+    call_names: FxHashMap<i64, StrId>,
+    /// `(process, correlationId)` → correlation unique in the trace.
+    correlations: FxHashMap<(i64, i64), i64>,
+    /// Correlations of the runtime and driver calls read.
+    launched: FxHashSet<i64>,
+    tracks: FxHashMap<(i64, i64), TrackId>,
+    base_ns: i64,
+    last_ns: i64,
+    open_ranges: Vec<EventId>,
+    /// pid → devices it ran GPU work on.
+    gpu_processes: BTreeMap<i64, BTreeSet<i64>>,
+    /// Read only this process's rows.
+    only: Option<i64>,
+    /// The NVTX range name that marks a step (`ReadOptions::nvtx_step`), and the
+    /// number of its instances seen so far.
+    step_range: Option<(String, i64)>,
+    info: NsysInfo,
+}
+
+/// Read every table kinetoscope uses into a trace.
+pub(super) fn load(
+    path: &Path,
+    conn: &Connection,
+    opts: &ReadOptions,
+    only: Option<i64>,
+) -> TraceResult<Trace> {
+    let schema = Schema::read(conn).map_err(|e| sql_error(path, "sqlite_master", e))?;
+    let mut trace = Trace {
+        path: path.to_owned(),
+        strings: StringTable::new(),
+        ..Trace::default()
+    };
+    trace.charge = Charge::new(&opts.budget);
+    trace.report.file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let mut l = Loader {
+        path,
+        conn,
+        schema,
+        trace,
+        meta: Vec::new(),
+        names: FxHashMap::default(),
+        call_names: FxHashMap::default(),
+        correlations: FxHashMap::default(),
+        launched: FxHashSet::default(),
+        tracks: FxHashMap::default(),
+        base_ns: 0,
+        last_ns: i64::MIN,
+        open_ranges: Vec::new(),
+        gpu_processes: BTreeMap::new(),
+        only,
+        step_range: opts.nvtx_step.clone().map(|n| (n, 0)),
+        info: NsysInfo::default(),
+    };
+    if let Some(pid) = only {
+        let ranks = gpu_processes(conn).map_err(|e| sql_error(path, "CUPTI_ACTIVITY_KIND_*", e))?;
+        l.trace.meta.rank = ranks.iter().position(|&p| p == pid).map(|i| Rank {
+            value: i as i64,
+            source: RankSource::NsysProcess,
+        });
+    }
+    l.export_metadata()?;
+    l.session_start()?;
+    l.devices()?;
+    // Host calls first: GPU rows then know which correlations have a call.
+    let runtime = l.calls("CUPTI_ACTIVITY_KIND_RUNTIME", "cuda_runtime")?;
+    let driver = l.calls("CUPTI_ACTIVITY_KIND_DRIVER", "cuda_driver")?;
+    let kernels = l.kernels()?;
+    let graphs = l.graphs()?;
+    let copies = l.memcpy()?;
+    let sets = l.memset()?;
+    l.sync()?;
+    let nvtx = l.nvtx()?;
+    l.names_of_rows()?;
+    if !(runtime || driver || kernels || graphs || copies || sets) {
+        l.info.missing.push(NsysFeature::CudaTrace);
+    }
+    if !nvtx {
+        l.info.missing.push(NsysFeature::Nvtx);
+    }
+    if l.trace.meta.devices.is_empty() {
+        l.info.missing.push(NsysFeature::GpuInfo);
+    }
+    l.finish()
+}
+
+impl<'c> Loader<'c> {
+    fn err(&self, table: &str) -> impl Fn(rusqlite::Error) -> TraceError + '_ {
+        let table = table.to_owned();
+        move |e| sql_error(self.path, &table, e)
+    }
+
+    fn oom(&self, e: MemoryError) -> TraceError {
+        TraceError::OutOfMemory {
+            path: self.path.to_owned(),
+            offset: 0,
+            needed: e.needed,
+            in_use: e.in_use,
+            limit: e.limit,
+        }
+    }
+
+    fn intern(&mut self, text: &str) -> TraceResult<StrId> {
+        let t = &mut self.trace;
+        t.strings
+            .try_intern(text, &mut t.charge)
+            .map_err(|e| self.oom(e))
+    }
+
+    /// The name behind a `StringIds` id (read once per id); the empty name for an id
+    /// the table lacks.
+    fn string_id(&mut self, id: i64) -> TraceResult<StrId> {
+        if let Some(&s) = self.names.get(&id) {
+            return Ok(s);
+        }
+        let value: Option<String> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT substr(value, 1, 65540) FROM StringIds WHERE id = ?1")
+                .map_err(self.err("StringIds"))?;
+            let mut rows = stmt.query([id]).map_err(self.err("StringIds"))?;
+            match rows.next().map_err(self.err("StringIds"))? {
+                Some(r) => text(r, 0),
+                None => None,
+            }
+        };
+        let s = self.intern(value.as_deref().unwrap_or(""))?;
+        self.names.insert(id, s);
+        Ok(s)
+    }
+
+    /// The correlation, unique in the trace, of a process's CUPTI correlation id (0
+    /// stays 0: no link).
+    fn correlation(&mut self, process: i64, id: i64) -> i64 {
+        if id == 0 {
+            return 0;
+        }
+        let next = self.correlations.len() as i64 + 1;
+        *self.correlations.entry((process, id)).or_insert(next)
+    }
+
+    fn track(&mut self, pid: i64, tid: i64) -> TraceResult<TrackId> {
+        if let Some(&t) = self.tracks.get(&(pid, tid)) {
+            return Ok(t);
+        }
+        let t = &mut self.trace;
+        grow(&mut t.tracks.list, 1, &mut t.charge).map_err(|e| self.oom(e))?;
+        let id = TrackId(self.trace.tracks.list.len() as u32);
+        self.trace.tracks.list.push(Track {
+            pid: RawId::Int(pid),
+            tid: RawId::Int(tid),
+            kind: TrackKind::CpuThread,
+            thread_name: StrId(0),
+            process_name: StrId(0),
+            process_label: StrId(0),
+        });
+        self.tracks.insert((pid, tid), id);
+        Ok(id)
+    }
+
+    /// Append one span; `start` and `end` are on the capture's clock.
+    fn push(
+        &mut self,
+        start: i64,
+        end: i64,
+        name: StrId,
+        cat: CatId,
+        track: TrackId,
+        correlation: i64,
+    ) -> TraceResult<EventId> {
+        let t = &mut self.trace;
+        let n = t.events.len();
+        if n >= MAX_EVENTS {
+            return Err(self.oom(MemoryError::refused(u64::MAX)));
+        }
+        let start = start.clamp(-TIME_LIMIT, TIME_LIMIT);
+        let end = end.clamp(start, TIME_LIMIT);
+        self.last_ns = self.last_ns.max(end);
+        let c = &mut t.charge;
+        let e = &mut t.events;
+        let grown = grow(&mut e.ts_ns, 1, c)
+            .and_then(|()| grow(&mut e.dur_ns, 1, c))
+            .and_then(|()| grow(&mut e.name, 1, c))
+            .and_then(|()| grow(&mut e.cat, 1, c))
+            .and_then(|()| grow(&mut e.phase, 1, c))
+            .and_then(|()| grow(&mut e.track, 1, c))
+            .and_then(|()| grow(&mut e.external_id, 1, c))
+            .and_then(|()| grow(&mut e.correlation, 1, c));
+        if let Err(err) = grown {
+            return Err(self.oom(err));
+        }
+        let e = &mut self.trace.events;
+        e.ts_ns.push(start + self.base_ns);
+        e.dur_ns.push(end - start);
+        e.name.push(name);
+        e.cat.push(cat);
+        e.phase.push(Phase::Complete);
+        e.track.push(track);
+        e.external_id.push(0);
+        e.correlation.push(correlation);
+        self.trace.categories.add_count(cat, 1);
+        Ok(EventId(n as u32))
+    }
+
+    fn grow_args<T>(
+        &mut self,
+        pick: impl FnOnce(&mut ArgTables) -> &mut Vec<T>,
+    ) -> TraceResult<()> {
+        let t = &mut self.trace;
+        grow(pick(&mut t.args), 1, &mut t.charge).map_err(|e| self.oom(e))
+    }
+
+    /// Run `sql` over `table` and hand each row to `each`.
+    fn each_row(
+        &mut self,
+        table: &str,
+        sql: &str,
+        mut each: impl FnMut(&mut Self, &Row<'_>) -> TraceResult<()>,
+    ) -> TraceResult<()> {
+        let conn = self.conn;
+        let mut stmt = conn.prepare(sql).map_err(self.err(table))?;
+        let mut rows = stmt.query([]).map_err(self.err(table))?;
+        while let Some(row) = rows.next().map_err(self.err(table))? {
+            each(self, row)?;
+        }
+        Ok(())
+    }
+
+    /// `EXPORT_PRODUCT_VERSION` and `EXPORT_SCHEMA_VERSION` from `META_DATA_EXPORT` (or
+    /// the 2022 name `EXPORT_META_DATA`); nothing else of it.
+    fn export_metadata(&mut self) -> TraceResult<()> {
+        let Some(table) = ["META_DATA_EXPORT", "EXPORT_META_DATA"]
+            .into_iter()
+            .find(|t| self.schema.has(t))
+        else {
+            return Ok(());
+        };
+        self.info.metadata_table = table.to_owned();
+        let sql = format!(
+            "SELECT name, value FROM {table} WHERE name IN \
+             ('EXPORT_PRODUCT_VERSION', 'EXPORT_SCHEMA_VERSION')"
+        );
+        self.each_row(table, &sql, |l, r| {
+            let value = text(r, 1).unwrap_or_default();
+            match text(r, 0).as_deref() {
+                Some("EXPORT_PRODUCT_VERSION") => l.info.nsys_version = value,
+                Some("EXPORT_SCHEMA_VERSION") => l.info.schema_version = value,
+                _ => {}
+            }
+            Ok(())
+        })
+    }
+
+    /// The epoch time of the capture's zero, added to every time.
+    fn session_start(&mut self) -> TraceResult<()> {
+        let table = "TARGET_INFO_SESSION_START_TIME";
+        if !self.schema.has(table) {
+            return Ok(());
+        }
+        let sql = format!("SELECT utcEpochNs FROM {table} LIMIT 1");
+        self.each_row(table, &sql, |l, r| {
+            l.base_ns = int(r, 0).clamp(0, TIME_LIMIT);
+            Ok(())
+        })
+    }
+
+    /// The CUDA devices of `TARGET_INFO_GPU` (rows with a compute capability: other
+    /// adapters are left out), numbered as the kernels number them (`cuDevice`, or the
+    /// CUDA id `TARGET_INFO_CUDA_DEVICE` gives the GPU).
+    fn devices(&mut self) -> TraceResult<()> {
+        let Some(table) = self.schema.resolve("TARGET_INFO_GPU").map(str::to_owned) else {
+            return Ok(());
+        };
+        let mut cuda_ids: FxHashMap<i64, i64> = FxHashMap::default();
+        if let Some(map) = self
+            .schema
+            .resolve("TARGET_INFO_CUDA_DEVICE")
+            .map(str::to_owned)
+        {
+            let sql = format!("SELECT gpuId, cudaId FROM {map}");
+            self.each_row(&map, &sql, |_, r| {
+                cuda_ids.entry(int(r, 0)).or_insert(int(r, 1));
+                Ok(())
+            })?;
+        }
+        let cols = columns(self.conn, &table).map_err(self.err(&table))?;
+        let c = |n: &str| col_or_null(&cols, n);
+        let sql = format!(
+            "SELECT {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {table}",
+            c("id"),
+            c("name"),
+            c("totalMemory"),
+            c("smCount"),
+            c("computeMajor"),
+            c("computeMinor"),
+            c("maxWarpsPerSm"),
+            c("threadsPerWarp"),
+            c("cuDevice"),
+        );
+        self.each_row(&table, &sql, |l, r| {
+            let major = int(r, 4);
+            if major <= 0 {
+                return Ok(());
+            }
+            let gpu = int(r, 0);
+            let id = cuda_ids
+                .get(&gpu)
+                .copied()
+                .or_else(|| opt_int(r, 8))
+                .unwrap_or(gpu);
+            if l.trace.meta.devices.iter().any(|d| d.id == id) {
+                return Ok(());
+            }
+            l.trace.meta.devices.push(DeviceInfo {
+                id,
+                name: text(r, 1).unwrap_or_default(),
+                total_memory_bytes: int(r, 2).max(0) as u64,
+                num_sms: int(r, 3).max(0) as u64,
+                compute_major: major,
+                compute_minor: int(r, 5),
+                max_threads_per_sm: (int(r, 6).max(0) as u64)
+                    .saturating_mul(int(r, 7).max(0) as u64),
+                ..DeviceInfo::default()
+            });
+            Ok(())
+        })?;
+        self.trace.meta.devices.sort_by_key(|d| d.id);
+        Ok(())
+    }
+
+    /// Runtime or driver calls; whether the table exists.
+    fn calls(&mut self, base: &str, cat: &str) -> TraceResult<bool> {
+        let Some(table) = self.schema.resolve(base).map(str::to_owned) else {
+            return Ok(false);
+        };
+        let cat = self.trace.categories.intern(cat);
+        let sql = format!("SELECT start, end, globalTid, correlationId, nameId FROM {table}");
+        self.each_row(&table, &sql, |l, r| {
+            let global = int(r, 2);
+            let (pid, tid) = pid_tid(global);
+            if l.skip(pid) {
+                return Ok(());
+            }
+            let track = l.track(pid, tid)?;
+            let corr = l.correlation(process_key(global), int(r, 3));
+            let raw = int(r, 4);
+            let name = match l.call_names.get(&raw) {
+                Some(&s) => s,
+                None => {
+                    let s = l.string_id(raw)?;
+                    let short = strip_version(l.trace.strings.get(s)).to_owned();
+                    let s = l.intern(&short)?;
+                    l.call_names.insert(raw, s);
+                    s
+                }
+            };
+            l.push(int(r, 0), int(r, 1), name, cat, track, corr)?;
+            if corr != 0 {
+                l.launched.insert(corr);
+            }
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
+    /// Whether rows of process `pid` are left out (another process was asked for).
+    fn skip(&self, pid: i64) -> bool {
+        self.only.is_some_and(|o| o != pid)
+    }
+
+    /// The correlation of a GPU row, counting it when no call was read for it.
+    fn gpu_correlation(&mut self, global_pid: i64, id: i64, device: i64) -> i64 {
+        let corr = self.correlation(process_key(global_pid), id);
+        if corr == 0 || !self.launched.contains(&corr) {
+            self.info.gpu_without_runtime_call += 1;
+        }
+        self.gpu_processes
+            .entry(pid_tid(global_pid).0)
+            .or_default()
+            .insert(device);
+        corr
+    }
+
+    fn kernels(&mut self) -> TraceResult<bool> {
+        let Some(table) = self
+            .schema
+            .resolve("CUPTI_ACTIVITY_KIND_KERNEL")
+            .map(str::to_owned)
+        else {
+            return Ok(false);
+        };
+        let cols = columns(self.conn, &table).map_err(self.err(&table))?;
+        let c = |n: &str| col_or_null(&cols, n);
+        let cat = self.trace.categories.intern("kernel");
+        let sql = format!(
+            "SELECT start, end, deviceId, streamId, correlationId, globalPid, {}, {}, \
+             gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, \
+             {}, {} FROM {table}",
+            c("shortName"),
+            c("demangledName"),
+            c("staticSharedMemory"),
+            c("dynamicSharedMemory"),
+        );
+        self.each_row(&table, &sql, |l, r| {
+            if l.skip(pid_tid(int(r, 5)).0) {
+                return Ok(());
+            }
+            let (device, stream) = (int(r, 2), int(r, 3));
+            let track = l.track(device, stream)?;
+            let corr = l.gpu_correlation(int(r, 5), int(r, 4), device);
+            let name_id = opt_int(r, 6).or_else(|| opt_int(r, 7)).unwrap_or(-1);
+            let name = l.string_id(name_id)?;
+            let event = l.push(int(r, 0), int(r, 1), name, cat, track, corr)?;
+            let dim = |i: usize| int(r, i).clamp(0, u32::MAX as i64) as u32;
+            l.grow_args(|a| &mut a.kernel)?;
+            l.trace.args.kernel.push(KernelArgs {
+                event,
+                device,
+                stream,
+                grid: [dim(8), dim(9), dim(10)],
+                block: [dim(11), dim(12), dim(13)],
+                registers_per_thread: dim(14),
+                shared_memory: (int(r, 15).max(0) as u64).saturating_add(int(r, 16).max(0) as u64),
+                blocks_per_sm: None,
+                warps_per_sm: None,
+                est_achieved_occupancy_pct: None,
+            });
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
+    /// CUDA graph executions: each a GPU activity named `CUDA graph <graphId>`.
+    fn graphs(&mut self) -> TraceResult<bool> {
+        let Some(table) = self
+            .schema
+            .resolve("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
+            .map(str::to_owned)
+        else {
+            return Ok(false);
+        };
+        let cat = self.trace.categories.intern("kernel");
+        let sql = format!(
+            "SELECT start, end, deviceId, streamId, correlationId, globalPid, graphId FROM {table}"
+        );
+        self.each_row(&table, &sql, |l, r| {
+            if l.skip(pid_tid(int(r, 5)).0) {
+                return Ok(());
+            }
+            let (device, stream) = (int(r, 2), int(r, 3));
+            let track = l.track(device, stream)?;
+            let corr = l.gpu_correlation(int(r, 5), int(r, 4), device);
+            let name = l.intern(&format!("CUDA graph {}", int(r, 6)))?;
+            let event = l.push(int(r, 0), int(r, 1), name, cat, track, corr)?;
+            l.grow_args(|a| &mut a.kernel)?;
+            l.trace.args.kernel.push(KernelArgs {
+                event,
+                device,
+                stream,
+                grid: [0; 3],
+                block: [0; 3],
+                registers_per_thread: 0,
+                shared_memory: 0,
+                blocks_per_sm: None,
+                warps_per_sm: None,
+                est_achieved_occupancy_pct: None,
+            });
+            l.info.graph_executions += 1;
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
+    /// An `ENUM_*` table as id → (name, label).
+    fn enum_table(&mut self, table: &str) -> TraceResult<FxHashMap<i64, (String, String)>> {
+        let mut out = FxHashMap::default();
+        if !self.schema.has(table) {
+            return Ok(out);
+        }
+        let sql = format!("SELECT id, substr(name, 1, 256), substr(label, 1, 256) FROM {table}");
+        self.each_row(table, &sql, |_, r| {
+            out.insert(
+                int(r, 0),
+                (
+                    text(r, 1).unwrap_or_default(),
+                    text(r, 2).unwrap_or_default(),
+                ),
+            );
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    fn transfer(
+        &mut self,
+        event: EventId,
+        device: i64,
+        stream: i64,
+        bytes: i64,
+    ) -> TraceResult<()> {
+        self.grow_args(|a| &mut a.transfer)?;
+        self.trace.args.transfer.push(TransferArgs {
+            event,
+            device,
+            stream,
+            bytes: bytes.max(0) as u64,
+        });
+        Ok(())
+    }
+
+    fn memcpy(&mut self) -> TraceResult<bool> {
+        let Some(table) = self
+            .schema
+            .resolve("CUPTI_ACTIVITY_KIND_MEMCPY")
+            .map(str::to_owned)
+        else {
+            return Ok(false);
+        };
+        let opers = self.enum_table("ENUM_CUDA_MEMCPY_OPER")?;
+        let kinds = self.enum_table("ENUM_CUDA_MEM_KIND")?;
+        let cols = columns(self.conn, &table).map_err(self.err(&table))?;
+        let c = |n: &str| col_or_null(&cols, n);
+        let cat = self.trace.categories.intern("gpu_memcpy");
+        let sql = format!(
+            "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes, \
+             copyKind, {}, {} FROM {table}",
+            c("srcKind"),
+            c("dstKind"),
+        );
+        let mut names: FxHashMap<(i64, i64, i64), StrId> = FxHashMap::default();
+        self.each_row(&table, &sql, |l, r| {
+            if l.skip(pid_tid(int(r, 5)).0) {
+                return Ok(());
+            }
+            let (device, stream) = (int(r, 2), int(r, 3));
+            let track = l.track(device, stream)?;
+            let corr = l.gpu_correlation(int(r, 5), int(r, 4), device);
+            let key = (
+                int(r, 7),
+                opt_int(r, 8).unwrap_or(-1),
+                opt_int(r, 9).unwrap_or(-1),
+            );
+            let name = match names.get(&key) {
+                Some(&n) => n,
+                None => {
+                    let n = l.intern(&memcpy_name(&opers, &kinds, key))?;
+                    names.insert(key, n);
+                    n
+                }
+            };
+            let event = l.push(int(r, 0), int(r, 1), name, cat, track, corr)?;
+            l.transfer(event, device, stream, int(r, 6))
+        })?;
+        Ok(true)
+    }
+
+    fn memset(&mut self) -> TraceResult<bool> {
+        let Some(table) = self
+            .schema
+            .resolve("CUPTI_ACTIVITY_KIND_MEMSET")
+            .map(str::to_owned)
+        else {
+            return Ok(false);
+        };
+        let kinds = self.enum_table("ENUM_CUDA_MEM_KIND")?;
+        let cols = columns(self.conn, &table).map_err(self.err(&table))?;
+        let cat = self.trace.categories.intern("gpu_memset");
+        let sql = format!(
+            "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes, {} FROM {table}",
+            col_or_null(&cols, "memKind"),
+        );
+        let mut names: FxHashMap<i64, StrId> = FxHashMap::default();
+        self.each_row(&table, &sql, |l, r| {
+            if l.skip(pid_tid(int(r, 5)).0) {
+                return Ok(());
+            }
+            let (device, stream) = (int(r, 2), int(r, 3));
+            let track = l.track(device, stream)?;
+            let corr = l.gpu_correlation(int(r, 5), int(r, 4), device);
+            let kind = opt_int(r, 7).unwrap_or(-1);
+            let name = match names.get(&kind) {
+                Some(&n) => n,
+                None => {
+                    let n = l.intern(&match kinds.get(&kind) {
+                        Some((_, label)) => format!("Memset ({label})"),
+                        None => "Memset".to_owned(),
+                    })?;
+                    names.insert(kind, n);
+                    n
+                }
+            };
+            let event = l.push(int(r, 0), int(r, 1), name, cat, track, corr)?;
+            l.transfer(event, device, stream, int(r, 6))
+        })?;
+        Ok(true)
+    }
+
+    fn sync(&mut self) -> TraceResult<()> {
+        let Some(table) = self
+            .schema
+            .resolve("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
+            .map(str::to_owned)
+        else {
+            return Ok(());
+        };
+        let types = self.enum_table("ENUM_CUPTI_SYNC_TYPE")?;
+        let cat = self.trace.categories.intern("cuda_sync");
+        let sql = format!(
+            "SELECT start, end, deviceId, streamId, correlationId, globalPid, syncType FROM {table}"
+        );
+        let mut names: FxHashMap<i64, StrId> = FxHashMap::default();
+        self.each_row(&table, &sql, |l, r| {
+            if l.skip(pid_tid(int(r, 5)).0) {
+                return Ok(());
+            }
+            let (device, stream) = (int(r, 2), int(r, 3));
+            let track = l.track(device, stream)?;
+            let corr = l.correlation(process_key(int(r, 5)), int(r, 4));
+            let kind = int(r, 6);
+            let name = match names.get(&kind) {
+                Some(&n) => n,
+                None => {
+                    let n = l.intern(&sync_name(types.get(&kind).map(|(n, _)| n.as_str())))?;
+                    names.insert(kind, n);
+                    n
+                }
+            };
+            let event = l.push(int(r, 0), int(r, 1), name, cat, track, corr)?;
+            l.grow_args(|a| &mut a.sync)?;
+            l.trace.args.sync.push(SyncArgs { event, stream });
+            Ok(())
+        })
+    }
+
+    /// NVTX ranges; whether the table exists.
+    fn nvtx(&mut self) -> TraceResult<bool> {
+        let Some(table) = self.schema.resolve("NVTX_EVENTS").map(str::to_owned) else {
+            return Ok(false);
+        };
+        let cols = columns(self.conn, &table).map_err(self.err(&table))?;
+        let c = |n: &str| col_or_null(&cols, n);
+        // Domain names first (`NvtxDomainCreate` rows: domainId → text).
+        let mut domains: FxHashMap<i64, String> = FxHashMap::default();
+        let sql = format!(
+            "SELECT {}, {}, {} FROM {table} WHERE eventType = {NVTX_DOMAIN_CREATE}",
+            c("domainId"),
+            text_col(&cols),
+            c("textId"),
+        );
+        self.each_row(&table, &sql, |l, r| {
+            let name = match (text(r, 1), opt_int(r, 2)) {
+                (Some(t), _) => t,
+                (None, Some(id)) => {
+                    let s = l.string_id(id)?;
+                    l.trace.strings.get(s).to_owned()
+                }
+                (None, None) => String::new(),
+            };
+            domains.insert(int(r, 0), name);
+            Ok(())
+        })?;
+        let op_cat = self.trace.categories.intern("cpu_op");
+        let range_cat = self.trace.categories.intern("user_annotation");
+        let sql = format!(
+            "SELECT start, end, eventType, {}, {}, globalTid, {} FROM {table} \
+             WHERE eventType IN ({NVTX_MARK}, {NVTX_PUSH_POP}, {NVTX_START_END}) \
+             ORDER BY start",
+            text_col(&cols),
+            c("textId"),
+            c("domainId"),
+        );
+        let mut by_text: FxHashMap<(i64, i64), (StrId, bool)> = FxHashMap::default();
+        self.each_row(&table, &sql, |l, r| {
+            if int(r, 2) == NVTX_MARK {
+                l.info.marks += 1;
+                return Ok(());
+            }
+            let domain = int(r, 6);
+            let (name, is_op, seq, sizes) = match (text(r, 3), opt_int(r, 4)) {
+                (Some(t), _) => l.range_name(&t, domain, &domains)?,
+                (None, id) => {
+                    let id = id.unwrap_or(-1);
+                    match by_text.get(&(domain, id)) {
+                        Some(&(n, op)) => (n, op, None, None),
+                        None => {
+                            let s = l.string_id(id)?;
+                            let t = l.trace.strings.get(s).to_owned();
+                            let named = l.range_name(&t, domain, &domains)?;
+                            if named.2.is_none() && named.3.is_none() {
+                                by_text.insert((domain, id), (named.0, named.1));
+                            }
+                            named
+                        }
+                    }
+                }
+            };
+            let (pid, tid) = pid_tid(int(r, 5));
+            if l.skip(pid) {
+                return Ok(());
+            }
+            let track = l.track(pid, tid)?;
+            let start = int(r, 0);
+            let end = opt_int(r, 1);
+            let cat = if is_op { op_cat } else { range_cat };
+            let event = l.push(start, end.unwrap_or(start), name, cat, track, 0)?;
+            if end.is_none() {
+                l.open_ranges.push(event);
+            }
+            if is_op && (seq.is_some() || sizes.is_some()) {
+                let input_dims = match sizes {
+                    Some(s) => l.intern(&s)?,
+                    None => StrId(0),
+                };
+                l.grow_args(|a| &mut a.op)?;
+                l.trace.args.op.push(OpArgs {
+                    event,
+                    input_dims,
+                    input_types: StrId(0),
+                    input_strides: StrId(0),
+                    concrete_inputs: StrId(0),
+                    call_stack: StrId(0),
+                    module_hierarchy: StrId(0),
+                    sequence_number: seq.unwrap_or(-1),
+                    fwd_thread_id: -1,
+                });
+            }
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
+    /// The event name of an NVTX range text: the operator of an `emit_nvtx` range
+    /// (with its sequence number and sizes), `ProfilerStep#N` for `step N`, else the
+    /// text, prefixed `domain:` outside the default domain.
+    fn range_name(
+        &mut self,
+        text: &str,
+        domain: i64,
+        domains: &FxHashMap<i64, String>,
+    ) -> TraceResult<(StrId, bool, Option<i64>, Option<String>)> {
+        if let Some(op) = emit_nvtx(text) {
+            let name = self.intern(op.op)?;
+            return Ok((name, true, op.seq, op.sizes.map(str::to_owned)));
+        }
+        if let Some((_, next)) = self.step_range.as_mut().filter(|(n, _)| n == text) {
+            let n = *next;
+            *next += 1;
+            self.info.step_ranges_renamed += 1;
+            let name = self.intern(&format!("ProfilerStep#{n}"))?;
+            return Ok((name, false, None, None));
+        }
+        if let Some(n) = step_number(text) {
+            self.info.step_ranges_renamed += 1;
+            let name = self.intern(&format!("ProfilerStep#{n}"))?;
+            return Ok((name, false, None, None));
+        }
+        let name = match domains.get(&domain) {
+            Some(d) if domain != 0 && !d.is_empty() => self.intern(&format!("{d}:{text}"))?,
+            _ => self.intern(text)?,
+        };
+        Ok((name, false, None, None))
+    }
+
+    /// Process and thread names of the rows read.
+    fn names_of_rows(&mut self) -> TraceResult<()> {
+        let pids: FxHashSet<i64> = self.tracks.keys().map(|&(p, _)| p).collect();
+        let key_process = self.intern("process_name")?;
+        let key_thread = self.intern("thread_name")?;
+        let mut process_names: FxHashMap<i64, String> = FxHashMap::default();
+        if self.schema.has("PROCESSES") {
+            self.each_row(
+                "PROCESSES",
+                "SELECT globalPid, substr(name, 1, 4096) FROM PROCESSES",
+                |l, r| {
+                    let pid = pid_tid(int(r, 0)).0;
+                    let name = text(r, 1).unwrap_or_default();
+                    if pids.contains(&pid) {
+                        let v = l.intern(&name)?;
+                        l.meta
+                            .push((RawId::Int(pid), RawId::Int(0), key_process, v));
+                    }
+                    process_names.entry(pid).or_insert(name);
+                    Ok(())
+                },
+            )?;
+        }
+        if self.schema.has("ThreadNames") {
+            let threads: FxHashSet<(i64, i64)> = self.tracks.keys().copied().collect();
+            self.each_row(
+                "ThreadNames",
+                "SELECT globalTid, nameId FROM ThreadNames",
+                |l, r| {
+                    let (pid, tid) = pid_tid(int(r, 0));
+                    if threads.contains(&(pid, tid)) {
+                        let v = l.string_id(int(r, 1))?;
+                        l.meta
+                            .push((RawId::Int(pid), RawId::Int(tid), key_thread, v));
+                    }
+                    Ok(())
+                },
+            )?;
+        }
+        self.info.gpu_processes = std::mem::take(&mut self.gpu_processes)
+            .into_iter()
+            .map(|(pid, devices)| NsysProcess {
+                pid,
+                name: process_names.get(&pid).cloned().unwrap_or_default(),
+                devices: devices.into_iter().collect(),
+            })
+            .collect();
+        Ok(())
+    }
+
+    fn finish(mut self) -> TraceResult<Trace> {
+        let last = self.last_ns.max(0) + self.base_ns;
+        for &e in &self.open_ranges {
+            let i = e.index();
+            let ts = self.trace.events.ts_ns[i];
+            self.trace.events.dur_ns[i] = (last - ts).max(0);
+        }
+        self.info.ranges_open_at_end = self.open_ranges.len() as u64;
+        // nsys traces CUDA only: NVIDIA whenever there is a device or CUDA activity.
+        let cuda = !self.info.missing.contains(&NsysFeature::CudaTrace);
+        self.trace.meta.gpu_vendor =
+            (cuda || !self.trace.meta.devices.is_empty()).then_some(GpuVendor::Nvidia);
+        self.trace.meta.nsys = Some(self.info);
+        let path = self.path;
+        let elements = self.trace.events.len() as u64;
+        let mut b = TraceBuilder::new(self.trace);
+        b.meta = self.meta;
+        b.elements = elements;
+        b.finish().map_err(|e| TraceError::OutOfMemory {
+            path: path.to_owned(),
+            offset: 0,
+            needed: e.needed,
+            in_use: e.in_use,
+            limit: e.limit,
+        })
+    }
+}
+
+/// A runtime function name without its API version suffix (`cudaLaunchKernel_v7000` →
+/// `cudaLaunchKernel`), as Kineto and `nsys stats` name it.
+fn strip_version(name: &str) -> &str {
+    match name.rfind("_v") {
+        Some(i)
+            if i > 0 && name.len() > i + 2 && name[i + 2..].bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            &name[..i]
+        }
+        _ => name,
+    }
+}
+
+/// A memcpy's name as Kineto writes it: `Memcpy HtoD (Pageable -> Device)`.
+fn memcpy_name(
+    opers: &FxHashMap<i64, (String, String)>,
+    kinds: &FxHashMap<i64, (String, String)>,
+    (oper, src, dst): (i64, i64, i64),
+) -> String {
+    let dir = match opers.get(&oper) {
+        Some((name, _)) => name
+            .strip_prefix("CUDA_MEMCPY_KIND_")
+            .unwrap_or(name)
+            .replace("TO", "to"),
+        None => oper.to_string(),
+    };
+    match (kinds.get(&src), kinds.get(&dst)) {
+        (Some((_, s)), Some((_, d))) => format!("Memcpy {dir} ({s} -> {d})"),
+        _ => format!("Memcpy {dir}"),
+    }
+}
+
+/// A synchronisation's name as Kineto writes it (`Stream Sync`, `Event Sync`, `Context
+/// Sync`, `Stream Wait Event`).
+fn sync_name(kind: Option<&str>) -> String {
+    match kind.and_then(|k| k.strip_prefix("CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_")) {
+        Some("EVENT_SYNCHRONIZE") => "Event Sync".into(),
+        Some("STREAM_WAIT_EVENT") => "Stream Wait Event".into(),
+        Some("STREAM_SYNCHRONIZE") => "Stream Sync".into(),
+        Some("CONTEXT_SYNCHRONIZE") => "Context Sync".into(),
+        _ => "Unknown Sync".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(strip_version("cudaLaunchKernel_v7000"), "cudaLaunchKernel");
+        assert_eq!(strip_version("cudaMalloc"), "cudaMalloc");
+        assert_eq!(strip_version("my_var_v"), "my_var_v");
+        assert_eq!(
+            sync_name(Some(
+                "CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE"
+            )),
+            "Stream Sync"
+        );
+        let mut opers = FxHashMap::default();
+        opers.insert(
+            1,
+            (
+                "CUDA_MEMCPY_KIND_HTOD".to_owned(),
+                "Host-to-Device".to_owned(),
+            ),
+        );
+        let mut kinds = FxHashMap::default();
+        kinds.insert(0, (String::new(), "Pageable".to_owned()));
+        kinds.insert(2, (String::new(), "Device".to_owned()));
+        assert_eq!(
+            memcpy_name(&opers, &kinds, (1, 0, 2)),
+            "Memcpy HtoD (Pageable -> Device)"
+        );
+        assert_eq!(memcpy_name(&opers, &kinds, (9, -1, -1)), "Memcpy 9");
+    }
+
+    #[test]
+    fn global_ids() {
+        assert_eq!(pid_tid(322884501241856 + 5), (2468200, 5));
+    }
+}
