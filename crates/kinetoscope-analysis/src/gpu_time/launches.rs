@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{Phase, Trace};
 
-use super::{cut_of, select, Compat, LaunchIndex, Window};
+use super::{cut_of, select, Compat, GpuRows, LaunchIndex, Window};
 use crate::stats::DurationStats;
 use crate::steps::{find_steps, StepSource};
 
@@ -171,11 +171,24 @@ pub fn launch_stats(
     filter: bool,
     opts: LaunchOptions,
 ) -> LaunchStats {
-    let e = &trace.events;
     let rows = select(trace, compat, filter);
+    launch_stats_of(trace, &rows, &LaunchIndex::build(trace), filter, opts)
+}
+
+/// [`launch_stats`] of rows already selected (by [`select`], with the `filter` given
+/// here) and the trace's launch index, both built once by the caller (the advisor shares
+/// them with HTA's host-wait gaps).
+pub fn launch_stats_of(
+    trace: &Trace,
+    rows: &GpuRows,
+    launches: &LaunchIndex,
+    filter: bool,
+    opts: LaunchOptions,
+) -> LaunchStats {
+    let e = &trace.events;
+    let compat = rows.window.compat;
     let clock = rows.clock;
     let cut_ns = cut_of(trace, filter, clock).map(|c| c.0);
-    let launches = LaunchIndex::build(trace);
 
     // Launch-call names by interned id, decided once per name.
     let mut is_call = vec![u8::MAX; trace.strings.len()];
