@@ -24,9 +24,7 @@ use launches::Launches;
 use kinetoscope_analysis::comm::{
     collective_instances, comm_in_steps, CollectiveInstance, CommOptions, TraceComm,
 };
-use kinetoscope_analysis::device_activity::{
-    device_activity, gpu_timeline, DeviceActivity, GpuTimeline,
-};
+use kinetoscope_analysis::device_activity::{gpu_timeline, DeviceActivity, GpuTimeline};
 use kinetoscope_analysis::gpu_time::idle::{device_host_wait_with, Gap};
 use kinetoscope_analysis::gpu_time::launches::{launch_stats_of, LaunchOptions, LaunchStats};
 use kinetoscope_analysis::gpu_time::{select, Compat, GpuRows, LaunchIndex};
@@ -34,7 +32,7 @@ use kinetoscope_analysis::kernels::{analyze_kernels_in, KernelGroupBy, KernelsTa
 use kinetoscope_analysis::memory::{analyze_trace_for_rules, MemoryOptions, MemoryView};
 use kinetoscope_analysis::name_memo::NameMemo;
 use kinetoscope_analysis::ops::OperatorTree;
-use kinetoscope_analysis::overview::{overview, TraceOverview};
+use kinetoscope_analysis::overview::{overview_and_activity, TraceOverview};
 use kinetoscope_analysis::range_extremes::RangeExtremes;
 use kinetoscope_analysis::steps::{find_steps, Step, StepSource};
 use kinetoscope_trace::{CategoryKind, EventId, Phase, StrId, Trace, TrackKind};
@@ -177,7 +175,7 @@ impl ByName {
 impl<'a> Facts<'a> {
     /// Compute the facts of `trace`.
     pub fn new(trace: &'a Trace) -> Self {
-        let overview = overview(trace);
+        let (overview, device) = overview_and_activity(trace);
         let steps: Vec<StepWindow> = overview
             .steps
             .iter()
@@ -203,7 +201,7 @@ impl<'a> Facts<'a> {
             host_steps,
             has_gpu,
             has_step_markers,
-            device: device_activity(trace),
+            device,
             launches: OnceLock::new(),
             user_frames: OnceLock::new(),
             host_work: OnceLock::new(),
@@ -584,7 +582,13 @@ impl<'a> Facts<'a> {
                 total += ids.len();
             }
         }
-        let wanted = |i: usize| kinds.contains(&t.categories.kind(e.cat[i]));
+        // Categories decided once per category id.
+        let cat_wanted: Vec<bool> = t
+            .categories
+            .iter()
+            .map(|(_, c)| kinds.contains(&c.kind))
+            .collect();
+        let wanted = |i: usize| cat_wanted.get(e.cat[i].0 as usize) == Some(&true);
         if total.saturating_mul(8) > by_name.events() {
             return (0..e.len())
                 .filter(|&i| {
