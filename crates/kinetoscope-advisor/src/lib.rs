@@ -84,15 +84,28 @@ pub fn advise_trace_with<R>(
     extra: impl FnOnce(&facts::Facts) -> R,
 ) -> (TraceReport, R) {
     let facts = facts::Facts::new(trace);
-    // The facts several rules share are computed on a second thread while this one runs
-    // the rules (reading used both cores; these are most of what the advisor adds to
-    // it). A rule that needs one before it is ready waits for it.
-    let mut findings: Vec<Finding> = std::thread::scope(|s| {
+    // The facts several rules share are computed on a second thread, and the diff
+    // profile on a third, while this one runs the rules (reading used both cores; these
+    // are most of what the advisor adds to it). A rule that needs a fact before it is
+    // ready waits for it.
+    let (mut findings, profile) = std::thread::scope(|s| {
         s.spawn(|| facts.prepare());
-        rules::all()
+        let profile = s.spawn(|| {
+            kinetoscope_analysis::diff::profile_in(
+                trace,
+                facts.operator_tree(),
+                &facts.overview,
+                facts.memory(),
+            )
+        });
+        let findings: Vec<Finding> = rules::all()
             .iter()
             .flat_map(|r| r.check(&facts, config))
-            .collect()
+            .collect();
+        let profile = profile
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (findings, profile)
     });
     rank_findings(&mut findings);
     let extra = extra(&facts);
@@ -102,11 +115,7 @@ pub fn advise_trace_with<R>(
         summary: summary::summarize(&facts),
         flops: flops::estimate(&facts, config.peak_tflops),
         findings,
-        profile: Some(kinetoscope_analysis::diff::profile(
-            trace,
-            &facts.overview,
-            facts.memory(),
-        )),
+        profile: Some(profile),
     };
     (report, extra)
 }

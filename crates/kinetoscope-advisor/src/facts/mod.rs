@@ -22,18 +22,17 @@ pub use kinetoscope_analysis::ancestry::AncestorSearch;
 use launches::Launches;
 
 use kinetoscope_analysis::comm::{
-    collective_instances, comm_of, CollectiveInstance, CommOptions, TraceComm,
+    collective_instances, comm_in_steps, CollectiveInstance, CommOptions, TraceComm,
 };
-use kinetoscope_analysis::device_activity::{
-    device_activity, gpu_timeline, DeviceActivity, GpuTimeline,
-};
-use kinetoscope_analysis::gpu_time::idle::{device_host_wait, Gap};
-use kinetoscope_analysis::gpu_time::launches::{launch_stats, LaunchOptions, LaunchStats};
-use kinetoscope_analysis::gpu_time::{select, Compat};
+use kinetoscope_analysis::device_activity::{gpu_timeline, DeviceActivity, GpuTimeline};
+use kinetoscope_analysis::gpu_time::idle::{device_host_wait_with, Gap};
+use kinetoscope_analysis::gpu_time::launches::{launch_stats_of, LaunchOptions, LaunchStats};
+use kinetoscope_analysis::gpu_time::{select, Compat, GpuRows, LaunchIndex};
 use kinetoscope_analysis::kernels::{analyze_kernels_in, KernelGroupBy, KernelsTable};
 use kinetoscope_analysis::memory::{analyze_trace_for_rules, MemoryOptions, MemoryView};
 use kinetoscope_analysis::name_memo::NameMemo;
-use kinetoscope_analysis::overview::{overview, TraceOverview};
+use kinetoscope_analysis::ops::OperatorTree;
+use kinetoscope_analysis::overview::{overview_and_activity, TraceOverview};
 use kinetoscope_analysis::range_extremes::RangeExtremes;
 use kinetoscope_analysis::steps::{find_steps, Step, StepSource};
 use kinetoscope_trace::{CategoryKind, EventId, Phase, StrId, Trace, TrackKind};
@@ -96,6 +95,12 @@ pub struct Facts<'a> {
     host_wait: OnceLock<Vec<Gap>>,
     /// Launch statistics.
     launch_stats: OnceLock<LaunchStats>,
+    /// [`Self::gpu_rows`].
+    gpu_rows: OnceLock<GpuRows>,
+    /// [`Self::launch_index`].
+    launch_index: OnceLock<LaunchIndex>,
+    /// [`Self::operator_tree`].
+    operator_tree: OnceLock<OperatorTree>,
     /// The kernel table over the steps, by name.
     step_kernels: OnceLock<KernelsTable>,
     /// Busy and queued time per GPU.
@@ -170,7 +175,7 @@ impl ByName {
 impl<'a> Facts<'a> {
     /// Compute the facts of `trace`.
     pub fn new(trace: &'a Trace) -> Self {
-        let overview = overview(trace);
+        let (overview, device) = overview_and_activity(trace);
         let steps: Vec<StepWindow> = overview
             .steps
             .iter()
@@ -196,13 +201,16 @@ impl<'a> Facts<'a> {
             host_steps,
             has_gpu,
             has_step_markers,
-            device: device_activity(trace),
+            device,
             launches: OnceLock::new(),
             user_frames: OnceLock::new(),
             host_work: OnceLock::new(),
             memory: OnceLock::new(),
             host_wait: OnceLock::new(),
             launch_stats: OnceLock::new(),
+            gpu_rows: OnceLock::new(),
+            launch_index: OnceLock::new(),
+            operator_tree: OnceLock::new(),
             step_kernels: OnceLock::new(),
             timeline: OnceLock::new(),
             gemms: OnceLock::new(),
@@ -231,8 +239,14 @@ impl<'a> Facts<'a> {
     /// Communication and its overlap with computation per step, as `kinetoscope comm`
     /// shows it.
     pub fn comm(&self) -> &TraceComm {
-        self.comm
-            .get_or_init(|| comm_of(self.trace, CommOptions::default(), self.collectives()))
+        self.comm.get_or_init(|| {
+            comm_in_steps(
+                self.trace,
+                CommOptions::default(),
+                self.collectives(),
+                &self.overview.steps,
+            )
+        })
     }
 
     /// Every collective of the trace, in start order
@@ -383,21 +397,42 @@ impl<'a> Facts<'a> {
     /// classification (as `kinetoscope idle`) over all streams as one queue, in start
     /// order.
     pub fn host_wait(&self) -> &[Gap] {
-        self.host_wait.get_or_init(|| {
-            device_host_wait(self.trace, &select(self.trace, Compat::Kinetoscope, false))
-        })
+        self.host_wait
+            .get_or_init(|| device_host_wait_with(self.trace, self.gpu_rows(), self.launch_index()))
     }
 
     /// CUDA launch statistics, as `kinetoscope launches` shows them (per `ProfilerStep`).
     pub fn launch_stats(&self) -> &LaunchStats {
         self.launch_stats.get_or_init(|| {
-            launch_stats(
+            launch_stats_of(
                 self.trace,
-                Compat::Kinetoscope,
+                self.gpu_rows(),
+                self.launch_index(),
                 false,
                 LaunchOptions::default(),
             )
         })
+    }
+
+    /// The GPU rows (kernels, copies, sets, stream syncs) by kinetoscope's definitions,
+    /// without HTA's step filter ([`kinetoscope_analysis::gpu_time::select`]): shared by
+    /// the host-wait gaps and the launch statistics.
+    pub fn gpu_rows(&self) -> &GpuRows {
+        self.gpu_rows
+            .get_or_init(|| select(self.trace, Compat::Kinetoscope, false))
+    }
+
+    /// The launch calls by correlation id, built once for the host-wait gaps and the
+    /// launch statistics.
+    pub fn launch_index(&self) -> &LaunchIndex {
+        self.launch_index
+            .get_or_init(|| LaunchIndex::build(self.trace))
+    }
+
+    /// The operator node tree, built once for the perf model and the diff profile.
+    pub fn operator_tree(&self) -> &OperatorTree {
+        self.operator_tree
+            .get_or_init(|| OperatorTree::build(self.trace))
     }
 
     /// The kernel table by name (`kinetoscope kernels`) over the kernels that start in
@@ -479,7 +514,13 @@ impl<'a> Facts<'a> {
         keep_call: &dyn Fn(usize) -> bool,
         keep_gpu: &dyn Fn(usize) -> bool,
     ) -> kinetoscope_analysis::perf::PerfTable {
-        kinetoscope_analysis::perf::analyze_perf_where(self.trace, opts, keep_call, keep_gpu)
+        kinetoscope_analysis::perf::analyze_perf_in(
+            self.trace,
+            self.operator_tree(),
+            opts,
+            keep_call,
+            keep_gpu,
+        )
     }
 
     /// Mean step duration, ns (0 without steps).
@@ -541,7 +582,13 @@ impl<'a> Facts<'a> {
                 total += ids.len();
             }
         }
-        let wanted = |i: usize| kinds.contains(&t.categories.kind(e.cat[i]));
+        // Categories decided once per category id.
+        let cat_wanted: Vec<bool> = t
+            .categories
+            .iter()
+            .map(|(_, c)| kinds.contains(&c.kind))
+            .collect();
+        let wanted = |i: usize| cat_wanted.get(e.cat[i].0 as usize) == Some(&true);
         if total.saturating_mul(8) > by_name.events() {
             return (0..e.len())
                 .filter(|&i| {

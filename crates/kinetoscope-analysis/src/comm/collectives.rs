@@ -189,6 +189,7 @@ impl<'t> Calls<'t> {
         }
         // Kernel launches: the call they are nested in, by correlation.
         let mut in_call = AncestorSearch::new(nesting, collective);
+        let mut launch_name = NameMemo::new(trace, is_kernel_launch);
         for i in 0..e.len() {
             if e.correlation[i] == 0
                 || e.phase[i] != Phase::Complete
@@ -198,7 +199,7 @@ impl<'t> Calls<'t> {
                         | CategoryKind::CudaDriver
                         | CategoryKind::OtherRuntime
                 )
-                || !is_kernel_launch(trace.strings.get(e.name[i]))
+                || !launch_name.get(e.name[i])
             {
                 continue;
             }

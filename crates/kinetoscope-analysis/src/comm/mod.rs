@@ -58,7 +58,32 @@ pub fn comm(trace: &Trace, opts: CommOptions) -> TraceComm {
 
 /// Analyse one trace whose collectives ([`collective_instances`]) are already known.
 pub fn comm_of(trace: &Trace, opts: CommOptions, instances: &[CollectiveInstance]) -> TraceComm {
-    let (kin, steps) = overlap::overlap_kinetoscope(trace);
+    comm_with(trace, opts, instances, overlap::overlap_kinetoscope(trace))
+}
+
+/// [`comm_of`] over the overview's step windows, already computed (the advisor has
+/// them: [`crate::overview::TraceOverview::steps`]), so they are not planned again.
+pub fn comm_in_steps(
+    trace: &Trace,
+    opts: CommOptions,
+    instances: &[CollectiveInstance],
+    steps: &[crate::overview::StepBreakdown],
+) -> TraceComm {
+    let spans: Vec<overlap::StepSpan> = steps
+        .iter()
+        .map(|s| (s.name.as_str(), s.number, s.start_ns, s.start_ns + s.dur_ns))
+        .collect();
+    let kinetoscope = overlap::overlap_kinetoscope_in(trace, &spans);
+    comm_with(trace, opts, instances, kinetoscope)
+}
+
+/// The communication view from the kinetoscope overlap and its steps.
+fn comm_with(
+    trace: &Trace,
+    opts: CommOptions,
+    instances: &[CollectiveInstance],
+    (kin, steps): (Overlap, Vec<StepComm>),
+) -> TraceComm {
     let mut warnings = Vec::new();
     let (ov, pending) = if opts.hta_compat {
         let names = crate::gpu_time::step_names(trace);

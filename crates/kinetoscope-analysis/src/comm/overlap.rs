@@ -100,6 +100,20 @@ fn make(
 pub fn overlap_kinetoscope(trace: &Trace) -> (Overlap, Vec<StepComm>) {
     let classes = Classes::new(trace);
     let plan = plan_steps(trace, &classes);
+    let steps: Vec<StepSpan> = plan
+        .steps
+        .iter()
+        .map(|s| (s.name.as_str(), s.number, s.start, s.end))
+        .collect();
+    overlap_kinetoscope_in(trace, &steps)
+}
+
+/// A step window: name, number, start and end, epoch ns.
+pub type StepSpan<'a> = (&'a str, Option<i64>, i64, i64);
+
+/// [`overlap_kinetoscope`] over the overview's step windows, already computed (the
+/// advisor has them), in time order.
+pub fn overlap_kinetoscope_in(trace: &Trace, plan_steps: &[StepSpan]) -> (Overlap, Vec<StepComm>) {
     let e = &trace.events;
     let (mut comp, mut comm): (Vec<Span>, Vec<Span>) = (Vec::new(), Vec::new());
     let kernel_cats: Vec<bool> = trace
@@ -129,18 +143,18 @@ pub fn overlap_kinetoscope(trace: &Trace) -> (Overlap, Vec<StepComm>) {
     );
     let mut steps = Vec::new();
     let (mut tc, mut tm, mut tb) = (0, 0, 0);
-    for s in &plan.steps {
-        let c = comp_m.len_in(s.start, s.end);
-        let m = comm_m.len_in(s.start, s.end);
-        let b = both_m.len_in(s.start, s.end);
+    for &(name, number, start, end) in plan_steps {
+        let c = comp_m.len_in(start, end);
+        let m = comm_m.len_in(start, end);
+        let b = both_m.len_in(start, end);
         tc += c;
         tm += m;
         tb += b;
-        let dur = s.end - s.start;
+        let dur = end - start;
         steps.push(StepComm {
-            name: s.name.clone(),
-            number: s.number,
-            start_ns: s.start,
+            name: name.to_owned(),
+            number,
+            start_ns: start,
             dur_ns: dur,
             communication_ns: m,
             overlapped_ns: b,
@@ -152,8 +166,8 @@ pub fn overlap_kinetoscope(trace: &Trace) -> (Overlap, Vec<StepComm>) {
             },
         });
     }
-    let window = match (plan.steps.first(), plan.steps.last()) {
-        (Some(a), Some(b)) => Some((a.start, b.end)),
+    let window = match (plan_steps.first(), plan_steps.last()) {
+        (Some(a), Some(b)) => Some((a.2, b.3)),
         _ => None,
     };
     (

@@ -19,7 +19,7 @@ pub mod uniform;
 
 use serde::{Deserialize, Serialize};
 
-pub use profile::{profile, BatchFromShapes, TraceProfile};
+pub use profile::{profile, profile_in, BatchFromShapes, TraceProfile};
 
 /// A value on both sides and its change (`new − base`); a side where the value is
 /// unknown is `None`, and so is the change.

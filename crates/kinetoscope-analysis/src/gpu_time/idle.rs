@@ -186,12 +186,12 @@ enum Queue {
 fn walk(
     trace: &Trace,
     rows: &GpuRows,
+    launches: &LaunchIndex,
     kernel_wait_ns: i64,
     queue: Queue,
     mut on_row: impl FnMut(i64, u32, Option<Gap>),
 ) {
     let e = &trace.events;
-    let launches = LaunchIndex::build(trace);
     // End of its previous row, per queue.
     let mut prev: rustc_hash::FxHashMap<i64, i64> = Default::default();
     for (k, &id) in rows.rows.iter().enumerate() {
@@ -247,9 +247,15 @@ fn walk(
 /// category, each counting [`Gap::idle_ns`].
 pub fn stream_gaps(trace: &Trace, rows: &GpuRows, kernel_wait_ns: i64) -> Vec<Gap> {
     let mut out = Vec::new();
-    walk(trace, rows, kernel_wait_ns, Queue::Stream, |_, _, g| {
-        out.extend(g)
-    });
+    let launches = LaunchIndex::build(trace);
+    walk(
+        trace,
+        rows,
+        &launches,
+        kernel_wait_ns,
+        Queue::Stream,
+        |_, _, g| out.extend(g),
+    );
     out
 }
 
@@ -260,10 +266,17 @@ pub fn stream_gaps(trace: &Trace, rows: &GpuRows, kernel_wait_ns: i64) -> Vec<Ga
 /// positive length, in start order. On a single stream these are the stream's
 /// `host_wait` gaps of [`idle_of`].
 pub fn device_host_wait(trace: &Trace, rows: &GpuRows) -> Vec<Gap> {
+    device_host_wait_with(trace, rows, &LaunchIndex::build(trace))
+}
+
+/// [`device_host_wait`] with the trace's launch index built once by the caller (the
+/// advisor shares it with the launch statistics).
+pub fn device_host_wait_with(trace: &Trace, rows: &GpuRows, launches: &LaunchIndex) -> Vec<Gap> {
     let mut out = Vec::new();
     walk(
         trace,
         rows,
+        launches,
         DEFAULT_KERNEL_WAIT_NS,
         Queue::Device,
         |_, _, g| {
@@ -285,9 +298,11 @@ struct StreamAcc {
 pub fn idle_of(trace: &Trace, rows: &GpuRows, kernel_wait_ns: i64) -> IdleBreakdown {
     let mut streams: Vec<StreamAcc> = Vec::new();
     let mut slot_of: rustc_hash::FxHashMap<i64, usize> = Default::default();
+    let launches = LaunchIndex::build(trace);
     walk(
         trace,
         rows,
+        &launches,
         kernel_wait_ns,
         Queue::Stream,
         |stream, id, gap| {
@@ -349,7 +364,7 @@ pub fn idle_of(trace: &Trace, rows: &GpuRows, kernel_wait_ns: i64) -> IdleBreakd
         window: rows.window.clone(),
         kernel_wait_ns,
         streams,
-        device_host_wait_ns: device_host_wait(trace, rows)
+        device_host_wait_ns: device_host_wait_with(trace, rows, &launches)
             .iter()
             .map(|g| g.end_ns - g.start_ns)
             .sum(),

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{Phase, Trace};
 
-use super::{cut_of, select, Compat, LaunchIndex, Window};
+use super::{cut_of, select, Compat, GpuRows, LaunchIndex, Window};
 use crate::stats::DurationStats;
 use crate::steps::{find_steps, StepSource};
 
@@ -171,12 +171,21 @@ pub fn launch_stats(
     filter: bool,
     opts: LaunchOptions,
 ) -> LaunchStats {
-    let e = &trace.events;
     let rows = select(trace, compat, filter);
-    let clock = rows.clock;
-    let cut_ns = cut_of(trace, filter, clock).map(|c| c.0);
-    let launches = LaunchIndex::build(trace);
+    launch_stats_of(trace, &rows, &LaunchIndex::build(trace), filter, opts)
+}
 
+/// The (launch call, GPU row) pairs of the rows whose launch call is a kernel launch
+/// (by [`is_launch_call`]) and, with a cut, starts before it; by correlation, then row.
+fn launch_pairs(
+    trace: &Trace,
+    rows: &GpuRows,
+    launches: &LaunchIndex,
+    cut_ns: Option<i64>,
+) -> Vec<Pair> {
+    let e = &trace.events;
+    let compat = rows.window.compat;
+    let clock = rows.clock;
     // Launch-call names by interned id, decided once per name.
     let mut is_call = vec![u8::MAX; trace.strings.len()];
     let mut pairs: Vec<Pair> = Vec::new();
@@ -207,6 +216,23 @@ pub fn launch_stats(
         }
     }
     pairs.sort_unstable_by_key(|&(l, g)| (e.correlation[l as usize], g));
+    pairs
+}
+
+/// [`launch_stats`] of rows already selected (by [`select`], with the `filter` given
+/// here) and the trace's launch index, both built once by the caller (the advisor shares
+/// them with HTA's host-wait gaps).
+pub fn launch_stats_of(
+    trace: &Trace,
+    rows: &GpuRows,
+    launches: &LaunchIndex,
+    filter: bool,
+    opts: LaunchOptions,
+) -> LaunchStats {
+    let e = &trace.events;
+    let clock = rows.clock;
+    let cut_ns = cut_of(trace, filter, clock).map(|c| c.0);
+    let pairs = launch_pairs(trace, rows, launches, cut_ns);
 
     let (steps, source) = find_steps(trace);
     let steps = if source == StepSource::ProfilerStep {

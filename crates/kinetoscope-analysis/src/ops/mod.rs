@@ -140,6 +140,19 @@ impl OpsTable {
     }
 }
 
+/// The operator node tree of a trace (operators, steps, annotations and `nn.Module`
+/// frames, nested per thread), built once and shared by the analyses that walk it
+/// ([`crate::perf::analyze_perf_in`], [`crate::diff::profile::profile_in`]).
+#[derive(Debug, Default)]
+pub struct OperatorTree(pub(crate) NodeTree);
+
+impl OperatorTree {
+    /// Build the tree of `trace`.
+    pub fn build(trace: &Trace) -> Self {
+        Self(NodeTree::build(trace))
+    }
+}
+
 /// Build the operator table of a trace, sorted by the default key
 /// ([`OpSortKey::DeviceSelf`], then host self time). Each group is its output row from
 /// the start (no second copy of the table), and the rows are sorted through their

@@ -193,6 +193,15 @@ pub struct TraceOverview {
 
 /// Compute the overview of one trace.
 pub fn overview(trace: &Trace) -> TraceOverview {
+    overview_and_activity(trace).0
+}
+
+/// [`overview`], and the trace's launch calls against its recorded device activity
+/// ([`crate::device_activity::device_activity`]), which the overview computes for its
+/// warnings and the advisor keeps.
+pub fn overview_and_activity(
+    trace: &Trace,
+) -> (TraceOverview, crate::device_activity::DeviceActivity) {
     let classes = classify::Classes::new(trace);
     // Independent passes run on two threads: reading used both cores, and these passes
     // are most of what `overview` adds to it.
@@ -246,7 +255,7 @@ pub fn overview(trace: &Trace) -> TraceOverview {
             steps: plan.dropped.iter().map(|s| s.name.clone()).collect(),
         });
     }
-    TraceOverview {
+    let overview = TraceOverview {
         path: trace.path.display().to_string(),
         worker,
         span,
@@ -259,7 +268,8 @@ pub fn overview(trace: &Trace) -> TraceOverview {
         gpus,
         devices: trace.meta.devices.clone(),
         warnings,
-    }
+    };
+    (overview, activity)
 }
 
 /// The mean of the steps' parts.

@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::note::Note;
 use crate::ops::group::canonical_shape;
-use crate::ops::tree::{NodeTree, NONE};
+use crate::ops::tree::NONE;
+use crate::ops::OperatorTree;
 use devices::{gpu_peak, GpuPeak, Units};
 use family::{family_of, formula, Family};
 use flops::Precision;
@@ -201,21 +202,24 @@ fn call_work(trace: &Trace, name: &str, key: &Key) -> Option<Work> {
 
 /// Build the perf model of a trace.
 pub fn analyze_perf(trace: &Trace, opts: &PerfOptions) -> PerfTable {
-    analyze_perf_where(trace, opts, &|_| true, &|_| true)
+    let tree = OperatorTree::build(trace);
+    analyze_perf_in(trace, &tree, opts, &|_| true, &|_| true)
 }
 
 /// The perf model of the calls (operator event indexes) `keep_call` keeps, measured
 /// with the GPU activities (event indexes) `keep_gpu` keeps: the advisor leaves out the
-/// calls and kernels other findings claim, and the calls outside the steps.
-pub fn analyze_perf_where(
+/// calls and kernels other findings claim, and the calls outside the steps. `tree` is
+/// the trace's operator tree, which the advisor shares with the diff profile.
+pub fn analyze_perf_in(
     trace: &Trace,
+    tree: &OperatorTree,
     opts: &PerfOptions,
     keep_call: &dyn Fn(usize) -> bool,
     keep_gpu: &dyn Fn(usize) -> bool,
 ) -> PerfTable {
     let e = &trace.events;
-    let tree = NodeTree::build(trace);
-    let m = calls::measure(trace, &tree, keep_gpu);
+    let tree = &tree.0;
+    let m = calls::measure(trace, tree, keep_gpu);
     let absent = StrId(u32::MAX);
     // Row key: name, dims, types, concrete inputs, and whether the calls are units.
     let mut index: FxHashMap<(Key, bool), usize> = FxHashMap::default();
@@ -243,7 +247,7 @@ pub fn analyze_perf_where(
         acc[row].1 += m.busy_ns[idx];
         acc[row].2 |= m.tensor_cores[idx];
     }
-    drop((index, tree, m));
+    drop((index, m));
 
     let device = trace.meta.devices.first().map(|d| d.name.clone());
     let peaks = device.as_deref().and_then(gpu_peak);

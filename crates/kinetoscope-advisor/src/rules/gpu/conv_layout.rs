@@ -27,6 +27,7 @@
 
 use std::collections::BTreeMap;
 
+use kinetoscope_analysis::name_memo::NameMemo;
 use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
@@ -83,6 +84,7 @@ impl Rule for ConvLayoutTransposes {
         let mut ops: BTreeMap<&str, i64> = BTreeMap::new();
         let mut seen = vec![false; facts.n_steps()];
         let mut in_conv = facts.named_ancestor_search(is_conv_op);
+        let mut transpose = NameMemo::new(facts.trace, is_layout_transpose);
         for k in facts.events(&[CategoryKind::Kernel], |_| true) {
             let Some(s) = facts.step_of_event(k) else {
                 continue;
@@ -94,8 +96,8 @@ impl Rule for ConvLayoutTransposes {
                 continue;
             };
             conv_ns += e.dur_ns[k];
-            let name = facts.name(k);
-            if is_layout_transpose(name) {
+            if transpose.get(e.name[k]) {
+                let name = facts.name(k);
                 transpose_ns += e.dur_ns[k];
                 seen[s] = true;
                 let r = kernels.entry(name).or_default();

@@ -33,6 +33,9 @@
 //! GP008). Impact: the time those shapes lose per step (an upper bound: the roofline is
 //! not always reachable).
 
+use std::cell::RefCell;
+
+use kinetoscope_analysis::name_memo::NameMemo;
 use kinetoscope_analysis::perf::devices::Units;
 use kinetoscope_analysis::perf::family::Family;
 use kinetoscope_analysis::perf::flops::Precision;
@@ -135,20 +138,28 @@ impl Rule for RooflineGap {
         let t = facts.trace;
         let mut claimed = vec![false; t.events.len()];
         let mut inside = facts.named_ancestor_search(claimed_span);
+        let mut claimed_name = NameMemo::new(t, claimed_span);
         for i in facts.events(&[CategoryKind::CpuOp, CategoryKind::UserAnnotation], |_| {
             true
         }) {
-            claimed[i] = claimed_span(facts.name(i)) || inside.any(i);
+            claimed[i] = claimed_name.get(t.events.name[i]) || inside.any(i);
         }
         let low_occupancy: FxHashSet<String> = flagged_kernels(facts, config)
             .map(|f| f.kernels.iter().map(|(r, _)| r.name.clone()).collect())
             .unwrap_or_default();
         let keep_call = |ev: usize| !claimed[ev] && facts.step_of_event(ev).is_some();
+        // Name tests once per distinct name.
+        let kept_name = RefCell::new(NameMemo::new(t, |name: &str| {
+            !low_occupancy.contains(name) && !is_layout_transpose(name)
+        }));
+        let host_copy_name = RefCell::new(NameMemo::new(t, |name: &str| {
+            name.contains("HtoD") || name.contains("DtoH")
+        }));
         let keep_gpu = |ev: usize| {
-            let name = t.name(kinetoscope_trace::EventId(ev as u32));
+            let name = t.events.name[ev];
             let host_copy = t.categories.kind(t.events.cat[ev]) == CategoryKind::GpuMemcpy
-                && (name.contains("HtoD") || name.contains("DtoH"));
-            !low_occupancy.contains(name) && !is_layout_transpose(name) && !host_copy
+                && host_copy_name.borrow_mut().get(name);
+            kept_name.borrow_mut().get(name) && !host_copy
         };
         let opts = PerfOptions {
             peak_tflops: config.peak_tflops,

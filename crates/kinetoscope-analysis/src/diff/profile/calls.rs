@@ -58,12 +58,16 @@ pub struct KernelTotals {
     pub total_ns: i64,
 }
 
-/// Operators and kernels starting in `[lo, hi)`.
-pub(super) fn totals(trace: &Trace, lo: i64, hi: i64) -> (Vec<OpTotals>, Vec<KernelTotals>) {
-    let tree = NodeTree::build(trace);
-    let mut grouper = Grouper::new(trace, &tree, OpGroupBy::Shape);
-    let ops = op_totals(trace, &tree, &mut grouper, lo, hi);
-    let kernels = kernel_totals(trace, &tree, &mut grouper, lo, hi);
+/// Operators and kernels starting in `[lo, hi)`, over the trace's operator tree.
+pub(super) fn totals(
+    trace: &Trace,
+    tree: &NodeTree,
+    lo: i64,
+    hi: i64,
+) -> (Vec<OpTotals>, Vec<KernelTotals>) {
+    let mut grouper = Grouper::new(trace, tree, OpGroupBy::Shape);
+    let ops = op_totals(trace, tree, &mut grouper, lo, hi);
+    let kernels = kernel_totals(trace, tree, &mut grouper, lo, hi);
     (ops, kernels)
 }
 

@@ -20,6 +20,7 @@ pub use calls::{KernelTotals, OpTotals};
 pub use counts::Counts;
 
 use crate::memory::MemoryView;
+use crate::ops::OperatorTree;
 use crate::overview::{Parts, TraceOverview};
 
 /// One kept step.
@@ -74,6 +75,17 @@ pub struct TraceProfile {
 
 /// The profile of `trace`, reusing its overview and memory view.
 pub fn profile(trace: &Trace, overview: &TraceOverview, memory: &MemoryView) -> TraceProfile {
+    profile_in(trace, &OperatorTree::build(trace), overview, memory)
+}
+
+/// [`profile`] over the trace's operator tree, built once by the caller (the advisor
+/// shares it with the perf model).
+pub fn profile_in(
+    trace: &Trace,
+    tree: &OperatorTree,
+    overview: &TraceOverview,
+    memory: &MemoryView,
+) -> TraceProfile {
     let steps: Vec<StepSample> = overview
         .steps
         .iter()
@@ -87,7 +99,7 @@ pub fn profile(trace: &Trace, overview: &TraceOverview, memory: &MemoryView) -> 
         _ => None,
     };
     let (lo, hi) = window_ns.map_or((i64::MIN, i64::MAX), |[a, b]| (a, b));
-    let (ops, kernels) = calls::totals(trace, lo, hi);
+    let (ops, kernels) = calls::totals(trace, &tree.0, lo, hi);
     let step_windows: Vec<(i64, i64)> = overview
         .steps
         .iter()
