@@ -167,13 +167,9 @@ pub fn to_table(doc: &CommDocument, top: usize) -> String {
                     .to_terminal(),
             );
         }
-        for w in &tr.warnings {
-            out.push_str(&format!("  warning: {}\n", crate::note::text(w)));
-        }
+        crate::note::push_warnings(&mut out, &tr.warnings);
         out.push('\n');
     }
-    for e in &doc.errors {
-        out.push_str(&format!("error: {}: {}\n", e.path, e.error));
-    }
+    crate::note::push_read_failures(&mut out, &doc.errors);
     out
 }

@@ -1,7 +1,7 @@
 //! The words for the analyses' [`Note`]s (warnings and notes), shared by every renderer.
 
 use kinetoscope_analysis::note::Note;
-use kinetoscope_engine::{SkippedFile, SpecialFileKind};
+use kinetoscope_engine::{ReadFailure, SkippedFile, SpecialFileKind};
 use kinetoscope_trace::NsysFeature;
 
 /// The line for a special file of an input folder that was skipped.
@@ -176,6 +176,20 @@ pub fn text(note: &Note) -> String {
             .to_owned(),
         Note::EmptySnapshot => "the snapshot is empty: no segments and no history".to_owned(),
         Note::NoDeviceMatches => "no device matches --device".to_owned(),
+    }
+}
+
+/// A trace section's closing lines: one `  warning: …` line per note.
+pub(crate) fn push_warnings(out: &mut String, warnings: &[Note]) {
+    for w in warnings {
+        out.push_str(&format!("  warning: {}\n", text(w)));
+    }
+}
+
+/// A document's closing lines: one `error: PATH: …` line per input that was not read.
+pub(crate) fn push_read_failures(out: &mut String, errors: &[ReadFailure]) {
+    for e in errors {
+        out.push_str(&format!("error: {}: {}\n", e.path, e.error));
     }
 }
 

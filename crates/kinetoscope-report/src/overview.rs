@@ -149,9 +149,7 @@ fn trace_section(out: &mut String, tr: &TraceOverview, order: StepOrder, top: us
     }
     out.push_str(&head);
     out.push('\n');
-    for w in &tr.warnings {
-        out.push_str(&format!("  warning: {}\n", crate::note::text(w)));
-    }
+    crate::note::push_warnings(out, &tr.warnings);
     out.push('\n');
     if tr.steps.is_empty() {
         out.push_str("no events: nothing to break down\n\n");

@@ -219,8 +219,6 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
     for w in &r.warnings {
         out.push_str(&format!("warning: {}\n", crate::note::text(w)));
     }
-    for e in &doc.errors {
-        out.push_str(&format!("error: {}: {}\n", e.path, e.error));
-    }
+    crate::note::push_read_failures(&mut out, &doc.errors);
     out
 }

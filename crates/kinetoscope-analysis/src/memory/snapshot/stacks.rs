@@ -107,6 +107,11 @@ pub fn op_site(frames: &[Frame]) -> Option<String> {
     if user_frame(frames).is_some() {
         return None;
     }
+    native_site(frames)
+}
+
+/// The innermost ATen operator and autograd node of a stack, whatever else it holds.
+fn native_site(frames: &[Frame]) -> Option<String> {
     let op = frames.iter().find_map(|f| aten_op(&f.name));
     let node = frames.iter().find_map(|f| autograd_node(&f.name));
     match (op, node) {
@@ -144,8 +149,10 @@ impl Sites {
                 let id = self.frames.len() as u32;
                 self.by_frames.insert(frames.clone(), id);
                 self.frames.push(frames);
-                self.user_frames.push(user_frame(raw));
-                self.op_sites.push(op_site(raw));
+                let user = user_frame(raw);
+                self.op_sites
+                    .push(user.is_none().then(|| native_site(raw)).flatten());
+                self.user_frames.push(user);
                 id
             }
         };

@@ -409,6 +409,11 @@ impl<'c> Loader<'c> {
         grow(pick(&mut t.args), 1, &mut t.charge).map_err(|e| self.oom(e))
     }
 
+    /// The export's name of table `base` (a versioned `_V2`, `_V3` one resolved), if any.
+    fn table(&self, base: &str) -> Option<String> {
+        self.schema.resolve(base).map(str::to_owned)
+    }
+
     /// Run `sql` over `table` and hand each row to `each`.
     fn each_row(
         &mut self,
@@ -467,15 +472,11 @@ impl<'c> Loader<'c> {
     /// adapters are left out), numbered as the kernels number them (`cuDevice`, or the
     /// CUDA id `TARGET_INFO_CUDA_DEVICE` gives the GPU).
     fn devices(&mut self) -> TraceResult<()> {
-        let Some(table) = self.schema.resolve("TARGET_INFO_GPU").map(str::to_owned) else {
+        let Some(table) = self.table("TARGET_INFO_GPU") else {
             return Ok(());
         };
         let mut cuda_ids: FxHashMap<i64, i64> = FxHashMap::default();
-        if let Some(map) = self
-            .schema
-            .resolve("TARGET_INFO_CUDA_DEVICE")
-            .map(str::to_owned)
-        {
+        if let Some(map) = self.table("TARGET_INFO_CUDA_DEVICE") {
             let sql = format!("SELECT gpuId, cudaId FROM {map}");
             self.each_row(&map, &sql, |_, r| {
                 cuda_ids.entry(int(r, 0)).or_insert(int(r, 1));
@@ -529,7 +530,7 @@ impl<'c> Loader<'c> {
 
     /// Runtime or driver calls; whether the table exists.
     fn calls(&mut self, base: &str, cat: &str) -> TraceResult<bool> {
-        let Some(table) = self.schema.resolve(base).map(str::to_owned) else {
+        let Some(table) = self.table(base) else {
             return Ok(false);
         };
         let cat = self.trace.categories.intern(cat);
@@ -581,11 +582,7 @@ impl<'c> Loader<'c> {
     }
 
     fn kernels(&mut self) -> TraceResult<bool> {
-        let Some(table) = self
-            .schema
-            .resolve("CUPTI_ACTIVITY_KIND_KERNEL")
-            .map(str::to_owned)
-        else {
+        let Some(table) = self.table("CUPTI_ACTIVITY_KIND_KERNEL") else {
             return Ok(false);
         };
         let cols = columns(self.conn, &table).map_err(self.err(&table))?;
@@ -631,11 +628,7 @@ impl<'c> Loader<'c> {
 
     /// CUDA graph executions: each a GPU activity named `CUDA graph <graphId>`.
     fn graphs(&mut self) -> TraceResult<bool> {
-        let Some(table) = self
-            .schema
-            .resolve("CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
-            .map(str::to_owned)
-        else {
+        let Some(table) = self.table("CUPTI_ACTIVITY_KIND_GRAPH_TRACE") else {
             return Ok(false);
         };
         let cat = self.trace.categories.intern("kernel");
@@ -708,11 +701,7 @@ impl<'c> Loader<'c> {
     }
 
     fn memcpy(&mut self) -> TraceResult<bool> {
-        let Some(table) = self
-            .schema
-            .resolve("CUPTI_ACTIVITY_KIND_MEMCPY")
-            .map(str::to_owned)
-        else {
+        let Some(table) = self.table("CUPTI_ACTIVITY_KIND_MEMCPY") else {
             return Ok(false);
         };
         let opers = self.enum_table("ENUM_CUDA_MEMCPY_OPER")?;
@@ -754,11 +743,7 @@ impl<'c> Loader<'c> {
     }
 
     fn memset(&mut self) -> TraceResult<bool> {
-        let Some(table) = self
-            .schema
-            .resolve("CUPTI_ACTIVITY_KIND_MEMSET")
-            .map(str::to_owned)
-        else {
+        let Some(table) = self.table("CUPTI_ACTIVITY_KIND_MEMSET") else {
             return Ok(false);
         };
         let kinds = self.enum_table("ENUM_CUDA_MEM_KIND")?;
@@ -795,11 +780,7 @@ impl<'c> Loader<'c> {
     }
 
     fn sync(&mut self) -> TraceResult<()> {
-        let Some(table) = self
-            .schema
-            .resolve("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")
-            .map(str::to_owned)
-        else {
+        let Some(table) = self.table("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") else {
             return Ok(());
         };
         let types = self.enum_table("ENUM_CUPTI_SYNC_TYPE")?;
@@ -833,7 +814,7 @@ impl<'c> Loader<'c> {
 
     /// NVTX ranges; whether the table exists.
     fn nvtx(&mut self) -> TraceResult<bool> {
-        let Some(table) = self.schema.resolve("NVTX_EVENTS").map(str::to_owned) else {
+        let Some(table) = self.table("NVTX_EVENTS") else {
             return Ok(false);
         };
         let cols = columns(self.conn, &table).map_err(self.err(&table))?;
