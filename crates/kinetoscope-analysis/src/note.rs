@@ -53,6 +53,13 @@ pub enum Note {
         /// How many.
         count: u64,
     },
+    /// No NVTX range of an Nsight Systems capture was named as a step: the outermost
+    /// range that repeats (or the names repeating side by side there) is offered for
+    /// `--nvtx-step`.
+    NsysStepRangeCandidates {
+        /// The names, in order of first start.
+        names: Vec<String>,
+    },
     /// The perf model has no compute peak and/or no bandwidth for the device (not in the
     /// table, or no GPU recorded, and no `--peak-tflops` / `--peak-tbps`): rates are
     /// shown without bound, roofline fraction or time lost.
@@ -176,6 +183,11 @@ impl Note {
             if info.ranges_open_at_end > 0 {
                 notes.push(Self::NsysOpenRanges {
                     count: info.ranges_open_at_end,
+                });
+            }
+            if !info.step_range_candidates.is_empty() {
+                notes.push(Self::NsysStepRangeCandidates {
+                    names: info.step_range_candidates.clone(),
                 });
             }
         }

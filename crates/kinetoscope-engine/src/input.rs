@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use kinetoscope_trace::read::{
-    gpu_processes, is_sqlite, process_path, read_trace, read_trace_bytes, ReadOptions, Sniffed,
+    gpu_processes, is_sqlite, process_path, read_trace, read_trace_bytes, split_process_path,
+    ReadOptions, Sniffed,
 };
 use kinetoscope_trace::{
     parse_stage_name, Artifact, ArtifactKind, RunPhase, Trace, TraceError, TraceResult,
@@ -143,6 +144,12 @@ fn nsys_processes(path: &Path) -> Option<Input> {
 /// folder (FIFOs, sockets, devices) are never opened, so none can block the read; they
 /// are listed in the input's `skipped`.
 pub fn open_path(path: &Path) -> TraceResult<Input> {
+    // One process of an Nsight Systems export, as the outputs name it (`run.sqlite#pid7`).
+    if let Some((file, _)) = split_process_path(path) {
+        if std::fs::metadata(&file).is_ok_and(|m| m.is_file()) {
+            return Ok(Input::File(path.to_owned()));
+        }
+    }
     let meta = std::fs::metadata(path).map_err(|e| TraceError::Io {
         path: path.to_owned(),
         source: e,
@@ -201,6 +208,7 @@ pub fn open_path(path: &Path) -> TraceResult<Input> {
 /// what could be listed.
 pub fn files_read(path: &Path) -> Vec<PathBuf> {
     let mut out = vec![path.to_owned()];
+    out.extend(split_process_path(path).map(|(file, _)| file));
     let readable =
         |f: &PathBuf| ArtifactKind::from_file_name(&file_name(f)).is_some_and(|k| k.is_readable());
     if path.is_dir() {

@@ -86,6 +86,20 @@ pub fn text(note: &Note) -> String {
         Note::NsysOpenRanges { count } => format!(
             "{count} NVTX ranges were still open when the capture ended: kept, cut at its end"
         ),
+        Note::NsysStepRangeCandidates { names } => {
+            let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+            match quoted.as_slice() {
+                [one] => format!(
+                    "steps: no NVTX range is named as a step; the outermost range that \
+                     repeats is {one}: --nvtx-step {one} takes it as the step"
+                ),
+                _ => format!(
+                    "steps: no NVTX range is named as a step; these repeat side by side at \
+                     the outermost level: {} (--nvtx-step NAME takes one as the step)",
+                    quoted.join(", ")
+                ),
+            }
+        }
         Note::NoDevicePeak {
             device,
             compute,

@@ -9,6 +9,7 @@ use kinetoscope_advisor::Config;
 use kinetoscope_analysis::critical_path::CriticalPathOptions;
 use kinetoscope_analysis::gpu_time::launches::LaunchOptions;
 use kinetoscope_analysis::gpu_time::Compat;
+use kinetoscope_analysis::nvtx::NvtxOptions;
 use kinetoscope_analysis::sequences::SequenceOptions;
 use kinetoscope_engine::{
     to_json, CommOptions, Engine, EngineResult, IdleOptions, KernelsOptions, LaunchesOptions,
@@ -20,7 +21,7 @@ use crate::error::ApiError;
 use crate::params::Query;
 
 /// The views, by the name the API uses.
-pub const VIEWS: [&str; 14] = [
+pub const VIEWS: [&str; 15] = [
     "summary",
     "overview",
     "ops",
@@ -34,6 +35,7 @@ pub const VIEWS: [&str; 14] = [
     "kernel_classes",
     "sequences",
     "critical_path",
+    "nvtx",
     "report",
 ];
 
@@ -52,6 +54,7 @@ pub fn options_of(view: &str) -> &'static [&'static str] {
         "kernel_classes" => &["hta_compat", "top"],
         "sequences" => &["op", "min_len", "max_len", "top"],
         "critical_path" => &["step", "top"],
+        "nvtx" => &["filter", "top"],
         _ => &[],
     }
 }
@@ -152,6 +155,13 @@ pub fn document(engine: &Engine, view: &str, path: &Path, q: &Query) -> Result<S
                 top: q.parse("top", 10)?,
             };
             json(engine.critical_path(&src, opts))
+        }
+        "nvtx" => {
+            let opts = NvtxOptions {
+                filter: q.get("filter").map(str::to_owned),
+                top: q.parse_opt("top")?,
+            };
+            json(engine.nvtx(&src, &opts))
         }
         "report" => {
             let config = Config::from_toml("", &[]).map_err(ApiError::bad_request)?;

@@ -359,6 +359,16 @@ impl TraceBuilder {
         ));
     }
 
+    /// A memset named `name` (`Memset (Pinned)`) launched by the runtime call `call` at
+    /// `launch_ts` under `ext`.
+    pub fn memset(&mut self, call: &str, ext: u64, launch_ts: u64, name: &str, ts: u64, dur: u64) {
+        let corr = self.launch(call, ext, launch_ts);
+        let (dev, stream) = (self.device, self.stream);
+        self.events.push(format!(
+            r#"{{"ph":"X","cat":"gpu_memset","name":"{name}","pid":{dev},"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"External id":{ext},"correlation":{corr},"device":{dev},"stream":{stream},"bytes":4096}}}}"#
+        ));
+    }
+
     /// A `[memory]` record of `bytes` (negative: a free) at `addr` on GPU 0, with the
     /// totals after it.
     pub fn memory_event(&mut self, ts: u64, addr: u64, bytes: i64, allocated: u64, reserved: u64) {

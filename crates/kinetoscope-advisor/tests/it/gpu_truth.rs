@@ -305,6 +305,41 @@ fn a_sync_after_the_last_step_is_in_no_step() {
     );
 }
 
+/// nsys's `cuda_memset_sync`: a synchronous `cudaMemset` blocks the host only when it
+/// writes pinned or managed memory; on device memory it returns at once, and
+/// `cudaMemsetAsync` never blocks.
+#[test]
+fn a_synchronous_memset_blocks_only_on_host_visible_memory() {
+    let mut b = TraceBuilder::h100();
+    b.steps(4, 10_000, |b, _, t| {
+        b.gemm(t + 100, t + 200, 3000);
+        let ext = b.op("aten::fill_", t + 4000, 60, "");
+        b.memset("cudaMemset", ext, t + 4010, "Memset (Pinned)", t + 4020, 20);
+        let ext = b.op("aten::zero_", t + 4100, 60, "");
+        b.memset("cudaMemset", ext, t + 4110, "Memset (Device)", t + 4120, 20);
+        let ext = b.op("aten::zero_", t + 4200, 60, "");
+        b.memset(
+            "cudaMemsetAsync",
+            ext,
+            t + 4210,
+            "Memset (Managed)",
+            t + 4220,
+            20,
+        );
+        b.gemm(t + 5000, t + 5010, 4900);
+    });
+    let r = report(&b);
+    let f = expect_finding(&r.findings, "SY001");
+    assert!(
+        f.evidence[0].starts_with(
+            "4 sync point(s) in 4 step(s) (0 scalar reads, 0 synchronize calls, 0 blocking \
+             copies, 4 blocking memsets of host-visible memory, 0 device frees)"
+        ),
+        "{:?}",
+        f.evidence
+    );
+}
+
 #[test]
 fn hip_synchronize_blocking_copies_and_frees_are_sync_points() {
     let mut b = TraceBuilder::h100();

@@ -8,6 +8,7 @@ const PAGES = [
   ["ops", "Operators"],
   ["kernels", "Kernels"],
   ["memory", "Memory"],
+  ["nvtx", "NVTX"],
   ["distributed", "Distributed"],
   ["diff", "Diff"],
   ["trace", "Trace"],

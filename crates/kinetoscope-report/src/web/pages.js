@@ -232,6 +232,45 @@ K.pages.kernels = tablePage(
   "total time",
 );
 
+// ---- NVTX ranges --------------------------------------------------------------------
+
+/** NVTX ranges by name (Nsight Systems exports), or `record_function` ranges (Kineto). */
+K.pages.nvtx = async (root, ctx) => {
+  const doc = await K.api(ctx.view("nvtx", "top=100"));
+  const t = K.pick(doc, ctx);
+  const search = el("input", { id: "nvtx-search", type: "search", placeholder: "search rows" });
+  root.append(el("div", { class: "toolbar" }, search));
+  if (!t) return root.append(el("p", {}, "No trace could be read."));
+  if (!t.ranges.length) return root.append(el("p", {}, "No ranges in this trace."), notes(t.warnings));
+  const rows = t.ranges.map((r) => ({ ...r, operator: r.operator ? "yes" : "" }));
+  const table = K.table(
+    [
+      { key: "name", label: "range" },
+      { key: "operator", label: "operator" },
+      { key: "count", label: "count", num: true, fmt: K.fmtNum },
+      { key: "total_ns", label: "total", num: true, fmt: K.fmtNs },
+      { key: "share", label: "share", num: true, fmt: K.fmtShare },
+      { key: "avg_ns", label: "mean", num: true, fmt: K.fmtNs },
+      { key: "median_ns", label: "median", num: true, fmt: K.fmtNs },
+      { key: "max_ns", label: "max", num: true, fmt: K.fmtNs },
+      { key: "gpu_time_ns", label: "GPU time", num: true, fmt: K.fmtNs },
+      { key: "gpu_span_ns", label: "GPU span", num: true, fmt: K.fmtNs },
+    ],
+    rows,
+    { cls: "nvtx", onRow: (r) => ctx.jumpToName(r.name), rowTitle: "click: show in the timeline" },
+  );
+  search.addEventListener("input", () => table.setFilter(search.value));
+  root.append(
+    K.stats([
+      ["ranges", String(t.ranges.length), "ranges"],
+      ["source", t.nsys ? "Nsight Systems NVTX" : "record_function ranges"],
+    ]),
+    section("Top " + Math.min(10, rows.length) + " by total time", K.bars(rows.slice(0, 10), (r) => r.name, (r) => r.total_ns, K.fmtNs)),
+    section("Ranges", table),
+    notes(t.warnings),
+  );
+};
+
 // ---- Memory ------------------------------------------------------------------------
 
 /** A cell formatter by the JSON key's unit suffix (`_bytes`, `_ns`, `share`). */

@@ -63,4 +63,9 @@ pub struct NsysInfo {
     /// NVTX ranges renamed `ProfilerStep#N` because they were named `step N` (any
     /// case, `step_N`, `step#N`) or with the name given as `ReadOptions::nvtx_step`.
     pub step_ranges_renamed: u64,
+    /// When no NVTX range is named as a step: the outermost range that repeats (inside
+    /// no other repeating range), or the names that repeat side by side at that level
+    /// (phases of one iteration), in order of first start; offered for `--nvtx-step`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_range_candidates: Vec<String>,
 }

@@ -218,6 +218,39 @@ pub fn check_against_sql(path: &Path) {
             .count();
         assert_eq!(got as i64, linked, "{name}: kernels with a launch call");
     }
+    // GPU rows without a runtime or driver call of their process and correlation id.
+    let mut without = 0i64;
+    for gpu in [
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET",
+    ] {
+        if !has_table(&c, gpu) {
+            continue;
+        }
+        let calls: Vec<String> = ["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"]
+            .into_iter()
+            .filter(|t| has_table(&c, t))
+            .map(|t| {
+                format!(
+                    "EXISTS (SELECT 1 FROM {t} r WHERE r.correlationId = g.correlationId \
+                     AND (r.globalTid >> 24) = (g.globalPid >> 24))"
+                )
+            })
+            .collect();
+        let linked = if calls.is_empty() {
+            "0".to_owned()
+        } else {
+            calls.join(" OR ")
+        };
+        let q = format!("SELECT count(*) FROM {gpu} g WHERE g.correlationId = 0 OR NOT ({linked})");
+        without += c.query_row(&q, [], |r| r.get::<_, i64>(0)).unwrap();
+    }
+    assert_eq!(
+        info.gpu_without_runtime_call, without as u64,
+        "{name}: GPU rows without a call"
+    );
     drop(c);
     assert_eq!(stamp(path), before, "{name}: the input changed");
 }
@@ -381,4 +414,87 @@ fn shared_exports_equal_sql() {
     for f in files {
         check_against_sql(&f);
     }
+}
+
+/// Without a range named as a step, the outermost range that repeats is offered: on
+/// the CS336 export, `scaled dot product attention` (inside `warmup` and
+/// `benchmark_loop`, which run once, and around the three ranges nested in it), which
+/// `--nvtx-step` then makes the step; on the CenterFormer export six names repeat side
+/// by side at the top, and all six are offered. Nothing is renamed unless asked.
+#[test]
+fn outermost_repeating_range_is_offered_as_the_step() {
+    let steps = |t: &Trace| {
+        (0..t.events.len())
+            .filter(|&i| t.strings.get(t.events.name[i]).starts_with("ProfilerStep#"))
+            .collect::<Vec<usize>>()
+    };
+    let path = fixture(FIXTURES[1]);
+    let t = read_trace(&path, &ReadOptions::default()).unwrap();
+    let info = t.meta.nsys.as_ref().unwrap();
+    assert_eq!(info.step_range_candidates, ["scaled dot product attention"]);
+    assert!(steps(&t).is_empty());
+    let c = sql(&path);
+    let (n, first_start, first_end): (i64, i64, i64) = c
+        .query_row(
+            "SELECT count(*), min(n.start), (SELECT m.end FROM NVTX_EVENTS m \
+             LEFT JOIN StringIds s2 ON s2.id = m.textId \
+             WHERE coalesce(m.text, s2.value) = 'scaled dot product attention' \
+             ORDER BY m.start LIMIT 1) FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId \
+             WHERE coalesce(n.text, s.value) = 'scaled dot product attention'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    let opts = ReadOptions {
+        nvtx_step: Some("scaled dot product attention".into()),
+        ..ReadOptions::default()
+    };
+    let t = read_trace(&path, &opts).unwrap();
+    assert!(t
+        .meta
+        .nsys
+        .as_ref()
+        .unwrap()
+        .step_range_candidates
+        .is_empty());
+    let s = steps(&t);
+    assert_eq!(s.len() as i64, n);
+    let step0 = s
+        .iter()
+        .copied()
+        .find(|&i| t.strings.get(t.events.name[i]) == "ProfilerStep#0")
+        .unwrap();
+    assert_eq!(t.events.dur_ns[step0], first_end - first_start);
+
+    let path = fixture(FIXTURES[4]);
+    let t = read_trace(&path, &ReadOptions::default()).unwrap();
+    let info = t.meta.nsys.as_ref().unwrap();
+    let c = sql(&path);
+    let mut want: Vec<String> = c
+        .prepare(
+            "SELECT coalesce(n.text, s.value) AS t FROM NVTX_EVENTS n \
+             LEFT JOIN StringIds s ON s.id = n.textId WHERE n.eventType IN (59, 60) \
+             GROUP BY t HAVING count(*) >= 2",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut got = info.step_range_candidates.clone();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want);
+
+    // A name given with `--nvtx-step` is the step (a range read through `StringIds`
+    // gets a new number each time), and nothing is offered.
+    let opts = ReadOptions {
+        nvtx_step: Some("reader".into()),
+        ..ReadOptions::default()
+    };
+    let t = read_trace(&path, &opts).unwrap();
+    let info = t.meta.nsys.as_ref().unwrap();
+    assert!(info.step_range_candidates.is_empty());
+    assert_eq!(info.step_ranges_renamed, 304);
+    assert_eq!(steps(&t).len(), 304);
 }

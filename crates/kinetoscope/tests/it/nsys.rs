@@ -290,6 +290,30 @@ fn processes_and_rank_files_are_ranks() {
     assert_eq!(got, vec![0, 1]);
 }
 
+/// The outputs name each process of a multi-GPU export `FILE#pidN`; given that path, a
+/// command reads that process alone, the same rank as in the whole file's document.
+#[test]
+fn one_process_of_an_export_by_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = export("h100x2");
+    let whole = kinetoscope(
+        dir.path(),
+        &["kernels", file.to_str().unwrap(), "--format", "json"],
+    )
+    .json();
+    let traces = whole["traces"].as_array().unwrap();
+    assert_eq!(traces.len(), 2);
+    for t in traces {
+        let path = t["path"].as_str().unwrap();
+        assert!(path.contains("#pid"), "{path}");
+        let one = kinetoscope(dir.path(), &["kernels", path, "--format", "json"]).json();
+        let only = &one["traces"].as_array().unwrap()[..];
+        assert_eq!(only.len(), 1, "{path}");
+        assert_eq!(only[0]["rows"], t["rows"], "{path}");
+        assert_eq!(only[0]["path"], t["path"], "{path}");
+    }
+}
+
 /// nsys's expert rules are the advisor's rules on the same rows: pageable copies
 /// (`cuda_memcpy_async`) are TR001, synchronising calls (`cuda_api_sync`,
 /// `cuda_memcpy_sync`) SY001, low GPU use (`gpu_time_util`) GP001.

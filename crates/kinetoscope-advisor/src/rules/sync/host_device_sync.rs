@@ -8,7 +8,9 @@
 //! driver and HIP equivalents), blocking copies (`cudaMemcpy`, `hipMemcpy`,
 //! `hipMemcpyWithStream`, the driver's `cuMemcpy*`, and `cudaMemcpyAsync` /
 //! `hipMemcpyAsync` into pageable host memory, which waits for the stream's queued
-//! work) and device frees (`cudaFree`,
+//! work), synchronous memsets of pinned or managed memory (`cudaMemset`,
+//! `cuMemsetD32`, `hipMemset`…: on device memory they return at once, on host-visible
+//! memory they block; nsys's `cuda_memset_sync`) and device frees (`cudaFree`,
 //! `hipFree`, `cuMemFree`, which synchronise the device), with the code that caused
 //! them.
 //!
@@ -80,6 +82,8 @@ enum Kind {
     Synchronize,
     /// A blocking copy.
     BlockingCopy,
+    /// A synchronous memset of pinned or managed memory.
+    BlockingMemset,
     /// A device free.
     Free,
 }
@@ -136,6 +140,29 @@ fn sync_call(name: &str) -> Option<Kind> {
     }
 }
 
+/// Whether a runtime or driver call is a synchronous (not `…Async`) memset.
+fn sync_memset(name: &str) -> bool {
+    const MEMSETS: [&str; 10] = [
+        "cudaMemset",
+        "cudaMemset2D",
+        "cudaMemset3D",
+        "cuMemsetD8",
+        "cuMemsetD16",
+        "cuMemsetD32",
+        "hipMemset",
+        "hipMemsetD8",
+        "hipMemsetD16",
+        "hipMemsetD32",
+    ];
+    MEMSETS.contains(&name.strip_suffix("_v2").unwrap_or(name))
+}
+
+/// Whether a memset's name (`Memset (Pinned)`, as Kineto and the nsys reader name it)
+/// says it wrote host-visible memory: pinned or managed.
+fn host_visible(memset: &str) -> bool {
+    memset.starts_with("Memset") && (memset.contains("(Pinned)") || memset.contains("(Managed"))
+}
+
 /// Per caller: sync points, host time blocked, windows of the GPU idle caused.
 type CallerAcc = (u64, i64, Vec<(i64, i64)>);
 
@@ -174,6 +201,12 @@ impl Rule for HostDeviceSync {
                         .any(|g| facts.name(g).contains("-> Pageable"))
                 }),
         );
+        calls.extend(
+            facts
+                .events(&runtime, sync_memset)
+                .into_iter()
+                .filter(|&i| facts.launched_by(i).any(|g| host_visible(facts.name(g)))),
+        );
         calls.sort_unstable();
         let reads =
             facts.outermost(&facts.events(&[CategoryKind::CpuOp], |n| SCALAR_READS.contains(&n)));
@@ -195,7 +228,11 @@ impl Rule for HostDeviceSync {
                 }
                 None => points.extend(facts.step_of_event(i).map(|step| Point {
                     event: i,
-                    kind: sync_call(facts.name(i)).unwrap_or(Kind::BlockingCopy),
+                    kind: sync_call(facts.name(i)).unwrap_or(if sync_memset(facts.name(i)) {
+                        Kind::BlockingMemset
+                    } else {
+                        Kind::BlockingCopy
+                    }),
                     step,
                 })),
             }
@@ -280,12 +317,16 @@ impl Rule for HostDeviceSync {
         });
         let mut evidence = vec![format!(
             "{} sync point(s) in {n_steps} step(s) ({} scalar reads, {} synchronize calls, {} \
-             blocking copies, {} device frees): host blocked {:.3} ms per step, GPU idle \
+             blocking copies, {}{} device frees): host blocked {:.3} ms per step, GPU idle \
              caused {}",
             total,
             kinds(Kind::ScalarRead),
             kinds(Kind::Synchronize),
             kinds(Kind::BlockingCopy),
+            match kinds(Kind::BlockingMemset) {
+                0 => String::new(),
+                n => format!("{n} blocking memsets of host-visible memory, "),
+            },
             kinds(Kind::Free),
             ms(blocked as f64 / n),
             if missing {
@@ -364,6 +405,11 @@ impl Rule for HostDeviceSync {
                     "Copy asynchronously: pinned host buffers and .to(device, \
                      non_blocking=True) (or copy_(…, non_blocking=True)), reading the result \
                      only when needed. "
+                }
+                Kind::BlockingMemset => {
+                    "Set host-visible memory asynchronously: cudaMemsetAsync on a stream \
+                     (torch fills device tensors that way), or fill the tensor on the device \
+                     and copy it with non_blocking=True. "
                 }
                 Kind::Free => {
                     "Stop freeing device memory in the loop: no torch.cuda.empty_cache() in \

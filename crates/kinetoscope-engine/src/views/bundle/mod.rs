@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use kinetoscope_analysis::comm::CommOptions;
 use kinetoscope_analysis::kernels::KernelGroupBy;
+use kinetoscope_analysis::nvtx::NvtxOptions;
 use kinetoscope_analysis::ops::OpGroupBy;
 use kinetoscope_analysis::timeline::Window;
 use serde::{Deserialize, Serialize};
@@ -190,6 +191,11 @@ impl Engine {
             view_path(run, "memory", &q),
             answer(self.memory(src, &memory)),
         );
+        let nvtx = NvtxOptions {
+            filter: None,
+            top: Some(WEB_TABLE_ROWS),
+        };
+        responses.insert(view_path(run, "nvtx", &q), answer(self.nvtx(src, &nvtx)));
         responses.insert(
             view_path(run, "comm", &[]),
             answer(self.comm(src, CommOptions::default())),

@@ -17,8 +17,12 @@
 //! | `TARGET_INFO_GPU` (+ `TARGET_INFO_CUDA_DEVICE`) | [`DeviceInfo`] of the CUDA devices |
 //! | `PROCESSES`, `ThreadNames` | process and thread names |
 //!
-//! CUPTI correlation ids are numbered per process, so they are renumbered per
-//! `(process, correlationId)`: a kernel links to the runtime call of its own process.
+//! CUPTI correlation ids are numbered per process, so the model's correlation is the
+//! process's number (in order of first sight) above CUPTI's 32-bit id: a kernel links
+//! to the runtime call of its own process, and the first process keeps CUPTI's ids.
+//!
+//! The activity tables are read ahead, each on its own connection and thread
+//! (`prefetch.rs`), while the loader builds the model from the rows before.
 //! Times are nanoseconds on the capture's clock plus
 //! `TARGET_INFO_SESSION_START_TIME.utcEpochNs`.
 //!
@@ -26,7 +30,10 @@
 //! that no name column refers to — they hold the traced processes' environment.
 
 mod nvtx;
+mod prefetch;
 mod report;
+mod rows;
+mod step_guess;
 mod tables;
 
 use std::path::Path;
@@ -136,11 +143,15 @@ pub fn gpu_processes(path: &Path) -> TraceResult<Vec<i64>> {
 
 /// Open `path` read-only and immutable: no lock, no journal, no write of any kind.
 fn open(path: &Path) -> TraceResult<Connection> {
-    let uri = file_uri(path);
+    connect(path).map_err(|e| sql_error(path, "(open)", e))
+}
+
+/// [`open`] with SQLite's own error.
+fn connect(path: &Path) -> rusqlite::Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    Connection::open_with_flags(uri, flags).map_err(|e| sql_error(path, "(open)", e))
+    Connection::open_with_flags(file_uri(path), flags)
 }
 
 /// `file:` URI of a path with `mode=ro&immutable=1`; characters that a URI gives a

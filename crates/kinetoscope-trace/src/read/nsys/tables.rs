@@ -5,28 +5,21 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Row};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::nvtx::{emit_nvtx, step_number};
+use super::prefetch::Prefetch;
+use super::rows::*;
 use super::sql_error;
+use super::step_guess::{outermost_repeating, StepGuess};
 use crate::model::*;
 use crate::read::builder::TraceBuilder;
 use crate::read::ReadOptions;
 use crate::{TraceError, TraceResult};
 
-/// The longest text kept from any column (an NVTX text, a kernel name); longer ones are
-/// cut at a character boundary.
-const MAX_TEXT_BYTES: usize = 64 << 10;
 /// Events beyond this are refused (the model indexes events with `u32`).
 const MAX_EVENTS: usize = u32::MAX as usize - 1;
-
-/// NVTX event types (`ENUM_NSYS_EVENT_TYPE`).
-const NVTX_MARK: i64 = 34;
-const NVTX_PUSH_POP: i64 = 59;
-const NVTX_START_END: i64 = 60;
-const NVTX_DOMAIN_CREATE: i64 = 75;
 
 /// The tables of the file, by name.
 struct Schema {
@@ -109,70 +102,12 @@ pub(super) fn gpu_processes(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
 }
 
 /// The columns of a table.
-fn columns(conn: &Connection, table: &str) -> rusqlite::Result<FxHashSet<String>> {
+fn columns(conn: &Connection, table: &str) -> rusqlite::Result<Columns> {
     let mut stmt = conn.prepare(&format!("PRAGMA table_info(\"{table}\")"))?;
     let cols = stmt
         .query_map([], |r| r.get::<_, String>(1))?
         .collect::<rusqlite::Result<FxHashSet<_>>>()?;
-    Ok(cols)
-}
-
-/// `col` when the table has it, else `NULL`, for a select list.
-fn col_or_null(cols: &FxHashSet<String>, col: &str) -> String {
-    if cols.contains(col) {
-        format!("\"{col}\"")
-    } else {
-        "NULL".to_owned()
-    }
-}
-
-/// The NVTX `text` column cut to [`MAX_TEXT_BYTES`] characters by SQLite itself (so a
-/// huge value is never copied whole), or `NULL` when the table lacks it.
-fn text_col(cols: &FxHashSet<String>) -> String {
-    if cols.contains("text") {
-        format!("substr(\"text\", 1, {})", MAX_TEXT_BYTES + 4)
-    } else {
-        "NULL".to_owned()
-    }
-}
-
-/// An integer column; 0 for NULL or a non-integer.
-fn int(row: &Row<'_>, i: usize) -> i64 {
-    match row.get_ref(i) {
-        Ok(ValueRef::Integer(v)) => v,
-        Ok(ValueRef::Real(v)) if v.is_finite() => v as i64,
-        _ => 0,
-    }
-}
-
-/// An integer column; `None` for NULL or a non-integer.
-fn opt_int(row: &Row<'_>, i: usize) -> Option<i64> {
-    match row.get_ref(i) {
-        Ok(ValueRef::Integer(v)) => Some(v),
-        _ => None,
-    }
-}
-
-/// A text column as UTF-8 (invalid bytes replaced), capped at [`MAX_TEXT_BYTES`];
-/// `None` for NULL.
-fn text(row: &Row<'_>, i: usize) -> Option<String> {
-    match row.get_ref(i) {
-        Ok(ValueRef::Text(b) | ValueRef::Blob(b)) => Some(capped(b)),
-        Ok(ValueRef::Integer(v)) => Some(v.to_string()),
-        _ => None,
-    }
-}
-
-fn capped(b: &[u8]) -> String {
-    let s = String::from_utf8_lossy(&b[..b.len().min(MAX_TEXT_BYTES + 4)]);
-    if s.len() <= MAX_TEXT_BYTES {
-        return s.into_owned();
-    }
-    let mut end = MAX_TEXT_BYTES;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_owned()
+    Ok(Columns(cols))
 }
 
 /// The process of a serialized global id (`globalPid` or `globalTid`): every bit above
@@ -189,6 +124,24 @@ fn pid_tid(global: i64) -> (i64, i64) {
 /// Times are clamped so that a base plus a start plus a duration cannot overflow.
 const TIME_LIMIT: i64 = 1 << 61;
 
+/// The rows of one table, read ahead, and the table's name.
+struct Ahead<T> {
+    table: String,
+    rows: Prefetch<T>,
+}
+
+/// The activity tables read ahead (`None` where the export lacks one).
+struct ReadAhead {
+    runtime: Option<Ahead<CallRow>>,
+    driver: Option<Ahead<CallRow>>,
+    kernels: Option<Ahead<KernelRow>>,
+    graphs: Option<Ahead<GraphRow>>,
+    memcpy: Option<Ahead<MemcpyRow>>,
+    memset: Option<Ahead<MemsetRow>>,
+    sync: Option<Ahead<SyncRow>>,
+    nvtx: Option<Ahead<NvtxRow>>,
+}
+
 struct Loader<'c> {
     path: &'c Path,
     conn: &'c Connection,
@@ -199,16 +152,26 @@ struct Loader<'c> {
     names: FxHashMap<i64, StrId>,
     /// `StringIds` id of a runtime or driver function → its name without the version.
     call_names: FxHashMap<i64, StrId>,
-    /// `(process, correlationId)` → correlation unique in the trace.
-    correlations: FxHashMap<(i64, i64), i64>,
-    /// Correlations of the runtime and driver calls read.
-    launched: FxHashSet<i64>,
+    /// Process (`globalPid >> 24`) → its number in order of first sight, and the last
+    /// one looked up.
+    processes: FxHashMap<i64, i64>,
+    last_process: Option<(i64, i64)>,
+    /// `(process, correlationId)` → correlation, for the ids [`Loader::correlation`]
+    /// cannot compose.
+    odd_correlations: FxHashMap<(i64, i64), i64>,
+    /// Correlations of the runtime and driver calls read, and of the GPU rows.
+    call_correlations: Vec<i64>,
+    gpu_correlations: Vec<i64>,
     tracks: FxHashMap<(i64, i64), TrackId>,
+    last_track: Option<((i64, i64), TrackId)>,
     base_ns: i64,
     last_ns: i64,
     open_ranges: Vec<EventId>,
-    /// pid → devices it ran GPU work on.
+    /// The category of user NVTX ranges, once the NVTX table is read.
+    range_cat: Option<CatId>,
+    /// pid → devices it ran GPU work on, and the last pair added.
     gpu_processes: BTreeMap<i64, BTreeSet<i64>>,
+    last_gpu_process: Option<(i64, i64)>,
     /// Read only this process's rows.
     only: Option<i64>,
     /// The NVTX range name that marks a step (`ReadOptions::nvtx_step`), and the
@@ -240,13 +203,19 @@ pub(super) fn load(
         meta: Vec::new(),
         names: FxHashMap::default(),
         call_names: FxHashMap::default(),
-        correlations: FxHashMap::default(),
-        launched: FxHashSet::default(),
+        processes: FxHashMap::default(),
+        last_process: None,
+        odd_correlations: FxHashMap::default(),
+        call_correlations: Vec::new(),
+        gpu_correlations: Vec::new(),
         tracks: FxHashMap::default(),
+        last_track: None,
         base_ns: 0,
         last_ns: i64::MIN,
         open_ranges: Vec::new(),
+        range_cat: None,
         gpu_processes: BTreeMap::new(),
+        last_gpu_process: None,
         only,
         step_range: opts.nvtx_step.clone().map(|n| (n, 0)),
         info: NsysInfo::default(),
@@ -258,18 +227,19 @@ pub(super) fn load(
             source: RankSource::NsysProcess,
         });
     }
+    let ahead = l.read_ahead()?;
     l.export_metadata()?;
     l.session_start()?;
     l.devices()?;
-    // Host calls first: GPU rows then know which correlations have a call.
-    let runtime = l.calls("CUPTI_ACTIVITY_KIND_RUNTIME", "cuda_runtime")?;
-    let driver = l.calls("CUPTI_ACTIVITY_KIND_DRIVER", "cuda_driver")?;
-    let kernels = l.kernels()?;
-    let graphs = l.graphs()?;
-    let copies = l.memcpy()?;
-    let sets = l.memset()?;
-    l.sync()?;
-    let nvtx = l.nvtx()?;
+    let runtime = l.calls(ahead.runtime, "cuda_runtime")?;
+    let driver = l.calls(ahead.driver, "cuda_driver")?;
+    let kernels = l.kernels(ahead.kernels)?;
+    let graphs = l.graphs(ahead.graphs)?;
+    let copies = l.memcpy(ahead.memcpy)?;
+    let sets = l.memset(ahead.memset)?;
+    l.sync(ahead.sync)?;
+    let nvtx = l.nvtx(ahead.nvtx)?;
+    l.count_gpu_rows_without_call();
     l.names_of_rows()?;
     if !(runtime || driver || kernels || graphs || copies || sets) {
         l.info.missing.push(NsysFeature::CudaTrace);
@@ -329,17 +299,43 @@ impl<'c> Loader<'c> {
     }
 
     /// The correlation, unique in the trace, of a process's CUPTI correlation id (0
-    /// stays 0: no link).
+    /// stays 0: no link). CUPTI ids are 32-bit: the number of the process (in order of
+    /// first sight) goes above them, so the first process keeps CUPTI's own ids and no
+    /// map is needed; an id outside `1..=u32::MAX` is numbered in a map instead, above
+    /// every composed one.
     fn correlation(&mut self, process: i64, id: i64) -> i64 {
         if id == 0 {
             return 0;
         }
-        let next = self.correlations.len() as i64 + 1;
-        *self.correlations.entry((process, id)).or_insert(next)
+        let number = self.process_number(process);
+        if (1..=u32::MAX as i64).contains(&id) && number < (1 << 22) {
+            return (number << 32) | id;
+        }
+        let next = (1i64 << 60) + self.odd_correlations.len() as i64;
+        *self.odd_correlations.entry((process, id)).or_insert(next)
+    }
+
+    /// A process's number, in order of first sight.
+    fn process_number(&mut self, process: i64) -> i64 {
+        if let Some((p, n)) = self.last_process {
+            if p == process {
+                return n;
+            }
+        }
+        let next = self.processes.len() as i64;
+        let n = *self.processes.entry(process).or_insert(next);
+        self.last_process = Some((process, n));
+        n
     }
 
     fn track(&mut self, pid: i64, tid: i64) -> TraceResult<TrackId> {
+        if let Some((key, t)) = self.last_track {
+            if key == (pid, tid) {
+                return Ok(t);
+            }
+        }
         if let Some(&t) = self.tracks.get(&(pid, tid)) {
+            self.last_track = Some(((pid, tid), t));
             return Ok(t);
         }
         let t = &mut self.trace;
@@ -354,6 +350,7 @@ impl<'c> Loader<'c> {
             process_label: StrId(0),
         });
         self.tracks.insert((pid, tid), id);
+        self.last_track = Some(((pid, tid), id));
         Ok(id)
     }
 
@@ -430,6 +427,65 @@ impl<'c> Loader<'c> {
         Ok(())
     }
 
+    /// Start reading every activity table the export has, each on its own connection
+    /// and thread (the loader takes their rows in a fixed order, so the model is the
+    /// same whatever the timing).
+    fn read_ahead(&self) -> TraceResult<ReadAhead> {
+        Ok(ReadAhead {
+            runtime: self.ahead("CUPTI_ACTIVITY_KIND_RUNTIME", |t, _| call_sql(t), call_row)?,
+            driver: self.ahead("CUPTI_ACTIVITY_KIND_DRIVER", |t, _| call_sql(t), call_row)?,
+            kernels: self.ahead("CUPTI_ACTIVITY_KIND_KERNEL", kernel_sql, kernel_row)?,
+            graphs: self.ahead(
+                "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+                |t, _| graph_sql(t),
+                graph_row,
+            )?,
+            memcpy: self.ahead("CUPTI_ACTIVITY_KIND_MEMCPY", memcpy_sql, memcpy_row)?,
+            memset: self.ahead("CUPTI_ACTIVITY_KIND_MEMSET", memset_sql, memset_row)?,
+            sync: self.ahead(
+                "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+                |t, _| sync_sql(t),
+                sync_row,
+            )?,
+            nvtx: self.ahead("NVTX_EVENTS", nvtx_sql, nvtx_row)?,
+        })
+    }
+
+    /// Start reading table `base` (its versioned name resolved) with the query `sql`
+    /// makes from its name and columns; `None` when the export lacks it.
+    fn ahead<T: Send + 'static>(
+        &self,
+        base: &str,
+        sql: impl FnOnce(&str, &Columns) -> String,
+        decode: fn(&Row<'_>) -> T,
+    ) -> TraceResult<Option<Ahead<T>>> {
+        let Some(table) = self.table(base) else {
+            return Ok(None);
+        };
+        let cols = columns(self.conn, &table).map_err(self.err(&table))?;
+        let rows = Prefetch::start(self.path.to_owned(), sql(&table, &cols), decode).map_err(
+            |source| TraceError::Io {
+                path: self.path.to_owned(),
+                source,
+            },
+        )?;
+        Ok(Some(Ahead { table, rows }))
+    }
+
+    /// Hand each row read ahead to `each`, in the table's order.
+    fn drain<T: Send + 'static>(
+        &mut self,
+        ahead: Ahead<T>,
+        mut each: impl FnMut(&mut Self, T) -> TraceResult<()>,
+    ) -> TraceResult<()> {
+        while let Some(chunk) = ahead.rows.next_chunk() {
+            for row in chunk.map_err(self.err(&ahead.table))? {
+                each(self, row)?;
+            }
+        }
+        Ok(())
+    }
+
     /// `EXPORT_PRODUCT_VERSION` and `EXPORT_SCHEMA_VERSION` from `META_DATA_EXPORT` (or
     /// the 2022 name `EXPORT_META_DATA`); nothing else of it.
     fn export_metadata(&mut self) -> TraceResult<()> {
@@ -484,7 +540,7 @@ impl<'c> Loader<'c> {
             })?;
         }
         let cols = columns(self.conn, &table).map_err(self.err(&table))?;
-        let c = |n: &str| col_or_null(&cols, n);
+        let c = |n: &str| cols.or_null(n);
         let sql = format!(
             "SELECT {}, {}, {}, {}, {}, {}, {}, {}, {} FROM {table}",
             c("id"),
@@ -529,34 +585,31 @@ impl<'c> Loader<'c> {
     }
 
     /// Runtime or driver calls; whether the table exists.
-    fn calls(&mut self, base: &str, cat: &str) -> TraceResult<bool> {
-        let Some(table) = self.table(base) else {
+    fn calls(&mut self, rows: Option<Ahead<CallRow>>, cat: &str) -> TraceResult<bool> {
+        let Some(rows) = rows else {
             return Ok(false);
         };
         let cat = self.trace.categories.intern(cat);
-        let sql = format!("SELECT start, end, globalTid, correlationId, nameId FROM {table}");
-        self.each_row(&table, &sql, |l, r| {
-            let global = int(r, 2);
-            let (pid, tid) = pid_tid(global);
+        self.drain(rows, |l, r| {
+            let (pid, tid) = pid_tid(r.global_tid);
             if l.skip(pid) {
                 return Ok(());
             }
             let track = l.track(pid, tid)?;
-            let corr = l.correlation(process_key(global), int(r, 3));
-            let raw = int(r, 4);
-            let name = match l.call_names.get(&raw) {
+            let corr = l.correlation(process_key(r.global_tid), r.correlation);
+            let name = match l.call_names.get(&r.name_id) {
                 Some(&s) => s,
                 None => {
-                    let s = l.string_id(raw)?;
+                    let s = l.string_id(r.name_id)?;
                     let short = strip_version(l.trace.strings.get(s)).to_owned();
                     let s = l.intern(&short)?;
-                    l.call_names.insert(raw, s);
+                    l.call_names.insert(r.name_id, s);
                     s
                 }
             };
-            l.push(int(r, 0), int(r, 1), name, cat, track, corr)?;
+            l.push(r.start, r.end, name, cat, track, corr)?;
             if corr != 0 {
-                l.launched.insert(corr);
+                l.call_correlations.push(corr);
             }
             Ok(())
         })?;
@@ -568,55 +621,62 @@ impl<'c> Loader<'c> {
         self.only.is_some_and(|o| o != pid)
     }
 
-    /// The correlation of a GPU row, counting it when no call was read for it.
-    fn gpu_correlation(&mut self, global_pid: i64, id: i64, device: i64) -> i64 {
-        let corr = self.correlation(process_key(global_pid), id);
-        if corr == 0 || !self.launched.contains(&corr) {
-            self.info.gpu_without_runtime_call += 1;
+    /// The track and correlation of a GPU row (kernel, graph, copy, set), kept to count
+    /// later whether a call was read for it.
+    fn gpu_place(&mut self, g: &GpuRow) -> TraceResult<(TrackId, i64)> {
+        let track = self.track(g.device, g.stream)?;
+        let corr = self.correlation(process_key(g.global_pid), g.correlation);
+        self.gpu_correlations.push(corr);
+        let pid = pid_tid(g.global_pid).0;
+        if self.last_gpu_process != Some((pid, g.device)) {
+            self.gpu_processes.entry(pid).or_default().insert(g.device);
+            self.last_gpu_process = Some((pid, g.device));
         }
-        self.gpu_processes
-            .entry(pid_tid(global_pid).0)
-            .or_default()
-            .insert(device);
-        corr
+        Ok((track, corr))
     }
 
-    fn kernels(&mut self) -> TraceResult<bool> {
-        let Some(table) = self.table("CUPTI_ACTIVITY_KIND_KERNEL") else {
+    /// Count the GPU rows whose correlation no runtime or driver call has (their launch
+    /// fell before the capture's window, or the API was not traced).
+    fn count_gpu_rows_without_call(&mut self) {
+        let mut calls = std::mem::take(&mut self.call_correlations);
+        calls.sort_unstable();
+        calls.dedup();
+        let mut gpu = std::mem::take(&mut self.gpu_correlations);
+        gpu.sort_unstable();
+        let mut i = 0;
+        let mut without = 0;
+        for c in gpu {
+            while i < calls.len() && calls[i] < c {
+                i += 1;
+            }
+            if c == 0 || calls.get(i) != Some(&c) {
+                without += 1;
+            }
+        }
+        self.info.gpu_without_runtime_call = without;
+    }
+
+    fn kernels(&mut self, rows: Option<Ahead<KernelRow>>) -> TraceResult<bool> {
+        let Some(rows) = rows else {
             return Ok(false);
         };
-        let cols = columns(self.conn, &table).map_err(self.err(&table))?;
-        let c = |n: &str| col_or_null(&cols, n);
         let cat = self.trace.categories.intern("kernel");
-        let sql = format!(
-            "SELECT start, end, deviceId, streamId, correlationId, globalPid, {}, {}, \
-             gridX, gridY, gridZ, blockX, blockY, blockZ, registersPerThread, \
-             {}, {} FROM {table}",
-            c("shortName"),
-            c("demangledName"),
-            c("staticSharedMemory"),
-            c("dynamicSharedMemory"),
-        );
-        self.each_row(&table, &sql, |l, r| {
-            if l.skip(pid_tid(int(r, 5)).0) {
+        self.drain(rows, |l, r| {
+            if l.skip(pid_tid(r.gpu.global_pid).0) {
                 return Ok(());
             }
-            let (device, stream) = (int(r, 2), int(r, 3));
-            let track = l.track(device, stream)?;
-            let corr = l.gpu_correlation(int(r, 5), int(r, 4), device);
-            let name_id = opt_int(r, 6).or_else(|| opt_int(r, 7)).unwrap_or(-1);
-            let name = l.string_id(name_id)?;
-            let event = l.push(int(r, 0), int(r, 1), name, cat, track, corr)?;
-            let dim = |i: usize| int(r, i).clamp(0, u32::MAX as i64) as u32;
+            let (track, corr) = l.gpu_place(&r.gpu)?;
+            let name = l.string_id(r.name_id)?;
+            let event = l.push(r.gpu.start, r.gpu.end, name, cat, track, corr)?;
             l.grow_args(|a| &mut a.kernel)?;
             l.trace.args.kernel.push(KernelArgs {
                 event,
-                device,
-                stream,
-                grid: [dim(8), dim(9), dim(10)],
-                block: [dim(11), dim(12), dim(13)],
-                registers_per_thread: dim(14),
-                shared_memory: (int(r, 15).max(0) as u64).saturating_add(int(r, 16).max(0) as u64),
+                device: r.gpu.device,
+                stream: r.gpu.stream,
+                grid: r.grid,
+                block: r.block,
+                registers_per_thread: r.registers,
+                shared_memory: r.shared_memory,
                 blocks_per_sm: None,
                 warps_per_sm: None,
                 est_achieved_occupancy_pct: None,
@@ -627,28 +687,23 @@ impl<'c> Loader<'c> {
     }
 
     /// CUDA graph executions: each a GPU activity named `CUDA graph <graphId>`.
-    fn graphs(&mut self) -> TraceResult<bool> {
-        let Some(table) = self.table("CUPTI_ACTIVITY_KIND_GRAPH_TRACE") else {
+    fn graphs(&mut self, rows: Option<Ahead<GraphRow>>) -> TraceResult<bool> {
+        let Some(rows) = rows else {
             return Ok(false);
         };
         let cat = self.trace.categories.intern("kernel");
-        let sql = format!(
-            "SELECT start, end, deviceId, streamId, correlationId, globalPid, graphId FROM {table}"
-        );
-        self.each_row(&table, &sql, |l, r| {
-            if l.skip(pid_tid(int(r, 5)).0) {
+        self.drain(rows, |l, r| {
+            if l.skip(pid_tid(r.gpu.global_pid).0) {
                 return Ok(());
             }
-            let (device, stream) = (int(r, 2), int(r, 3));
-            let track = l.track(device, stream)?;
-            let corr = l.gpu_correlation(int(r, 5), int(r, 4), device);
-            let name = l.intern(&format!("CUDA graph {}", int(r, 6)))?;
-            let event = l.push(int(r, 0), int(r, 1), name, cat, track, corr)?;
+            let (track, corr) = l.gpu_place(&r.gpu)?;
+            let name = l.intern(&format!("CUDA graph {}", r.graph_id))?;
+            let event = l.push(r.gpu.start, r.gpu.end, name, cat, track, corr)?;
             l.grow_args(|a| &mut a.kernel)?;
             l.trace.args.kernel.push(KernelArgs {
                 event,
-                device,
-                stream,
+                device: r.gpu.device,
+                stream: r.gpu.stream,
                 grid: [0; 3],
                 block: [0; 3],
                 registers_per_thread: 0,
@@ -683,151 +738,117 @@ impl<'c> Loader<'c> {
         Ok(out)
     }
 
-    fn transfer(
-        &mut self,
-        event: EventId,
-        device: i64,
-        stream: i64,
-        bytes: i64,
-    ) -> TraceResult<()> {
+    fn transfer(&mut self, event: EventId, g: &GpuRow, bytes: i64) -> TraceResult<()> {
         self.grow_args(|a| &mut a.transfer)?;
         self.trace.args.transfer.push(TransferArgs {
             event,
-            device,
-            stream,
+            device: g.device,
+            stream: g.stream,
             bytes: bytes.max(0) as u64,
         });
         Ok(())
     }
 
-    fn memcpy(&mut self) -> TraceResult<bool> {
-        let Some(table) = self.table("CUPTI_ACTIVITY_KIND_MEMCPY") else {
+    fn memcpy(&mut self, rows: Option<Ahead<MemcpyRow>>) -> TraceResult<bool> {
+        let Some(rows) = rows else {
             return Ok(false);
         };
         let opers = self.enum_table("ENUM_CUDA_MEMCPY_OPER")?;
         let kinds = self.enum_table("ENUM_CUDA_MEM_KIND")?;
-        let cols = columns(self.conn, &table).map_err(self.err(&table))?;
-        let c = |n: &str| col_or_null(&cols, n);
         let cat = self.trace.categories.intern("gpu_memcpy");
-        let sql = format!(
-            "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes, \
-             copyKind, {}, {} FROM {table}",
-            c("srcKind"),
-            c("dstKind"),
-        );
         let mut names: FxHashMap<(i64, i64, i64), StrId> = FxHashMap::default();
-        self.each_row(&table, &sql, |l, r| {
-            if l.skip(pid_tid(int(r, 5)).0) {
+        self.drain(rows, |l, r| {
+            if l.skip(pid_tid(r.gpu.global_pid).0) {
                 return Ok(());
             }
-            let (device, stream) = (int(r, 2), int(r, 3));
-            let track = l.track(device, stream)?;
-            let corr = l.gpu_correlation(int(r, 5), int(r, 4), device);
-            let key = (
-                int(r, 7),
-                opt_int(r, 8).unwrap_or(-1),
-                opt_int(r, 9).unwrap_or(-1),
-            );
-            let name = match names.get(&key) {
+            let (track, corr) = l.gpu_place(&r.gpu)?;
+            let name = match names.get(&r.kind) {
                 Some(&n) => n,
                 None => {
-                    let n = l.intern(&memcpy_name(&opers, &kinds, key))?;
-                    names.insert(key, n);
+                    let n = l.intern(&memcpy_name(&opers, &kinds, r.kind))?;
+                    names.insert(r.kind, n);
                     n
                 }
             };
-            let event = l.push(int(r, 0), int(r, 1), name, cat, track, corr)?;
-            l.transfer(event, device, stream, int(r, 6))
+            let event = l.push(r.gpu.start, r.gpu.end, name, cat, track, corr)?;
+            l.transfer(event, &r.gpu, r.bytes)
         })?;
         Ok(true)
     }
 
-    fn memset(&mut self) -> TraceResult<bool> {
-        let Some(table) = self.table("CUPTI_ACTIVITY_KIND_MEMSET") else {
+    fn memset(&mut self, rows: Option<Ahead<MemsetRow>>) -> TraceResult<bool> {
+        let Some(rows) = rows else {
             return Ok(false);
         };
         let kinds = self.enum_table("ENUM_CUDA_MEM_KIND")?;
-        let cols = columns(self.conn, &table).map_err(self.err(&table))?;
         let cat = self.trace.categories.intern("gpu_memset");
-        let sql = format!(
-            "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes, {} FROM {table}",
-            col_or_null(&cols, "memKind"),
-        );
         let mut names: FxHashMap<i64, StrId> = FxHashMap::default();
-        self.each_row(&table, &sql, |l, r| {
-            if l.skip(pid_tid(int(r, 5)).0) {
+        self.drain(rows, |l, r| {
+            if l.skip(pid_tid(r.gpu.global_pid).0) {
                 return Ok(());
             }
-            let (device, stream) = (int(r, 2), int(r, 3));
-            let track = l.track(device, stream)?;
-            let corr = l.gpu_correlation(int(r, 5), int(r, 4), device);
-            let kind = opt_int(r, 7).unwrap_or(-1);
-            let name = match names.get(&kind) {
+            let (track, corr) = l.gpu_place(&r.gpu)?;
+            let name = match names.get(&r.mem_kind) {
                 Some(&n) => n,
                 None => {
-                    let n = l.intern(&match kinds.get(&kind) {
+                    let n = l.intern(&match kinds.get(&r.mem_kind) {
                         Some((_, label)) => format!("Memset ({label})"),
                         None => "Memset".to_owned(),
                     })?;
-                    names.insert(kind, n);
+                    names.insert(r.mem_kind, n);
                     n
                 }
             };
-            let event = l.push(int(r, 0), int(r, 1), name, cat, track, corr)?;
-            l.transfer(event, device, stream, int(r, 6))
+            let event = l.push(r.gpu.start, r.gpu.end, name, cat, track, corr)?;
+            l.transfer(event, &r.gpu, r.bytes)
         })?;
         Ok(true)
     }
 
-    fn sync(&mut self) -> TraceResult<()> {
-        let Some(table) = self.table("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION") else {
+    fn sync(&mut self, rows: Option<Ahead<SyncRow>>) -> TraceResult<()> {
+        let Some(rows) = rows else {
             return Ok(());
         };
         let types = self.enum_table("ENUM_CUPTI_SYNC_TYPE")?;
         let cat = self.trace.categories.intern("cuda_sync");
-        let sql = format!(
-            "SELECT start, end, deviceId, streamId, correlationId, globalPid, syncType FROM {table}"
-        );
         let mut names: FxHashMap<i64, StrId> = FxHashMap::default();
-        self.each_row(&table, &sql, |l, r| {
-            if l.skip(pid_tid(int(r, 5)).0) {
+        self.drain(rows, |l, r| {
+            let g = &r.gpu;
+            if l.skip(pid_tid(g.global_pid).0) {
                 return Ok(());
             }
-            let (device, stream) = (int(r, 2), int(r, 3));
-            let track = l.track(device, stream)?;
-            let corr = l.correlation(process_key(int(r, 5)), int(r, 4));
-            let kind = int(r, 6);
-            let name = match names.get(&kind) {
+            let track = l.track(g.device, g.stream)?;
+            let corr = l.correlation(process_key(g.global_pid), g.correlation);
+            let name = match names.get(&r.sync_type) {
                 Some(&n) => n,
                 None => {
-                    let n = l.intern(&sync_name(types.get(&kind).map(|(n, _)| n.as_str())))?;
-                    names.insert(kind, n);
+                    let kind = types.get(&r.sync_type).map(|(n, _)| n.as_str());
+                    let n = l.intern(&sync_name(kind))?;
+                    names.insert(r.sync_type, n);
                     n
                 }
             };
-            let event = l.push(int(r, 0), int(r, 1), name, cat, track, corr)?;
+            let event = l.push(g.start, g.end, name, cat, track, corr)?;
             l.grow_args(|a| &mut a.sync)?;
-            l.trace.args.sync.push(SyncArgs { event, stream });
+            l.trace.args.sync.push(SyncArgs {
+                event,
+                stream: g.stream,
+            });
             Ok(())
         })
     }
 
-    /// NVTX ranges; whether the table exists.
-    fn nvtx(&mut self) -> TraceResult<bool> {
-        let Some(table) = self.table("NVTX_EVENTS") else {
-            return Ok(false);
-        };
-        let cols = columns(self.conn, &table).map_err(self.err(&table))?;
-        let c = |n: &str| col_or_null(&cols, n);
-        // Domain names first (`NvtxDomainCreate` rows: domainId → text).
+    /// NVTX domain names (`NvtxDomainCreate` rows: domainId → text).
+    fn nvtx_domains(&mut self, table: &str) -> TraceResult<FxHashMap<i64, String>> {
+        let cols = columns(self.conn, table).map_err(self.err(table))?;
         let mut domains: FxHashMap<i64, String> = FxHashMap::default();
         let sql = format!(
             "SELECT {}, {}, {} FROM {table} WHERE eventType = {NVTX_DOMAIN_CREATE}",
-            c("domainId"),
-            text_col(&cols),
-            c("textId"),
+            cols.or_null("domainId"),
+            cols.text(),
+            cols.or_null("textId"),
         );
-        self.each_row(&table, &sql, |l, r| {
+        self.each_row(table, &sql, |l, r| {
             let name = match (text(r, 1), opt_int(r, 2)) {
                 (Some(t), _) => t,
                 (None, Some(id)) => {
@@ -839,74 +860,87 @@ impl<'c> Loader<'c> {
             domains.insert(int(r, 0), name);
             Ok(())
         })?;
+        Ok(domains)
+    }
+
+    /// NVTX ranges; whether the table exists.
+    fn nvtx(&mut self, rows: Option<Ahead<NvtxRow>>) -> TraceResult<bool> {
+        let Some(rows) = rows else {
+            return Ok(false);
+        };
+        let domains = self.nvtx_domains(&rows.table)?;
         let op_cat = self.trace.categories.intern("cpu_op");
         let range_cat = self.trace.categories.intern("user_annotation");
-        let sql = format!(
-            "SELECT start, end, eventType, {}, {}, globalTid, {} FROM {table} \
-             WHERE eventType IN ({NVTX_MARK}, {NVTX_PUSH_POP}, {NVTX_START_END}) \
-             ORDER BY start",
-            text_col(&cols),
-            c("textId"),
-            c("domainId"),
-        );
+        self.range_cat = Some(range_cat);
         let mut by_text: FxHashMap<(i64, i64), (StrId, bool)> = FxHashMap::default();
-        self.each_row(&table, &sql, |l, r| {
-            if int(r, 2) == NVTX_MARK {
+        self.drain(rows, |l, r| {
+            if r.event_type == NVTX_MARK {
                 l.info.marks += 1;
                 return Ok(());
             }
-            let domain = int(r, 6);
-            let (name, is_op, seq, sizes) = match (text(r, 3), opt_int(r, 4)) {
-                (Some(t), _) => l.range_name(&t, domain, &domains)?,
+            let (name, is_op, seq, sizes) = match (r.text, r.text_id) {
+                (Some(t), _) => l.range_name(&t, r.domain, &domains)?,
                 (None, id) => {
                     let id = id.unwrap_or(-1);
-                    match by_text.get(&(domain, id)) {
+                    match by_text.get(&(r.domain, id)) {
                         Some(&(n, op)) => (n, op, None, None),
                         None => {
                             let s = l.string_id(id)?;
                             let t = l.trace.strings.get(s).to_owned();
-                            let named = l.range_name(&t, domain, &domains)?;
-                            if named.2.is_none() && named.3.is_none() {
-                                by_text.insert((domain, id), (named.0, named.1));
+                            let steps = l.info.step_ranges_renamed;
+                            let named = l.range_name(&t, r.domain, &domains)?;
+                            // A step range gets a new number each time: never kept.
+                            let step = l.info.step_ranges_renamed != steps;
+                            if named.2.is_none() && named.3.is_none() && !step {
+                                by_text.insert((r.domain, id), (named.0, named.1));
                             }
                             named
                         }
                     }
                 }
             };
-            let (pid, tid) = pid_tid(int(r, 5));
+            let (pid, tid) = pid_tid(r.global_tid);
             if l.skip(pid) {
                 return Ok(());
             }
             let track = l.track(pid, tid)?;
-            let start = int(r, 0);
-            let end = opt_int(r, 1);
             let cat = if is_op { op_cat } else { range_cat };
-            let event = l.push(start, end.unwrap_or(start), name, cat, track, 0)?;
-            if end.is_none() {
+            let event = l.push(r.start, r.end.unwrap_or(r.start), name, cat, track, 0)?;
+            if r.end.is_none() {
                 l.open_ranges.push(event);
             }
             if is_op && (seq.is_some() || sizes.is_some()) {
-                let input_dims = match sizes {
-                    Some(s) => l.intern(&s)?,
-                    None => StrId(0),
-                };
-                l.grow_args(|a| &mut a.op)?;
-                l.trace.args.op.push(OpArgs {
-                    event,
-                    input_dims,
-                    input_types: StrId(0),
-                    input_strides: StrId(0),
-                    concrete_inputs: StrId(0),
-                    call_stack: StrId(0),
-                    module_hierarchy: StrId(0),
-                    sequence_number: seq.unwrap_or(-1),
-                    fwd_thread_id: -1,
-                });
+                l.op_args(event, seq, sizes)?;
             }
             Ok(())
         })?;
         Ok(true)
+    }
+
+    /// The arguments of an `emit_nvtx` operator range: its sequence number and sizes.
+    fn op_args(
+        &mut self,
+        event: EventId,
+        seq: Option<i64>,
+        sizes: Option<String>,
+    ) -> TraceResult<()> {
+        let input_dims = match sizes {
+            Some(s) => self.intern(&s)?,
+            None => StrId(0),
+        };
+        self.grow_args(|a| &mut a.op)?;
+        self.trace.args.op.push(OpArgs {
+            event,
+            input_dims,
+            input_types: StrId(0),
+            input_strides: StrId(0),
+            concrete_inputs: StrId(0),
+            call_stack: StrId(0),
+            module_hierarchy: StrId(0),
+            sequence_number: seq.unwrap_or(-1),
+            fwd_thread_id: -1,
+        });
+        Ok(())
     }
 
     /// The event name of an NVTX range text: the operator of an `emit_nvtx` range
@@ -999,6 +1033,9 @@ impl<'c> Loader<'c> {
             self.trace.events.dur_ns[i] = (last - ts).max(0);
         }
         self.info.ranges_open_at_end = self.open_ranges.len() as u64;
+        if self.step_range.is_none() && self.info.step_ranges_renamed == 0 {
+            self.guess_steps();
+        }
         // nsys traces CUDA only: NVIDIA whenever there is a device or CUDA activity.
         let cuda = !self.info.missing.contains(&NsysFeature::CudaTrace);
         self.trace.meta.gpu_vendor =
@@ -1016,6 +1053,27 @@ impl<'c> Loader<'c> {
             in_use: e.in_use,
             limit: e.limit,
         })
+    }
+}
+
+impl Loader<'_> {
+    /// Without a range named as a step, offer the outermost repeating NVTX range (or
+    /// the names that repeat side by side there) for `--nvtx-step`. Nothing is renamed:
+    /// a guess taken as the step would judge every per-step number and rule on windows
+    /// that may be one layer's call, not a training step.
+    fn guess_steps(&mut self) {
+        let Some(cat) = self.range_cat else {
+            return;
+        };
+        let names = match outermost_repeating(&self.trace, cat) {
+            StepGuess::None => return,
+            StepGuess::One(name) => vec![name],
+            StepGuess::Several(names) => names,
+        };
+        self.info.step_range_candidates = names
+            .into_iter()
+            .map(|n| self.trace.strings.get(n).to_owned())
+            .collect();
     }
 }
 

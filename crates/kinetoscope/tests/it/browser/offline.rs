@@ -431,3 +431,22 @@ fn finding_moves_the_timeline_to_its_evidence() {
     b.screenshot(&screenshot_dir().join("offline-jump-timeline.png"));
     assert!(b.errors().is_empty(), "{:?}", b.errors());
 }
+
+/// An Nsight Systems export's offline page: the NVTX page shows the `nvtx` document's
+/// ranges, in its order, with its numbers.
+#[test]
+fn nsys_export_nvtx_page_shows_the_documents_numbers() {
+    let Some(mut b) = browser() else { return };
+    let input =
+        "crates/kinetoscope-trace/tests/fixtures/nsys/cs336-a100-2p7b-nvtx/result_2_7B_nvtx.sqlite";
+    let url = offline_page(input, "offline-nsys.html");
+    open_page(&mut b, &url, "nvtx", "offline-nsys-nvtx.png");
+    let nvtx = doc(&["nvtx", input, "--format", "json", "--top", "100"]);
+    check_table(
+        &mut b,
+        "nvtx",
+        &nvtx["traces"][0]["ranges"],
+        &["count", "total_ns", "gpu_time_ns"],
+    );
+    assert!(b.errors().is_empty(), "{:?}", b.errors());
+}
