@@ -298,6 +298,10 @@ pub struct Transfers {
     pub max_share_pct: f64,
     /// Or that has more transfers than this per step (TraceLens: 10).
     pub max_per_step: f64,
+    /// `PageableMemcpy` is a warning when the pageable copies take at least this share
+    /// of step time, percent, else info (proposal: a 4-byte copy per step costs
+    /// nothing, however it is staged).
+    pub pageable_warning_share_pct: f64,
 }
 
 impl Default for Transfers {
@@ -305,6 +309,7 @@ impl Default for Transfers {
         Self {
             max_share_pct: 5.0,
             max_per_step: 10.0,
+            pageable_warning_share_pct: 1.0,
         }
     }
 }

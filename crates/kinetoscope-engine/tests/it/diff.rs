@@ -1,11 +1,12 @@
-//! `kinetoscope diff` on real recorded pairs (`corpus/pairs`, `corpus/pairs-h100`), each
+//! `kinetoscope diff` on real recorded pairs (`corpus/pairs`, `corpus/pairs-h100`,
+//! `corpus/pairs-h200`), each
 //! with one planted change that the comparison must put first; on noise (a trace
 //! against itself, the same code twice, a slower machine); saved baselines; and HTA's
 //! `trace_diff` pair from the shared folder.
 
 use std::path::Path;
 
-use kinetoscope_advisor::Config;
+use kinetoscope_advisor::{Config, Severity};
 use kinetoscope_analysis::diff::items::{ItemStatus, MatchKind};
 use kinetoscope_analysis::diff::steps::Verdict;
 use kinetoscope_analysis::diff::uniform::MachineVerdict;
@@ -105,6 +106,72 @@ fn item_per_sample_is_the_change() {
     assert_eq!(sync.value.delta, Some(-65.0));
     assert!(d.findings.resolved.iter().any(|f| f.id == "SY001"));
     // The count gate is noise-free: fewer syncs pass `> 0`.
+    assert!(d.gate.passed, "{:?}", d.gate);
+}
+
+/// The optimizer pair recorded on an H200: the fused AdamW is the change on a GPU too.
+#[test]
+fn fused_optimizer_is_the_change_on_a_gpu() {
+    let d = diff_pair("pairs-h200", "optimizer", &[]);
+    assert_eq!(d.phases[0].category, "optimizer", "{:?}", d.phases);
+    assert!(d.phases[0].delta_ns < 0.0);
+    assert_eq!(d.steps.verdict, Verdict::Faster);
+    assert_eq!(
+        d.findings.resolved[0].id, "OP001",
+        "{:?}",
+        d.findings.resolved
+    );
+    let fused = d
+        .ops
+        .iter()
+        .find(|o| o.name == "aten::_fused_adamw_")
+        .unwrap();
+    assert_eq!(fused.status, ItemStatus::Added);
+    let launches = d
+        .counts
+        .iter()
+        .find(|c| c.metric == "kernels.launches")
+        .unwrap();
+    assert!(launches.value.delta.unwrap() < -100.0, "{launches:?}");
+}
+
+/// The `.item()` pair recorded on an H200: the per-sample reads are the change; what
+/// stays (one `.tolist()` per step) is neither a transfer problem worth a warning nor a
+/// resolved sync.
+#[test]
+fn item_per_sample_is_the_change_on_a_gpu() {
+    let d = diff_pair("pairs-h200", "item_sync", &["sync.calls > 0"]);
+    let first = &d.ops[0];
+    assert!(
+        [
+            "aten::argmax",
+            "aten::select",
+            "aten::item",
+            "aten::_local_scalar_dense"
+        ]
+        .contains(&first.name.as_str()),
+        "{first:?}"
+    );
+    let sync = d.counts.iter().find(|c| c.metric == "sync.calls").unwrap();
+    assert!(sync.value.delta.unwrap() <= -60.0, "{sync:?}");
+    let sy001 = d
+        .findings
+        .changed
+        .iter()
+        .find(|c| c.subject == "SY001:trace")
+        .unwrap();
+    assert_eq!(sy001.direction, FindingDirection::Better);
+    assert!(d.findings.resolved.iter().any(|f| f.id == "TR002"));
+    // The one 8-byte `.tolist()` copy left per step is pageable, and costs nothing: at
+    // most an info, never a warning.
+    assert!(
+        d.findings
+            .new
+            .iter()
+            .all(|f| f.id != "TR001" || f.severity == Severity::Info),
+        "{:?}",
+        d.findings.new
+    );
     assert!(d.gate.passed, "{:?}", d.gate);
 }
 

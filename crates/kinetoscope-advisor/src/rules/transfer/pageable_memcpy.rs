@@ -2,7 +2,9 @@
 //!
 //! ## What it finds
 //! Host–device copies from or to pageable (not pinned) host memory: `gpu_memcpy` events
-//! named `Memcpy HtoD (Pageable -> Device)` / `Memcpy DtoH (Device -> Pageable)`.
+//! named `Memcpy HtoD (Pageable -> Device)` / `Memcpy DtoH (Device -> Pageable)`, except
+//! the copies of scalar reads (`.item()`: `aten::_local_scalar_dense`), whose cost is
+//! the sync SY001 `HostDeviceSync` reports, not the staging.
 //!
 //! ## Why it matters
 //! A pageable copy is staged through a pinned bounce buffer by the driver and may
@@ -17,7 +19,9 @@
 //! `.to(device, non_blocking=True)`. Pin at the source, not per transfer.
 //!
 //! ## Thresholds and sources
-//! Presence in ≥ 2 steps (Nsight Systems' `cuda_memcpy_async` expert rule).
+//! Presence in ≥ 2 steps (Nsight Systems' `cuda_memcpy_async` expert rule); a warning
+//! when their GPU time reaches `transfers.pageable_warning_share_pct` (1 %) of the step
+//! (proposal), else info.
 
 use kinetoscope_trace::{CategoryKind, EventId};
 
@@ -28,6 +32,9 @@ use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
 pub struct PageableMemcpy;
+
+/// Scalar reads: their device-to-host copy is a sync (SY001), not a pinning matter.
+const SCALAR_READS: [&str; 2] = ["aten::_local_scalar_dense", "aten::item"];
 
 static META: RuleMeta = RuleMeta {
     code: "TR001",
@@ -44,9 +51,15 @@ impl Rule for PageableMemcpy {
 
     fn check(&self, facts: &Facts, config: &Config) -> Vec<Finding> {
         let ev = facts.events(&[CategoryKind::GpuMemcpy], |n| n.contains("Pageable"));
+        let mut in_scalar_read = facts.named_ancestor_search(|n| SCALAR_READS.contains(&n));
         let ev: Vec<usize> = ev
             .into_iter()
             .filter(|&i| facts.step_of_event(i).is_some())
+            .filter(|&i| {
+                !facts
+                    .launcher_of(i)
+                    .is_some_and(|call| in_scalar_read.any(call))
+            })
             .collect();
         if ev.is_empty() {
             return Vec::new();
@@ -76,7 +89,13 @@ impl Rule for PageableMemcpy {
             Draft {
                 about: About::Trace,
                 title: format!("{:.0} pageable memcpys per step", ev.len() as f64 / n),
-                severity: Severity::Warning,
+                severity: if 100.0 * time as f64 / n
+                    >= config.transfers.pageable_warning_share_pct * facts.mean_step_ns()
+                {
+                    Severity::Warning
+                } else {
+                    Severity::Info
+                },
                 impact_ns: time as f64 / n,
                 steps_seen: seen,
                 evidence: vec![format!(
