@@ -34,6 +34,8 @@ pub fn label(kind: CheckKind) -> &'static str {
         NegativeLaunchLatency => "negative launch latencies",
         UnpairedFlow => "flows with one end",
         UnboundFlow => "flows bound to no slice",
+        FlowCutByWindow => "flows cut by the window",
+        LoneFlowOnCall => "lone flow ends on runtime calls",
         MissingSteps => "missing steps",
         RepeatedStep => "repeated step numbers",
         MissingRanks => "missing ranks",

@@ -4,11 +4,13 @@
 //! - a kernel, copy or set launch call (`gpu_time::launches` names, graph launches)
 //!   whose correlation no activity carries. The profiling window can close after a
 //!   launch and before its activity ran: launches later than the last launch whose
-//!   activity was recorded are counted apart ([`CheckKind::LaunchCutAtEnd`]);
+//!   activity was recorded (by start, or by correlation id: CUPTI numbers calls in
+//!   order) are counted apart ([`CheckKind::LaunchCutAtEnd`]);
 //! - a kernel, copy or set whose correlation no launch call carries. The window can
 //!   open after a launch and before its activity ran: activities starting before the
-//!   first activity whose launch was recorded are counted apart
-//!   ([`CheckKind::ActivityCutAtStart`]). In a trace without any launch call (host
+//!   first activity whose launch was recorded, or whose correlation id is below every
+//!   launch call's (a stream still draining work queued before the window opened), are
+//!   counted apart ([`CheckKind::ActivityCutAtStart`]). In a trace without any launch call (host
 //!   activity not recorded) they are [`CheckKind::NoLaunchCalls`];
 //! - an activity that starts before its launch call (a negative launch latency: the
 //!   host and device clocks disagree).
@@ -38,7 +40,8 @@ pub fn check(trace: &Trace, opts: &CheckOptions) -> Vec<CheckResult> {
     });
     // Launch calls: those without activity, and the last start of one with.
     let mut orphans: Vec<u32> = Vec::new();
-    let mut last_linked: Option<i64> = None;
+    let mut last_linked: Option<(i64, i64)> = None;
+    let mut first_call: Option<i64> = None;
     let mut any_call = false;
     // Activities: those without launch, and the first start of one with.
     let mut lost: Vec<u32> = Vec::new();
@@ -52,11 +55,15 @@ pub fn check(trace: &Trace, opts: &CheckOptions) -> Vec<CheckResult> {
         let c = e.correlation[i];
         if kind.is_launch_call() {
             any_call = true;
+            if c > 0 {
+                first_call = Some(first_call.map_or(c, |f| f.min(c)));
+            }
             if c == 0 || !launches_name.get(e.name[i]) {
                 continue;
             }
             if idx.gpu.contains_key(&c) {
-                last_linked = Some(last_linked.map_or(e.ts_ns[i], |t| t.max(e.ts_ns[i])));
+                let (t, id) = last_linked.unwrap_or((e.ts_ns[i], c));
+                last_linked = Some((t.max(e.ts_ns[i]), id.max(c)));
             } else {
                 orphans.push(i as u32);
             }
@@ -78,11 +85,12 @@ pub fn check(trace: &Trace, opts: &CheckOptions) -> Vec<CheckResult> {
             }
         }
     }
-    let (without, cut_end) = split(trace, &orphans, opts, |t| {
-        last_linked.is_some_and(|last| t > last)
+    let (without, cut_end) = split(trace, &orphans, opts, |t, c| {
+        last_linked.is_some_and(|(ts, id)| t > ts || c > id)
     });
-    let (no_launch, cut_start) = split(trace, &lost, opts, |t| {
+    let (no_launch, cut_start) = split(trace, &lost, opts, |t, c| {
         first_linked.is_some_and(|first| t < first)
+            || first_call.is_some_and(|first| c > 0 && c < first)
     });
     let mut out = vec![
         result(CheckKind::LaunchWithoutActivity, without),
@@ -104,22 +112,23 @@ fn result(kind: CheckKind, (count, first): (u64, Firsts)) -> CheckResult {
     CheckResult::new(kind, count, first)
 }
 
-/// Split `events` into (not cut, cut by the window) by their start.
+/// Split `events` into (not cut, cut by the window) by their start and correlation.
 fn split(
     trace: &Trace,
     events: &[u32],
     opts: &CheckOptions,
-    cut: impl Fn(i64) -> bool,
+    cut: impl Fn(i64, i64) -> bool,
 ) -> ((u64, Firsts), (u64, Firsts)) {
     let e = &trace.events;
     let mut kept = (0u64, Firsts::new(opts.examples));
     let mut window = (0u64, Firsts::new(opts.examples));
     for &i in events {
         let ts = e.ts_ns[i as usize];
-        let into = if cut(ts) { &mut window } else { &mut kept };
+        let c = e.correlation[i as usize];
+        let into = if cut(ts, c) { &mut window } else { &mut kept };
         into.0 += 1;
         into.1.offer(ts, || Example {
-            number: Some(e.correlation[i as usize]),
+            number: Some(c),
             ..Example::at(trace, EventId(i))
         });
     }

@@ -85,6 +85,10 @@ pub enum CheckKind {
     NegativeLaunchLatency,
     /// A flow arrow with a start and no finish, or a finish and no start.
     UnpairedFlow,
+    /// The same, where the profiling window cut the other end.
+    FlowCutByWindow,
+    /// A flow finish alone on a host runtime call that launched nothing.
+    LoneFlowOnCall,
     /// A flow end on a track where no slice is there to bind it.
     UnboundFlow,
     /// `ProfilerStep#N` numbers skip values.
@@ -108,8 +112,10 @@ impl CheckKind {
         use CheckKind::*;
         match self {
             UnescapedQuote | BareToken | ControlCharacter | RepairedLaunchLink | LaunchCutAtEnd
-            | ActivityCutAtStart | NoLaunchCalls | PythonFrameCrossing => Severity::Info,
-            HostSliceCrossing
+            | ActivityCutAtStart | NoLaunchCalls | PythonFrameCrossing | FlowCutByWindow
+            | LoneFlowOnCall => Severity::Info,
+            GpuStreamOverlap
+            | HostSliceCrossing
             | LaunchWithoutActivity
             | ActivityWithoutLaunch
             | NegativeLaunchLatency
@@ -119,9 +125,11 @@ impl CheckKind {
             | RepeatedStep
             | StepMissingOnRank
             | ClockSkew
-            | MissingRanks => Severity::Warning,
-            TruncatedTail | MalformedEvent | MissingTimestamp | Oversized | NegativeDuration
-            | GpuStreamOverlap | RepeatedRank => Severity::Error,
+            | MissingRanks
+            | RepeatedRank => Severity::Warning,
+            TruncatedTail | MalformedEvent | MissingTimestamp | Oversized | NegativeDuration => {
+                Severity::Error
+            }
         }
     }
 }
