@@ -6,7 +6,7 @@
 //!
 //! - [`read`]: defects the reader skipped or repaired (`ReadReport`).
 //! - [`overlap`]: GPU activities overlapping on one stream; host slices crossing the
-//!   end of the slice they start in; negative durations.
+//!   end of the slice they start in.
 //! - [`launch`]: launch calls without GPU activity, activities without launch call
 //!   (those cut by the profiling window told apart), negative launch latencies.
 //! - [`flows`]: flow arrows with one end only, or bound to no slice.
@@ -62,7 +62,7 @@ pub enum CheckKind {
     Oversized,
     /// Runtime calls whose `External id` had to be re-linked by time nesting.
     RepairedLaunchLink,
-    /// Complete events with a negative duration.
+    /// Events with a negative `dur`, read as 0.
     NegativeDuration,
     /// A GPU activity starts before the previous one on its stream has ended.
     GpuStreamOverlap,
@@ -114,7 +114,8 @@ impl CheckKind {
             UnescapedQuote | BareToken | ControlCharacter | RepairedLaunchLink | LaunchCutAtEnd
             | ActivityCutAtStart | NoLaunchCalls | PythonFrameCrossing | FlowCutByWindow
             | LoneFlowOnCall => Severity::Info,
-            GpuStreamOverlap
+            NegativeDuration
+            | GpuStreamOverlap
             | HostSliceCrossing
             | LaunchWithoutActivity
             | ActivityWithoutLaunch
@@ -127,9 +128,7 @@ impl CheckKind {
             | ClockSkew
             | MissingRanks
             | RepeatedRank => Severity::Warning,
-            TruncatedTail | MalformedEvent | MissingTimestamp | Oversized | NegativeDuration => {
-                Severity::Error
-            }
+            TruncatedTail | MalformedEvent | MissingTimestamp | Oversized => Severity::Error,
         }
     }
 }

@@ -9,7 +9,6 @@
 //!   Python frame (`python_function`, with_stack traces) are counted apart: a
 //!   `record_function` range opens inside the frame of its enter call and closes in
 //!   another frame, so these are how PyTorch records ranges, not lost data.
-//! - **Negative durations** on any complete event.
 
 use kinetoscope_trace::{CategoryKind, EventId, Phase, Trace, TrackKind};
 
@@ -23,22 +22,14 @@ fn occupies_stream(kind: CategoryKind) -> bool {
     )
 }
 
-/// The events of each track to sweep (GPU activities on streams, host spans on
-/// threads), and the complete events with a negative duration (left out of the sweep).
-fn per_track(trace: &Trace, cap: usize) -> (Vec<Vec<u32>>, (u64, Firsts)) {
+/// The events of each track to sweep: GPU activities on streams, host spans on
+/// threads (durations are never negative in the model: the reader reads them as 0 and
+/// counts them).
+fn per_track(trace: &Trace) -> Vec<Vec<u32>> {
     let e = &trace.events;
     let mut tracks: Vec<Vec<u32>> = vec![Vec::new(); trace.tracks.len()];
-    let mut negative = (0u64, Firsts::new(cap));
     for i in 0..e.len() {
         if e.phase[i] != Phase::Complete {
-            continue;
-        }
-        if e.dur_ns[i] < 0 {
-            negative.0 += 1;
-            negative.1.offer(e.ts_ns[i], || Example {
-                amount_ns: Some(e.dur_ns[i]),
-                ..Example::at(trace, EventId(i as u32))
-            });
             continue;
         }
         let kind = trace.categories.kind(e.cat[i]);
@@ -54,12 +45,12 @@ fn per_track(trace: &Trace, cap: usize) -> (Vec<Vec<u32>>, (u64, Firsts)) {
             tracks[e.track[i].index()].push(i as u32);
         }
     }
-    (tracks, negative)
+    tracks
 }
 
-/// Overlaps on GPU streams, crossings on host threads, negative durations.
+/// Overlaps on GPU streams, crossings on host threads.
 pub fn check(trace: &Trace, opts: &CheckOptions) -> Vec<CheckResult> {
-    let (mut tracks, negative) = per_track(trace, opts.examples);
+    let mut tracks = per_track(trace);
     let mut gpu = (0u64, Firsts::new(opts.examples));
     let mut host = (0u64, Firsts::new(opts.examples));
     let mut python = (0u64, Firsts::new(opts.examples));
@@ -73,7 +64,6 @@ pub fn check(trace: &Trace, opts: &CheckOptions) -> Vec<CheckResult> {
         }
     }
     vec![
-        CheckResult::new(CheckKind::NegativeDuration, negative.0, negative.1),
         CheckResult::new(CheckKind::GpuStreamOverlap, gpu.0, gpu.1),
         CheckResult::new(CheckKind::HostSliceCrossing, host.0, host.1),
         CheckResult::new(CheckKind::PythonFrameCrossing, python.0, python.1),

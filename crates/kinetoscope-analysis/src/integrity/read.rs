@@ -12,6 +12,7 @@ fn kind_of(d: DefectKind) -> CheckKind {
         DefectKind::UnescapedQuote => CheckKind::UnescapedQuote,
         DefectKind::BareToken => CheckKind::BareToken,
         DefectKind::ControlCharacter => CheckKind::ControlCharacter,
+        DefectKind::NegativeDuration => CheckKind::NegativeDuration,
         DefectKind::TruncatedTail => CheckKind::TruncatedTail,
         DefectKind::MalformedEvent => CheckKind::MalformedEvent,
         DefectKind::MissingTimestamp => CheckKind::MissingTimestamp,
