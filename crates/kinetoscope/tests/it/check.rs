@@ -63,8 +63,10 @@ fn defect<'a>(defects: &'a Value, kind: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {kind} in {defects}"))
 }
 
-/// A `ts` or `dur` in µs as ns, from its decimal text (an `f64` of epoch µs × 1000
-/// loses nanoseconds): the integer part × 1000 plus three fraction digits.
+/// A `ts` or `dur` in µs as ns, from serde_json's shortest text of the number (an
+/// `f64` of epoch µs × 1000 would lose nanoseconds): the integer part × 1000 plus three
+/// fraction digits. Exact where the file's number fits an `f64` (16 significant digits:
+/// epoch µs with at most one or two decimals); finer digits are lost.
 fn ns(v: &Value) -> i64 {
     let text = v.to_string();
     let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
@@ -202,6 +204,85 @@ fn launches_without_activity_match_the_raw_json() {
     let defects = &doc["traces"][0]["defects"];
     assert_eq!(count(defects, "launch_without_activity"), kept);
     assert_eq!(count(defects, "launch_cut_at_end"), cut);
+}
+
+#[test]
+fn lost_memsets_of_a_real_ddp_rank() {
+    // Real HTA `ns_resolution_trace` rank 0 (MIT): memset activities missing mid-trace.
+    let path = analysis_fixtures().join("hta_traces/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+    let v = raw(&path);
+    let (launches, _, activities) = launches_and_activities(&v);
+    let with: HashSet<i64> = activities.iter().map(|a| a.1).collect();
+    let last_linked = launches
+        .iter()
+        .filter(|l| with.contains(&l.1))
+        .max()
+        .unwrap();
+    let orphans: Vec<_> = launches.iter().filter(|l| !with.contains(&l.1)).collect();
+    assert!(orphans
+        .iter()
+        .all(|l| l.0 < last_linked.0 && l.1 < last_linked.1));
+    let memsets = events(&v)
+        .iter()
+        .filter(|e| e["name"] == "cudaMemsetAsync")
+        .filter(|e| !with.contains(&e["args"]["correlation"].as_i64().unwrap()))
+        .count();
+    assert_eq!(memsets, orphans.len(), "every orphan launch is a memset");
+    let doc = check_json(&path, &[]);
+    let d = defect(&doc["traces"][0]["defects"], "launch_without_activity");
+    assert_eq!(d["count"].as_u64().unwrap(), orphans.len() as u64);
+    assert_eq!(d["examples"][0]["name"], "cudaMemsetAsync");
+    // This file writes epoch µs with three decimals, more than an f64 holds: within 1 µs.
+    let first = orphans.iter().map(|l| l.0).min().unwrap();
+    assert!((d["examples"][0]["ts_ns"].as_i64().unwrap() - first).abs() < 1000);
+}
+
+#[test]
+fn crossing_slices_of_a_real_mtia_trace() {
+    // Real HTA `mtia_inference_trace` (MIT): `gif_remote` runtime slices overlap without
+    // nesting on their threads. The count is the stack sweep `docs/check.md` defines,
+    // redone here over the raw JSON; every slice it counts crosses some slice, so the
+    // count is at most the (quadratic) count of slices crossing any other.
+    let path = analysis_fixtures().join("hta_traces/mtia_inference_rank_0.json.gz");
+    let v = raw(&path);
+    let mut threads: BTreeMap<(String, String), Vec<(i64, i64)>> = BTreeMap::new();
+    for e in events(&v)
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] != "Trace")
+    {
+        let ts = ns(&e["ts"]);
+        let key = (e["pid"].to_string(), e["tid"].to_string());
+        threads
+            .entry(key)
+            .or_default()
+            .push((ts, ts + ns(&e["dur"])));
+    }
+    let (mut swept, mut any) = (0u64, 0u64);
+    for spans in threads.values_mut() {
+        spans.sort_by_key(|&(s, e)| (s, -(e - s)));
+        let mut open: Vec<i64> = Vec::new();
+        for &(s, e) in spans.iter() {
+            while open.last().is_some_and(|&end| s >= end) {
+                open.pop();
+            }
+            match open.last() {
+                Some(&end) if e > end => swept += 1,
+                _ => open.push(e),
+            }
+        }
+        any += spans
+            .iter()
+            .filter(|&&(s, e)| spans.iter().any(|&(ps, pe)| ps < s && s < pe && pe < e))
+            .count() as u64;
+    }
+    assert!(swept > 0 && swept <= any, "{swept} {any}");
+    let doc = check_json(&path, &["--examples", "50"]);
+    let d = defect(&doc["traces"][0]["defects"], "host_slice_crossing");
+    assert_eq!(d["count"].as_u64().unwrap(), swept);
+    for ex in d["examples"].as_array().unwrap() {
+        assert!(ex["other_ts_ns"].as_i64() < ex["ts_ns"].as_i64(), "{ex}");
+        assert!(ex["amount_ns"].as_i64().unwrap() > 0, "{ex}");
+    }
 }
 
 #[test]

@@ -245,6 +245,7 @@ fn no_view_panics_on_any_committed_input() {
         &["sequences"],
         &["critical-path"],
         &["report"],
+        &["check", "--fail-on", "none"],
     ];
     let inputs = every_input();
     assert!(inputs.len() >= 30, "{inputs:?}");
