@@ -151,7 +151,36 @@ fn trace_table(tr: &TraceCheck) -> Tabular {
             .chain(EXAMPLE_HEADERS),
     );
     push_rows(&mut t, &tr.defects, tr.base_time_ns);
-    t
+    without_empty_columns(t)
+}
+
+/// The table without the columns no row fills (the terminal's width is scarce; CSV keeps
+/// every column).
+fn without_empty_columns(t: Tabular) -> Tabular {
+    let keep: Vec<bool> = (0..t.headers.len())
+        .map(|c| {
+            t.rows
+                .iter()
+                .any(|r| r.get(c).is_some_and(|v| *v != Value::Empty))
+        })
+        .collect();
+    let pick = |row: Vec<Value>| -> Vec<Value> {
+        row.into_iter()
+            .zip(&keep)
+            .filter_map(|(v, &k)| k.then_some(v))
+            .collect()
+    };
+    let headers: Vec<String> = t
+        .headers
+        .into_iter()
+        .zip(&keep)
+        .filter_map(|(h, &k)| k.then_some(h))
+        .collect();
+    Tabular {
+        title: t.title,
+        headers,
+        rows: t.rows.into_iter().map(pick).collect(),
+    }
 }
 
 /// Render as a terminal report.
@@ -180,7 +209,7 @@ pub fn to_table(doc: &CheckDocument) -> String {
         )
         .titled("Across ranks");
         push_rows(&mut t, &doc.ranks, 0);
-        out.push_str(&t.to_terminal());
+        out.push_str(&without_empty_columns(t).to_terminal());
         out.push('\n');
     }
     let c = doc.counts;

@@ -177,6 +177,15 @@ fn critical_path() {
 }
 
 #[test]
+fn check() {
+    view(
+        "check",
+        &fixtures(),
+        &["check", EVENT_SYNC, "--examples", "2"],
+    );
+}
+
+#[test]
 fn report() {
     view("report", &corpus(), &["report", "dataloader/trace.json.gz"]);
 }
