@@ -75,7 +75,7 @@ pub fn check(trace: &Trace, opts: &CheckOptions) -> Vec<CheckResult> {
                     if e.ts_ns[i] < call_ts {
                         negative.0 += 1;
                         negative.1.offer(e.ts_ns[i], || Example {
-                            amount_ns: Some(e.ts_ns[i] - call_ts),
+                            amount_ns: Some(e.ts_ns[i].saturating_sub(call_ts)),
                             number: Some(c),
                             ..Example::at(trace, EventId(i as u32)).with_other(trace, call)
                         });
@@ -108,6 +108,7 @@ pub fn check(trace: &Trace, opts: &CheckOptions) -> Vec<CheckResult> {
     out
 }
 
+/// A result from a count and its examples.
 fn result(kind: CheckKind, (count, first): (u64, Firsts)) -> CheckResult {
     CheckResult::new(kind, count, first)
 }

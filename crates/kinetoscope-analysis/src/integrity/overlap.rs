@@ -83,7 +83,7 @@ fn stream_overlaps(trace: &Trace, ids: &mut [u32], found: &mut (u64, Firsts)) {
             if start < p_end {
                 found.0 += 1;
                 found.1.offer(start, || Example {
-                    amount_ns: Some(end.min(p_end) - start),
+                    amount_ns: Some(end.min(p_end).saturating_sub(start)),
                     ..Example::at(trace, EventId(i)).with_other(trace, EventId(p))
                 });
             }
@@ -125,7 +125,7 @@ fn thread_crossings(trace: &Trace, ids: &mut [u32], found: [&mut (u64, Firsts); 
                 };
                 found.0 += 1;
                 found.1.offer(start, || Example {
-                    amount_ns: Some(end - top_end),
+                    amount_ns: Some(end.saturating_sub(top_end)),
                     ..Example::at(trace, EventId(i)).with_other(trace, EventId(top))
                 });
                 // The crossing slice closes with the one it crossed: what follows is

@@ -106,22 +106,24 @@ fn rank_numbers(facts: &[RankFacts], opts: &CheckOptions) -> Vec<CheckResult> {
         .max()
         .or(highest.map(|h| h.saturating_add(1)))
         .unwrap_or(0);
-    let mut missing = (0u64, Firsts::new(opts.examples));
-    // Rank numbers are checked up to the world size, at most one per trace beyond the
-    // ranks present (a hostile world size must not cost its value in time).
-    let limit = world.min(highest.unwrap_or(0).saturating_add(1).max(0) + facts.len() as i64);
-    for r in 0..limit.max(0) {
+    // Counted by arithmetic, examples found by walking up from 0 past the ranks present:
+    // a hostile world size or rank number costs nothing.
+    let present = by_rank.range(0..world.max(0)).count() as i64;
+    let mut missing = (
+        world.saturating_sub(present).max(0) as u64,
+        Firsts::new(opts.examples),
+    );
+    let (mut r, mut shown) = (0i64, 0usize);
+    while r < world && shown < opts.examples {
         if !by_rank.contains_key(&r) {
-            missing.0 += 1;
             missing.1.offer(r, || Example {
                 rank: Some(r),
                 number: Some(world),
                 ..Example::default()
             });
+            shown += 1;
         }
-    }
-    if world > limit {
-        missing.0 += (world - limit) as u64;
+        r += 1;
     }
     vec![
         CheckResult::new(CheckKind::MissingRanks, missing.0, missing.1),
@@ -154,4 +156,54 @@ fn steps_across(facts: &[RankFacts], opts: &CheckOptions) -> CheckResult {
         }
     }
     CheckResult::new(CheckKind::StepMissingOnRank, found.0, found.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(rank: i64, world: Option<i64>, steps: &[i64]) -> RankFacts {
+        RankFacts {
+            path: format!("rank{rank}"),
+            rank: Some(rank),
+            world_size: world,
+            steps: steps.to_vec(),
+        }
+    }
+
+    fn count(results: &[CheckResult], kind: CheckKind) -> u64 {
+        results
+            .iter()
+            .find(|r| r.kind == kind)
+            .map_or(0, |r| r.count)
+    }
+
+    #[test]
+    fn hostile_rank_numbers_cost_nothing() {
+        let f = [
+            facts(0, None, &[]),
+            facts(i64::MAX - 1, Some(i64::MAX), &[]),
+        ];
+        let r = check_ranks(&f, None, &CheckOptions::default());
+        assert_eq!(count(&r, CheckKind::MissingRanks), (i64::MAX - 2) as u64);
+        let ex = &r
+            .iter()
+            .find(|r| r.kind == CheckKind::MissingRanks)
+            .unwrap();
+        let shown: Vec<_> = ex.examples.iter().map(|e| e.rank).collect();
+        assert_eq!(shown, [Some(1), Some(2), Some(3)]);
+    }
+
+    #[test]
+    fn repeated_ranks_and_steps_missing_on_a_rank() {
+        let f = [
+            facts(0, Some(2), &[1, 2, 3]),
+            facts(1, Some(2), &[1, 3]),
+            facts(1, Some(2), &[1, 2, 3]),
+        ];
+        let r = check_ranks(&f, None, &CheckOptions::default());
+        assert_eq!(count(&r, CheckKind::MissingRanks), 0);
+        assert_eq!(count(&r, CheckKind::RepeatedRank), 1);
+        assert_eq!(count(&r, CheckKind::StepMissingOnRank), 1);
+    }
 }

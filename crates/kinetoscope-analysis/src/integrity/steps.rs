@@ -50,7 +50,7 @@ pub fn check_marks(marks: &[StepMark], opts: &CheckOptions) -> Vec<CheckResult> 
         let (a, b) = (w[0], w[1]);
         let gap = b.number.saturating_sub(a.number).saturating_sub(1);
         if gap > 0 {
-            missing.0 += gap as u64;
+            missing.0 = missing.0.saturating_add(gap as u64);
             missing.1.offer(b.start_ns, || Example {
                 ts_ns: Some(b.start_ns),
                 name: Some(format!("ProfilerStep#{}", b.number)),
