@@ -12,6 +12,8 @@
 //!   and kernels matched across runs, a uniform (machine) change told apart.
 //! - [`gpu_time`]: GPU time as HTA defines it: temporal and idle breakdowns, kernel
 //!   classes, launch statistics, with an HTA-compatible mode.
+//! - [`integrity`]: `kinetoscope check`: trace defects counted with their first
+//!   examples (reader repairs, overlaps, lost launches and flows, steps, ranks).
 //! - [`kernels`]: the GPU kernel view (per kernel name, or name + operator + launch
 //!   properties).
 //! - [`memory`]: the memory view (curves, peaks, allocation events, per-operator statistics).
@@ -38,6 +40,7 @@ pub mod critical_path;
 pub mod device_activity;
 pub mod diff;
 pub mod gpu_time;
+pub mod integrity;
 pub mod kernels;
 pub mod memory;
 pub mod name_memo;

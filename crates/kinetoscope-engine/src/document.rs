@@ -8,6 +8,9 @@
 
 use kinetoscope_advisor::{Finding, Severity, SeverityCounts, TraceReport};
 use kinetoscope_analysis::gpu_time::Compat;
+use kinetoscope_analysis::integrity::{
+    CheckOptions, CheckResult, Severity as CheckSeverity, TraceCheck,
+};
 use kinetoscope_analysis::memory::snapshot::SnapshotView;
 use kinetoscope_analysis::memory::timeline::TimelineView;
 use kinetoscope_analysis::ranks::RanksReport;
@@ -195,6 +198,64 @@ pub struct RanksDocument {
     /// Special files of the folder, skipped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<SkippedFile>,
+}
+
+/// `check`: the integrity report of every trace of an input, and of a rank folder as a
+/// whole.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CheckDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// The input's name.
+    pub input: String,
+    /// Its layout.
+    #[serde(flatten)]
+    pub layout: InputLayout,
+    /// The options of the checks.
+    #[serde(flatten)]
+    pub options: CheckOptions,
+    /// One report per trace read, in file order.
+    pub traces: Vec<TraceCheck>,
+    /// Defects across the traces of a rank folder (missing ranks and steps, clock skew);
+    /// empty for one file.
+    pub ranks: Vec<CheckResult>,
+    /// Occurrences of every defect of the document, by severity.
+    pub counts: DefectCounts,
+    /// The most severe defect's severity; absent when the input is clean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst: Option<CheckSeverity>,
+    /// Traces that could not be read.
+    pub errors: Vec<ReadFailure>,
+    /// Special files of the input folder, skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// Occurrences of defects by severity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DefectCounts {
+    /// Errors.
+    pub error: u64,
+    /// Warnings.
+    pub warning: u64,
+    /// Infos.
+    pub info: u64,
+}
+
+impl DefectCounts {
+    /// The counts of `results`.
+    pub fn of<'a>(results: impl IntoIterator<Item = &'a CheckResult>) -> Self {
+        let mut c = Self::default();
+        for r in results {
+            let slot = match r.severity {
+                CheckSeverity::Error => &mut c.error,
+                CheckSeverity::Warning => &mut c.warning,
+                CheckSeverity::Info => &mut c.info,
+            };
+            *slot = slot.saturating_add(r.count);
+        }
+        c
+    }
 }
 
 /// `report`: the advisor's summary and findings for every trace of an input, with the

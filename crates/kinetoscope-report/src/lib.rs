@@ -14,6 +14,7 @@
 //! the flame graph page). [`xlsx`] writes `kinetoscope report --xlsx`, a workbook of every view.
 //! [`sanitize`] is the one sanitiser every terminal and CSV text goes through.
 
+pub mod check;
 pub mod comm;
 pub mod critical_path;
 pub mod diff;

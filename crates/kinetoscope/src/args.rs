@@ -146,6 +146,18 @@ pub enum Command {
     ///
     /// CSV: time per category.
     CriticalPath(CriticalPathArgs),
+    /// Trace integrity: defects the reader repaired or skipped, GPU activities
+    /// overlapping on one stream, host slices running past their parent's end, negative
+    /// durations, launches without GPU activity and activities without launch (those
+    /// cut by the profiling window told apart), negative launch latencies, flows that
+    /// point nowhere, missing or repeated step numbers; for a rank folder also missing
+    /// ranks, steps missing on some ranks and clock skew between ranks. Each with its
+    /// count and first examples (time as written in the file, track, event names).
+    ///
+    /// Exit codes: 0 clean (nothing at or above --fail-on), 1 defects at or above
+    /// --fail-on (default: error), 2 when a trace cannot be read. docs/check.md says
+    /// what each check means. CSV: one row per example.
+    Check(CheckArgs),
     /// Compare two runs: step times with a 95 % interval and a verdict (faster, slower,
     /// no significant change), where the time went (breakdown, host phases), operators
     /// and kernels matched across the runs (added, removed, changed; renamed kernels
@@ -613,6 +625,37 @@ pub struct NvtxArgs {
     /// Reading options.
     #[command(flatten)]
     pub read: ReadArgs,
+}
+
+/// `check` options.
+#[derive(Debug, Args, Clone)]
+pub struct CheckArgs {
+    /// A trace file (.json, .json.gz, .sqlite) or a folder of rank files.
+    pub path: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ViewFormat,
+    /// Exit with status 1 when a defect is at least this severe (`none`: never).
+    #[arg(long, value_enum, default_value_t)]
+    pub fail_on: CheckFailOn,
+    /// Examples to show per kind of defect (the earliest in time).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(0..=1000))]
+    pub examples: u16,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+/// Severities `check --fail-on` accepts.
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum CheckFailOn {
+    /// A warning or an error.
+    Warning,
+    /// An error.
+    #[default]
+    Error,
+    /// Never fail on defects (exit 1 is not used).
+    None,
 }
 
 /// `critical-path` options.

@@ -3,6 +3,7 @@
 //! document.
 
 pub mod bundle;
+mod check;
 pub(crate) mod gpu_time;
 pub mod memory;
 mod per_trace;

@@ -253,6 +253,16 @@ fn ranks_round_trips() {
     }
 }
 
+#[test]
+fn check_round_trips() {
+    let opts = kinetoscope_analysis::integrity::CheckOptions { examples: 5 };
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/traces");
+    for p in traces().into_iter().chain([corpus.join("straggler")]) {
+        let doc = engine().check(&path(p.clone()), &opts).unwrap();
+        round_trip(&format!("check {}", name(&p)), &doc);
+    }
+}
+
 fn memory_options() -> MemoryOptions {
     MemoryOptions {
         points: 60,

@@ -15,6 +15,8 @@ pub enum DefectKind {
     BareToken,
     /// A raw control character inside a string; kept as is.
     ControlCharacter,
+    /// A negative `dur`; read as 0.
+    NegativeDuration,
     /// The file ends inside an event (a truncated write); the partial event is dropped.
     TruncatedTail,
     /// An event that could not be parsed; skipped.
@@ -33,6 +35,7 @@ impl DefectKind {
             Self::UnescapedQuote => "names with unescaped quotes (repaired)",
             Self::BareToken => "bare tokens such as N/A (read as null)",
             Self::ControlCharacter => "raw control characters in strings (kept)",
+            Self::NegativeDuration => "negative durations (read as 0)",
             Self::TruncatedTail => "truncated tail (partial event dropped)",
             Self::MalformedEvent => "malformed events (skipped)",
             Self::MissingTimestamp => "events without a timestamp (skipped)",

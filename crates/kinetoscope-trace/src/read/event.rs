@@ -24,6 +24,8 @@ pub struct ElementDefects {
     pub bare_token: bool,
     /// The name held a raw control character.
     pub control_char: bool,
+    /// `dur` was negative (read as 0).
+    pub negative_duration: bool,
 }
 
 /// One parsed element, borrowing the buffer.
@@ -229,7 +231,10 @@ pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
             b"dur" => {
                 let (s, e) = lx.scalar()?;
                 match micros_to_ns(&lx.buf[s..e]) {
-                    Some(d) => ev.dur_ns = d.max(0),
+                    Some(d) => {
+                        ev.defects.negative_duration |= d < 0;
+                        ev.dur_ns = d.max(0);
+                    }
                     None => ev.defects.bare_token = true,
                 }
             }

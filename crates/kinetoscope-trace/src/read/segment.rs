@@ -269,6 +269,13 @@ impl Segment {
                 "a raw control character in a string",
             );
         }
+        if ev.defects.negative_duration {
+            self.defect(
+                DefectKind::NegativeDuration,
+                offset,
+                "a negative duration (read as 0)",
+            );
+        }
         let name = self.opt_text(buf, ev.name);
         let cat = match ev.cat {
             // Events come in runs of one category: check the last one first.

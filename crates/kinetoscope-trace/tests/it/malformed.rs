@@ -221,6 +221,16 @@ fn raw_control_character_in_a_name_is_kept() {
 }
 
 #[test]
+fn negative_duration_is_read_as_zero_and_counted() {
+    let text = trace_of(&[op("a", "1", "1"), op("b", "2", "-0.5"), op("c", "3", "1")]);
+    both(text.as_bytes(), &lenient(2), |r, gz| {
+        let t = r.unwrap();
+        assert_eq!(t.events.dur_ns, [1000, 0, 1000], "gz={gz}");
+    });
+    assert_one_defect_at_event_1(&text, DefectKind::NegativeDuration);
+}
+
+#[test]
 
 fn raw_tab_in_a_name_is_a_control_character() {
     let text = trace_of(&[op("a", "1", "1"), op("x\ty", "2", "1"), op("c", "3", "1")]);
@@ -397,15 +407,6 @@ fn era_2_absolute_fractional_timestamps() {
         assert_eq!(t.events.ts_ns, [1_712_195_495_519_689_047], "gz={gz}");
         assert_eq!(t.events.dur_ns, [5_500], "gz={gz}");
         assert_eq!(t.meta.base_time_ns, None);
-    });
-}
-
-#[test]
-fn negative_duration_is_clamped_to_zero() {
-    let text = trace_of(&[op("a", "10", "-3")]);
-    both(text.as_bytes(), &lenient(2), |r, gz| {
-        let t = r.unwrap();
-        assert_eq!(t.events.dur_ns, [0], "gz={gz}");
     });
 }
 

@@ -1,6 +1,7 @@
 //! Subcommands: each turns its arguments into engine options, calls the engine
 //! (`kinetoscope-engine`) and renders the document it returns (`kinetoscope-report`).
 
+mod check;
 mod diff;
 mod explain;
 mod memory;
@@ -41,6 +42,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Sequences(a)) => views::sequences(a),
         Some(Command::Nvtx(a)) => views::nvtx(a),
         Some(Command::CriticalPath(a)) => views::critical_path(a),
+        Some(Command::Check(a)) => check::run(a),
         Some(Command::Diff(a)) => diff::run(a),
         Some(Command::Pstats(a)) => pstats::run(a),
         Some(Command::Tables(a)) => tables::run(a),

@@ -2,6 +2,8 @@
 //! `crates/*/tests/it`): one module per theme and one shared helper module, [`common`],
 //! which runs the binary. Insta snapshots are in `snapshots/`, named by the snapshot alone.
 //!
+//! - [`check`]: `check` on real traces against independent counts of their raw JSON, and
+//!   on synthetic traces with one planted defect each; exit codes and formats.
 //! - [`cli`]: help, the default subcommand, `summary`, read errors and exit codes.
 //! - [`views`]: one snapshot per view of what the terminal shows, and no view panicking
 //!   on any committed input.
@@ -28,6 +30,7 @@
 //! - [`hostile`]: bad and hostile input, generated at test time, one module per class.
 
 mod browser;
+mod check;
 mod cli;
 mod common;
 mod diff;

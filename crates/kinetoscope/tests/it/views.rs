@@ -177,6 +177,15 @@ fn critical_path() {
 }
 
 #[test]
+fn check() {
+    view(
+        "check",
+        &fixtures(),
+        &["check", EVENT_SYNC, "--examples", "2"],
+    );
+}
+
+#[test]
 fn report() {
     view("report", &corpus(), &["report", "dataloader/trace.json.gz"]);
 }
@@ -245,6 +254,7 @@ fn no_view_panics_on_any_committed_input() {
         &["sequences"],
         &["critical-path"],
         &["report"],
+        &["check", "--fail-on", "none"],
     ];
     let inputs = every_input();
     assert!(inputs.len() >= 30, "{inputs:?}");

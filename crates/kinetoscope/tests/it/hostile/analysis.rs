@@ -12,8 +12,9 @@ use kinetoscope_synth::shapes::{write_shape, Shape, ShapeOptions};
 use super::harness::{fingerprint, run_measured};
 
 /// Every per-trace view, `report` first.
-const VIEWS: [&str; 13] = [
+const VIEWS: [&str; 14] = [
     "report",
+    "check",
     "summary",
     "memory",
     "overview",
@@ -124,7 +125,14 @@ fn thirty_thousand_levels_deep() {
     let file = shape_file(dir.path(), "deep", Shape::DeepNesting, 30_000, 1);
     every_view_is_sane(
         &file,
-        &["report", "memory", "ops", "critical-path", "overview"],
+        &[
+            "report",
+            "memory",
+            "ops",
+            "critical-path",
+            "overview",
+            "check",
+        ],
         160 << 20,
     );
 }

@@ -105,6 +105,7 @@ const VIEWS: &[(&str, &[&str])] = &[
     ("sequences", &["table", "json", "csv"]),
     ("critical-path", &["table", "json", "csv"]),
     ("memory", &["table", "json", "csv"]),
+    ("check", &["table", "json", "csv"]),
 ];
 
 /// Run `view input --format format` (plus `extra`), which must be sane (exit 0–2, no
