@@ -47,6 +47,7 @@ fn every_command(file: &str) -> Vec<Vec<String>> {
         "sequences",
         "nvtx",
         "critical-path",
+        "check",
     ] {
         let formats: &[&str] = if view == "summary" {
             &["table", "json"]
