@@ -282,6 +282,12 @@ pub struct ReadArgs {
     /// steps, in start order); ranges named `step N` are steps without it.
     #[arg(long, value_name = "NAME")]
     pub nvtx_step: Option<String>,
+    /// Neither read traces back from the trace cache nor write them there (also
+    /// KINETOSCOPE_NO_CACHE=1). Traces of 4 MiB and more are otherwise kept in
+    /// $KINETOSCOPE_CACHE_DIR, else ~/.cache/kinetoscope/traces, and read again from there
+    /// while the file is unchanged.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// `report` options.

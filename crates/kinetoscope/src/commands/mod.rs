@@ -19,6 +19,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use kinetoscope_engine::{Engine, ReadOptions, Source};
+use kinetoscope_trace::cache::CacheOptions;
 use kinetoscope_trace::MemoryBudget;
 
 use crate::args::{Cli, Command, ReadArgs};
@@ -56,6 +57,11 @@ fn engine(read: &ReadArgs) -> Engine {
         strict: read.strict,
         mmap: !read.no_mmap,
         nvtx_step: read.nvtx_step.clone(),
+        cache: if read.no_cache {
+            None
+        } else {
+            CacheOptions::from_env()
+        },
         ..ReadOptions::default()
     };
     if let Some(t) = read.threads {

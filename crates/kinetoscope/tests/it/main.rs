@@ -28,6 +28,7 @@
 //! - [`hostile`]: bad and hostile input, generated at test time, one module per class.
 
 mod browser;
+mod cache;
 mod cli;
 mod common;
 mod diff;
