@@ -190,6 +190,29 @@ pub enum Command {
     /// printed is the URL with its access token; files added later show up without a
     /// restart. Read-only; the API is docs/api.md.
     Serve(ServeArgs),
+    /// The trace cache (docs/cache.md): where it is, whether it is on and what it holds
+    /// (`info`), or remove its entries (`clear`). Traces of 4 MiB and more read from
+    /// files are kept there and read back while the file is unchanged; `--no-cache` on
+    /// a command, or KINETOSCOPE_NO_CACHE=1, turns it off.
+    Cache(CacheArgs),
+}
+
+/// `kinetoscope cache`'s arguments.
+#[derive(Debug, Args, Clone)]
+pub struct CacheArgs {
+    /// What to do.
+    #[arg(value_enum, default_value_t)]
+    pub action: CacheAction,
+}
+
+/// What `kinetoscope cache` does.
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+pub enum CacheAction {
+    /// Where the cache is, whether it is on, its entries and their size.
+    #[default]
+    Info,
+    /// Remove every entry (only the cache's own files, never the folder or others).
+    Clear,
 }
 
 /// Arguments of `serve`.

@@ -63,10 +63,22 @@ impl CacheOptions {
     /// `$KINETOSCOPE_CACHE_MIN_BYTES` and `$KINETOSCOPE_CACHE_MAX_BYTES` (in bytes),
     /// else the defaults.
     pub fn from_env() -> Option<Self> {
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-        if var("KINETOSCOPE_NO_CACHE").is_some_and(|v| v != "0") {
+        if Self::off_by_env() {
             return None;
         }
+        Self::configured()
+    }
+
+    /// Whether `KINETOSCOPE_NO_CACHE` turns the cache off (set to anything but `0` or
+    /// nothing).
+    pub fn off_by_env() -> bool {
+        std::env::var_os("KINETOSCOPE_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0")
+    }
+
+    /// The cache the environment names ([`CacheOptions::from_env`]), even when
+    /// `KINETOSCOPE_NO_CACHE` turns it off: the folder to show or clear.
+    pub fn configured() -> Option<Self> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         let dir = match var("KINETOSCOPE_CACHE_DIR") {
             Some(d) => PathBuf::from(d),
             None => cache_root()?.join("traces"),
@@ -294,37 +306,80 @@ impl Entry {
     }
 }
 
-/// Remove entries, least recently used first, while `dir` holds more than `max_bytes`
-/// of them; and temporary files an interrupted write left over an hour ago.
-fn evict(dir: &Path, max_bytes: u64) {
+/// One file of a cache folder: an entry, or a temporary file being written.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CacheFile {
+    /// When it was last used (an entry's modification time is set on every hit).
+    pub last_used: SystemTime,
+    /// Its size.
+    pub bytes: u64,
+    /// The file.
+    pub path: PathBuf,
+    /// Whether it is a temporary file (a write in progress, or left by a crash).
+    pub temporary: bool,
+}
+
+/// The cache's files in `dir`, least recently used first: entries (`*.kstrace`) and
+/// temporary files (`*.kstrace`'s key, a process id and a time, `.tmp`); other files
+/// and folders are not the cache's and are left out.
+pub fn files(dir: &Path) -> Vec<CacheFile> {
     let Ok(list) = std::fs::read_dir(dir) else {
-        return;
+        return Vec::new();
     };
-    let now = SystemTime::now();
-    let mut entries: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+    let mut out = Vec::new();
     for e in list.flatten() {
         let (path, Ok(meta)) = (e.path(), e.metadata()) else {
             continue;
         };
-        let used = meta.modified().unwrap_or(now);
         let name = e.file_name();
         let name = name.to_string_lossy();
-        if name.ends_with(".tmp") {
-            if now.duration_since(used).unwrap_or_default() > Duration::from_secs(3600) {
-                let _ = std::fs::remove_file(&path);
-            }
-        } else if meta.is_file() && path.extension().is_some_and(|x| x == EXT) {
-            entries.push((used, meta.len(), path));
+        let hex = |s: &str| s.len() == 16 && s.bytes().all(|b| b.is_ascii_hexdigit());
+        let key = name.split('.').next().unwrap_or("");
+        let entry = name.len() == 16 + 1 + EXT.len() && name.ends_with(EXT);
+        let temporary = name.ends_with(".tmp") && name.split('.').count() == 4;
+        if meta.is_file() && hex(key) && (entry || temporary) {
+            out.push(CacheFile {
+                last_used: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+                bytes: meta.len(),
+                path,
+                temporary,
+            });
         }
     }
-    let mut total: u64 = entries.iter().map(|e| e.1).sum();
-    entries.sort();
-    for (_, len, path) in entries {
+    out.sort();
+    out
+}
+
+/// Remove every file of the cache in `dir` ([`files`]; nothing else); returns how many
+/// and their bytes.
+pub fn clear(dir: &Path) -> (usize, u64) {
+    let mut removed = (0, 0);
+    for f in files(dir) {
+        if std::fs::remove_file(&f.path).is_ok() {
+            removed.0 += 1;
+            removed.1 += f.bytes;
+        }
+    }
+    removed
+}
+
+/// Remove entries, least recently used first, while `dir` holds more than `max_bytes`
+/// of them; and temporary files an interrupted write left over an hour ago.
+fn evict(dir: &Path, max_bytes: u64) {
+    let now = SystemTime::now();
+    let (temporary, entries): (Vec<_>, Vec<_>) = files(dir).into_iter().partition(|f| f.temporary);
+    for f in temporary {
+        if now.duration_since(f.last_used).unwrap_or_default() > Duration::from_secs(3600) {
+            let _ = std::fs::remove_file(&f.path);
+        }
+    }
+    let mut total: u64 = entries.iter().map(|f| f.bytes).sum();
+    for f in entries {
         if total <= max_bytes {
             break;
         }
-        if std::fs::remove_file(&path).is_ok() {
-            total -= len;
+        if std::fs::remove_file(&f.path).is_ok() {
+            total -= f.bytes;
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Subcommands: each turns its arguments into engine options, calls the engine
 //! (`kinetoscope-engine`) and renders the document it returns (`kinetoscope-report`).
 
+mod cache;
 mod diff;
 mod explain;
 mod memory;
@@ -47,6 +48,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Tables(a)) => tables::run(a),
         Some(Command::Explain(a)) => explain::run(a),
         Some(Command::Serve(a)) => serve::run(a),
+        Some(Command::Cache(a)) => cache::run(a),
         None => report::run(cli.report),
     }
 }

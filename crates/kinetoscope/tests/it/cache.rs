@@ -161,3 +161,40 @@ fn a_touched_source_or_a_damaged_entry_is_read_again() {
     }
     assert_eq!(entries(src.path()), vec![trace], "nothing beside the input");
 }
+
+#[test]
+fn cache_info_and_clear_touch_only_the_caches_files() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path();
+    let other = dir.join("notes.txt");
+    std::fs::write(&other, "mine").unwrap();
+    let r = run(dir, &["summary"], &traces()[0], &[]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let cmd = |action: &str, env: &[(&str, &str)]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+            .args(["cache", action])
+            .env("KINETOSCOPE_CACHE_DIR", dir)
+            .env_remove("KINETOSCOPE_NO_CACHE")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let info = cmd("info", &[]);
+    assert!(
+        info.contains("trace cache: on") && info.contains("entries: 1,"),
+        "{info}"
+    );
+    assert!(info.contains(&dir.display().to_string()), "{info}");
+    let off = cmd("info", &[("KINETOSCOPE_NO_CACHE", "1")]);
+    assert!(off.contains("trace cache: off"), "{off}");
+    let cleared = cmd("clear", &[]);
+    assert!(cleared.starts_with("removed 1 file ("), "{cleared}");
+    assert_eq!(
+        entries(dir),
+        vec![other],
+        "only the cache's files are removed"
+    );
+    assert!(cmd("info", &[]).contains("entries: 0, 0 B"));
+}
