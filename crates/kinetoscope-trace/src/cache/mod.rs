@@ -31,6 +31,7 @@ use serde::Serialize;
 
 use crate::model::{Charge, Trace};
 use crate::read::ReadOptions;
+use crate::TraceResult;
 
 /// The version of the entry layout; an entry of another version is a miss.
 const FORMAT_VERSION: u32 = 1;
@@ -106,11 +107,43 @@ pub fn cache_root() -> Option<PathBuf> {
     Some(base.join("kinetoscope"))
 }
 
+/// The trace of `path` (open as `source`, when it is a file) from its cache entry, or
+/// else `parse()`'s, which is then cached: the one way readers use the cache.
+pub(crate) fn through(
+    path: &Path,
+    source: Option<&File>,
+    opts: &ReadOptions,
+    parse: impl FnOnce() -> TraceResult<Trace>,
+) -> TraceResult<Trace> {
+    let entry = source.and_then(|f| Entry::new(path, f, opts));
+    if let Some(mut trace) = entry.as_ref().and_then(|e| e.load(opts)) {
+        trace.path = path.to_owned();
+        if let Some(p) = &opts.progress {
+            p(entry.as_ref().map_or(0, |e| e.stamp.size));
+        }
+        return Ok(trace);
+    }
+    let trace = parse()?;
+    if let (Some(entry), Some(f)) = (entry, source) {
+        entry.store(&trace, f);
+    }
+    Ok(trace)
+}
+
+/// The file `path` names, opened: the export of a process path
+/// (`run.sqlite#pid466`), else `path` itself.
+pub(crate) fn source_file(path: &Path) -> Option<File> {
+    match crate::read::split_process_path(path) {
+        Some((file, _)) => File::open(file).ok(),
+        None => File::open(path).ok(),
+    }
+}
+
 /// The trace cached for the file at `path` with `opts` (its cache included), without
 /// parsing the file: `None` when caching is off or the entry is missing, stale or
 /// damaged.
 pub fn cached(path: &Path, opts: &ReadOptions) -> Option<Trace> {
-    let source = File::open(path).ok()?;
+    let source = source_file(path)?;
     let mut trace = Entry::new(path, &source, opts)?.load(opts)?;
     trace.path = path.to_owned();
     Some(trace)
@@ -119,7 +152,7 @@ pub fn cached(path: &Path, opts: &ReadOptions) -> Option<Trace> {
 /// The file of the entry that caches `path` read with `opts`, whether or not it
 /// exists; `None` where the file would not be cached.
 pub fn entry_file(path: &Path, opts: &ReadOptions) -> Option<PathBuf> {
-    let source = File::open(path).ok()?;
+    let source = source_file(path)?;
     Entry::new(path, &source, opts).map(|e| e.file)
 }
 
@@ -186,7 +219,7 @@ struct Header<'a> {
 }
 
 /// The cache entry of one source being read: looked up before parsing, written after.
-pub(crate) struct Entry {
+struct Entry {
     file: PathBuf,
     dir: PathBuf,
     max_bytes: u64,
@@ -198,7 +231,7 @@ impl Entry {
     /// The entry for `path`, open as `source`, read with `opts`: `None` when caching is
     /// off, the source is small or not a regular file, or the cache folder is the
     /// source's own folder.
-    pub(crate) fn new(path: &Path, source: &File, opts: &ReadOptions) -> Option<Self> {
+    fn new(path: &Path, source: &File, opts: &ReadOptions) -> Option<Self> {
         let cache = opts.cache.as_ref()?;
         let meta = source.metadata().ok()?;
         if !meta.is_file() || meta.len() < cache.min_bytes {
@@ -240,7 +273,7 @@ impl Entry {
 
     /// The trace this entry holds, if it exists and is intact and current (its `path`
     /// is the caller's to set); its use is recorded as its modification time.
-    pub(crate) fn load(&self, opts: &ReadOptions) -> Option<Trace> {
+    fn load(&self, opts: &ReadOptions) -> Option<Trace> {
         let bytes = std::fs::read(&self.file).ok()?;
         let trace = self.decode(&bytes, opts);
         if trace.is_some() {
@@ -268,7 +301,7 @@ impl Entry {
     /// Write `trace`, read from `source`, as this entry: to a temporary file in the cache
     /// folder renamed onto the entry, unless the source changed while it was read. Then
     /// keep the folder within its size. Failures are ignored: a cache is optional.
-    pub(crate) fn store(&self, trace: &Trace, source: &File) {
+    fn store(&self, trace: &Trace, source: &File) {
         if Stamp::of(source).as_ref() != Some(&self.stamp) {
             return;
         }

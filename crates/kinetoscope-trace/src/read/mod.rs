@@ -121,7 +121,8 @@ impl std::fmt::Debug for ReadOptions {
 /// file is called).
 pub fn read_trace(path: &Path, opts: &ReadOptions) -> TraceResult<Trace> {
     if split_process_path(path).is_some() {
-        return read_nsys(path, opts);
+        let source = crate::cache::source_file(path);
+        return crate::cache::through(path, source.as_ref(), opts, || read_nsys(path, opts));
     }
     if is_nsys_report(path) && path.is_file() {
         return read_nsys_report(path, opts);

@@ -268,21 +268,8 @@ impl<'a> Sniffed<'a> {
     /// refused by the Kineto reader, which names the structure it found.
     pub fn read_trace(mut self, opts: &ReadOptions) -> TraceResult<Trace> {
         let source = self.source.take();
-        let entry = source
-            .as_ref()
-            .and_then(|f| cache::Entry::new(&self.path, f, opts));
-        if let Some(mut trace) = entry.as_ref().and_then(|e| e.load(opts)) {
-            trace.path = self.path;
-            if let Some(p) = &opts.progress {
-                p(self.stored_bytes.unwrap_or(0));
-            }
-            return Ok(trace);
-        }
-        let trace = self.parse_trace(opts)?;
-        if let (Some(entry), Some(f)) = (entry, &source) {
-            entry.store(&trace, f);
-        }
-        Ok(trace)
+        let path = self.path.clone();
+        cache::through(&path, source.as_ref(), opts, || self.parse_trace(opts))
     }
 
     /// [`Sniffed::read_trace`] without the cache.

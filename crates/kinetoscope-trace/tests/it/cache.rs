@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use kinetoscope_trace::cache::{cached, entry_file, CacheOptions};
-use kinetoscope_trace::read::{read_trace, ReadOptions};
+use kinetoscope_trace::read::{gpu_processes, process_path, read_trace, ReadOptions};
 use kinetoscope_trace::Trace;
 
 use crate::common::fixture;
@@ -213,4 +213,27 @@ fn hostile_entries_with_a_valid_checksum_never_panic() {
             read_trace(&path, &opts).unwrap();
         }
     }
+}
+
+#[test]
+fn each_process_of_a_multi_gpu_export_has_its_own_entry() {
+    let src = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let opts = caching(cache.path());
+    let file = copy(
+        "nsys/fastvideo-h100x2-infer-emit-nvtx/h100_2gpu_1s.sqlite",
+        src.path(),
+    );
+    let pids = gpu_processes(&file).unwrap();
+    assert!(pids.len() >= 2, "{pids:?}");
+    for &pid in &pids {
+        let path = process_path(&file, pid);
+        let plain = read_trace(&path, &ReadOptions::default()).unwrap();
+        read_trace(&path, &opts).unwrap();
+        let hit = cached(&path, &opts).unwrap_or_else(|| panic!("pid {pid}: cached"));
+        assert_eq!(fingerprint(&hit), fingerprint(&plain), "pid {pid}");
+        let again = read_trace(&path, &opts).unwrap();
+        assert_eq!(fingerprint(&again), fingerprint(&plain), "pid {pid}");
+    }
+    assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), pids.len());
 }
