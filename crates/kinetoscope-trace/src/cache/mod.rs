@@ -23,7 +23,7 @@ mod format;
 
 use std::fs::{File, OpenOptions};
 use std::hash::{Hash, Hasher};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -274,12 +274,17 @@ impl Entry {
     /// The trace this entry holds, if it exists and is intact and current (its `path`
     /// is the caller's to set); its use is recorded as its modification time.
     fn load(&self, opts: &ReadOptions) -> Option<Trace> {
-        let bytes = std::fs::read(&self.file).ok()?;
-        let trace = self.decode(&bytes, opts);
-        if trace.is_some() {
-            if let Ok(f) = OpenOptions::new().write(true).open(&self.file) {
-                let _ = f.set_modified(SystemTime::now());
+        let mut file = File::open(&self.file).ok()?;
+        let trace = match mapped(&file, opts) {
+            Some(map) => self.decode(&map, opts),
+            None => {
+                let mut bytes = Vec::new();
+                file.read_to_end(&mut bytes).ok()?;
+                self.decode(&bytes, opts)
             }
+        };
+        if trace.is_some() {
+            let _ = file.set_modified(SystemTime::now());
         }
         trace
     }
@@ -337,6 +342,19 @@ impl Entry {
         }
         evict(&self.dir, self.max_bytes);
     }
+}
+
+/// The entry file mapped into memory, its pages read ahead, when `opts.mmap` allows it:
+/// a hit then costs no copy of the file, only the copies into the model's columns.
+fn mapped(file: &File, opts: &ReadOptions) -> Option<memmap2::Mmap> {
+    if !opts.mmap {
+        return None;
+    }
+    // SAFETY: the mapping is only read, and kinetoscope never writes an entry in place
+    // (it writes a new file and renames it onto the entry's name). Another program
+    // truncating the entry while it is mapped would raise SIGBUS, the risk
+    // `ReadOptions::mmap` documents for inputs and lets callers turn off.
+    unsafe { memmap2::MmapOptions::new().populate().map(file) }.ok()
 }
 
 /// One file of a cache folder: an entry, or a temporary file being written.
