@@ -96,6 +96,7 @@ fn measure(
     };
     for _ in 0..runs.max(1) {
         let mut cmd = Command::new(bin);
+        cmd.env("KINETOSCOPE_NO_CACHE", "1");
         cmd.arg(view).arg(file).args(["--format", "json"]);
         let run = run_child(&mut cmd, Stdio::null(), Some(limit))?;
         m.rss_mib = m.rss_mib.max(run.max_rss_kib as f64 / 1024.0);

@@ -250,6 +250,8 @@ struct Bench<'a> {
 impl Bench<'_> {
     fn cmd(&self, file: &Path, threads: Option<usize>) -> Command {
         let mut c = Command::new(self.kinetoscope);
+        // Every run parses: a benchmark of the reader must not read the trace cache.
+        c.env("KINETOSCOPE_NO_CACHE", "1");
         c.args(&self.command).arg(file).args(["--format", "json"]);
         if let Some(j) = threads {
             c.arg("-j").arg(j.to_string());

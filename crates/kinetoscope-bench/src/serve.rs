@@ -31,6 +31,7 @@ impl Drop for Served {
 impl Served {
     fn start(kinetoscope: &Path, trace: &Path) -> anyhow::Result<Self> {
         let mut child = Command::new(kinetoscope)
+            .env("KINETOSCOPE_NO_CACHE", "1")
             .args(["serve", "--port", "0"])
             .arg(trace)
             .stdout(Stdio::piped())

@@ -19,6 +19,7 @@
 //!
 //! Ids such as [`StrId`] or [`TrackId`] are valid only in the trace that issued them.
 
+pub mod cache;
 pub mod error;
 pub mod model;
 pub mod read;

@@ -202,6 +202,29 @@ pub enum Command {
     /// printed is the URL with its access token; files added later show up without a
     /// restart. Read-only; the API is docs/api.md.
     Serve(ServeArgs),
+    /// The trace cache (docs/cache.md): where it is, whether it is on and what it holds
+    /// (`info`), or remove its entries (`clear`). Traces of 4 MiB and more read from
+    /// files are kept there and read back while the file is unchanged; `--no-cache` on
+    /// a command, or KINETOSCOPE_NO_CACHE=1, turns it off.
+    Cache(CacheArgs),
+}
+
+/// `kinetoscope cache`'s arguments.
+#[derive(Debug, Args, Clone)]
+pub struct CacheArgs {
+    /// What to do.
+    #[arg(value_enum, default_value_t)]
+    pub action: CacheAction,
+}
+
+/// What `kinetoscope cache` does.
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+pub enum CacheAction {
+    /// Where the cache is, whether it is on, its entries and their size.
+    #[default]
+    Info,
+    /// Remove every entry (only the cache's own files, never the folder or others).
+    Clear,
 }
 
 /// Arguments of `serve`.
@@ -294,6 +317,12 @@ pub struct ReadArgs {
     /// steps, in start order); ranges named `step N` are steps without it.
     #[arg(long, value_name = "NAME")]
     pub nvtx_step: Option<String>,
+    /// Neither read traces back from the trace cache nor write them there (also
+    /// KINETOSCOPE_NO_CACHE=1). Traces of 4 MiB and more are otherwise kept in
+    /// $KINETOSCOPE_CACHE_DIR, else ~/.cache/kinetoscope/traces, and read again from there
+    /// while the file is unchanged.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// `report` options.

@@ -198,6 +198,25 @@ impl CategoryTable {
     /// ids run out, so that a hostile file cannot wrap them around.
     pub const OVERFLOW_NAME: &'static str = "(more categories than 16-bit ids hold)";
 
+    /// A table of stored categories, their lookup rebuilt; `None` unless it has the two
+    /// "no category" entries first and at most as many as 16-bit ids hold.
+    pub(crate) fn from_list(list: Vec<Category>) -> Option<Self> {
+        let fixed = list.len() >= 2
+            && list.len() <= u16::MAX as usize
+            && list[0].kind == CategoryKind::Metadata
+            && list[1].kind == CategoryKind::Uncategorised;
+        if !fixed {
+            return None;
+        }
+        let by_raw = list
+            .iter()
+            .enumerate()
+            .skip(2)
+            .map(|(i, c)| (c.raw.clone(), CatId(i as u16)))
+            .collect();
+        Some(Self { list, by_raw })
+    }
+
     /// The id of a raw category string, adding it if new. Once the ids run out, every
     /// new one gets the id of [`Self::OVERFLOW_NAME`].
     pub fn intern(&mut self, raw: &str) -> CatId {

@@ -154,6 +154,29 @@ impl LaunchLinks {
         (links, repairs)
     }
 
+    /// The calls and their stored launchers, as a cache stores them.
+    pub(crate) fn parts(&self) -> (&[u32], &[u32]) {
+        (&self.calls, &self.launcher)
+    }
+
+    /// Links from stored parts, checked against a trace of `events` events: calls in
+    /// increasing order and in range, one launcher each, every launcher an event or
+    /// "outside" / "unknown". `None` when any check fails.
+    pub(crate) fn from_parts(calls: Vec<u32>, launcher: Vec<u32>, events: usize) -> Option<Self> {
+        let in_range = |v: u32| (v as usize) < events;
+        let ok = calls.len() == launcher.len()
+            && calls.iter().all(|&c| in_range(c))
+            && calls.windows(2).all(|w| w[0] < w[1])
+            && launcher
+                .iter()
+                .all(|&l| in_range(l) || l == OUTSIDE || l == UNKNOWN);
+        ok.then(|| Self {
+            calls,
+            launcher,
+            by_correlation: OnceLock::new(),
+        })
+    }
+
     /// Number of runtime calls.
     pub fn len(&self) -> usize {
         self.calls.len()

@@ -58,7 +58,7 @@ pub struct Defect {
 }
 
 /// The reader's account of one file.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ReadReport {
     /// Defects, one entry per kind, in the order of [`DefectKind`].
     pub defects: Vec<Defect>,

@@ -63,6 +63,23 @@ impl TextArena {
         self.bytes.clear();
         self.starts.truncate(1);
     }
+
+    /// The byte buffer and the start offsets (one more than strings), as stored.
+    pub fn parts(&self) -> (&[u8], &[u64]) {
+        (&self.bytes, &self.starts)
+    }
+
+    /// An arena from stored parts, checked: `starts` begins with 0, never decreases and
+    /// ends at the buffer's length, the buffer is UTF-8 and every start is a character
+    /// boundary (so every string is UTF-8). `None` when any check fails.
+    pub fn from_parts(bytes: Vec<u8>, starts: Vec<u64>) -> Option<Self> {
+        let text = std::str::from_utf8(&bytes).ok()?;
+        let ordered = starts.first() == Some(&0)
+            && starts.last() == Some(&(bytes.len() as u64))
+            && starts.windows(2).all(|w| w[0] <= w[1]);
+        let boundaries = starts.iter().all(|&s| text.is_char_boundary(s as usize));
+        (ordered && boundaries).then_some(Self { bytes, starts })
+    }
 }
 
 /// The hash of a text, as the lookup tables compute it.
@@ -151,6 +168,21 @@ impl StringTable {
         self.index
             .insert(&self.texts, text.as_bytes(), id, charge)?;
         Ok(StrId(id))
+    }
+
+    /// A table of the texts of `texts` (which must be distinct), its lookup rebuilt; the
+    /// bytes of the lookup are taken from `charge` first.
+    pub(crate) fn from_arena(texts: TextArena, charge: &mut Charge) -> Result<Self, MemoryError> {
+        let mut index = TextIndex::default();
+        for id in 0..texts.len() {
+            index.insert(&texts, texts.get(id), id as u32, charge)?;
+        }
+        Ok(Self { texts, index })
+    }
+
+    /// The texts, as stored.
+    pub(crate) fn arena(&self) -> &TextArena {
+        &self.texts
     }
 
     /// The id of `text` if it was interned.

@@ -82,6 +82,10 @@ pub struct ReadOptions {
     /// become `ProfilerStep#0`, `#1`, … in start order, as `step N` ranges do by
     /// themselves. Kineto traces ignore it.
     pub nvtx_step: Option<String>,
+    /// Keep the traces read from files in a cache folder and read them back from there
+    /// while the file is unchanged (`crate::cache`, `docs/cache.md`). Off by default;
+    /// front ends set it from [`crate::cache::CacheOptions::from_env`].
+    pub cache: Option<crate::cache::CacheOptions>,
 }
 
 impl Default for ReadOptions {
@@ -94,6 +98,7 @@ impl Default for ReadOptions {
             max_element_bytes: DEFAULT_MAX_ELEMENT_BYTES,
             budget: MemoryBudget::default(),
             nvtx_step: None,
+            cache: None,
         }
     }
 }
@@ -107,6 +112,7 @@ impl std::fmt::Debug for ReadOptions {
             .field("max_element_bytes", &self.max_element_bytes)
             .field("budget", &self.budget)
             .field("nvtx_step", &self.nvtx_step)
+            .field("cache", &self.cache)
             .finish_non_exhaustive()
     }
 }
@@ -115,7 +121,8 @@ impl std::fmt::Debug for ReadOptions {
 /// file is called).
 pub fn read_trace(path: &Path, opts: &ReadOptions) -> TraceResult<Trace> {
     if split_process_path(path).is_some() {
-        return read_nsys(path, opts);
+        let source = crate::cache::source_file(path);
+        return crate::cache::through(path, source.as_ref(), opts, || read_nsys(path, opts));
     }
     if is_nsys_report(path) && path.is_file() {
         return read_nsys_report(path, opts);

@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::detect::{ContentKind, Magic};
 use super::{key_averages, kineto, nsys, pickle, pstats, timeline, ProgressFn, ReadOptions};
+use crate::cache;
 use crate::model::{
     grow, Charge, KeyAveragesTable, MemoryError, MemoryTimeline, PstatsProfile, StringTable, Trace,
 };
@@ -34,6 +35,8 @@ pub struct Sniffed<'a> {
     stored_bytes: Option<u64>,
     body: Body<'a>,
     meter: Arc<Meter>,
+    /// The regular file read (another handle on the one opening), for the cache.
+    source: Option<File>,
 }
 
 impl std::fmt::Debug for Sniffed<'_> {
@@ -139,12 +142,16 @@ pub fn sniff_path(path: &Path) -> TraceResult<Sniffed<'static>> {
         return sniff_reader(path, file);
     }
     let len = meta.len();
+    let source = file.try_clone().ok();
     let (head, _) = fill(&mut file, HEAD).map_err(&io)?;
     if Magic::of(&head) == Magic::Gzip {
         let raw = Cursor::new(head).chain(BufReader::with_capacity(GZ_BUF, file));
-        return sniff_gzip(path, Box::new(raw), Some(len));
+        let mut sniffed = sniff_gzip(path, Box::new(raw), Some(len))?;
+        sniffed.source = source;
+        return Ok(sniffed);
     }
     Ok(Sniffed {
+        source,
         path: path.to_owned(),
         kind: ContentKind::of_text(&head),
         gzip: false,
@@ -168,6 +175,7 @@ pub fn sniff_bytes<'a>(name: &Path, bytes: &'a [u8]) -> TraceResult<Sniffed<'a>>
         stored_bytes: Some(bytes.len() as u64),
         meter: Arc::new(Meter::default()),
         body: Body::Bytes(bytes),
+        source: None,
     })
 }
 
@@ -198,6 +206,7 @@ pub fn sniff_reader<'a>(name: &Path, reader: impl Read + Send + 'a) -> TraceResu
             cut,
         },
         meter,
+        source: None,
     })
 }
 
@@ -224,6 +233,7 @@ fn sniff_gzip<'a>(
             cut,
         },
         meter,
+        source: None,
     })
 }
 
@@ -256,7 +266,14 @@ impl<'a> Sniffed<'a> {
     /// Read the input as a Kineto trace. Other kinds are refused with
     /// [`TraceError::NotATrace`] saying what they look like; JSON that is not a trace is
     /// refused by the Kineto reader, which names the structure it found.
-    pub fn read_trace(self, opts: &ReadOptions) -> TraceResult<Trace> {
+    pub fn read_trace(mut self, opts: &ReadOptions) -> TraceResult<Trace> {
+        let source = self.source.take();
+        let path = self.path.clone();
+        cache::through(&path, source.as_ref(), opts, || self.parse_trace(opts))
+    }
+
+    /// [`Sniffed::read_trace`] without the cache.
+    fn parse_trace(self, opts: &ReadOptions) -> TraceResult<Trace> {
         match self.kind {
             ContentKind::KinetoTrace | ContentKind::MemoryTimeline | ContentKind::OtherJson => {}
             ContentKind::NsysExport if !self.gzip => {

@@ -4,6 +4,7 @@
 //! snapshots (the safe pickle reader), and (ignored by default) the whole shared
 //! reference corpus.
 
+mod cache;
 mod caps;
 mod common;
 mod devices;

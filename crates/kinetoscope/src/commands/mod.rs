@@ -1,6 +1,7 @@
 //! Subcommands: each turns its arguments into engine options, calls the engine
 //! (`kinetoscope-engine`) and renders the document it returns (`kinetoscope-report`).
 
+mod cache;
 mod check;
 mod diff;
 mod explain;
@@ -20,6 +21,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use kinetoscope_engine::{Engine, ReadOptions, Source};
+use kinetoscope_trace::cache::CacheOptions;
 use kinetoscope_trace::MemoryBudget;
 
 use crate::args::{Cli, Command, ReadArgs};
@@ -48,6 +50,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Tables(a)) => tables::run(a),
         Some(Command::Explain(a)) => explain::run(a),
         Some(Command::Serve(a)) => serve::run(a),
+        Some(Command::Cache(a)) => cache::run(a),
         None => report::run(cli.report),
     }
 }
@@ -58,6 +61,11 @@ fn engine(read: &ReadArgs) -> Engine {
         strict: read.strict,
         mmap: !read.no_mmap,
         nvtx_step: read.nvtx_step.clone(),
+        cache: if read.no_cache {
+            None
+        } else {
+            CacheOptions::from_env()
+        },
         ..ReadOptions::default()
     };
     if let Some(t) = read.threads {

@@ -38,6 +38,12 @@ pub fn pair(set: &str, name: &str) -> (PathBuf, PathBuf) {
     (dir.join("base.json.gz"), dir.join("new.json.gz"))
 }
 
+/// The trace cache folder of every `kinetoscope` these tests run
+/// (`KINETOSCOPE_CACHE_DIR`): under the target's temporary folder, never the user's.
+pub fn cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("trace-cache")
+}
+
 /// Exit code, stdout and stderr of one run.
 pub struct Run {
     /// The exit code (`None` when killed by a signal, e.g. after a panic abort).
@@ -75,6 +81,7 @@ pub fn kinetoscope(dir: &Path, args: &[&str]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
         .args(args)
         .current_dir(dir)
+        .env("KINETOSCOPE_CACHE_DIR", cache_dir())
         .env("COLUMNS", "100")
         .env_remove("LINES")
         .env("NO_COLOR", "1")
@@ -117,6 +124,7 @@ impl Served {
         use std::io::BufRead;
         let mut child = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
             .args(["serve", "--port", "0"])
+            .env("KINETOSCOPE_CACHE_DIR", cache_dir())
             .args(extra)
             .args(paths)
             .stdout(std::process::Stdio::piped())

@@ -30,6 +30,7 @@
 //! - [`hostile`]: bad and hostile input, generated at test time, one module per class.
 
 mod browser;
+mod cache;
 mod check;
 mod cli;
 mod common;

@@ -362,6 +362,7 @@ fn nsys_report_gets_the_export_command() {
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
         .args(["summary", "profile.nsys-rep"])
         .current_dir(dir.path())
+        .env("KINETOSCOPE_CACHE_DIR", crate::common::cache_dir())
         .env("PATH", without_nsys(&path))
         .output()
         .unwrap();
@@ -412,6 +413,7 @@ fn nsys_report_is_exported_into_the_cache() {
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
         .args(["summary", "run.nsys-rep"])
         .current_dir(&work)
+        .env("KINETOSCOPE_CACHE_DIR", crate::common::cache_dir())
         .env("PATH", path)
         .env("XDG_CACHE_HOME", &cache)
         .output()

@@ -22,7 +22,7 @@ pub(super) fn exported(report: &Path) -> TraceResult<PathBuf> {
         source: e,
     };
     let meta = std::fs::metadata(report).map_err(io)?;
-    let dir = cache_dir().ok_or_else(refused)?.join("nsys");
+    let dir = crate::cache::cache_root().ok_or_else(refused)?.join("nsys");
     std::fs::create_dir_all(&dir).map_err(io)?;
     let mut h = std::hash::DefaultHasher::new();
     std::fs::canonicalize(report).map_err(io)?.hash(&mut h);
@@ -78,14 +78,4 @@ fn on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
-}
-
-/// kinetoscope's cache folder: `$XDG_CACHE_HOME/kinetoscope`, else
-/// `$HOME/.cache/kinetoscope`.
-fn cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("kinetoscope"))
 }

@@ -36,6 +36,7 @@ impl Served {
         let mut child = Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
             .arg("serve")
             .args(["--port", "0"])
+            .env("KINETOSCOPE_CACHE_DIR", crate::common::cache_dir())
             // Canonical: the server's root check compares resolved paths.
             .args(
                 paths

@@ -115,6 +115,7 @@ fn measure_child() {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kinetoscope"));
     cmd.args(args)
         .current_dir(path("dir"))
+        .env("KINETOSCOPE_CACHE_DIR", crate::common::cache_dir())
         .env("COLUMNS", "100")
         .env_remove("LINES")
         .env("NO_COLOR", "1");
