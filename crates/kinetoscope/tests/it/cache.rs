@@ -55,11 +55,7 @@ fn run(cache: &Path, args: &[&str], path: &Path, env: &[(&str, &str)]) -> Run {
         .envs(env.iter().copied())
         .output()
         .expect("run kinetoscope");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
+    Run::from(out)
 }
 
 /// The files in `dir`.

@@ -54,6 +54,17 @@ pub struct Run {
     pub stderr: String,
 }
 
+impl From<std::process::Output> for Run {
+    /// A finished process's exit code and its output as UTF-8 text.
+    fn from(out: std::process::Output) -> Self {
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+            stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+        }
+    }
+}
+
 impl Run {
     /// Exit code, stdout and stderr in one text, for a snapshot.
     pub fn transcript(&self) -> String {
@@ -87,11 +98,7 @@ pub fn kinetoscope(dir: &Path, args: &[&str]) -> Run {
         .env("NO_COLOR", "1")
         .output()
         .expect("run kinetoscope");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    }
+    Run::from(out)
 }
 
 /// `kinetoscope args` in `dir`, which must exit with 0; its stdout as JSON.

@@ -140,6 +140,14 @@ fn sync_call(name: &str) -> Option<Kind> {
     }
 }
 
+/// The kind of a blocking host call: by name, else a synchronous memset, else an
+/// asynchronous copy that blocked (to pageable memory).
+fn blocking_kind(name: &str) -> Kind {
+    sync_call(name)
+        .or_else(|| sync_memset(name).then_some(Kind::BlockingMemset))
+        .unwrap_or(Kind::BlockingCopy)
+}
+
 /// Whether a runtime or driver call is a synchronous (not `…Async`) memset.
 fn sync_memset(name: &str) -> bool {
     const MEMSETS: [&str; 10] = [
@@ -228,11 +236,7 @@ impl Rule for HostDeviceSync {
                 }
                 None => points.extend(facts.step_of_event(i).map(|step| Point {
                     event: i,
-                    kind: sync_call(facts.name(i)).unwrap_or(if sync_memset(facts.name(i)) {
-                        Kind::BlockingMemset
-                    } else {
-                        Kind::BlockingCopy
-                    }),
+                    kind: blocking_kind(facts.name(i)),
                     step,
                 })),
             }

@@ -111,6 +111,7 @@ pub(super) fn call_sql(table: &str) -> String {
     format!("SELECT start, end, globalTid, correlationId, nameId FROM {table}")
 }
 
+/// A row of its query as a [`CallRow`].
 pub(super) fn call_row(r: &Row<'_>) -> CallRow {
     CallRow {
         start: int(r, 0),
@@ -124,6 +125,7 @@ pub(super) fn call_row(r: &Row<'_>) -> CallRow {
 /// The six columns [`gpu_row`] reads, first in every GPU query.
 const GPU_COLUMNS: &str = "start, end, deviceId, streamId, correlationId, globalPid";
 
+/// The first six columns of a GPU query as a [`GpuRow`].
 fn gpu_row(r: &Row<'_>) -> GpuRow {
     GpuRow {
         start: int(r, 0),
@@ -147,6 +149,7 @@ pub(super) fn kernel_sql(table: &str, c: &Columns) -> String {
     )
 }
 
+/// A row of its query as a [`KernelRow`].
 pub(super) fn kernel_row(r: &Row<'_>) -> KernelRow {
     let dim = |i: usize| int(r, i).clamp(0, u32::MAX as i64) as u32;
     KernelRow {
@@ -164,6 +167,7 @@ pub(super) fn graph_sql(table: &str) -> String {
     format!("SELECT {GPU_COLUMNS}, graphId FROM {table}")
 }
 
+/// A row of its query as a [`GraphRow`].
 pub(super) fn graph_row(r: &Row<'_>) -> GraphRow {
     GraphRow {
         gpu: gpu_row(r),
@@ -180,6 +184,7 @@ pub(super) fn memcpy_sql(table: &str, c: &Columns) -> String {
     )
 }
 
+/// A row of its query as a [`MemcpyRow`].
 pub(super) fn memcpy_row(r: &Row<'_>) -> MemcpyRow {
     MemcpyRow {
         gpu: gpu_row(r),
@@ -200,6 +205,7 @@ pub(super) fn memset_sql(table: &str, c: &Columns) -> String {
     )
 }
 
+/// A row of its query as a [`MemsetRow`].
 pub(super) fn memset_row(r: &Row<'_>) -> MemsetRow {
     MemsetRow {
         gpu: gpu_row(r),
@@ -213,6 +219,7 @@ pub(super) fn sync_sql(table: &str) -> String {
     format!("SELECT {GPU_COLUMNS}, syncType FROM {table}")
 }
 
+/// A row of its query as a [`SyncRow`].
 pub(super) fn sync_row(r: &Row<'_>) -> SyncRow {
     SyncRow {
         gpu: gpu_row(r),
@@ -232,6 +239,7 @@ pub(super) fn nvtx_sql(table: &str, c: &Columns) -> String {
     )
 }
 
+/// A row of its query as a [`NvtxRow`].
 pub(super) fn nvtx_row(r: &Row<'_>) -> NvtxRow {
     let event_type = int(r, 2);
     let mark = event_type == NVTX_MARK;

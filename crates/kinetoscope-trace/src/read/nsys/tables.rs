@@ -662,25 +662,11 @@ impl<'c> Loader<'c> {
         };
         let cat = self.trace.categories.intern("kernel");
         self.drain(rows, |l, r| {
-            if l.skip(pid_tid(r.gpu.global_pid).0) {
-                return Ok(());
+            let name = |l: &mut Self| l.string_id(r.name_id);
+            if let Some(event) = l.gpu_event(&r.gpu, name, cat)? {
+                let geometry = (r.grid, r.block, r.registers, r.shared_memory);
+                l.kernel_args(event, &r.gpu, geometry)?;
             }
-            let (track, corr) = l.gpu_place(&r.gpu)?;
-            let name = l.string_id(r.name_id)?;
-            let event = l.push(r.gpu.start, r.gpu.end, name, cat, track, corr)?;
-            l.grow_args(|a| &mut a.kernel)?;
-            l.trace.args.kernel.push(KernelArgs {
-                event,
-                device: r.gpu.device,
-                stream: r.gpu.stream,
-                grid: r.grid,
-                block: r.block,
-                registers_per_thread: r.registers,
-                shared_memory: r.shared_memory,
-                blocks_per_sm: None,
-                warps_per_sm: None,
-                est_achieved_occupancy_pct: None,
-            });
             Ok(())
         })?;
         Ok(true)
@@ -693,29 +679,54 @@ impl<'c> Loader<'c> {
         };
         let cat = self.trace.categories.intern("kernel");
         self.drain(rows, |l, r| {
-            if l.skip(pid_tid(r.gpu.global_pid).0) {
-                return Ok(());
+            let name = |l: &mut Self| l.intern(&format!("CUDA graph {}", r.graph_id));
+            if let Some(event) = l.gpu_event(&r.gpu, name, cat)? {
+                l.kernel_args(event, &r.gpu, ([0; 3], [0; 3], 0, 0))?;
+                l.info.graph_executions += 1;
             }
-            let (track, corr) = l.gpu_place(&r.gpu)?;
-            let name = l.intern(&format!("CUDA graph {}", r.graph_id))?;
-            let event = l.push(r.gpu.start, r.gpu.end, name, cat, track, corr)?;
-            l.grow_args(|a| &mut a.kernel)?;
-            l.trace.args.kernel.push(KernelArgs {
-                event,
-                device: r.gpu.device,
-                stream: r.gpu.stream,
-                grid: [0; 3],
-                block: [0; 3],
-                registers_per_thread: 0,
-                shared_memory: 0,
-                blocks_per_sm: None,
-                warps_per_sm: None,
-                est_achieved_occupancy_pct: None,
-            });
-            l.info.graph_executions += 1;
             Ok(())
         })?;
         Ok(true)
+    }
+
+    /// The event of a GPU row (kernel, graph, copy, set) on its `(device, stream)`
+    /// track, named by `name`; `None` (and no name made) when its process is left out.
+    fn gpu_event(
+        &mut self,
+        g: &GpuRow,
+        name: impl FnOnce(&mut Self) -> TraceResult<StrId>,
+        cat: CatId,
+    ) -> TraceResult<Option<EventId>> {
+        if self.skip(pid_tid(g.global_pid).0) {
+            return Ok(None);
+        }
+        let name = name(self)?;
+        let (track, corr) = self.gpu_place(g)?;
+        self.push(g.start, g.end, name, cat, track, corr).map(Some)
+    }
+
+    /// The launch arguments of a kernel or graph event: grid, block, registers per
+    /// thread and shared memory (no occupancy: nsys does not export it).
+    fn kernel_args(
+        &mut self,
+        event: EventId,
+        g: &GpuRow,
+        (grid, block, registers, shared): ([u32; 3], [u32; 3], u32, u64),
+    ) -> TraceResult<()> {
+        self.grow_args(|a| &mut a.kernel)?;
+        self.trace.args.kernel.push(KernelArgs {
+            event,
+            device: g.device,
+            stream: g.stream,
+            grid,
+            block,
+            registers_per_thread: registers,
+            shared_memory: shared,
+            blocks_per_sm: None,
+            warps_per_sm: None,
+            est_achieved_occupancy_pct: None,
+        });
+        Ok(())
     }
 
     /// An `ENUM_*` table as id → (name, label).
@@ -758,20 +769,18 @@ impl<'c> Loader<'c> {
         let cat = self.trace.categories.intern("gpu_memcpy");
         let mut names: FxHashMap<(i64, i64, i64), StrId> = FxHashMap::default();
         self.drain(rows, |l, r| {
-            if l.skip(pid_tid(r.gpu.global_pid).0) {
-                return Ok(());
-            }
-            let (track, corr) = l.gpu_place(&r.gpu)?;
-            let name = match names.get(&r.kind) {
-                Some(&n) => n,
+            let name = |l: &mut Self| match names.get(&r.kind) {
+                Some(&n) => Ok(n),
                 None => {
                     let n = l.intern(&memcpy_name(&opers, &kinds, r.kind))?;
                     names.insert(r.kind, n);
-                    n
+                    Ok(n)
                 }
             };
-            let event = l.push(r.gpu.start, r.gpu.end, name, cat, track, corr)?;
-            l.transfer(event, &r.gpu, r.bytes)
+            match l.gpu_event(&r.gpu, name, cat)? {
+                Some(event) => l.transfer(event, &r.gpu, r.bytes),
+                None => Ok(()),
+            }
         })?;
         Ok(true)
     }
@@ -784,23 +793,21 @@ impl<'c> Loader<'c> {
         let cat = self.trace.categories.intern("gpu_memset");
         let mut names: FxHashMap<i64, StrId> = FxHashMap::default();
         self.drain(rows, |l, r| {
-            if l.skip(pid_tid(r.gpu.global_pid).0) {
-                return Ok(());
-            }
-            let (track, corr) = l.gpu_place(&r.gpu)?;
-            let name = match names.get(&r.mem_kind) {
-                Some(&n) => n,
+            let name = |l: &mut Self| match names.get(&r.mem_kind) {
+                Some(&n) => Ok(n),
                 None => {
                     let n = l.intern(&match kinds.get(&r.mem_kind) {
                         Some((_, label)) => format!("Memset ({label})"),
                         None => "Memset".to_owned(),
                     })?;
                     names.insert(r.mem_kind, n);
-                    n
+                    Ok(n)
                 }
             };
-            let event = l.push(r.gpu.start, r.gpu.end, name, cat, track, corr)?;
-            l.transfer(event, &r.gpu, r.bytes)
+            match l.gpu_event(&r.gpu, name, cat)? {
+                Some(event) => l.transfer(event, &r.gpu, r.bytes),
+                None => Ok(()),
+            }
         })?;
         Ok(true)
     }
