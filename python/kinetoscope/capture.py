@@ -28,6 +28,7 @@ import cProfile
 import datetime as _dt
 import os
 import time
+import warnings
 from pathlib import Path
 from typing import IO, Iterable, Iterator, List, Optional, Sequence, Union
 
@@ -337,13 +338,24 @@ class _Phase:
     def step(self) -> None:
         self.steps += 1
         if self.prof is not None:
-            self.prof.step()
+            with warnings.catch_warnings():
+                # A new cycle drops the last one's events: that is what a schedule is.
+                warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle")
+                self.prof.step()
 
     # -- what a cycle writes -----------------------------------------------------------
 
     def _trace_ready(self, prof) -> None:
         """torch's `on_trace_ready`: the trace, memory timeline and tables of the phase
         (unscheduled) or of one cycle."""
+        with warnings.catch_warnings():
+            # export_memory_timeline's deprecation and the cycle's events being cleared
+            # are torch's notes to library writers, not to the user of a capture.
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle")
+            self._write_cycle(prof)
+
+    def _write_cycle(self, prof) -> None:
         run = self.run
         self.cycles += 1
         stamp = None if self.schedule is None else time.time_ns() // 1_000_000
@@ -442,8 +454,6 @@ def _write_text(path: str, text: str) -> None:
 
 @contextlib.contextmanager
 def _quiet_warmup_warning() -> Iterator[None]:
-    import warnings
-
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Profiler won't be using warmup")
         yield
