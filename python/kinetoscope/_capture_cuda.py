@@ -28,11 +28,20 @@ def start_history(torch, max_entries: int) -> Optional[str]:
     record = getattr(torch.cuda.memory, "_record_memory_history", None)
     if record is None:
         return "this torch has no torch.cuda.memory._record_memory_history"
-    try:
-        record(enabled="all", max_entries=max_entries)
-    except TypeError:
-        # torch < 2.1 spells it record(True, trace_alloc_max_entries=...).
-        record(True, trace_alloc_max_entries=max_entries, trace_alloc_record_context=True)
+    attempts = (
+        # the history of the phase only (clear_history: torch 2.6 and later)
+        lambda: record(enabled="all", max_entries=max_entries, clear_history=True),
+        lambda: record(enabled="all", max_entries=max_entries),
+        # torch 2.0 spells it record(True, trace_alloc_max_entries=...)
+        lambda: record(True, trace_alloc_max_entries=max_entries, trace_alloc_record_context=True),
+    )
+    for attempt in attempts[:-1]:
+        try:
+            attempt()
+            return None
+        except TypeError:
+            continue
+    attempts[-1]()
     return None
 
 

@@ -303,10 +303,13 @@ class _Phase:
         self.on_cuda = run.device.startswith("cuda") and run.snapshots
         if self.on_cuda:
             why = cuda.start_history(run._torch, run.max_entries)
-            why = why or cuda.set_oom_dumper(run._torch, self._dump_oom)
             if why:
                 self.say(f"no CUDA memory snapshot: {why}")
                 self.on_cuda = False
+                return
+            why = cuda.set_oom_dumper(run._torch, self._dump_oom)
+            if why:
+                self.say(f"no snapshot on out-of-memory errors: {why}")
 
     def _profiler(self, torch):
         from torch.profiler import ProfilerAction, ProfilerActivity, profile

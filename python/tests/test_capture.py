@@ -323,3 +323,34 @@ def test_importing_capture_does_not_import_torch():
         check=True,
     )
     assert done.stdout.strip() == "False"
+
+
+def test_cuda_helpers_fall_back_on_older_torch_and_attach_one_oom_observer(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from kinetoscope import _capture_cuda as cuda
+
+    calls, attached = [], []
+
+    def old_record(enabled=None, trace_alloc_max_entries=1, trace_alloc_record_context=False):
+        calls.append((enabled, trace_alloc_max_entries))
+
+    fake = SimpleNamespace(
+        cuda=SimpleNamespace(memory=SimpleNamespace(_record_memory_history=old_record)),
+        _C=SimpleNamespace(_cuda_attach_out_of_memory_observer=attached.append),
+    )
+    monkeypatch.setattr(cuda, "_OOM_DUMPER", None)
+    assert cuda.start_history(fake, 123) is None
+    assert calls == [(True, 123)]
+    monkeypatch.setattr(cuda, "_OOM_ATTACHED", False)
+    seen = []
+    assert cuda.set_oom_dumper(fake, lambda *a: seen.append(("first",) + a)) is None
+    assert cuda.set_oom_dumper(fake, lambda *a: seen.append(("second",) + a)) is None
+    assert len(attached) == 1  # torch cannot detach: one observer per process
+    attached[0](0, 10, 80, 5)
+    cuda.set_oom_dumper(fake, None)
+    attached[0](0, 10, 80, 5)
+    assert seen == [("second", 0, 10, 80, 5)]
+    no_observer = SimpleNamespace(_C=SimpleNamespace())
+    monkeypatch.setattr(cuda, "_OOM_ATTACHED", False)
+    assert "no torch._C._cuda_attach" in cuda.set_oom_dumper(no_observer, print)
