@@ -3,6 +3,7 @@ and the final line: the command that analyses a run folder, or that analysis run
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import shutil
@@ -63,8 +64,6 @@ def kinetoscope_command() -> Optional[List[str]]:
     if on_path:
         return [on_path]
     try:
-        import importlib.util
-
         if importlib.util.find_spec("kinetoscope._native") is not None:
             return [sys.executable, "-m", "kinetoscope"]
     except (ImportError, ValueError):
@@ -82,9 +81,13 @@ def analyze(run_dir: Path, progress: Progress) -> Optional[int]:
     command printed) when no kinetoscope can be found."""
     cmd = kinetoscope_command()
     if cmd is None:
-        progress.say("run", f"kinetoscope not found (PATH, KINETOSCOPE_BIN); run: {report_command(run_dir)}")
+        progress.say(
+            "run", f"kinetoscope not found (PATH, KINETOSCOPE_BIN); run: {report_command(run_dir)}"
+        )
         return None
-    progress.say("run", "analysing: " + " ".join(shlex.quote(c) for c in cmd + ["report", str(run_dir)]))
+    progress.say(
+        "run", "analysing: " + " ".join(shlex.quote(c) for c in cmd + ["report", str(run_dir)])
+    )
     progress.stream.flush()
     done = subprocess.run(cmd + ["report", str(run_dir)], check=False)
     return done.returncode

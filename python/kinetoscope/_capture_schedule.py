@@ -99,7 +99,7 @@ class Schedule:
         With `repeat` 0 and no `steps`, the first cycle and the period."""
         lines = [self.describe()]
         if self.repeat == 0 and steps is None:
-            (warm, first, last), = self.cycles(self.skip_first + self.cycle)
+            ((warm, first, last),) = self.cycles(self.skip_first + self.cycle)
             lines.append(f"cycle 1: {_active(first, last)}{_warm(warm, first)}")
             lines.append(f"then every {self.cycle} steps while the phase runs (repeat=0)")
             return lines
@@ -120,4 +120,8 @@ def _active(first: int, last: int) -> str:
 def _warm(warm: int, first: int) -> str:
     if warm == first:
         return ""
-    return f" (warm-up step {warm})" if first - warm == 1 else f" (warm-up steps {warm}\u2013{first - 1})"
+    return (
+        f" (warm-up step {warm})"
+        if first - warm == 1
+        else f" (warm-up steps {warm}\u2013{first - 1})"
+    )

@@ -24,17 +24,15 @@ part of the kinetoscope package is never imported: capture works without it.
 from __future__ import annotations
 
 import contextlib
-import cProfile
 import datetime as _dt
 import os
-import time
-import warnings
 from pathlib import Path
 from typing import IO, Iterable, Iterator, List, Optional, Sequence, Union
 
 from . import _capture_cuda as cuda
-from ._capture_names import PhaseNames, check_phase_name, table_name
+from ._capture_names import PhaseNames, check_phase_name
 from ._capture_output import Progress, analyze, report_command
+from ._capture_phase import Phase
 from ._capture_schedule import Schedule
 
 __all__ = ["profile_run", "ProfileRun", "Schedule", "current_rank"]
@@ -145,7 +143,7 @@ class ProfileRun:
         #: Analysis exit code with `analyze=True` (None: not run).
         self.analysis_returncode: Optional[int] = None
         self._stage = 0
-        self._phase: Optional[_Phase] = None
+        self._phase: Optional[Phase] = None
         self._torch = None
 
     # -- the run ---------------------------------------------------------------------
@@ -160,6 +158,8 @@ class ProfileRun:
         self.recording = self.ranks is None or self.rank in self.ranks
         self.dir = self.out_dir / self._folder_name()
         if self.recording:
+            if self.ranks is not None and len(self.ranks) == 1 and _non_empty(self.dir):
+                raise FileExistsError(f"{self.dir}: a run folder with files; give another run_name")
             self.dir.mkdir(parents=True, exist_ok=True)
             self._say_start()
         return self
@@ -173,7 +173,7 @@ class ProfileRun:
             self.progress.say("run", f"analyse with: {report_command(self.dir)}")
 
     def _is_first_recorder(self) -> bool:
-        return self.ranks is None or self.rank == min(self.ranks)
+        return self.rank == (0 if self.ranks is None else min(self.ranks))
 
     def _folder_name(self) -> str:
         """`run_name`, else rank 0's start time (shared with the other ranks when
@@ -203,7 +203,7 @@ class ProfileRun:
     # -- phases ----------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def phase(self, name: str, scheduled: Optional[bool] = None) -> Iterator["_Phase"]:
+    def phase(self, name: str, scheduled: Optional[bool] = None) -> Iterator["Phase"]:
         """Profile the code of a `with` block as phase `name`: stage N+1 of the run.
         `scheduled` (default: whether the run has a schedule) records only the steps the
         schedule picks; `run.step()` marks each step. An unscheduled phase is recorded
@@ -212,14 +212,16 @@ class ProfileRun:
         if self.dir is None:
             raise RuntimeError("run.phase(...) inside `with profile_run(...) as run:`")
         if self._phase is not None:
-            raise RuntimeError(f"phase {name!r} inside phase {self._phase.names.phase!r}: phases do not nest")
+            raise RuntimeError(
+                f"phase {name!r} inside phase {self._phase.names.phase!r}: phases do not nest"
+            )
         self._stage += 1
         if scheduled is None:
             scheduled = self.schedule is not None
         if scheduled and self.schedule is None:
             raise ValueError(f"phase {name!r}: scheduled=True needs a schedule (active=...)")
         if not self.recording:
-            self._phase = _Phase(self, PhaseNames(self._stage, name, None), None)
+            self._phase = Phase(self, PhaseNames(self._stage, name, None), None)
             try:
                 yield self._phase
             finally:
@@ -227,7 +229,7 @@ class ProfileRun:
             return
         rank = None if self.ranks is not None and len(self.ranks) == 1 else self.rank
         names = PhaseNames(self._stage, name, rank, self.gzip)
-        phase = _Phase(self, names, self.schedule if scheduled else None)
+        phase = Phase(self, names, self.schedule if scheduled else None)
         self._phase = phase
         try:
             with phase.recording():
@@ -259,209 +261,6 @@ class ProfileRun:
         self.files.append(path)
 
 
-class _Phase:
-    """One phase being recorded: its profiler, cProfile and CUDA history."""
-
-    def __init__(self, run: ProfileRun, names: PhaseNames, schedule: Optional[Schedule]):
-        self.run = run
-        self.names = names
-        self.schedule = schedule
-        self.steps = 0
-        self.cycles = 0
-        self.prof = None
-        self.written: List[Path] = []
-
-    def say(self, message: str) -> None:
-        self.run.progress.say(self.names.phase, message)
-
-    @contextlib.contextmanager
-    def recording(self) -> Iterator[None]:
-        run, torch = self.run, self.run._torch
-        self._start()
-        profiler = None
-        try:
-            if run.cprofile:
-                profiler = cProfile.Profile()
-                profiler.enable()
-            with self._profiler(torch) as prof:
-                self.prof = prof
-                yield
-        finally:
-            self.prof = None
-            if profiler is not None:
-                profiler.disable()
-                self._write(self.names.pstats(), profiler.dump_stats)
-            self._finish_cuda()
-            self._say_end()
-
-    def _start(self) -> None:
-        run = self.run
-        if self.schedule is None:
-            self.say(f"stage {self.names.stage}: recording the whole phase")
-        else:
-            self.say(f"stage {self.names.stage}: " + "; ".join(self.schedule.plan_lines()))
-        self.on_cuda = run.device.startswith("cuda") and run.snapshots
-        if self.on_cuda:
-            why = cuda.start_history(run._torch, run.max_entries)
-            if why:
-                self.say(f"no CUDA memory snapshot: {why}")
-                self.on_cuda = False
-                return
-            why = cuda.set_oom_dumper(run._torch, self._dump_oom)
-            if why:
-                self.say(f"no snapshot on out-of-memory errors: {why}")
-
-    def _profiler(self, torch):
-        from torch.profiler import ProfilerAction, ProfilerActivity, profile
-        from torch.profiler import schedule as torch_schedule
-
-        activities = [ProfilerActivity.CPU]
-        if self.run.device.startswith("cuda"):
-            activities.append(ProfilerActivity.CUDA)
-        if self.schedule is None:
-            fn = lambda _step: ProfilerAction.RECORD  # noqa: E731 (every step, with step marks)
-        else:
-            s = self.schedule
-            with _quiet_warmup_warning():
-                fn = torch_schedule(
-                    wait=s.wait,
-                    warmup=s.warmup,
-                    active=s.active,
-                    repeat=s.repeat,
-                    skip_first=s.skip_first,
-                    **({"skip_first_wait": s.skip_first_wait} if s.skip_first_wait else {}),
-                )
-        return profile(
-            activities=activities,
-            schedule=fn,
-            on_trace_ready=self._trace_ready,
-            **self.run.options,
-        )
-
-    def step(self) -> None:
-        self.steps += 1
-        if self.prof is not None:
-            with warnings.catch_warnings():
-                # A new cycle drops the last one's events: that is what a schedule is.
-                warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle")
-                self.prof.step()
-
-    # -- what a cycle writes -----------------------------------------------------------
-
-    def _trace_ready(self, prof) -> None:
-        """torch's `on_trace_ready`: the trace, memory timeline and tables of the phase
-        (unscheduled) or of one cycle."""
-        with warnings.catch_warnings():
-            # export_memory_timeline's deprecation and the cycle's events being cleared
-            # are torch's notes to library writers, not to the user of a capture.
-            warnings.simplefilter("ignore", FutureWarning)
-            warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle")
-            self._write_cycle(prof)
-
-    def _write_cycle(self, prof) -> None:
-        run = self.run
-        self.cycles += 1
-        stamp = None if self.schedule is None else time.time_ns() // 1_000_000
-        cycle = None if self.schedule is None else self.cycles
-        self._write(self.names.trace(stamp), prof.export_chrome_trace)
-        if run.memory_timeline:
-            device = "cuda:0" if run.device.startswith("cuda") else "cpu"
-            try:
-                self._write(
-                    self.names.memory_timeline(stamp),
-                    lambda p: prof.export_memory_timeline(p, device=device),
-                )
-            except Exception as e:  # torch's timeline export fails on some traces
-                self.say(f"no memory timeline: {type(e).__name__}: {e}")
-        if run.tables:
-            self._write_tables(prof, cycle)
-
-    def _write_tables(self, prof, cycle: Optional[int]) -> None:
-        run = self.run
-        folder = run.dir / self.names.tables_dir(cycle)
-        folder.mkdir(parents=True, exist_ok=True)
-        averages = prof.key_averages()
-        for key in run.sort_keys_for_tables():
-            try:
-                text = averages.table(sort_by=key, row_limit=run.row_limit)
-            except (KeyError, AttributeError, ValueError) as e:
-                self.say(f"no table sorted by {key}: {e}")
-                continue
-            name = table_name(run.rank, run.local_rank, key)
-            self._write(folder.relative_to(run.dir) / name, lambda p: _write_text(p, text))
-
-    def _write(self, name, writer) -> None:
-        path = self.run.dir / name
-        writer(str(path))
-        self.written.append(path)
-        self.run.wrote(path)
-
-    # -- CUDA ------------------------------------------------------------------------
-
-    def _finish_cuda(self) -> None:
-        if not self.on_cuda:
-            return
-        torch = self.run._torch
-        try:
-            torch.cuda.synchronize()
-            self._write(self.names.snapshot(), lambda p: cuda.dump_snapshot(torch, Path(p)))
-        finally:
-            cuda.stop_history(torch)
-            cuda.set_oom_dumper(torch, None)
-
-    def _dump_oom(self, device: int, alloc: int, device_alloc: int, device_free: int) -> None:
-        """torch's out-of-memory observer: dump the snapshot as the allocation fails."""
-        torch = self.run._torch
-        self._write(self.names.snapshot(oom=True), lambda p: cuda.dump_snapshot(torch, Path(p)))
-        self.say(
-            f"CUDA out of memory on device {device} asking {alloc} bytes "
-            f"({device_free} free): snapshot {self.written[-1].name}"
-        )
-
-    def _say_end(self) -> None:
-        steps = f"{self.steps} steps taken"
-        if self.schedule is not None:
-            kept = self.schedule.recorded_steps(self.steps + 1)
-            steps += f", steps recorded: {_ranges(kept) if kept else 'none'}"
-            if not kept:
-                self.say("the schedule recorded no step: run.step() each step, or scheduled=False")
-        names = ", ".join(sorted({_short(p, self.run.dir) for p in self.written})) or "nothing"
-        self.say(f"done ({steps}); wrote {names}")
-
-
-def _short(path: Path, root: Path) -> str:
-    rel = path.relative_to(root)
-    return str(rel.parent) + "/" if rel.parent != Path(".") else str(rel)
-
-
-def _ranges(steps: List[int]) -> str:
-    """`[3, 4, 5, 8]` → `3–5, 8`."""
-    out = []
-    start = prev = steps[0]
-    for s in steps[1:] + [None]:
-        if s is not None and s == prev + 1:
-            prev = s
-            continue
-        out.append(str(start) if start == prev else f"{start}\u2013{prev}")
-        if s is not None:
-            start = prev = s
-    return ", ".join(out)
-
-
-def _write_text(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-        if not text.endswith("\n"):
-            f.write("\n")
-
-
-@contextlib.contextmanager
-def _quiet_warmup_warning() -> Iterator[None]:
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Profiler won't be using warmup")
-        yield
-
-
 def _shared_with_ranks(torch, name: str) -> str:
     """Rank 0's `name` on every rank when `torch.distributed` is initialised."""
     dist = getattr(torch, "distributed", None)
@@ -470,6 +269,10 @@ def _shared_with_ranks(torch, name: str) -> str:
     box = [name]
     dist.broadcast_object_list(box, src=0)
     return box[0]
+
+
+def _non_empty(folder: Path) -> bool:
+    return folder.is_dir() and any(folder.iterdir())
 
 
 def _free_name(out_dir: Path, name: str) -> str:

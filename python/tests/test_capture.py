@@ -21,12 +21,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import torch  # noqa: E402
+
 from kinetoscope import capture  # noqa: E402
 from kinetoscope._capture_names import PhaseNames, check_phase_name  # noqa: E402
 from kinetoscope._capture_output import CYAN, Progress  # noqa: E402
+from kinetoscope._capture_phase import _quiet_warmup_warning  # noqa: E402
 from kinetoscope._capture_schedule import Schedule  # noqa: E402
-
-import torch  # noqa: E402
 
 STEPS = 8
 SCHEDULE = dict(skip_first=1, wait=1, warmup=1, active=2, repeat=2)
@@ -74,13 +75,17 @@ def recorded(tmp_path_factory):
 
 
 def traces_of(run):
-    return sorted(p for p in run.dir.iterdir() if ".pt.trace.json" in p.name or p.name.endswith("_trace.json"))
+    return sorted(
+        p for p in run.dir.iterdir() if ".pt.trace.json" in p.name or p.name.endswith("_trace.json")
+    )
 
 
 def profiler_steps(path):
     events = json.loads(path.read_text())["traceEvents"]
     return sorted(
-        int(e["name"].split("#")[1]) for e in events if e.get("name", "").startswith("ProfilerStep#")
+        int(e["name"].split("#")[1])
+        for e in events
+        if e.get("name", "").startswith("ProfilerStep#")
     )
 
 
@@ -98,7 +103,10 @@ def test_the_run_folder_holds_exactly_the_expected_files(recorded):
         "stage2-train.pstats",
     ]
     for stamp in stamps:
-        expected += [f"stage2-train.{stamp}.memory_timeline.json", f"stage2-train.{stamp}.pt.trace.json"]
+        expected += [
+            f"stage2-train.{stamp}.memory_timeline.json",
+            f"stage2-train.{stamp}.pt.trace.json",
+        ]
     expected += [
         f"tables/{folder}/prof_0_local_0_{key}.txt"
         for folder in ("stage1-model_init", "stage2-train.cycle1", "stage2-train.cycle2")
@@ -206,7 +214,7 @@ def test_the_schedule_arithmetic_is_torchs():
     checked = 0
     for wait, warmup, active, repeat, skip_first, skip_first_wait in combos:
         ours = Schedule(wait, warmup, active, repeat, skip_first, skip_first_wait)
-        with capture._quiet_warmup_warning():
+        with _quiet_warmup_warning():
             theirs = torch_schedule(
                 wait=wait,
                 warmup=warmup,
@@ -354,3 +362,28 @@ def test_cuda_helpers_fall_back_on_older_torch_and_attach_one_oom_observer(tmp_p
     no_observer = SimpleNamespace(_C=SimpleNamespace())
     monkeypatch.setattr(cuda, "_OOM_ATTACHED", False)
     assert "no torch._C._cuda_attach" in cuda.set_oom_dumper(no_observer, print)
+
+
+def test_a_run_name_used_twice_is_refused_and_nothing_is_overwritten(tmp_path):
+    folder = tmp_path / "same"
+    folder.mkdir()
+    (folder / "stage1-model_init_trace.json").write_text("{}")
+    with pytest.raises(FileExistsError, match="give another run_name"):
+        with capture.profile_run(tmp_path, run_name="same", stream=io.StringIO()):
+            pass
+    assert (folder / "stage1-model_init_trace.json").read_text() == "{}"
+
+
+def test_without_kinetoscope_the_analysis_prints_the_command(tmp_path, monkeypatch):
+    from kinetoscope import _capture_output as output
+
+    monkeypatch.delenv("KINETOSCOPE_BIN", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(output.importlib.util, "find_spec", lambda name: None)
+    assert output.kinetoscope_command() is None
+    stream = io.StringIO()
+    assert output.analyze(tmp_path / "run 1", Progress(stream)) is None
+    assert stream.getvalue() == (
+        f"[PROFILER:run] kinetoscope not found (PATH, KINETOSCOPE_BIN); "
+        f"run: kinetoscope report '{tmp_path}/run 1'\n"
+    )
