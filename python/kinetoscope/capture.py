@@ -77,8 +77,21 @@ def _ranks_recording(ranks: Union[str, int, Iterable[int]]) -> Optional[frozense
 
 
 class ProfileRun:
-    """One profiled run: a timestamped run folder and its phases. Made by
-    [`profile_run`]; use it as a context manager."""
+    """A profiled run writing to a new `out_dir/<YYYY-mm-dd_HHMMSS>/` run folder; use
+    `with profile_run(...) as run:`. Options (all keywords; `docs/capture.md`):
+
+    - schedule: `skip_first`, `wait`, `warmup`, `active` (None: no schedule), `repeat`
+      (0: forever), `skip_first_wait`, as `torch.profiler.schedule` takes them;
+    - profiler: `record_shapes`, `with_stack`, `with_flops`, `with_modules`,
+      `profile_memory` (and `memory_timeline`, written when memory, shapes and stacks
+      are recorded), `gzip` (traces as `.json.gz`);
+    - tables: `tables`, `row_limit`, `sort_keys`; `cprofile`: a pstats file per phase;
+    - CUDA: `snapshots`, `max_entries` (the allocator history kept), `device`;
+    - ranks: `ranks` (0 by default, `"all"`, a rank or a list), `run_name` (the folder
+      name, else `$KINETOSCOPE_RUN_NAME`, else the time);
+    - output: `stream` (stderr), `colour` (None: on a terminal without `NO_COLOR`),
+      `analyze` (run `kinetoscope report` on the folder at the end).
+    """
 
     def __init__(
         self,
@@ -283,20 +296,5 @@ def _free_name(out_dir: Path, name: str) -> str:
     return f"{name}-{k}"
 
 
-def profile_run(out_dir: Union[str, os.PathLike], **options) -> ProfileRun:
-    """A profiled run writing to a new `out_dir/<YYYY-mm-dd_HHMMSS>/` run folder; use
-    `with profile_run(...) as run:`. Options (all keywords; `docs/capture.md`):
-
-    - schedule: `skip_first`, `wait`, `warmup`, `active` (None: no schedule), `repeat`
-      (0: forever), `skip_first_wait`, as `torch.profiler.schedule` takes them;
-    - profiler: `record_shapes`, `with_stack`, `with_flops`, `with_modules`,
-      `profile_memory` (and `memory_timeline`, written when memory, shapes and stacks
-      are recorded), `gzip` (traces as `.json.gz`);
-    - tables: `tables`, `row_limit`, `sort_keys`; `cprofile`: a pstats file per phase;
-    - CUDA: `snapshots`, `max_entries` (the allocator history kept), `device`;
-    - ranks: `ranks` (0 by default, `"all"`, a rank or a list), `run_name` (the folder
-      name, else `$KINETOSCOPE_RUN_NAME`, else the time);
-    - output: `stream` (stderr), `colour` (None: on a terminal without `NO_COLOR`),
-      `analyze` (run `kinetoscope report` on the folder at the end).
-    """
-    return ProfileRun(out_dir, **options)
+#: The entry point: `with profile_run(out_dir, ...) as run:` (the class itself).
+profile_run = ProfileRun
