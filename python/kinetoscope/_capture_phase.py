@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import cProfile
+import json
 import time
 import warnings
 from pathlib import Path
@@ -45,9 +46,15 @@ class Phase:
             if run.cprofile:
                 profiler = cProfile.Profile()
                 profiler.enable()
-            with self._profiler(torch) as prof:
+            prof = self._profiler(torch)
+            with _quiet_cycle_warning():
+                prof.__enter__()
+            try:
                 self.prof = prof
                 yield
+            finally:
+                with _quiet_cycle_warning():
+                    prof.__exit__(None, None, None)
         finally:
             self.prof = None
             if profiler is not None:
@@ -104,11 +111,7 @@ class Phase:
         """One step done: `prof.step()`."""
         self.steps += 1
         if self.prof is not None:
-            with warnings.catch_warnings():
-                # A new cycle drops the last one's events: that is what a schedule is.
-                warnings.filterwarnings(
-                    "ignore", message=".*clears events at the end of each cycle"
-                )
+            with _quiet_cycle_warning():
                 self.prof.step()
 
     # -- what a cycle writes -----------------------------------------------------------
@@ -116,11 +119,9 @@ class Phase:
     def _trace_ready(self, prof) -> None:
         """torch's `on_trace_ready`: the trace, memory timeline and tables of the phase
         (unscheduled) or of one cycle."""
-        with warnings.catch_warnings():
-            # export_memory_timeline's deprecation and the cycle's events being cleared
-            # are torch's notes to library writers, not to the user of a capture.
+        with _quiet_cycle_warning():
+            # export_memory_timeline's deprecation is torch's note to library writers.
             warnings.simplefilter("ignore", FutureWarning)
-            warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle")
             self._write_cycle(prof)
 
     def _write_cycle(self, prof) -> None:
@@ -138,8 +139,21 @@ class Phase:
                 )
             except Exception as e:  # torch's timeline export fails on some traces
                 self.say(f"no memory timeline: {type(e).__name__}: {e}")
+            else:
+                self._drop_if_empty_timeline()
         if run.tables:
             self._write_tables(prof, cycle)
+
+    def _drop_if_empty_timeline(self) -> None:
+        """Remove the timeline just written when it holds no point (`[[], []]`: torch
+        saw no allocation on the device), which no reader can use."""
+        path = self.written[-1]
+        if path.stat().st_size > 64 or json.loads(path.read_text()) != [[], []]:
+            return
+        path.unlink()
+        self.written.pop()
+        self.run.files.pop()
+        self.say(f"no memory timeline: torch recorded no allocation on {self.run.device}")
 
     def _write_tables(self, prof, cycle: Optional[int]) -> None:
         run = self.run
@@ -225,6 +239,15 @@ def _write_text(path: str, text: str) -> None:
         f.write(text)
         if not text.endswith("\n"):
             f.write("\n")
+
+
+@contextlib.contextmanager
+def _quiet_cycle_warning() -> Iterator[None]:
+    """torch's note that a new cycle drops the last one's events (what a schedule is for),
+    silenced: it is printed to library writers, not to the user of a capture."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*clears events at the end of each cycle")
+        yield
 
 
 @contextlib.contextmanager

@@ -387,3 +387,13 @@ def test_without_kinetoscope_the_analysis_prints_the_command(tmp_path, monkeypat
         f"[PROFILER:run] kinetoscope not found (PATH, KINETOSCOPE_BIN); "
         f"run: kinetoscope report '{tmp_path}/run 1'\n"
     )
+
+
+def test_a_phase_without_allocations_leaves_no_empty_timeline(tmp_path):
+    stream = io.StringIO()
+    with capture.profile_run(tmp_path, stream=stream, tables=False) as run:
+        with run.phase("idle"):
+            pass
+    assert [p.name for p in run.dir.iterdir()] == ["stage1-idle_trace.json"]
+    assert run.files == [run.dir / "stage1-idle_trace.json"]
+    assert "no memory timeline: torch recorded no allocation on cpu" in stream.getvalue()
