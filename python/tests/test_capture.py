@@ -66,11 +66,12 @@ def recorded(tmp_path_factory):
     """One recorded run (schedule, tables, cProfile, analysis through the binary)."""
     out = tmp_path_factory.mktemp("capture")
     stream = io.StringIO()
-    os.environ.setdefault("KINETOSCOPE_BIN", kinetoscope_bin())
-    with capture.profile_run(
-        out, cprofile=True, stream=stream, analyze=True, row_limit=15, **SCHEDULE
-    ) as run:
-        train(run)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("KINETOSCOPE_BIN", kinetoscope_bin())  # what analyze=True runs
+        with capture.profile_run(
+            out, cprofile=True, stream=stream, analyze=True, row_limit=15, **SCHEDULE
+        ) as run:
+            train(run)
     return run, stream.getvalue()
 
 
