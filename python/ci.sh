@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The Python package's tests: a venv with maturin, pytest, pyarrow, pandas and CPU torch,
+# the extension built in the dev profile into the workspace's target dir (the deps are
+# already compiled there by `cargo test`), then pytest over python/tests.
+#   python/ci.sh            (from anywhere; VENV=... to choose the venv folder)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+venv="${VENV:-$root/target/python-venv}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+py="$venv/bin/python"
+"$py" -m pip install -q --upgrade pip
+"$py" -m pip install -q maturin pytest pyarrow pandas
+"$py" -c 'import torch' 2>/dev/null ||
+  "$py" -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
+
+# `maturin develop` installs into the active venv: activate it for this script only.
+# shellcheck disable=SC1091
+. "$venv/bin/activate"
+maturin develop -q -m "$here/pyproject.toml"
+
+# The binary the tests compare with: the one `cargo test` built, else build it.
+bin="$CARGO_TARGET_DIR/debug/kinetoscope"
+[ -x "$bin" ] || cargo build -q -p kinetoscope
+export KINETOSCOPE_BIN="$bin"
+cd "$here"
+python -m pytest -q tests
