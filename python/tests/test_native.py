@@ -93,7 +93,8 @@ def test_table_rows_equal_the_cli_json(name, gpu, ranks):
     expected = walk(cli_json(args[0], str(path), *args[1:]), levels)
     table = trace.table(name)
     assert len(table) == expected
-    assert table.num_columns > 0
+    # A table without rows has no columns either (its types come from the values).
+    assert (table.num_columns > 0) == (expected > 0)
     assert len(table.to_pandas()) == expected
 
 

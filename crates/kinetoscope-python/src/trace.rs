@@ -150,47 +150,178 @@ impl Doc {
     }
 }
 
-macro_rules! views {
-    ($($name:ident),* $(,)?) => {
-        #[pymethods]
-        impl Trace {
-            $(
-                #[doc = concat!("The `", stringify!($name), "` document (see docs/python.md).")]
-                #[pyo3(signature = (**kwargs))]
-                fn $name<'py>(
-                    &self,
-                    py: Python<'py>,
-                    kwargs: Option<&Bound<'py, PyDict>>,
-                ) -> PyResult<Bound<'py, PyAny>> {
-                    self.dict(py, stringify!($name), kwargs)
-                }
-            )*
-        }
-    };
-}
-
-views!(
-    summary,
-    overview,
-    ops,
-    kernels,
-    kernel_classes,
-    perf,
-    temporal,
-    idle,
-    launches,
-    comm,
-    ranks,
-    nvtx,
-    sequences,
-    critical_path,
-    check,
-    memory,
-    report,
-);
-
 #[pymethods]
 impl Trace {
+    /// The `summary` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn summary<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "summary", kwargs)
+    }
+
+    /// The `overview` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn overview<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "overview", kwargs)
+    }
+
+    /// The `ops` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn ops<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "ops", kwargs)
+    }
+
+    /// The `kernels` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn kernels<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "kernels", kwargs)
+    }
+
+    /// The `kernel_classes` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn kernel_classes<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "kernel_classes", kwargs)
+    }
+
+    /// The `perf` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn perf<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "perf", kwargs)
+    }
+
+    /// The `temporal` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn temporal<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "temporal", kwargs)
+    }
+
+    /// The `idle` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn idle<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "idle", kwargs)
+    }
+
+    /// The `launches` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn launches<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "launches", kwargs)
+    }
+
+    /// The `comm` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn comm<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "comm", kwargs)
+    }
+
+    /// The `ranks` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn ranks<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "ranks", kwargs)
+    }
+
+    /// The `nvtx` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn nvtx<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "nvtx", kwargs)
+    }
+
+    /// The `sequences` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn sequences<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "sequences", kwargs)
+    }
+
+    /// The `critical_path` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn critical_path<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "critical_path", kwargs)
+    }
+
+    /// The `check` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn check<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "check", kwargs)
+    }
+
+    /// The `memory` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn memory<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "memory", kwargs)
+    }
+
+    /// The `report` document (`docs/python.md`).
+    #[pyo3(signature = (**kwargs))]
+    fn report<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.dict(py, "report", kwargs)
+    }
+
     /// The path given to `open`.
     #[getter]
     fn path(&self) -> PathBuf {
