@@ -10,18 +10,26 @@ venv="${VENV:-$root/target/python-venv}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 
 if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
+  # A torch already installed beside the system's python is reused (it is large).
+  if python3 -c 'import torch' 2>/dev/null; then
+    python3 -m venv --system-site-packages "$venv"
+  else
+    python3 -m venv "$venv"
+  fi
 fi
 py="$venv/bin/python"
-"$py" -m pip install -q --upgrade pip
 "$py" -m pip install -q maturin pytest pyarrow pandas
-"$py" -c 'import torch' 2>/dev/null ||
-  "$py" -m pip install -q torch --index-url https://download.pytorch.org/whl/cpu
+if ! "$py" -c 'import torch' 2>/dev/null; then
+  # The CPU build; where its index cannot be reached, PyPI's build.
+  "$py" -m pip install -q --timeout 30 --retries 1 torch \
+      --index-url https://download.pytorch.org/whl/cpu ||
+    "$py" -m pip install -q torch
+fi
 
 # `maturin develop` installs into the active venv: activate it for this script only.
 # shellcheck disable=SC1091
 . "$venv/bin/activate"
-maturin develop -q -m "$here/pyproject.toml"
+(cd "$here" && maturin develop -q)
 
 # The binary the tests compare with: the one `cargo test` built, else build it.
 bin="$CARGO_TARGET_DIR/debug/kinetoscope"

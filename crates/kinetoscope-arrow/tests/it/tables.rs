@@ -57,8 +57,8 @@ fn ranks_folder_rows_carry_each_traces_path() {
     let paths = b.column_by_name("path").unwrap();
     let paths = paths.as_any().downcast_ref::<StringArray>().unwrap();
     let first = doc.traces[0].rows.len();
-    assert_eq!(paths.value(0), doc.traces[0].path.to_string_lossy());
-    assert_eq!(paths.value(first), doc.traces[1].path.to_string_lossy());
+    assert_eq!(paths.value(0), doc.traces[0].path);
+    assert_eq!(paths.value(first), doc.traces[1].path);
 }
 
 #[test]
