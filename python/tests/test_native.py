@@ -231,3 +231,23 @@ def test_console_script_exit_codes_and_streams(tmp_path):
     assert usage.returncode == 2 and b"--no-such-flag" in usage.stderr
     helped = run([script, "--help"])
     assert helped.returncode == 0 and b"Usage" in helped.stdout
+
+
+def test_ctrl_c_stops_the_command(tmp_path):
+    import signal
+    import time
+
+    script = shutil.which("kinetoscope")
+    proc = subprocess.Popen(
+        [script, "serve", str(GPU), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(3)
+        assert proc.poll() is None, proc.stderr.read()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == -signal.SIGINT
+    finally:
+        if proc.poll() is None:
+            proc.kill()
