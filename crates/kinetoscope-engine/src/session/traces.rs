@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
@@ -95,6 +95,8 @@ pub struct TraceCache {
     state: Mutex<State>,
     /// One lock per path being read.
     reading: Mutex<HashMap<PathBuf, Arc<Mutex<()>>>>,
+    /// Files read so far (cache misses).
+    reads: AtomicU64,
 }
 
 impl TraceCache {
@@ -104,7 +106,13 @@ impl TraceCache {
             max_bytes,
             state: Mutex::new(State::default()),
             reading: Mutex::new(HashMap::new()),
+            reads: AtomicU64::new(0),
         }
+    }
+
+    /// How many times a file was read (rather than found in the cache) so far.
+    pub fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
     }
 
     /// The trace of `path`, from the cache when the file is unchanged, else read with
@@ -124,6 +132,7 @@ impl TraceCache {
         }
         // Kept before the gate goes, so a request arriving meanwhile finds it; a failure
         // is not kept (the next request reads again).
+        self.reads.fetch_add(1, Ordering::Relaxed);
         let read = read_trace(path, opts).map(|trace| {
             let loaded = Arc::new(LoadedTrace {
                 trace,

@@ -1,0 +1,3 @@
+//! Integration tests of kinetoscope-arrow on the trace crate's fixtures.
+
+mod tables;

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The Python package's tests: a venv with maturin, pytest, pyarrow, pandas and CPU torch,
+# the extension built in the dev profile into the workspace's target dir (the deps are
+# already compiled there by `cargo test`), then pytest over python/tests.
+#   python/ci.sh            (from anywhere; VENV=... to choose the venv folder)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+venv="${VENV:-$root/target/python-venv}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+
+if [ ! -x "$venv/bin/python" ]; then
+  # A torch already installed beside the system's python is reused (it is large).
+  if python3 -c 'import torch' 2>/dev/null; then
+    python3 -m venv --system-site-packages "$venv"
+  else
+    python3 -m venv "$venv"
+  fi
+fi
+py="$venv/bin/python"
+"$py" -m pip install -q maturin pytest pyarrow pandas
+# CPU torch for the capture tests (KINETOSCOPE_CI_TORCH=0 skips it). The CPU index may
+# be out of reach; PyPI's torch is the CUDA build (several GB): a failure is a warning.
+if [ "${KINETOSCOPE_CI_TORCH:-1}" != 0 ] && ! "$py" -c 'import torch' 2>/dev/null; then
+  "$py" -m pip install -q --timeout 30 --retries 1 torch \
+      --index-url https://download.pytorch.org/whl/cpu ||
+    "$py" -m pip install -q torch ||
+    echo "warning: torch could not be installed; tests that need it will say so" >&2
+fi
+
+# `maturin develop` installs into the active venv: activate it for this script only.
+# shellcheck disable=SC1091
+. "$venv/bin/activate"
+(cd "$here" && maturin develop -q)
+
+# The binary the tests compare with: the one `cargo test` built, else build it.
+bin="$CARGO_TARGET_DIR/debug/kinetoscope"
+[ -x "$bin" ] || cargo build -q -p kinetoscope
+export KINETOSCOPE_BIN="$bin"
+cd "$here"
+python -m pytest -q tests
