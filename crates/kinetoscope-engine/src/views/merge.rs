@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use kinetoscope_analysis::ranks::{ClockMode, RankSummary};
-use kinetoscope_trace::read::read_trace;
+use kinetoscope_trace::read::{read_trace, ReadOptions};
 use kinetoscope_trace::{Trace, TraceResult};
 
 use crate::document::{InputLayout, ReadFailure, SkippedFile};
@@ -104,7 +104,7 @@ impl Engine {
         if let Some(p) = &self.progress {
             opts.progress = p.start(files);
         }
-        let read = |p: &Path, o: &_| -> TraceResult<Arc<Trace>> {
+        let read = |p: &Path, o: &ReadOptions| -> TraceResult<Arc<Trace>> {
             let trace = Arc::new(read_trace(p, o)?);
             lock(&kept).push((p.to_owned(), trace.clone()));
             Ok(trace)

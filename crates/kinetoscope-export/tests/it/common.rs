@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use kinetoscope_engine::{Align, Engine, MergeSet, Source};
 use kinetoscope_export::MergeInput;
 use kinetoscope_trace::{Phase, Trace};
-use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, Value};
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMessage, Value};
 
 /// The PARAM DLRM job: eight ranks on V100s (the analysis crate's fixture; licence and
 /// source beside it).
