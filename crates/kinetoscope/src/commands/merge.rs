@@ -40,9 +40,9 @@ pub fn run(args: MergeArgs) -> anyhow::Result<ExitCode> {
     for r in &set.ranks {
         if r.offset_ns != 0 {
             message(&format!(
-                "rank {}: clock offset {:.3} ms subtracted",
+                "rank {}: clock offset {:.3} µs subtracted",
                 r.rank,
-                r.offset_ns as f64 / 1e6
+                r.offset_ns as f64 / 1e3
             ));
         }
     }
