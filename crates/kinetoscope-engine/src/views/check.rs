@@ -46,8 +46,7 @@ impl Engine {
             summaries.extend(s);
         });
         let ranks = if matches!(mapped.layout, InputLayout::RankFolder) && facts.len() >= 2 {
-            let clocks =
-                (summaries.len() >= 2).then(|| rank_clocks(summaries, DEFAULT_CLOCK));
+            let clocks = (summaries.len() >= 2).then(|| rank_clocks(summaries, DEFAULT_CLOCK));
             check_ranks(&facts, clocks.as_ref(), opts)
         } else {
             Vec::new()

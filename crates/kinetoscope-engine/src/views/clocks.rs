@@ -2,7 +2,9 @@
 //! applies the offsets, both from [`rank_clocks`] (the rank comparison's estimate from
 //! collective end times, `kinetoscope_analysis::ranks`).
 
-use kinetoscope_analysis::ranks::{compare_ranks, ClockMode, RankSummary, RanksOptions, RanksReport};
+use kinetoscope_analysis::ranks::{
+    compare_ranks, ClockMode, RankSummary, RanksOptions, RanksReport,
+};
 
 /// The clock handling `check` uses, and `merge`'s default: offsets estimated from
 /// collective ends, applied only where one constant offset explains them.

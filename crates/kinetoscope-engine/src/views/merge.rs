@@ -152,8 +152,10 @@ fn decide(traces: Vec<Arc<Trace>>, summaries: Vec<RankSummary>, align: Align) ->
     match align {
         Align::None => {}
         Align::Start => {
-            let starts: Vec<Option<i64>> =
-                ranks.iter().map(|r| r.trace.span_ns().map(|s| s.0)).collect();
+            let starts: Vec<Option<i64>> = ranks
+                .iter()
+                .map(|r| r.trace.span_ns().map(|s| s.0))
+                .collect();
             if let Some(reference) = starts.iter().flatten().next().copied() {
                 for (r, s) in ranks.iter_mut().zip(starts) {
                     r.offset_ns = s.map_or(0, |s| s - reference);

@@ -20,7 +20,8 @@ pub fn write_json(inputs: &[MergeInput<'_>], out: impl Write) -> io::Result<Merg
         buf: Vec::with_capacity(4096),
         first: true,
     };
-    w.out.write_all(b"{\"displayTimeUnit\":\"ms\",\"otherData\":")?;
+    w.out
+        .write_all(b"{\"displayTimeUnit\":\"ms\",\"otherData\":")?;
     write_other_data(&mut w.out, inputs)?;
     w.out.write_all(b",\"traceEvents\":[\n")?;
     let mut stats = MergeStats::default();

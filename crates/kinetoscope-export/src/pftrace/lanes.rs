@@ -42,7 +42,7 @@ pub fn assign(trace: &Trace, spans: &mut [u32]) -> Vec<Vec<u32>> {
             while stack.last().is_some_and(|&top| top <= s) {
                 stack.pop();
             }
-            if stack.last().map_or(true, |&top| top >= end) {
+            if stack.last().is_none_or(|&top| top >= end) {
                 chosen = Some(k);
                 break;
             }
@@ -126,7 +126,14 @@ mod tests {
         use Step::*;
         assert_eq!(
             steps,
-            vec![Begin(0), Begin(1), End(1, 20), End(0, 100), Begin(3), End(3, 110)]
+            vec![
+                Begin(0),
+                Begin(1),
+                End(1, 20),
+                End(0, 100),
+                Begin(3),
+                End(3, 110)
+            ]
         );
     }
 }

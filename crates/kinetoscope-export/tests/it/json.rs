@@ -56,7 +56,12 @@ fn every_rank_is_one_process_with_every_event_of_its_model() {
         let model = written(&r.trace, r.offset_ns);
         let spans = of("X");
         assert_eq!(spans.len(), model.spans.len(), "rank {}: spans", r.rank);
-        assert_eq!(of("i").len(), model.instants.len(), "rank {}: instants", r.rank);
+        assert_eq!(
+            of("i").len(),
+            model.instants.len(),
+            "rank {}: instants",
+            r.rank
+        );
         let mut names: Vec<&str> = spans.iter().map(|e| e["name"].as_str().unwrap()).collect();
         names.sort_unstable();
         let model_names: Vec<&str> = model.spans.iter().map(|s| s.0.as_str()).collect();
@@ -81,7 +86,11 @@ fn launch_flows_pair_up_with_ids_unique_across_ranks() {
                 .push((ph.to_owned(), e["pid"].as_i64().unwrap()));
         }
     }
-    assert!(ends.len() > 1000, "the job launches kernels: {}", ends.len());
+    assert!(
+        ends.len() > 1000,
+        "the job launches kernels: {}",
+        ends.len()
+    );
     for (id, pair) in &ends {
         assert_eq!(pair.len(), 2, "flow {id}: one start and one finish");
         assert_eq!(pair[0].0, "s");
@@ -114,7 +123,10 @@ fn offsets_are_the_rank_comparisons_and_start_alignment_lines_up_first_spans() {
             assert_eq!(r.offset_ns, applied, "{align:?}: rank {}", row.rank);
         }
         if align == Align::Collectives {
-            assert!(set.ranks.iter().any(|r| r.offset_ns != 0), "offsets estimated");
+            assert!(
+                set.ranks.iter().any(|r| r.offset_ns != 0),
+                "offsets estimated"
+            );
         }
     }
     let (set, out) = merged(Align::Start, Format::Json);
@@ -142,5 +154,10 @@ fn gzip_output_is_the_same_json_compressed() {
         .read_to_end(&mut inflated)
         .expect("gzip");
     assert_eq!(inflated, plain);
-    assert!(gz.len() * 4 < plain.len(), "{} vs {}", gz.len(), plain.len());
+    assert!(
+        gz.len() * 4 < plain.len(),
+        "{} vs {}",
+        gz.len(),
+        plain.len()
+    );
 }

@@ -49,7 +49,10 @@ fn decode(bytes: &[u8]) -> Decoded {
         if p.has_field_by_name("interned_data") {
             for n in list(&sub(p, "interned_data"), "event_names") {
                 let iid = uint(&n, "iid");
-                assert!(names.insert(iid, sub_str(&n, "name")).is_none(), "iid {iid} once");
+                assert!(
+                    names.insert(iid, sub_str(&n, "name")).is_none(),
+                    "iid {iid} once"
+                );
             }
         }
     }
@@ -68,7 +71,10 @@ fn decode(bytes: &[u8]) -> Decoded {
     }
     // Open slices per track: (name, start).
     let mut open: BTreeMap<u64, Vec<(String, i64)>> = BTreeMap::new();
-    for p in packets.iter().filter(|p| p.has_field_by_name("track_event")) {
+    for p in packets
+        .iter()
+        .filter(|p| p.has_field_by_name("track_event"))
+    {
         let ev = sub(p, "track_event");
         let ts = uint(p, "timestamp") as i64;
         let uuid = uint(&ev, "track_uuid");

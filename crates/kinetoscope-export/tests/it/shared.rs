@@ -13,7 +13,11 @@ use crate::common::{decode_trace, inputs, merge_set, written};
 fn shared_param() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/external/param/dlrm_kineto");
-    assert!(dir.is_dir(), "{} is missing: these tests need ../shared", dir.display());
+    assert!(
+        dir.is_dir(),
+        "{} is missing: these tests need ../shared",
+        dir.display()
+    );
     dir
 }
 

@@ -19,7 +19,11 @@ fn merge_writes_one_process_per_rank_in_each_format() {
     for out in ["job.json", "job.json.gz", "job.pftrace"] {
         let run = kinetoscope(dir.path(), &["merge", folder, "-o", out]);
         assert_eq!(run.code, Some(0), "{out}: {}", run.stderr);
-        assert!(run.stderr.contains(&format!("wrote {out}")), "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("wrote {out}")),
+            "{}",
+            run.stderr
+        );
         assert!(run.stderr.contains("2 ranks"), "{}", run.stderr);
     }
     let plain = std::fs::read(dir.path().join("job.json")).expect("json");
@@ -58,7 +62,12 @@ fn merge_writes_one_process_per_rank_in_each_format() {
         assert_eq!(spans, expected, "pid {pid} holds {file}'s spans");
     }
     let pf = std::fs::read(dir.path().join("job.pftrace")).expect("pftrace");
-    assert!(pf.len() < plain.len() / 2, "{} vs {}", pf.len(), plain.len());
+    assert!(
+        pf.len() < plain.len() / 2,
+        "{} vs {}",
+        pf.len(),
+        plain.len()
+    );
 }
 
 #[test]
@@ -70,18 +79,37 @@ fn merge_refuses_an_unknown_extension_and_an_input_before_reading() {
         &["merge", folder.to_str().unwrap(), "-o", "job.txt"],
     );
     assert_eq!(run.code, Some(2));
-    assert!(run.stderr.contains(".json, .json.gz or .pftrace"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(".json, .json.gz or .pftrace"),
+        "{}",
+        run.stderr
+    );
     let input = std::fs::read_dir(&folder)
         .expect("folder")
         .map(|e| e.expect("entry").path())
-        .find(|p| p.to_string_lossy().ends_with(".json.gz") || p.to_string_lossy().ends_with(".json"))
+        .find(|p| {
+            p.to_string_lossy().ends_with(".json.gz") || p.to_string_lossy().ends_with(".json")
+        })
         .expect("a trace");
     let before = std::fs::read(&input).expect("input");
     let run = kinetoscope(
         dir.path(),
-        &["merge", folder.to_str().unwrap(), "-o", input.to_str().unwrap()],
+        &[
+            "merge",
+            folder.to_str().unwrap(),
+            "-o",
+            input.to_str().unwrap(),
+        ],
     );
     assert_eq!(run.code, Some(2));
-    assert!(run.stderr.contains("refusing to write over"), "{}", run.stderr);
-    assert_eq!(std::fs::read(&input).expect("input"), before, "input unchanged");
+    assert!(
+        run.stderr.contains("refusing to write over"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read(&input).expect("input"),
+        before,
+        "input unchanged"
+    );
 }
