@@ -81,6 +81,13 @@ impl Engine {
             summaries.extend(s);
             traces.push(take_kept(&kept, &p));
         });
+        if traces.is_empty() {
+            return Err(EngineError::WrongInput {
+                path: src.name(),
+                message: "no trace files to merge here (*.json, *.json.gz)".to_owned(),
+                hint: None,
+            });
+        }
         let ranks = decide(traces, summaries, align);
         Ok(MergeSet {
             input: src.name(),

@@ -113,3 +113,14 @@ fn merge_refuses_an_unknown_extension_and_an_input_before_reading() {
         "input unchanged"
     );
 }
+
+#[test]
+fn merge_of_a_folder_without_traces_is_an_error_and_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    let run = kinetoscope(dir.path(), &["merge", "empty", "-o", "job.json"]);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(run.stderr.contains("no trace files"), "{}", run.stderr);
+    assert!(!dir.path().join("job.json").exists());
+}
