@@ -148,3 +148,63 @@ fn interning_makes_the_file_smaller_than_the_json() {
     write_merged(&inputs(&set), Format::Json, &mut json).expect("writes");
     assert!(pf.len() * 2 < json.len(), "{} vs {}", pf.len(), json.len());
 }
+
+/// A one-thread model whose spans straddle each other: `n` spans of 100 ns starting
+/// every 60 ns (each overlaps the next without containing it), with distinct names.
+fn straddling_trace(n: i64) -> kinetoscope_trace::Trace {
+    use kinetoscope_trace::{CategoryTable, Phase, RawId, StrId, Track, TrackId, TrackKind};
+    let mut t = kinetoscope_trace::Trace::default();
+    // As the reader does: id 0 is the empty text, "no name".
+    assert_eq!(t.strings.intern(""), StrId(0));
+    let cat = t.categories.intern("cpu_op");
+    assert_ne!(cat, CategoryTable::NONE);
+    t.tracks.list.push(Track {
+        pid: RawId::Int(7),
+        tid: RawId::Int(8),
+        kind: TrackKind::CpuThread,
+        thread_name: StrId(0),
+        process_name: StrId(0),
+        process_label: StrId(0),
+    });
+    for i in 0..n {
+        let name = t.strings.intern(&format!("op{i}"));
+        let ev = &mut t.events;
+        ev.ts_ns.push(1_000 + 60 * i);
+        ev.dur_ns.push(100);
+        ev.name.push(name);
+        ev.cat.push(cat);
+        ev.phase.push(Phase::Complete);
+        ev.track.push(TrackId(0));
+        ev.external_id.push(0);
+        ev.correlation.push(0);
+    }
+    t
+}
+
+#[test]
+fn spans_that_do_not_nest_go_to_lanes_and_keep_their_times() {
+    let trace = straddling_trace(50);
+    let input = kinetoscope_export::MergeInput {
+        rank: 0,
+        trace: &trace,
+        offset_ns: 0,
+    };
+    let mut out = Vec::new();
+    write_merged(&[input], Format::Pftrace, &mut out).expect("writes");
+    // `decode` checks that every end closes an open slice of its own track.
+    let decoded = decode(&out);
+    assert_eq!(decoded.ranks[&1].1, written(&trace, 0));
+    let lanes = crate::common::decode_trace(&out);
+    let named: Vec<String> = list(&lanes, "packet")
+        .iter()
+        .filter(|p| p.has_field_by_name("track_descriptor"))
+        .map(|p| sub(p, "track_descriptor"))
+        .filter(|d| d.has_field_by_name("name"))
+        .map(|d| sub_str(&d, "name"))
+        .collect();
+    assert_eq!(
+        named,
+        ["thread 8 (overlap 1)"],
+        "alternate spans beside the thread"
+    );
+}
