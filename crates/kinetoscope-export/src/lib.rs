@@ -4,3 +4,14 @@
 //!
 //! An exporter is a front end: it takes its decisions (which steps, which ranks, which
 //! clock offsets) from the engine and never parses a trace itself.
+//!
+//! - [`layout`]: what both timeline writers share: the ranks as processes, their tracks
+//!   as threads, the events written and the launch → GPU flows.
+//! - [`merge`]: the merged Chrome JSON (plain or gzip), streamed.
+//! - [`pftrace`]: the Perfetto protobuf writer.
+
+pub mod layout;
+pub mod merge;
+pub mod pftrace;
+
+pub use layout::MergeInput;

@@ -158,6 +158,13 @@ pub enum Command {
     /// --fail-on (default: error), 2 when a trace cannot be read. docs/check.md says
     /// what each check means. CSV: one row per example.
     Check(CheckArgs),
+    /// Merge the traces of a rank folder into one timeline: one process per rank
+    /// (`rank N`, labelled with its original process), its host threads and GPU streams
+    /// under it, clock offsets between ranks applied (--align), launch → kernel arrows
+    /// kept. OUT's extension picks the format: .json, .json.gz (Chrome trace JSON, for
+    /// Perfetto UI or chrome://tracing) or .pftrace (Perfetto protobuf: smaller, names
+    /// interned). docs/merge.md.
+    Merge(MergeArgs),
     /// Compare two runs: step times with a 95 % interval and a verdict (faster, slower,
     /// no significant change), where the time went (breakdown, host phases), operators
     /// and kernels matched across the runs (added, removed, changed; renamed kernels
@@ -654,6 +661,37 @@ pub struct NvtxArgs {
     /// Reading options.
     #[command(flatten)]
     pub read: ReadArgs,
+}
+
+/// `merge` options.
+#[derive(Debug, Args, Clone)]
+pub struct MergeArgs {
+    /// A folder of rank traces (or an Nsight Systems export of several processes).
+    pub path: PathBuf,
+    /// The merged file: .json, .json.gz or .pftrace.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// How the ranks' clocks are lined up.
+    #[arg(long, value_enum, default_value_t)]
+    pub align: AlignArg,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+/// Clock alignment of `merge`.
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum AlignArg {
+    /// What `check` decides: offsets estimated from collective end times, applied only
+    /// where one constant offset explains them.
+    #[default]
+    Auto,
+    /// The timestamps as recorded (one shared clock).
+    None,
+    /// Always subtract the offsets estimated from collective end times.
+    Collectives,
+    /// Move each rank's first event onto the lowest rank's first event.
+    Start,
 }
 
 /// `check` options.

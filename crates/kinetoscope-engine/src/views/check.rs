@@ -1,16 +1,18 @@
 //! `check`: trace integrity. Each trace is checked on the thread that read it
 //! (`kinetoscope-analysis::integrity`); for a rank folder the engine then checks the
 //! traces against each other: rank numbers, step numbers, and clock offsets from the
-//! rank comparison (`ranks::compare_ranks`, on summaries reduced with the checks).
+//! rank comparison (`clocks::rank_clocks`, on summaries reduced with the checks; `merge`
+//! applies the same offsets).
 
 use kinetoscope_analysis::integrity::ranks::{check_ranks, RankFacts};
 use kinetoscope_analysis::integrity::{check_trace, CheckOptions, TraceCheck};
-use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
+use kinetoscope_analysis::ranks::RankSummary;
 use kinetoscope_trace::RankSource;
 
 use crate::document::{CheckDocument, DefectCounts, InputLayout, SCHEMA_VERSION};
 use crate::error::EngineResult;
 use crate::input::{split_results, Source};
+use crate::views::clocks::{rank_clocks, DEFAULT_CLOCK};
 use crate::views::ensure_any_read;
 use crate::Engine;
 
@@ -44,8 +46,7 @@ impl Engine {
             summaries.extend(s);
         });
         let ranks = if matches!(mapped.layout, InputLayout::RankFolder) && facts.len() >= 2 {
-            let clocks =
-                (summaries.len() >= 2).then(|| compare_ranks(summaries, RanksOptions::default()));
+            let clocks = (summaries.len() >= 2).then(|| rank_clocks(summaries, DEFAULT_CLOCK));
             check_ranks(&facts, clocks.as_ref(), opts)
         } else {
             Vec::new()

@@ -4,8 +4,10 @@
 
 pub mod bundle;
 mod check;
+mod clocks;
 pub(crate) mod gpu_time;
 pub mod memory;
+pub mod merge;
 mod per_trace;
 pub mod pstats;
 mod ranks;
@@ -15,6 +17,7 @@ mod workbook;
 
 pub use bundle::{BundleOptions, OfflineBundle};
 pub use gpu_time::{IdleOptions, LaunchesOptions};
+pub use merge::{Align, MergeSet, RankTrace};
 pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
 pub use pstats::{PstatsDocument, PstatsFileReport, PstatsOptions};
 pub use ranks::RanksOptions;

@@ -6,6 +6,7 @@ mod check;
 mod diff;
 mod explain;
 mod memory;
+mod merge;
 mod output;
 mod output_file;
 pub(crate) mod pstats;
@@ -45,6 +46,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Nvtx(a)) => views::nvtx(a),
         Some(Command::CriticalPath(a)) => views::critical_path(a),
         Some(Command::Check(a)) => check::run(a),
+        Some(Command::Merge(a)) => merge::run(a),
         Some(Command::Diff(a)) => diff::run(a),
         Some(Command::Pstats(a)) => pstats::run(a),
         Some(Command::Tables(a)) => tables::run(a),

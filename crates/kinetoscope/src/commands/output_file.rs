@@ -83,6 +83,17 @@ fn via_link(out: &Path, input: &Path) -> bool {
 /// file in `out`'s folder renamed onto it, or in place when `out` is a device or FIFO.
 /// Tell stderr where it went.
 pub fn write(flag: &str, out: &Path, reads: &[PathBuf], contents: &[u8]) -> anyhow::Result<()> {
+    write_with(flag, out, reads, |w| w.write_all(contents))
+}
+
+/// [`write`] with the contents streamed by `fill` into the file, never held
+/// whole in memory.
+pub fn write_with(
+    flag: &str,
+    out: &Path,
+    reads: &[PathBuf],
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
     check(flag, out, reads)?;
     let cannot = || format!("{flag} {}: cannot write", out.display());
     let dir = folder_of(out);
@@ -98,9 +109,9 @@ pub fn write(flag: &str, out: &Path, reads: &[PathBuf], contents: &[u8]) -> anyh
                 .write(true)
                 .open(out)
                 .with_context(cannot)?;
-            f.write_all(contents).with_context(cannot)?;
+            fill(&mut f).with_context(cannot)?;
         }
-        existing => replace(out, existing.ok(), contents).with_context(cannot)?,
+        existing => replace(out, existing.ok(), fill).with_context(cannot)?,
     }
     message(&format!("wrote {}", out.display()));
     Ok(())
@@ -114,9 +125,13 @@ fn folder_of(out: &Path) -> &Path {
     }
 }
 
-/// Write `contents` to a new temporary file beside `out` (with `out`'s permissions when
+/// Write what `fill` writes to a new temporary file beside `out` (with `out`'s permissions when
 /// it exists, else the umask's), then rename it onto `out`.
-fn replace(out: &Path, existing: Option<Metadata>, contents: &[u8]) -> std::io::Result<()> {
+fn replace(
+    out: &Path,
+    existing: Option<Metadata>,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut builder = tempfile::Builder::new();
     builder.prefix(".kinetoscope-").suffix(".tmp");
     #[cfg(unix)]
@@ -127,8 +142,8 @@ fn replace(out: &Path, existing: Option<Metadata>, contents: &[u8]) -> std::io::
     #[cfg(unix)]
     builder.permissions(default_mode);
     let mut tmp = builder.tempfile_in(folder_of(out))?;
-    tmp.write_all(contents)?;
-    tmp.flush()?;
+    fill(tmp.as_file_mut())?;
+    tmp.as_file_mut().flush()?;
     if let Some(m) = existing {
         tmp.as_file().set_permissions(m.permissions())?;
     }

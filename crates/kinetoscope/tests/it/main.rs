@@ -27,6 +27,7 @@
 //! - [`nsys`]: Nsight Systems exports: every view, numbers against SQL, the environment
 //!   kept private (a planted canary), inputs unchanged, `.nsys-rep` refused with the
 //!   export command.
+//! - [`merge`]: `merge` in each format, read back; outputs refused before reading.
 //! - [`hostile`]: bad and hostile input, generated at test time, one module per class.
 
 mod browser;
@@ -42,6 +43,7 @@ mod memory;
 mod memory_html_browser;
 mod memory_snapshot;
 mod memory_timeline;
+mod merge;
 mod nsys;
 mod ops_kernels;
 mod pstats;
