@@ -37,6 +37,7 @@ done
         fi
     done
 done
+chmod -R u+w "$dest/seeds"
 cp "$here/run.sh" "$dest/run.sh"
 chmod +x "$dest/run.sh"
 du -sh "$dest"
