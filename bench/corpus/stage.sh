@@ -3,7 +3,7 @@
 # binaries (stripped) in DEST/bin, the seed traces with their licences in DEST/seeds,
 # and run.sh. Build first: cargo build --release -p kinetoscope -p kinetoscope-synth
 # -p kinetoscope-bench. Environment: CARGO_TARGET_DIR (default <repo>/target), SEEDS
-# (default <repo>/../shared/external).
+# (the seeds' root; default: the project's reference data beside the repository).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then

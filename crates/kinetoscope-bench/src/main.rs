@@ -116,8 +116,8 @@ struct Cli {
     /// --small-size, each measured and deleted; one table per entry, then the targets.
     #[arg(long)]
     corpus: bool,
-    /// Corpus mode: the folder the seed paths are relative to (default:
-    /// <repo>/../shared/external).
+    /// Corpus mode: the folder the seed paths (--list-seeds) are relative to (default:
+    /// the project's reference data beside the repository).
     #[arg(long, requires = "corpus")]
     seeds: Option<PathBuf>,
     /// Corpus mode: where the grown traces are written.
