@@ -6,6 +6,8 @@
 
 mod measure;
 mod results;
+#[cfg(test)]
+mod seeds_test;
 pub mod sources;
 
 use std::fs;
