@@ -1,10 +1,13 @@
 //! `kinetoscope-bench`: throughput and peak RSS of `kinetoscope summary` on a large
 //! generated Kineto trace, plain and gzip, and (`--adversarial`) the complexity
-//! benchmark on adversarial shapes (see `bench/README.md`).
+//! benchmark on adversarial shapes, and (`--corpus`) issue 15's corpus of real traces
+//! grown to 1 GiB (see `bench/README.md`).
 
 mod adversarial;
 mod child;
+mod corpus;
 mod serve;
+mod table;
 
 use std::borrow::Cow;
 use std::fs::{self, File};
@@ -100,14 +103,42 @@ struct Cli {
     /// Adversarial mode: the largest report / summary time ratio that passes.
     #[arg(long, default_value_t = 3.0, requires = "adversarial")]
     max_ratio: f64,
-    /// Adversarial mode: keep the generated files in bench/data/adversarial/.
-    #[arg(long, requires = "adversarial")]
+    /// Adversarial and corpus modes: keep the generated files (in
+    /// bench/data/adversarial/, or --work-dir).
+    #[arg(long)]
     keep: bool,
     /// Benchmark the web UI's timeline instead (`kinetoscope serve` over loopback HTTP):
     /// load, first paint and 20 zoom/pan queries on this trace, or on the generated
     /// plain trace when given without a value.
     #[arg(long, num_args = 0..=1, default_missing_value = "")]
     serve: Option<PathBuf>,
+    /// Run the benchmark corpus instead (issue 15): real traces grown to --size and to
+    /// --small-size, each measured and deleted; one table per entry, then the targets.
+    #[arg(long)]
+    corpus: bool,
+    /// Corpus mode: the folder the seed paths (--list-seeds) are relative to (default:
+    /// the project's reference data beside the repository).
+    #[arg(long, requires = "corpus")]
+    seeds: Option<PathBuf>,
+    /// Corpus mode: where the grown traces are written.
+    #[arg(long, default_value = "/tmp/kinetoscope-corpus", requires = "corpus")]
+    work_dir: PathBuf,
+    /// Corpus mode: the small size, for the linearity of `report` (whole copies of at
+    /// least this: 51.5-54 MB, the profile_memory seed itself at 53.7 MB).
+    #[arg(long, default_value = "51MB", requires = "corpus")]
+    small_size: String,
+    /// Corpus mode: write the results as JSON to this file.
+    #[arg(long, requires = "corpus")]
+    json_out: Option<PathBuf>,
+    /// Corpus mode: only these entries (comma-separated names).
+    #[arg(long, value_delimiter = ',', requires = "corpus")]
+    only: Vec<String>,
+    /// Corpus mode: print the seed paths (relative to --seeds), one a line, and exit.
+    #[arg(long, requires = "corpus")]
+    list_seeds: bool,
+    /// Internal: time the serde_json baseline on FILE and print the times as JSON.
+    #[arg(long, hide = true, value_name = "FILE")]
+    serde_child: Option<PathBuf>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -178,7 +209,7 @@ fn gzip_isize(path: &Path) -> Option<u32> {
     Some(u32::from_le_bytes(b))
 }
 
-fn synth(synth: &Path, from: &Path, size: &str, out: &Path) -> anyhow::Result<()> {
+fn synth(synth: &Path, from: &Path, size: &str, out: &Path, extra: &[&str]) -> anyhow::Result<()> {
     let mut err = io::stderr().lock();
     writeln!(
         err,
@@ -194,6 +225,7 @@ fn synth(synth: &Path, from: &Path, size: &str, out: &Path) -> anyhow::Result<()
         .arg(size)
         .arg("--out")
         .arg(out)
+        .args(extra)
         .stdin(Stdio::null())
         .output()
         .with_context(|| format!("cannot run {}", synth.display()))?;
@@ -423,10 +455,10 @@ fn print_table(out: &mut impl Write, rows: &[&Row]) -> io::Result<()> {
         "peak RSS MiB",
         "RSS/size",
     ];
-    let cells: Vec<[String; 9]> = rows
+    let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            [
+            vec![
                 r.label.clone(),
                 r.json_bytes.to_string(),
                 r.times.len().to_string(),
@@ -439,36 +471,54 @@ fn print_table(out: &mut impl Write, rows: &[&Row]) -> io::Result<()> {
             ]
         })
         .collect();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-    for c in &cells {
-        for (w, s) in widths.iter_mut().zip(c) {
-            *w = (*w).max(s.chars().count());
+    table::write_grid(out, &header, &cells)
+}
+
+/// `--corpus`: the options from the command line; binaries default to the ones beside
+/// this one (so a staged folder runs without a repository).
+fn run_corpus(cli: &Cli) -> anyhow::Result<()> {
+    if cli.list_seeds {
+        let mut out = io::stdout().lock();
+        for seed in corpus::sources::seeds() {
+            writeln!(out, "{seed}")?;
         }
+        return Ok(());
     }
-    let line = |out: &mut dyn Write, c: &[&str]| -> io::Result<()> {
-        let mut s = String::new();
-        for (i, (cell, w)) in c.iter().zip(&widths).enumerate() {
-            if i > 0 {
-                s.push_str("  ");
-            }
-            if i == 0 {
-                s.push_str(&format!("{cell:<w$}"));
-            } else {
-                s.push_str(&format!("{cell:>w$}"));
-            }
-        }
-        writeln!(out, "{}", s.trim_end())
+    let exe = std::env::current_exe().context("cannot find this binary's path")?;
+    let beside = |name: &str| exe.with_file_name(name);
+    let seeds = match &cli.seeds {
+        Some(s) => s.clone(),
+        None => repo_root()?.join("../shared/external"),
     };
-    line(out, &header)?;
-    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-    line(out, &rule.iter().map(String::as_str).collect::<Vec<_>>())?;
-    for c in &cells {
-        line(out, &c.iter().map(String::as_str).collect::<Vec<_>>())?;
-    }
-    Ok(())
+    let opts = corpus::Options {
+        kinetoscope: cli
+            .kinetoscope
+            .clone()
+            .unwrap_or_else(|| beside("kinetoscope")),
+        synth: cli
+            .synth
+            .clone()
+            .unwrap_or_else(|| beside("kinetoscope-synth")),
+        bench: exe.clone(),
+        seeds,
+        work_dir: cli.work_dir.clone(),
+        size: cli.size.clone(),
+        small_size: cli.small_size.clone(),
+        runs: cli.runs.max(1),
+        keep: cli.keep,
+        only: cli.only.clone(),
+        json_out: cli.json_out.clone(),
+    };
+    corpus::run(&opts)
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Some(file) = &cli.serde_child {
+        return corpus::serde_child(file, cli.runs);
+    }
+    if cli.corpus {
+        return run_corpus(&cli);
+    }
     let root = repo_root()?;
     let abs = |p: &Option<PathBuf>, default: PathBuf| -> PathBuf { p.clone().unwrap_or(default) };
     let kinetoscope = abs(&cli.kinetoscope, root.join("target/release/kinetoscope"));
@@ -535,11 +585,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let plain_ok =
         |p: &Path| fs::metadata(p).is_ok_and(|m| m.len() >= target && m.len() <= target + src_len);
     if cli.regenerate || !plain_ok(&plain) {
-        synth(&synth_bin, &from, &cli.size, &plain)?;
+        synth(&synth_bin, &from, &cli.size, &plain, &[])?;
     }
     let plain_len = fs::metadata(&plain)?.len();
     if !cli.plain_only && (cli.regenerate || gzip_isize(&gz) != Some(plain_len as u32)) {
-        synth(&synth_bin, &from, &cli.size, &gz)?;
+        synth(&synth_bin, &from, &cli.size, &gz, &[])?;
         if gzip_isize(&gz) != Some(plain_len as u32) {
             bail!(
                 "{} does not decompress to the size of {}",

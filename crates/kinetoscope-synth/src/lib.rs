@@ -59,6 +59,9 @@ pub struct LoadOptions {
     /// Drop the whitespace outside strings and write one event per line, instead of
     /// keeping the source's layout.
     pub compact: bool,
+    /// Write the whole trace on one line (minified: no whitespace outside strings, no
+    /// line break until the final one); implies `compact`.
+    pub one_line: bool,
     /// Gap between the end of one copy and the start of the next, in ns (rounded up so
     /// that the period is a whole number of µs).
     pub gap_ns: i64,
@@ -68,6 +71,7 @@ impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
             compact: false,
+            one_line: false,
             gap_ns: DEFAULT_GAP_NS,
         }
     }
@@ -193,6 +197,7 @@ pub struct Source {
     events_key_at: Option<usize>,
     dist: Option<DistInfo>,
     compact: bool,
+    one_line: bool,
     t0_ns: i64,
     period_ns: i64,
     id_offset: i64,
@@ -345,7 +350,8 @@ impl Source {
             bare,
             events_key_at,
             dist,
-            compact: opts.compact,
+            compact: opts.compact || opts.one_line,
+            one_line: opts.one_line,
             t0_ns: 0,
             period_ns: 0,
             id_offset: 0,
@@ -563,7 +569,9 @@ impl Source {
         opts: &WriteOptions,
     ) -> io::Result<WriteStats> {
         let (header, trailer) = self.frame(opts.rank);
-        let (first_sep, sep, close): (&[u8], &[u8], &[u8]) = if self.compact {
+        let (first_sep, sep, close): (&[u8], &[u8], &[u8]) = if self.one_line {
+            (b"", b",", b"]")
+        } else if self.compact {
             (b"\n", b",\n", b"\n]")
         } else {
             (b"\n  ", b",\n  ", b"\n  ]")

@@ -68,6 +68,10 @@ struct Cli {
     /// Drop the source's pretty-printing: one compact event per line.
     #[arg(long)]
     compact: bool,
+    /// Minify: the whole trace on one line, no whitespace outside strings (implies
+    /// --compact).
+    #[arg(long)]
+    minify: bool,
     /// Gap between two copies, in µs.
     #[arg(long, default_value_t = 1000)]
     gap_us: u64,
@@ -115,6 +119,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     };
     let load = LoadOptions {
         compact: cli.compact,
+        one_line: cli.minify,
         gap_ns: i64::try_from(cli.gap_us)
             .ok()
             .and_then(|g| g.checked_mul(1000))

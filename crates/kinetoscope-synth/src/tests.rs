@@ -307,6 +307,32 @@ fn compact_output_is_one_event_per_line() {
 }
 
 #[test]
+fn minified_output_is_one_line_with_the_same_events() {
+    let load = |one_line| LoadOptions {
+        one_line,
+        ..LoadOptions::default()
+    };
+    let pretty = render(&Source::parse(TINY, &load(false)).unwrap(), &copies(3)).0;
+    let (text, stats) = render(&Source::parse(TINY, &load(true)).unwrap(), &copies(3));
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.ends_with("}\n"));
+    // No whitespace after a key or between values (names keep theirs, below).
+    assert!(!text.contains("\": ") && !text.contains(", \"") && !text.contains("  "));
+    assert!(
+        stats.json_bytes < pretty.len() as u64,
+        "{} {}",
+        stats.json_bytes,
+        pretty.len()
+    );
+    let a: serde_json::Value = serde_json::from_str(&pretty).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(b["baseTimeNanoseconds"], 1790857026000000000u64);
+    // Names with spaces keep them: only the whitespace outside strings goes.
+    assert!(text.contains("\"train.py(10): step\""));
+}
+
+#[test]
 fn bare_array_source() {
     let bare = r#"[{"name": "aten::add", "ph": "X", "ts": 10, "dur": 2, "tid": 1, "pid": "CPU functions", "args": {}},
 {"name": "ProfilerStep#0", "ph": "X", "ts": 9, "dur": 5, "tid": 1, "pid": "CPU functions", "args": {}}]"#;
