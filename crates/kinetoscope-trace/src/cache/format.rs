@@ -9,9 +9,9 @@
 use super::codec::{Bad, In, Out};
 use crate::model::{
     ArgTables, CatId, Category, CategoryKind, CategoryTable, Charge, CollectiveArgs, EventId,
-    EventTable, FlowEnd, FlowTable, KernelArgs, LaunchLinks, MemoryArgs, OpArgs, Phase, PythonArgs,
-    RawId, StrId, StringTable, SyncArgs, TextArena, Trace, Track, TrackId, TrackKind, TrackTable,
-    TransferArgs,
+    EventTable, FlowEnd, FlowTable, KernelLaunch, KernelTable, LaunchLinks, MemoryArgs, OpArgs,
+    Phase, PythonArgs, RawId, StrId, StringTable, SyncArgs, TextArena, Trace, Track, TrackId,
+    TrackKind, TrackTable, TransferArgs,
 };
 
 /// Every category kind, by its stored number.
@@ -154,8 +154,10 @@ fn encode_args(out: &mut Out, a: &ArgTables) {
     }
     out.col(op.iter().map(|x| x.sequence_number));
     out.col(op.iter().map(|x| x.fwd_thread_id));
-    let k = &a.kernel;
-    out.col(k.iter().map(|x| x.event.0));
+    let (events, launch_of, launches) = a.kernel.columns();
+    out.col(events.iter().map(|x| x.0));
+    out.col(launch_of.iter().copied());
+    let k = launches;
     out.col(k.iter().map(|x| x.device));
     out.col(k.iter().map(|x| x.stream));
     for i in 0..3 {
@@ -300,7 +302,7 @@ fn model_bytes(e: &EventTable, f: &FlowTable, a: &ArgTables, arena: &TextArena) 
     let events = b(&e.ts_ns) * 4 + b(&e.name) * 2 + b(&e.cat) + b(&e.phase);
     let flows = b(&f.cat) + b(&f.id) + b(&f.end) + b(&f.ts_ns) + b(&f.track);
     let args = b(&a.op)
-        + b(&a.kernel)
+        + a.kernel.heap_bytes()
         + b(&a.transfer)
         + b(&a.sync)
         + b(&a.memory)
@@ -494,11 +496,13 @@ fn decode_op(r: &mut In<'_>, lim: &Limits) -> Result<Vec<OpArgs>, Bad> {
         .collect())
 }
 
-/// The kernel arguments.
-fn decode_kernel(r: &mut In<'_>, lim: &Limits) -> Result<Vec<KernelArgs>, Bad> {
+/// The kernel arguments: the kernels' events and configuration indices, then the
+/// distinct configurations.
+fn decode_kernel(r: &mut In<'_>, lim: &Limits) -> Result<KernelTable, Bad> {
     let event = arg_events(r, lim)?;
-    let n = event.len();
-    let device = r.col_of(n, |v: i64| v)?;
+    let launch_of = r.col_of(event.len(), |v: u32| v)?;
+    let device = r.col(|v: i64| v)?;
+    let n = device.len();
     let stream = r.col_of(n, |v: i64| v)?;
     let mut dims: Vec<Vec<u32>> = Vec::with_capacity(6);
     for _ in 0..6 {
@@ -510,9 +514,8 @@ fn decode_kernel(r: &mut In<'_>, lim: &Limits) -> Result<Vec<KernelArgs>, Bad> {
     for _ in 0..3 {
         floats.push(checked(r.col_of(n, |v: u64| v)?, f32_of)?);
     }
-    Ok((0..n)
-        .map(|i| KernelArgs {
-            event: event[i],
+    let launches = (0..n)
+        .map(|i| KernelLaunch {
             device: device[i],
             stream: stream[i],
             grid: [dims[0][i], dims[2][i], dims[4][i]],
@@ -523,7 +526,8 @@ fn decode_kernel(r: &mut In<'_>, lim: &Limits) -> Result<Vec<KernelArgs>, Bad> {
             warps_per_sm: floats[1][i],
             est_achieved_occupancy_pct: floats[2][i],
         })
-        .collect())
+        .collect();
+    KernelTable::from_columns(event, launch_of, launches).ok_or(Bad)
 }
 
 /// The memory-instant arguments.

@@ -34,7 +34,7 @@ use crate::read::ReadOptions;
 use crate::TraceResult;
 
 /// The version of the entry layout; an entry of another version is a miss.
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
 /// The first bytes of every entry.
 const MAGIC: &[u8; 8] = b"KSTRACE\0";
 /// The file name extension of entries.

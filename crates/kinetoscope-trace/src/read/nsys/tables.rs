@@ -713,9 +713,7 @@ impl<'c> Loader<'c> {
         g: &GpuRow,
         (grid, block, registers, shared): ([u32; 3], [u32; 3], u32, u64),
     ) -> TraceResult<()> {
-        self.grow_args(|a| &mut a.kernel)?;
-        self.trace.args.kernel.push(KernelArgs {
-            event,
+        let launch = KernelLaunch {
             device: g.device,
             stream: g.stream,
             grid,
@@ -725,8 +723,13 @@ impl<'c> Loader<'c> {
             blocks_per_sm: None,
             warps_per_sm: None,
             est_achieved_occupancy_pct: None,
-        });
-        Ok(())
+        };
+        let t = &mut self.trace;
+        let pushed = t
+            .args
+            .kernel
+            .push_charged(KernelArgs { event, launch }, &mut t.charge);
+        pushed.map_err(|e| self.oom(e))
     }
 
     /// An `ENUM_*` table as id → (name, label).
