@@ -60,15 +60,14 @@ fn of_number<T: Copy>(all: &[T], n: u8) -> Result<T, Bad> {
 }
 
 /// The body of `trace`'s cache file.
-pub(super) fn encode(trace: &Trace) -> Result<Vec<u8>, Bad> {
-    let mut out = Out::default();
+pub(super) fn encode(trace: &Trace, out: &mut Out<'_>) -> Result<(), Bad> {
     out.blob(&serde_json::to_vec(&trace.meta).map_err(|_| Bad)?);
     out.blob(&serde_json::to_vec(&trace.report).map_err(|_| Bad)?);
     let (bytes, starts) = trace.strings.arena().parts();
     out.blob(bytes);
     out.col(starts.iter().copied());
-    encode_categories(&mut out, &trace.categories);
-    encode_tracks(&mut out, &trace.tracks);
+    encode_categories(out, &trace.categories);
+    encode_tracks(out, &trace.tracks);
     let e = &trace.events;
     out.col(e.ts_ns.iter().copied());
     out.col(e.dur_ns.iter().copied());
@@ -84,15 +83,15 @@ pub(super) fn encode(trace: &Trace) -> Result<Vec<u8>, Bad> {
     out.col(f.end.iter().map(|x| number(&ENDS, x)));
     out.col(f.ts_ns.iter().copied());
     out.col(f.track.iter().map(|t| t.0));
-    encode_args(&mut out, &trace.args);
+    encode_args(out, &trace.args);
     let (calls, launcher) = trace.launch_links().parts();
     out.col(calls.iter().copied());
     out.col(launcher.iter().copied());
-    Ok(out.bytes)
+    Ok(())
 }
 
 /// Categories: raw names, kinds and counts.
-fn encode_categories(out: &mut Out, cats: &CategoryTable) {
+fn encode_categories(out: &mut Out<'_>, cats: &CategoryTable) {
     out.len(cats.len());
     for (_, c) in cats.iter() {
         out.blob(c.raw.as_bytes());
@@ -119,7 +118,7 @@ fn track_kind(kind: TrackKind) -> (u8, i64, i64) {
 }
 
 /// Tracks, column by column.
-fn encode_tracks(out: &mut Out, tracks: &TrackTable) {
+fn encode_tracks(out: &mut Out<'_>, tracks: &TrackTable) {
     let l = &tracks.list;
     out.col(l.iter().map(|t| raw_id(t.pid).0));
     out.col(l.iter().map(|t| raw_id(t.pid).1));
@@ -139,7 +138,7 @@ fn opt_f32(v: Option<f32>) -> u64 {
 }
 
 /// Every argument table, column by column.
-fn encode_args(out: &mut Out, a: &ArgTables) {
+fn encode_args(out: &mut Out<'_>, a: &ArgTables) {
     let op = &a.op;
     out.col(op.iter().map(|x| x.event.0));
     for f in [
@@ -246,8 +245,7 @@ fn checked<T: Copy, U>(v: Vec<T>, f: impl Fn(T) -> Result<U, Bad>) -> Result<Vec
 
 /// The trace a body written by [`encode`] holds (its `path` left empty), its bytes
 /// taken from `charge`; [`Bad`] for anything that is not such a body.
-pub(super) fn decode(body: &[u8], mut charge: Charge) -> Result<Trace, Bad> {
-    let mut r = In::new(body);
+pub(super) fn decode(mut r: In<'_>, mut charge: Charge) -> Result<Trace, Bad> {
     let meta = serde_json::from_slice(r.blob()?).map_err(|_| Bad)?;
     let report = serde_json::from_slice(r.blob()?).map_err(|_| Bad)?;
     let bytes = r.blob()?.to_vec();

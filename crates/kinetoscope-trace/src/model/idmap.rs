@@ -34,7 +34,7 @@ impl Default for IdMap {
 
 impl IdMap {
     /// Build from `pairs` (called twice: once to size, once to fill). Values must not be
-    /// `u32::MAX`. With `first_wins` the first value of a repeated id is kept, else the
+    /// `u32::MAX`, and must rise with the order of `pairs` (positions, event indices). With `first_wins` the first value of a repeated id is kept, else the
     /// last.
     pub(crate) fn build<I>(pairs: impl Fn() -> I, first_wins: bool) -> Self
     where
@@ -63,8 +63,9 @@ impl IdMap {
         } else {
             let mut list: Vec<(i64, u32)> = Vec::with_capacity(n);
             list.extend(pairs());
-            // A stable sort keeps repeated ids in input order: keep the first or the last.
-            list.sort_by_key(|p| p.0);
+            // Values rise with input order, so sorting the pairs puts repeated ids in
+            // input order without a stable sort's scratch copy: keep the first or the last.
+            list.sort_unstable();
             if first_wins {
                 list.dedup_by_key(|p| p.0);
             } else {
