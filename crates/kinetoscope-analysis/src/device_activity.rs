@@ -178,7 +178,7 @@ pub fn is_kernel_launch(name: &str) -> bool {
 fn device_of(trace: &Trace, i: usize, kind: CategoryKind) -> i64 {
     let id = EventId(i as u32);
     let arg = match kind {
-        CategoryKind::Kernel => trace.args.kernel_of(id).map(|a| a.device),
+        CategoryKind::Kernel => trace.args.kernel_of(id).map(|a| a.launch.device),
         _ => trace.args.transfer_of(id).map(|a| a.device),
     };
     match (arg, trace.tracks.get(trace.events.track[i]).kind) {

@@ -271,7 +271,7 @@ pub fn collective_instances(trace: &Trace) -> Vec<CollectiveInstance> {
         c.end_ns = e.end_ns(id);
         c.stream = match trace.tracks.get(e.track[i]).kind {
             TrackKind::GpuStream { stream, .. } => stream,
-            _ => trace.args.kernel_of(id).map_or(-1, |k| k.stream),
+            _ => trace.args.kernel_of(id).map_or(-1, |k| k.launch.stream),
         };
         c.on_gpu = true;
         out.push(c);

@@ -285,11 +285,13 @@ pub fn select(trace: &Trace, compat: Compat, filter: bool) -> GpuRows {
         let mut stream = device_sync_stream.take();
         match kind {
             RowKind::Kernel => {
-                while kc < kargs.len() && kargs[kc].event.0 < id {
+                while kc < kargs.len() && kargs.events()[kc].0 < id {
                     kc += 1;
                 }
-                if kc < kargs.len() && kargs[kc].event.0 == id && kargs[kc].stream >= 0 {
-                    stream = Some(kargs[kc].stream);
+                if let Some(k) = kargs.get(kc).filter(|k| k.event.0 == id) {
+                    if k.launch.stream >= 0 {
+                        stream = Some(k.launch.stream);
+                    }
                 }
             }
             RowKind::Memcpy | RowKind::Memset => {

@@ -215,7 +215,7 @@ pub fn analyze_kernels_in(
         if windows.is_some() && window.is_none() {
             continue;
         }
-        while cursor < kargs.len() && (kargs[cursor].event.0 as usize) < i {
+        while cursor < kargs.len() && (kargs.events()[cursor].0 as usize) < i {
             cursor += 1;
         }
         let args = kargs.get(cursor).filter(|a| a.event.0 as usize == i);
@@ -228,10 +228,10 @@ pub fn analyze_kernels_in(
                 Some(a) => (
                     e.name[i].0,
                     op,
-                    a.grid,
-                    a.block,
-                    a.registers_per_thread,
-                    a.shared_memory,
+                    a.launch.grid,
+                    a.launch.block,
+                    a.launch.registers_per_thread,
+                    a.launch.shared_memory,
                 ),
                 None => (e.name[i].0, op, [0; 3], [0; 3], 0, 0),
             }
@@ -258,9 +258,9 @@ pub fn analyze_kernels_in(
         a.total += dur;
         a.min = a.min.min(dur);
         a.max = a.max.max(dur);
-        a.blocks.add(args.and_then(|x| x.blocks_per_sm), dur);
+        a.blocks.add(args.and_then(|x| x.launch.blocks_per_sm), dur);
         a.occupancy
-            .add(args.and_then(|x| x.est_achieved_occupancy_pct), dur);
+            .add(args.and_then(|x| x.launch.est_achieved_occupancy_pct), dur);
         if let Some(w) = window {
             if a.windows.last() != Some(&w) {
                 a.windows.push(w);

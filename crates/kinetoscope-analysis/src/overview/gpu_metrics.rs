@@ -38,7 +38,7 @@ pub(crate) fn gpu_metrics(
         if classes.of(trace, i) != Class::Kernel {
             continue;
         }
-        while ka < kargs.len() && kargs[ka].event.index() < i {
+        while ka < kargs.len() && kargs.events()[ka].index() < i {
             ka += 1;
         }
         let args = kargs.get(ka).filter(|a| a.event.index() == i);
@@ -46,7 +46,7 @@ pub(crate) fn gpu_metrics(
             TrackKind::GpuStream { device, .. } => device,
             _ => -1,
         };
-        let device = args.map_or(-1, |a| a.device);
+        let device = args.map_or(-1, |a| a.launch.device);
         let device = if device >= 0 { device } else { track_device };
         if device < 0 {
             continue;
@@ -59,11 +59,11 @@ pub(crate) fn gpu_metrics(
             start: e.ts_ns[i],
             end: e.ts_ns[i] + e.dur_ns[i],
             blocks_per_sm: args
-                .and_then(|a| a.blocks_per_sm)
+                .and_then(|a| a.launch.blocks_per_sm)
                 .map(f64::from)
                 .filter(|b| *b > 0.0),
             occupancy_pct: args
-                .and_then(|a| a.est_achieved_occupancy_pct)
+                .and_then(|a| a.launch.est_achieved_occupancy_pct)
                 .map(f64::from)
                 .filter(|o| *o >= 0.0),
             tensor_cores,

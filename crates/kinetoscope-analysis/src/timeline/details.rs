@@ -126,7 +126,7 @@ fn args_of(trace: &Trace, event: EventId) -> BTreeMap<String, ArgValue> {
         out.int("Sequence number", op.sequence_number, -1);
         out.int("Fwd thread id", op.fwd_thread_id, -1);
     }
-    if let Some(k) = a.kernel_of(event) {
+    if let Some(k) = a.kernel_of(event).map(|k| k.launch) {
         out.int("device", k.device, -1);
         out.int("stream", k.stream, -1);
         out.put("grid", ArgValue::Ints(k.grid.map(i64::from).to_vec()));

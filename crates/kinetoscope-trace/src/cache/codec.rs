@@ -5,6 +5,10 @@
 //! checked against the bytes left before anything is allocated, so a hostile file can
 //! cost at most its own size.
 
+use std::io::Write;
+
+use super::pages::Window;
+
 /// A fixed-size number stored little-endian.
 pub(super) trait Le: Copy {
     /// Bytes per value.
@@ -34,17 +38,38 @@ macro_rules! le {
 }
 le!(u8, u16, u32, u64, i64);
 
-/// The file's body being written: numbers and columns appended to one buffer.
-#[derive(Default)]
-pub(super) struct Out {
-    /// The bytes so far.
-    pub bytes: Vec<u8>,
+/// Bytes gathered before they are written out, when writing to a file.
+const SPILL: usize = 1 << 20;
+
+/// The file being written: numbers and columns appended to a buffer, which goes to the
+/// file (and its CRC-32) every [`SPILL`] bytes, so writing an entry never holds a copy
+/// of the trace.
+pub(super) struct Out<'w> {
+    /// The bytes not written out yet.
+    bytes: Vec<u8>,
+    /// Where they go.
+    to: &'w mut dyn Write,
+    /// The CRC-32 of every byte so far.
+    crc: crc32fast::Hasher,
+    /// The first write that failed.
+    failed: Option<std::io::Error>,
 }
 
-impl Out {
+impl<'w> Out<'w> {
+    /// Write to `to`.
+    pub fn to(to: &'w mut dyn Write) -> Self {
+        Self {
+            bytes: Vec::with_capacity(SPILL + 64),
+            to,
+            crc: crc32fast::Hasher::new(),
+            failed: None,
+        }
+    }
+
     /// Append one number.
     pub fn num<T: Le>(&mut self, v: T) {
         v.put(&mut self.bytes);
+        self.spill(false);
     }
 
     /// Append a length (as `u64`).
@@ -55,16 +80,49 @@ impl Out {
     /// Append a column: its length, then its values.
     pub fn col<T: Le>(&mut self, values: impl ExactSizeIterator<Item = T>) {
         self.len(values.len());
-        self.bytes.reserve(values.len() * T::SIZE);
         for v in values {
             v.put(&mut self.bytes);
+            if self.bytes.len() >= SPILL {
+                self.spill(true);
+            }
         }
     }
 
     /// Append bytes with their length.
     pub fn blob(&mut self, b: &[u8]) {
         self.len(b.len());
-        self.bytes.extend_from_slice(b);
+        self.bytes_raw(b);
+    }
+
+    /// Append bytes as they are.
+    pub fn bytes_raw(&mut self, b: &[u8]) {
+        for chunk in b.chunks(SPILL) {
+            self.bytes.extend_from_slice(chunk);
+            self.spill(false);
+        }
+    }
+
+    /// Write out what is gathered, or only once there is at least [`SPILL`] of it.
+    fn spill(&mut self, now: bool) {
+        if !now && self.bytes.len() < SPILL {
+            return;
+        }
+        self.crc.update(&self.bytes);
+        if self.failed.is_none() {
+            if let Err(e) = self.to.write_all(&self.bytes) {
+                self.failed = Some(e);
+            }
+        }
+        self.bytes.clear();
+    }
+
+    /// Write out the rest; the CRC-32 of everything written, or the first error.
+    pub fn finish(mut self) -> std::io::Result<u32> {
+        self.spill(true);
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(self.crc.clone().finalize()),
+        }
     }
 }
 
@@ -99,12 +157,26 @@ pub(super) struct Bad;
 /// The file's body being read: a position in a byte buffer, every read checked.
 pub(super) struct In<'a> {
     rest: &'a [u8],
+    /// For a mapped entry, its pages brought in and handed back as the reads go.
+    window: Option<Window>,
 }
 
 impl<'a> In<'a> {
     /// Read from the start of `bytes`.
     pub fn new(bytes: &'a [u8]) -> Self {
-        Self { rest: bytes }
+        Self {
+            rest: bytes,
+            window: None,
+        }
+    }
+
+    /// Read from the start of `map`, a read-only private mapping of an entry file, holding
+    /// only a window of it in memory at a time ([`Window`]).
+    pub fn mapped(map: &'a [u8]) -> Self {
+        Self {
+            rest: map,
+            window: Some(Window::over(map)),
+        }
     }
 
     /// The bytes not read yet.
@@ -121,6 +193,9 @@ impl<'a> In<'a> {
     pub fn take(&mut self, n: usize) -> Result<&'a [u8], Bad> {
         if n > self.rest.len() {
             return Err(Bad);
+        }
+        if let Some(w) = &mut self.window {
+            w.reading(self.rest.as_ptr() as usize, n);
         }
         let (head, rest) = self.rest.split_at(n);
         self.rest = rest;

@@ -9,9 +9,9 @@
 use super::codec::{Bad, In, Out};
 use crate::model::{
     ArgTables, CatId, Category, CategoryKind, CategoryTable, Charge, CollectiveArgs, EventId,
-    EventTable, FlowEnd, FlowTable, KernelArgs, LaunchLinks, MemoryArgs, OpArgs, Phase, PythonArgs,
-    RawId, StrId, StringTable, SyncArgs, TextArena, Trace, Track, TrackId, TrackKind, TrackTable,
-    TransferArgs,
+    EventTable, FlowEnd, FlowTable, KernelLaunch, KernelTable, LaunchLinks, MemoryArgs, OpArgs,
+    Phase, PythonArgs, RawId, StrId, StringTable, SyncArgs, TextArena, Trace, Track, TrackId,
+    TrackKind, TrackTable, TransferArgs,
 };
 
 /// Every category kind, by its stored number.
@@ -60,15 +60,14 @@ fn of_number<T: Copy>(all: &[T], n: u8) -> Result<T, Bad> {
 }
 
 /// The body of `trace`'s cache file.
-pub(super) fn encode(trace: &Trace) -> Result<Vec<u8>, Bad> {
-    let mut out = Out::default();
+pub(super) fn encode(trace: &Trace, out: &mut Out<'_>) -> Result<(), Bad> {
     out.blob(&serde_json::to_vec(&trace.meta).map_err(|_| Bad)?);
     out.blob(&serde_json::to_vec(&trace.report).map_err(|_| Bad)?);
     let (bytes, starts) = trace.strings.arena().parts();
     out.blob(bytes);
     out.col(starts.iter().copied());
-    encode_categories(&mut out, &trace.categories);
-    encode_tracks(&mut out, &trace.tracks);
+    encode_categories(out, &trace.categories);
+    encode_tracks(out, &trace.tracks);
     let e = &trace.events;
     out.col(e.ts_ns.iter().copied());
     out.col(e.dur_ns.iter().copied());
@@ -84,15 +83,15 @@ pub(super) fn encode(trace: &Trace) -> Result<Vec<u8>, Bad> {
     out.col(f.end.iter().map(|x| number(&ENDS, x)));
     out.col(f.ts_ns.iter().copied());
     out.col(f.track.iter().map(|t| t.0));
-    encode_args(&mut out, &trace.args);
+    encode_args(out, &trace.args);
     let (calls, launcher) = trace.launch_links().parts();
     out.col(calls.iter().copied());
     out.col(launcher.iter().copied());
-    Ok(out.bytes)
+    Ok(())
 }
 
 /// Categories: raw names, kinds and counts.
-fn encode_categories(out: &mut Out, cats: &CategoryTable) {
+fn encode_categories(out: &mut Out<'_>, cats: &CategoryTable) {
     out.len(cats.len());
     for (_, c) in cats.iter() {
         out.blob(c.raw.as_bytes());
@@ -119,7 +118,7 @@ fn track_kind(kind: TrackKind) -> (u8, i64, i64) {
 }
 
 /// Tracks, column by column.
-fn encode_tracks(out: &mut Out, tracks: &TrackTable) {
+fn encode_tracks(out: &mut Out<'_>, tracks: &TrackTable) {
     let l = &tracks.list;
     out.col(l.iter().map(|t| raw_id(t.pid).0));
     out.col(l.iter().map(|t| raw_id(t.pid).1));
@@ -139,7 +138,7 @@ fn opt_f32(v: Option<f32>) -> u64 {
 }
 
 /// Every argument table, column by column.
-fn encode_args(out: &mut Out, a: &ArgTables) {
+fn encode_args(out: &mut Out<'_>, a: &ArgTables) {
     let op = &a.op;
     out.col(op.iter().map(|x| x.event.0));
     for f in [
@@ -154,8 +153,10 @@ fn encode_args(out: &mut Out, a: &ArgTables) {
     }
     out.col(op.iter().map(|x| x.sequence_number));
     out.col(op.iter().map(|x| x.fwd_thread_id));
-    let k = &a.kernel;
-    out.col(k.iter().map(|x| x.event.0));
+    let (events, launch_of, launches) = a.kernel.columns();
+    out.col(events.iter().map(|x| x.0));
+    out.col(launch_of.iter().copied());
+    let k = launches;
     out.col(k.iter().map(|x| x.device));
     out.col(k.iter().map(|x| x.stream));
     for i in 0..3 {
@@ -244,8 +245,7 @@ fn checked<T: Copy, U>(v: Vec<T>, f: impl Fn(T) -> Result<U, Bad>) -> Result<Vec
 
 /// The trace a body written by [`encode`] holds (its `path` left empty), its bytes
 /// taken from `charge`; [`Bad`] for anything that is not such a body.
-pub(super) fn decode(body: &[u8], mut charge: Charge) -> Result<Trace, Bad> {
-    let mut r = In::new(body);
+pub(super) fn decode(mut r: In<'_>, mut charge: Charge) -> Result<Trace, Bad> {
     let meta = serde_json::from_slice(r.blob()?).map_err(|_| Bad)?;
     let report = serde_json::from_slice(r.blob()?).map_err(|_| Bad)?;
     let bytes = r.blob()?.to_vec();
@@ -300,7 +300,7 @@ fn model_bytes(e: &EventTable, f: &FlowTable, a: &ArgTables, arena: &TextArena) 
     let events = b(&e.ts_ns) * 4 + b(&e.name) * 2 + b(&e.cat) + b(&e.phase);
     let flows = b(&f.cat) + b(&f.id) + b(&f.end) + b(&f.ts_ns) + b(&f.track);
     let args = b(&a.op)
-        + b(&a.kernel)
+        + a.kernel.heap_bytes()
         + b(&a.transfer)
         + b(&a.sync)
         + b(&a.memory)
@@ -494,11 +494,13 @@ fn decode_op(r: &mut In<'_>, lim: &Limits) -> Result<Vec<OpArgs>, Bad> {
         .collect())
 }
 
-/// The kernel arguments.
-fn decode_kernel(r: &mut In<'_>, lim: &Limits) -> Result<Vec<KernelArgs>, Bad> {
+/// The kernel arguments: the kernels' events and configuration indices, then the
+/// distinct configurations.
+fn decode_kernel(r: &mut In<'_>, lim: &Limits) -> Result<KernelTable, Bad> {
     let event = arg_events(r, lim)?;
-    let n = event.len();
-    let device = r.col_of(n, |v: i64| v)?;
+    let launch_of = r.col_of(event.len(), |v: u32| v)?;
+    let device = r.col(|v: i64| v)?;
+    let n = device.len();
     let stream = r.col_of(n, |v: i64| v)?;
     let mut dims: Vec<Vec<u32>> = Vec::with_capacity(6);
     for _ in 0..6 {
@@ -510,9 +512,8 @@ fn decode_kernel(r: &mut In<'_>, lim: &Limits) -> Result<Vec<KernelArgs>, Bad> {
     for _ in 0..3 {
         floats.push(checked(r.col_of(n, |v: u64| v)?, f32_of)?);
     }
-    Ok((0..n)
-        .map(|i| KernelArgs {
-            event: event[i],
+    let launches = (0..n)
+        .map(|i| KernelLaunch {
             device: device[i],
             stream: stream[i],
             grid: [dims[0][i], dims[2][i], dims[4][i]],
@@ -523,7 +524,8 @@ fn decode_kernel(r: &mut In<'_>, lim: &Limits) -> Result<Vec<KernelArgs>, Bad> {
             warps_per_sm: floats[1][i],
             est_achieved_occupancy_pct: floats[2][i],
         })
-        .collect())
+        .collect();
+    KernelTable::from_columns(event, launch_of, launches).ok_or(Bad)
 }
 
 /// The memory-instant arguments.

@@ -20,6 +20,7 @@
 
 mod codec;
 mod format;
+mod pages;
 
 use std::fs::{File, OpenOptions};
 use std::hash::{Hash, Hasher};
@@ -34,7 +35,7 @@ use crate::read::ReadOptions;
 use crate::TraceResult;
 
 /// The version of the entry layout; an entry of another version is a miss.
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
 /// The first bytes of every entry.
 const MAGIC: &[u8; 8] = b"KSTRACE\0";
 /// The file name extension of entries.
@@ -276,11 +277,11 @@ impl Entry {
     fn load(&self, opts: &ReadOptions) -> Option<Trace> {
         let mut file = File::open(&self.file).ok()?;
         let trace = match mapped(&file, opts) {
-            Some(map) => self.decode(&map, opts),
+            Some(map) => self.decode(&map, true, opts),
             None => {
                 let mut bytes = Vec::new();
                 file.read_to_end(&mut bytes).ok()?;
-                self.decode(&bytes, opts)
+                self.decode(&bytes, false, opts)
             }
         };
         if trace.is_some() {
@@ -290,17 +291,36 @@ impl Entry {
     }
 
     /// The trace in the bytes of an entry file, if they are one for this source.
-    fn decode(&self, bytes: &[u8], opts: &ReadOptions) -> Option<Trace> {
+    /// `mapped`: `bytes` are a mapping of the file, read a window at a time.
+    fn decode(&self, bytes: &[u8], mapped: bool, opts: &ReadOptions) -> Option<Trace> {
+        let reader = |b| {
+            if mapped {
+                codec::In::mapped(b)
+            } else {
+                codec::In::new(b)
+            }
+        };
         let (rest, crc) = bytes.split_at_checked(bytes.len().checked_sub(4)?)?;
-        let mut r = codec::In::new(rest);
-        let ours = r.take(MAGIC.len()).ok()? == MAGIC
-            && r.num::<u32>().ok()? == FORMAT_VERSION
-            && r.blob().ok()? == self.header;
-        let intact = crc32fast::hash(rest).to_le_bytes() == crc;
-        if !(ours && intact) {
+        let ours = |r: &mut codec::In<'_>| {
+            r.take(MAGIC.len()).ok() == Some(MAGIC)
+                && r.num::<u32>().ok() == Some(FORMAT_VERSION)
+                && r.blob().ok() == Some(&self.header[..])
+        };
+        if !ours(&mut reader(rest)) {
             return None;
         }
-        format::decode(r.rest(), Charge::new(&opts.budget)).ok()
+        let mut hasher = crc32fast::Hasher::new();
+        let mut pass = reader(rest);
+        while !pass.is_done() {
+            let n = pass.rest().len().min(pages::WINDOW);
+            hasher.update(pass.take(n).ok()?);
+        }
+        if hasher.finalize().to_le_bytes() != crc {
+            return None;
+        }
+        let mut r = reader(rest);
+        ours(&mut r);
+        format::decode(r, Charge::new(&opts.budget)).ok()
     }
 
     /// Write `trace`, read from `source`, as this entry: to a temporary file in the cache
@@ -310,17 +330,7 @@ impl Entry {
         if Stamp::of(source).as_ref() != Some(&self.stamp) {
             return;
         }
-        let Ok(body) = format::encode(trace) else {
-            return;
-        };
         let _ = std::fs::create_dir_all(&self.dir);
-        let mut head = codec::Out::default();
-        head.bytes.extend_from_slice(MAGIC);
-        head.num(FORMAT_VERSION);
-        head.blob(&self.header);
-        let mut crc = crc32fast::Hasher::new();
-        crc.update(&head.bytes);
-        crc.update(&body);
         let nanos = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -332,9 +342,14 @@ impl Entry {
             .create_new(true)
             .open(&tmp)
             .and_then(|mut f| {
-                f.write_all(&head.bytes)?;
-                f.write_all(&body)?;
-                f.write_all(&crc.finalize().to_le_bytes())
+                let mut out = codec::Out::to(&mut f);
+                out.bytes_raw(MAGIC);
+                out.num(FORMAT_VERSION);
+                out.blob(&self.header);
+                let encoded = format::encode(trace, &mut out);
+                let crc = out.finish()?;
+                encoded.map_err(|_| std::io::Error::other("not encodable"))?;
+                f.write_all(&crc.to_le_bytes())
             });
         if written.is_err() || std::fs::rename(&tmp, &self.file).is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -344,8 +359,9 @@ impl Entry {
     }
 }
 
-/// The entry file mapped into memory, its pages read ahead, when `opts.mmap` allows it:
-/// a hit then costs no copy of the file, only the copies into the model's columns.
+/// The entry file mapped into memory, when `opts.mmap` allows it: a hit then costs no
+/// copy of the file, only the copies into the model's columns, and holds a window of the
+/// file at a time ([`pages::Window`]).
 fn mapped(file: &File, opts: &ReadOptions) -> Option<memmap2::Mmap> {
     if !opts.mmap {
         return None;
@@ -354,7 +370,7 @@ fn mapped(file: &File, opts: &ReadOptions) -> Option<memmap2::Mmap> {
     // (it writes a new file and renames it onto the entry's name). Another program
     // truncating the entry while it is mapped would raise SIGBUS, the risk
     // `ReadOptions::mmap` documents for inputs and lets callers turn off.
-    unsafe { memmap2::MmapOptions::new().populate().map(file) }.ok()
+    unsafe { memmap2::MmapOptions::new().map(file) }.ok()
 }
 
 /// One file of a cache folder: an entry, or a temporary file being written.

@@ -4,6 +4,7 @@
 //! Texts that analyses group by (shapes, types, stacks) are kept as interned raw JSON
 //! text; [`parse_dims`] turns an `Input Dims` text into shapes.
 
+pub use super::kernel_table::{KernelArgs, KernelLaunch, KernelTable};
 use super::{EventId, StrId};
 
 /// Arguments of a CPU operator or annotation.
@@ -27,31 +28,6 @@ pub struct OpArgs {
     pub sequence_number: i64,
     /// `Fwd thread id`, or -1.
     pub fwd_thread_id: i64,
-}
-
-/// Arguments of a GPU kernel.
-#[derive(Clone, Debug, PartialEq)]
-pub struct KernelArgs {
-    /// The event.
-    pub event: EventId,
-    /// CUDA device ordinal (`device`), or -1.
-    pub device: i64,
-    /// CUDA stream (`stream`), or -1.
-    pub stream: i64,
-    /// Launch grid `[x, y, z]` (zeros when absent).
-    pub grid: [u32; 3],
-    /// Launch block `[x, y, z]` (zeros when absent).
-    pub block: [u32; 3],
-    /// `registers per thread`, or 0.
-    pub registers_per_thread: u32,
-    /// `shared memory` in bytes, or 0.
-    pub shared_memory: u64,
-    /// `blocks per SM`; `None` when absent or written as `"inf"`.
-    pub blocks_per_sm: Option<f32>,
-    /// `warps per SM`; `None` when absent or not a number.
-    pub warps_per_sm: Option<f32>,
-    /// `est. achieved occupancy %` (0–100); `None` when absent or negative (unknown).
-    pub est_achieved_occupancy_pct: Option<f32>,
 }
 
 /// Arguments of a GPU memcpy or memset.
@@ -144,8 +120,8 @@ pub struct PythonArgs {
 pub struct ArgTables {
     /// Operator and annotation arguments.
     pub op: Vec<OpArgs>,
-    /// Kernel arguments.
-    pub kernel: Vec<KernelArgs>,
+    /// Kernel arguments, launch configurations stored once ([`KernelTable`]).
+    pub kernel: KernelTable,
     /// Memcpy and memset arguments.
     pub transfer: Vec<TransferArgs>,
     /// Synchronisation event arguments.
@@ -171,8 +147,11 @@ macro_rules! lookup {
 }
 
 impl ArgTables {
+    /// The kernel arguments recorded for `event`, if any.
+    pub fn kernel_of(&self, event: EventId) -> Option<KernelArgs> {
+        self.kernel.of(event)
+    }
     lookup!(op_of, op, OpArgs);
-    lookup!(kernel_of, kernel, KernelArgs);
     lookup!(transfer_of, transfer, TransferArgs);
     lookup!(sync_of, sync, SyncArgs);
     lookup!(memory_of, memory, MemoryArgs);

@@ -20,6 +20,7 @@ mod events;
 mod flows;
 mod idmap;
 mod index;
+mod kernel_table;
 mod key_averages;
 mod links;
 mod meta;

@@ -166,7 +166,7 @@ impl TraceBuilder {
         grow(&mut e.external_id, n, c)?;
         grow(&mut e.correlation, n, c)?;
         let (a, d) = (&seg.args, &mut t.args);
-        grow(&mut d.kernel, a.kernel.len(), c)?;
+        d.kernel.reserve_for(&a.kernel, c)?;
         grow(&mut d.transfer, a.transfer.len(), c)?;
         grow(&mut d.sync, a.sync.len(), c)?;
         grow(&mut d.memory, a.memory.len(), c)?;
@@ -208,10 +208,7 @@ impl TraceBuilder {
         dst.correlation.extend_from_slice(&src.correlation);
         let a = &seg.args;
         let d = &mut t.args;
-        d.kernel.extend(a.kernel.iter().map(|k| KernelArgs {
-            event: ev(k.event),
-            ..k.clone()
-        }));
+        d.kernel.extend_shifted(&a.kernel, off);
         d.transfer.extend(a.transfer.iter().map(|k| TransferArgs {
             event: ev(k.event),
             ..k.clone()

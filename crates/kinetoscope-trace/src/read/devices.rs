@@ -84,7 +84,7 @@ fn agent_map(t: &Trace) -> Vec<GpuAgent> {
             agents.insert(device);
         }
     }
-    agents.extend(t.args.kernel.iter().map(|k| k.device));
+    agents.extend(t.args.kernel.launches().iter().map(|k| k.device));
     agents.extend(t.args.transfer.iter().map(|k| k.device));
     agents.retain(|&a| a >= 0);
     if agents.is_empty() || agents.contains(&0) || agents.len() > ids.len() {
@@ -127,9 +127,7 @@ fn apply(t: &mut Trace, map: &[GpuAgent]) {
             renumber(device);
         }
     }
-    for k in &mut t.args.kernel {
-        renumber(&mut k.device);
-    }
+    t.args.kernel.map_launches(|k| renumber(&mut k.device));
     for x in &mut t.args.transfer {
         renumber(&mut x.device);
     }

@@ -294,12 +294,31 @@ fn title(before: &[&str]) -> Option<String> {
     (!text.is_empty()).then(|| text.join("\n"))
 }
 
+/// The header row's columns. PyTorch separates columns by two spaces and right-aligns a
+/// header in its column's width, but a header longer than its column (`CUDA time avg` in a
+/// 12-wide column, 2.11 with device columns) pushes the ones after it right: then the
+/// headers are the row's two-space-separated words, when there is one per column.
 fn header_columns(line: &str, bounds: &[(usize, usize)]) -> Vec<TableColumn> {
+    let words: Vec<&str> = line
+        .split("  ")
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .collect();
+    let sliced = |i: usize, b: &(usize, usize)| slice(line, *b, i + 1 == bounds.len());
+    let overflow = bounds
+        .iter()
+        .enumerate()
+        .any(|(i, b)| !words.contains(&sliced(i, b)));
     bounds
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            let header = slice(line, *b, i + 1 == bounds.len()).to_owned();
+            let header = if overflow && words.len() == bounds.len() {
+                words[i]
+            } else {
+                sliced(i, b)
+            };
+            let header = header.to_owned();
             let unit = unit_of(&header);
             TableColumn { header, unit }
         })

@@ -369,15 +369,17 @@ impl Segment {
         match kind {
             CategoryKind::Kernel => self.args.kernel.push(KernelArgs {
                 event,
-                device: a.device.unwrap_or(-1),
-                stream: a.stream.unwrap_or(-1),
-                grid: a.grid.unwrap_or_default(),
-                block: a.block.unwrap_or_default(),
-                registers_per_thread: a.registers.unwrap_or(0),
-                shared_memory: a.shared_memory.unwrap_or(0),
-                blocks_per_sm: a.blocks_per_sm,
-                warps_per_sm: a.warps_per_sm,
-                est_achieved_occupancy_pct: a.occupancy,
+                launch: KernelLaunch {
+                    device: a.device.unwrap_or(-1),
+                    stream: a.stream.unwrap_or(-1),
+                    grid: a.grid.unwrap_or_default(),
+                    block: a.block.unwrap_or_default(),
+                    registers_per_thread: a.registers.unwrap_or(0),
+                    shared_memory: a.shared_memory.unwrap_or(0),
+                    blocks_per_sm: a.blocks_per_sm,
+                    warps_per_sm: a.warps_per_sm,
+                    est_achieved_occupancy_pct: a.occupancy,
+                },
             }),
             CategoryKind::GpuMemcpy | CategoryKind::GpuMemset => {
                 self.args.transfer.push(TransferArgs {

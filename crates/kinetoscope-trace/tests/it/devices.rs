@@ -38,7 +38,7 @@ fn read(top: &str, devices: &[String], events: &[String]) -> Trace {
 
 /// The devices of the kernel args and of the GPU tracks.
 fn kernel_devices(t: &Trace) -> Vec<i64> {
-    let mut v: Vec<i64> = t.args.kernel.iter().map(|k| k.device).collect();
+    let mut v: Vec<i64> = t.args.kernel.iter().map(|k| k.launch.device).collect();
     for track in &t.tracks.list {
         if let TrackKind::GpuStream { device, .. } = track.kind {
             v.push(device);

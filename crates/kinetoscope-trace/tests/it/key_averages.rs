@@ -193,3 +193,62 @@ fn hostile_tables_are_errors_or_counted_never_panics() {
         let _ = parse(&HEADER[..cut], false);
     }
 }
+
+/// Tables with device columns printed by CUDA PyTorch 2.11 on an H100, where the
+/// `CUDA time avg` header overflows its column: every column is named as printed, no row
+/// is skipped, and each row's numbers agree with each other (average × calls = total,
+/// within the printed precision), which they would not if the headers were shifted.
+#[test]
+fn h100_tables_with_an_overflowing_header_read_every_row() {
+    let dir = fixtures_dir().join("key_averages/h100-torch2.11");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 6);
+    for path in files {
+        let table = read_key_averages(&path, &strict()).unwrap();
+        let headers: Vec<&str> = table.columns.iter().map(|c| c.header.as_str()).collect();
+        for h in [
+            "Name",
+            "Self CUDA",
+            "Self CUDA %",
+            "CUDA total",
+            "CUDA time avg",
+            "CPU Mem",
+            "Self CUDA Mem",
+            "# of Calls",
+        ] {
+            assert!(headers.contains(&h), "{}: {headers:?}", path.display());
+        }
+        assert_eq!(table.skipped_rows, 0, "{}", path.display());
+        assert!(table.rows.len() >= 10, "{}", path.display());
+        let ns = |row: &kinetoscope_trace::TableRow, h: &str| match &row.cells
+            [table.column(h).unwrap()]
+        {
+            Cell::Duration(ns) => *ns as f64,
+            other => panic!("{}: {h}: {other:?}", path.display()),
+        };
+        for row in &table.rows {
+            let calls = row.cells[table.column("# of Calls").unwrap()]
+                .count()
+                .unwrap() as f64;
+            for (avg, total) in [
+                ("CPU time avg", "CPU total"),
+                ("CUDA time avg", "CUDA total"),
+            ] {
+                let (a, t) = (ns(row, avg), ns(row, total));
+                // Each is printed to 3 decimals of its own unit: allow 1 ns per call
+                // plus the rounding of the total.
+                assert!(
+                    (a * calls - t).abs() <= t * 0.0005 + calls + 1.0,
+                    "{}: {}: {avg} {a} × {calls} vs {total} {t}",
+                    path.display(),
+                    row.name()
+                );
+            }
+        }
+    }
+}

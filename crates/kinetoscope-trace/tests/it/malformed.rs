@@ -185,8 +185,8 @@ fn bare_na_is_read_as_null() {
         assert_eq!(names(&t), ["a", "k", "c"], "gz={gz}");
         // The arguments after the bare token are still read.
         assert_eq!(t.args.kernel.len(), 1);
-        assert_eq!(t.args.kernel[0].device, 0);
-        assert_eq!(t.args.kernel[0].stream, 7);
+        assert_eq!(t.args.kernel.get(0).unwrap().launch.device, 0);
+        assert_eq!(t.args.kernel.get(0).unwrap().launch.stream, 7);
         assert_eq!(t.events.correlation[1], 42);
     });
     assert_one_defect_at_event_1(&text, DefectKind::BareToken);

@@ -138,8 +138,8 @@ pub fn check_against_sql(path: &Path) {
         }
     }
     let mut got_dev: BTreeMap<i64, (u64, i64)> = BTreeMap::new();
-    for k in &t.args.kernel {
-        let s = got_dev.entry(k.device).or_default();
+    for k in t.args.kernel.iter() {
+        let s = got_dev.entry(k.launch.device).or_default();
         s.0 += 1;
         s.1 += t.events.dur_ns[k.event.index()];
     }

@@ -380,7 +380,6 @@ impl<'c> Loader<'c> {
             .and_then(|()| grow(&mut e.cat, 1, c))
             .and_then(|()| grow(&mut e.phase, 1, c))
             .and_then(|()| grow(&mut e.track, 1, c))
-            .and_then(|()| grow(&mut e.external_id, 1, c))
             .and_then(|()| grow(&mut e.correlation, 1, c));
         if let Err(err) = grown {
             return Err(self.oom(err));
@@ -392,7 +391,6 @@ impl<'c> Loader<'c> {
         e.cat.push(cat);
         e.phase.push(Phase::Complete);
         e.track.push(track);
-        e.external_id.push(0);
         e.correlation.push(correlation);
         self.trace.categories.add_count(cat, 1);
         Ok(EventId(n as u32))
@@ -713,9 +711,7 @@ impl<'c> Loader<'c> {
         g: &GpuRow,
         (grid, block, registers, shared): ([u32; 3], [u32; 3], u32, u64),
     ) -> TraceResult<()> {
-        self.grow_args(|a| &mut a.kernel)?;
-        self.trace.args.kernel.push(KernelArgs {
-            event,
+        let launch = KernelLaunch {
             device: g.device,
             stream: g.stream,
             grid,
@@ -725,8 +721,13 @@ impl<'c> Loader<'c> {
             blocks_per_sm: None,
             warps_per_sm: None,
             est_achieved_occupancy_pct: None,
-        });
-        Ok(())
+        };
+        let t = &mut self.trace;
+        let pushed = t
+            .args
+            .kernel
+            .push_charged(KernelArgs { event, launch }, &mut t.charge);
+        pushed.map_err(|e| self.oom(e))
     }
 
     /// An `ENUM_*` table as id → (name, label).
@@ -1047,9 +1048,17 @@ impl<'c> Loader<'c> {
         let cuda = !self.info.missing.contains(&NsysFeature::CudaTrace);
         self.trace.meta.gpu_vendor =
             (cuda || !self.trace.meta.devices.is_empty()).then_some(GpuVendor::Nvidia);
+        // nsys has no operator ids: the column is all zeros, allocated zeroed at the end
+        // so that its pages are never written (and never resident).
+        let n = self.trace.events.len();
+        let zeros = (n as u64).saturating_mul(8);
+        if let Err(e) = self.trace.charge.take(zeros) {
+            return Err(self.oom(e));
+        }
+        self.trace.events.external_id = vec![0; n];
         self.trace.meta.nsys = Some(self.info);
         let path = self.path;
-        let elements = self.trace.events.len() as u64;
+        let elements = n as u64;
         let mut b = TraceBuilder::new(self.trace);
         b.meta = self.meta;
         b.elements = elements;
