@@ -216,7 +216,7 @@ fn write_args(b: &mut Vec<u8>, trace: &Trace, e: EventId) -> io::Result<()> {
     if ev.external_id[i] != 0 {
         fields.push(("External id", ev.external_id[i].to_string()));
     }
-    if let Some(k) = trace.args.kernel_of(e) {
+    if let Some(k) = trace.args.kernel_of(e).map(|k| k.launch) {
         fields.push(("device", k.device.to_string()));
         fields.push(("stream", k.stream.to_string()));
         fields.push(("grid", format!("{:?}", k.grid)));

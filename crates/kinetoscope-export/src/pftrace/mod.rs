@@ -290,7 +290,7 @@ fn annotations(t: &mut Message, trace: &Trace, e: EventId) {
                 .string(annotation::STRING_VALUE, value);
         });
     };
-    if let Some(k) = trace.args.kernel_of(e) {
+    if let Some(k) = trace.args.kernel_of(e).map(|k| k.launch) {
         string(t, 1, &format!("{:?}", k.grid));
         string(t, 2, &format!("{:?}", k.block));
     }
