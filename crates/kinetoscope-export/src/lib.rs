@@ -4,3 +4,5 @@
 //!
 //! An exporter is a front end: it takes its decisions (which steps, which ranks, which
 //! clock offsets) from the engine and never parses a trace itself.
+
+pub mod trim;
