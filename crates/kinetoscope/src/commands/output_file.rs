@@ -83,6 +83,17 @@ fn via_link(out: &Path, input: &Path) -> bool {
 /// file in `out`'s folder renamed onto it, or in place when `out` is a device or FIFO.
 /// Tell stderr where it went.
 pub fn write(flag: &str, out: &Path, reads: &[PathBuf], contents: &[u8]) -> anyhow::Result<()> {
+    write_with(flag, out, reads, |w| Ok(w.write_all(contents)?))
+}
+
+/// [`write`] with the contents streamed by `fill` into the file (a large output never
+/// whole in memory); when `fill` fails, `out` is left as it was.
+pub fn write_with<T>(
+    flag: &str,
+    out: &Path,
+    reads: &[PathBuf],
+    fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     check(flag, out, reads)?;
     let cannot = || format!("{flag} {}: cannot write", out.display());
     let dir = folder_of(out);
@@ -92,18 +103,21 @@ pub fn write(flag: &str, out: &Path, reads: &[PathBuf], contents: &[u8]) -> anyh
         out.display(),
         dir.display()
     );
-    match fs::metadata(out) {
+    let value = match fs::metadata(out) {
         Ok(m) if !m.is_file() => {
-            let mut f = fs::OpenOptions::new()
+            let f = fs::OpenOptions::new()
                 .write(true)
                 .open(out)
                 .with_context(cannot)?;
-            f.write_all(contents).with_context(cannot)?;
+            let mut w = std::io::BufWriter::new(f);
+            let value = fill(&mut w).with_context(cannot)?;
+            w.flush().with_context(cannot)?;
+            value
         }
-        existing => replace(out, existing.ok(), contents).with_context(cannot)?,
-    }
+        existing => replace(out, existing.ok(), fill).with_context(cannot)?,
+    };
     message(&format!("wrote {}", out.display()));
-    Ok(())
+    Ok(value)
 }
 
 /// The folder `out` is (or would be) in.
@@ -114,9 +128,13 @@ fn folder_of(out: &Path) -> &Path {
     }
 }
 
-/// Write `contents` to a new temporary file beside `out` (with `out`'s permissions when
-/// it exists, else the umask's), then rename it onto `out`.
-fn replace(out: &Path, existing: Option<Metadata>, contents: &[u8]) -> std::io::Result<()> {
+/// Write what `fill` writes to a new temporary file beside `out` (with `out`'s
+/// permissions when it exists, else the umask's), then rename it onto `out`.
+fn replace<T>(
+    out: &Path,
+    existing: Option<Metadata>,
+    fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     let mut builder = tempfile::Builder::new();
     builder.prefix(".kinetoscope-").suffix(".tmp");
     #[cfg(unix)]
@@ -127,11 +145,15 @@ fn replace(out: &Path, existing: Option<Metadata>, contents: &[u8]) -> std::io::
     #[cfg(unix)]
     builder.permissions(default_mode);
     let mut tmp = builder.tempfile_in(folder_of(out))?;
-    tmp.write_all(contents)?;
-    tmp.flush()?;
+    let value = {
+        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+        let value = fill(&mut w)?;
+        w.flush()?;
+        value
+    };
     if let Some(m) = existing {
         tmp.as_file().set_permissions(m.permissions())?;
     }
     tmp.persist(out).map_err(|e| e.error)?;
-    Ok(())
+    Ok(value)
 }
