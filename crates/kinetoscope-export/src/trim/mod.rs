@@ -46,8 +46,10 @@ pub enum TrimError {
     #[error(transparent)]
     Read(#[from] TraceError),
     /// The steps asked for are not in the trace.
-    #[error("no ProfilerStep#{first}..#{last} in this trace (it has {found})")]
+    #[error("{}: no ProfilerStep#{first}..#{last} in this trace (it has {found})", path.display())]
     NoSteps {
+        /// The trace.
+        path: PathBuf,
         /// First step asked for.
         first: i64,
         /// Last step asked for.
@@ -147,8 +149,9 @@ impl TrimInput {
         self.text.path()
     }
 
-    /// Write the trimmed trace into `out`.
-    pub fn write(&self, opts: &TrimOptions, out: &mut dyn Write) -> Result<TrimReport, TrimError> {
+    /// The window `opts` keep (`None`: every time) and the names of the steps in it;
+    /// an error when the steps asked for are not in the trace.
+    pub fn window(&self, opts: &TrimOptions) -> Result<(Option<Window>, Vec<String>), TrimError> {
         let trace = &self.trace;
         let mut steps = Vec::new();
         let mut window = None;
@@ -161,6 +164,13 @@ impl TrimInput {
             let w = window::time_window(trace, range);
             window = Some(window.map_or(w, |s| window::intersect(s, w)));
         }
+        Ok((window, steps))
+    }
+
+    /// Write the trimmed trace into `out`.
+    pub fn write(&self, opts: &TrimOptions, out: &mut dyn Write) -> Result<TrimReport, TrimError> {
+        let trace = &self.trace;
+        let (window, steps) = self.window(opts)?;
         let text = self.text.bytes();
         let base = trace.meta.base_time_ns.unwrap_or(0);
         let recs = select::record(self.text.spans()?, text, base);

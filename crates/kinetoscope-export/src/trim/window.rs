@@ -99,6 +99,7 @@ pub fn steps_window(trace: &Trace, first: i64, last: i64) -> Result<(Window, Vec
         .collect();
     if source != StepSource::ProfilerStep || kept.is_empty() {
         return Err(TrimError::NoSteps {
+            path: trace.path.clone(),
             first,
             last,
             found: match (numbers.iter().min(), numbers.iter().max()) {

@@ -120,6 +120,7 @@ fn trim_one(
     opts: &TrimOptions,
     reads: &[PathBuf],
 ) -> anyhow::Result<TrimReport> {
+    input.window(opts)?;
     let gzip = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
     output_file::write_with("-o", out, reads, |w: &mut dyn Write| {
         if gzip {
