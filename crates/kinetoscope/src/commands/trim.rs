@@ -139,7 +139,7 @@ fn summary(r: &TrimReport) -> String {
     let mut s = format!(
         "{}: kept {} of {} events ({} → {})",
         r.input.display(),
-        r.elements_written,
+        r.elements_written - r.repairs.overlap_threads_added,
         r.elements_read,
         size_text(r.bytes_read),
         size_text(r.bytes_written),
