@@ -179,7 +179,8 @@ mod tests {
 
     #[test]
     fn valid_events_are_copied_unchanged() {
-        let ev = r#"{"ph": "X", "name": "a\"b\\c\u00e9", "ts": -1.5e3, "args": {"x": [true, null]}}"#;
+        let ev =
+            r#"{"ph": "X", "name": "a\"b\\c\u00e9", "ts": -1.5e3, "args": {"x": [true, null]}}"#;
         let (out, f) = fixed(ev, None);
         assert_eq!(out, ev);
         assert!(f.is_empty());

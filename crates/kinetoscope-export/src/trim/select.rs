@@ -263,7 +263,11 @@ fn keep_bound_flows(recs: &Records<'_>, keep: &mut [bool]) -> u64 {
     let items = &recs.items;
     // Per track: kept slices by start, with the running maximum of their ends.
     let mut slices: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
-    for (r, _) in items.iter().zip(keep.iter()).filter(|(r, k)| **k && r.ph == b'X') {
+    for (r, _) in items
+        .iter()
+        .zip(keep.iter())
+        .filter(|(r, k)| **k && r.ph == b'X')
+    {
         if let Some(ts) = r.ts {
             slices.entry(r.track).or_default().push((ts, ts + r.dur));
         }
@@ -299,4 +303,3 @@ fn keep_bound_flows(recs: &Records<'_>, keep: &mut [bool]) -> u64 {
     }
     dropped
 }
-

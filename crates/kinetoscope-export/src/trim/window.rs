@@ -90,7 +90,11 @@ impl Window {
 
 /// The window of steps `first..=last` (step numbers as written): from the first kept
 /// step's start to the last one's end.
-pub fn steps_window(trace: &Trace, first: i64, last: i64) -> Result<(Window, Vec<String>), TrimError> {
+pub fn steps_window(
+    trace: &Trace,
+    first: i64,
+    last: i64,
+) -> Result<(Window, Vec<String>), TrimError> {
     let (steps, source) = find_steps(trace);
     let numbers: Vec<i64> = steps.iter().filter_map(|s| s.number).collect();
     let kept: Vec<_> = steps
@@ -109,7 +113,11 @@ pub fn steps_window(trace: &Trace, first: i64, last: i64) -> Result<(Window, Vec
         });
     }
     let start_ns = kept.iter().map(|s| s.start_ns).min().unwrap_or(0);
-    let end_ns = kept.iter().map(|s| s.start_ns + s.dur_ns).max().unwrap_or(0);
+    let end_ns = kept
+        .iter()
+        .map(|s| s.start_ns + s.dur_ns)
+        .max()
+        .unwrap_or(0);
     let names = kept.iter().map(|s| s.name.clone()).collect();
     Ok((Window { start_ns, end_ns }, names))
 }

@@ -31,7 +31,10 @@ pub fn write(
     overlaps: &Overlaps,
     out: &mut dyn Write,
 ) -> io::Result<Written> {
-    let mut out = Counting { inner: out, bytes: 0 };
+    let mut out = Counting {
+        inner: out,
+        bytes: 0,
+    };
     let mut w = Written::default();
     out.write_all(recs.prefix)?;
     let mut fixed = Vec::new();

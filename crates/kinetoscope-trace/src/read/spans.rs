@@ -335,14 +335,18 @@ mod tests {
         assert_eq!(prefix, br#"{"a": 1, "traceEvents": ["#);
         assert_eq!(suffix.unwrap(), br#"], "b": [2]}"#);
         assert_eq!(items.len(), 2);
-        let SpanItem::Event(e) = &items[0] else { panic!() };
+        let SpanItem::Event(e) = &items[0] else {
+            panic!()
+        };
         assert_eq!(e.ph, b'X');
         assert_eq!(e.ts_ns, Some(1500));
         assert_eq!(e.dur_ns, 2000);
         assert_eq!(e.correlation, Some(7));
         assert!(e.bytes(text).starts_with(b"{\"ph\": \"X\""));
         assert!(e.bytes(text).ends_with(b"7}}"));
-        let SpanItem::Event(m) = &items[1] else { panic!() };
+        let SpanItem::Event(m) = &items[1] else {
+            panic!()
+        };
         let t = m.meta_text.unwrap();
         assert_eq!(&text[t.start..t.end], b"main");
         let (s, e2) = value_range(e.bytes(text), "tid").unwrap();

@@ -41,7 +41,11 @@ pub fn run(args: TrimArgs) -> anyhow::Result<ExitCode> {
             }
             reports.push(trim_one(&input, &args.output, &opts, &reads)?);
         }
-        Input::RankFolder { dir, traces, skipped } => {
+        Input::RankFolder {
+            dir,
+            traces,
+            skipped,
+        } => {
             note_skipped(&skipped);
             let out_dir = output_folder(&dir, &args.output)?;
             for path in traces {
@@ -121,7 +125,9 @@ fn trim_one(
     reads: &[PathBuf],
 ) -> anyhow::Result<TrimReport> {
     input.window(opts)?;
-    let gzip = out.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    let gzip = out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
     output_file::write_with("-o", out, reads, |w: &mut dyn Write| {
         if gzip {
             let mut z = GzEncoder::new(w, flate2::Compression::default());

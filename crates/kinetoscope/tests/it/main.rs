@@ -49,4 +49,5 @@ mod ranks;
 mod report;
 mod serve;
 mod tables;
+mod trim;
 mod views;
