@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use kinetoscope_engine::Engine;
 use kinetoscope_trace::read::spans::TraceText;
 use kinetoscope_trace::{Trace, TraceError};
+use window::TraceFacts;
 
 pub use repair::JsonFixes;
 pub use window::{TimePoint, TimeRange, Window};
@@ -113,9 +114,10 @@ pub struct TrimReport {
     pub bytes_written: u64,
 }
 
-/// One trace to trim: its model (for the decisions) and its text (for the bytes).
+/// One trace to trim: what its model says (for the decisions) and its text (for the
+/// bytes). The model itself is not kept.
 pub struct TrimInput {
-    trace: Trace,
+    facts: TraceFacts,
     text: TraceText,
 }
 
@@ -129,19 +131,22 @@ impl TrimInput {
         if let Some(p) = progress {
             p.finish();
         }
-        let trace = trace?;
+        let facts = TraceFacts::of(&trace?);
         let text = TraceText::open(path)?;
-        Ok(Self { trace, text })
+        Ok(Self { facts, text })
     }
 
     /// A trace already read and its text (bytes in memory, an upload).
-    pub fn from_parts(trace: Trace, text: TraceText) -> Self {
-        Self { trace, text }
+    pub fn from_parts(trace: &Trace, text: TraceText) -> Self {
+        Self {
+            facts: TraceFacts::of(trace),
+            text,
+        }
     }
 
     /// The rank the reader decided.
     pub fn rank(&self) -> Option<i64> {
-        self.trace.meta.rank.as_ref().map(|r| r.value)
+        self.facts.rank
     }
 
     /// The input's path.
@@ -152,16 +157,16 @@ impl TrimInput {
     /// The window `opts` keep (`None`: every time) and the names of the steps in it;
     /// an error when the steps asked for are not in the trace.
     pub fn window(&self, opts: &TrimOptions) -> Result<(Option<Window>, Vec<String>), TrimError> {
-        let trace = &self.trace;
+        let facts = &self.facts;
         let mut steps = Vec::new();
         let mut window = None;
         if let Some((first, last)) = opts.steps {
-            let (w, names) = window::steps_window(trace, first, last)?;
+            let (w, names) = window::steps_window(facts, first, last)?;
             window = Some(w);
             steps = names;
         }
         if let Some(range) = &opts.time {
-            let w = window::time_window(trace, range);
+            let w = window::time_window(facts, range);
             window = Some(window.map_or(w, |s| window::intersect(s, w)));
         }
         Ok((window, steps))
@@ -169,11 +174,9 @@ impl TrimInput {
 
     /// Write the trimmed trace into `out`.
     pub fn write(&self, opts: &TrimOptions, out: &mut dyn Write) -> Result<TrimReport, TrimError> {
-        let trace = &self.trace;
         let (window, steps) = self.window(opts)?;
         let text = self.text.bytes();
-        let base = trace.meta.base_time_ns.unwrap_or(0);
-        let recs = select::record(self.text.spans()?, text, base);
+        let recs = select::record(self.text.spans()?, text, self.facts.base_ns);
         let filter = select::Filter {
             window,
             kernels_only: opts.kernels_only,

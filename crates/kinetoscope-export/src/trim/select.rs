@@ -201,7 +201,8 @@ pub struct Filter {
 pub struct Kept {
     /// One flag per record.
     pub keep: Vec<bool>,
-    /// Flow elements dropped because another end of the same flow was not kept.
+    /// Flow elements dropped because another end of the same flow was not kept (flows
+    /// none of whose ends were kept are not counted).
     pub flows_dropped: u64,
 }
 
@@ -249,7 +250,7 @@ pub fn decide(recs: &Records<'_>, filter: &Filter) -> Kept {
     let flows_dropped = if class_ok(Class::Flow) {
         keep_bound_flows(recs, &mut keep)
     } else {
-        items.iter().filter(|r| r.class == Class::Flow).count() as u64
+        0
     };
     Kept {
         keep,
@@ -258,7 +259,7 @@ pub fn decide(recs: &Records<'_>, filter: &Filter) -> Kept {
 }
 
 /// Keep the flows every end of which lies on a kept slice of its track (start ≤ ts ≤
-/// end); count the flow elements dropped.
+/// end); count the elements of the flows dropped although some end was bound.
 fn keep_bound_flows(recs: &Records<'_>, keep: &mut [bool]) -> u64 {
     let items = &recs.items;
     // Per track: kept slices by start, with the running maximum of their ends.
@@ -288,17 +289,21 @@ fn keep_bound_flows(recs: &Records<'_>, keep: &mut [bool]) -> u64 {
         i > 0 && v[i - 1].1 >= ts
     };
     // A flow is `(cat text, id)`; it is kept when all its ends are bound.
-    let mut whole: FxHashMap<(u16, i64), bool> = FxHashMap::default();
+    // Per flow: (every end bound, some end bound).
+    let mut ends: FxHashMap<(u16, i64), (bool, bool)> = FxHashMap::default();
     let flow_key = |r: &Record| (r.cat, r.key.unwrap_or(i64::MIN));
     for r in items.iter().filter(|r| r.class == Class::Flow) {
         let b = bound(r);
-        *whole.entry(flow_key(r)).or_insert(true) &= b;
+        let e = ends.entry(flow_key(r)).or_insert((true, false));
+        e.0 &= b;
+        e.1 |= b;
     }
     let mut dropped = 0;
     for (r, k) in items.iter().zip(keep.iter_mut()) {
         if r.class == Class::Flow {
-            *k = whole.get(&flow_key(r)).copied().unwrap_or(false);
-            dropped += u64::from(!*k);
+            let (all, some) = ends.get(&flow_key(r)).copied().unwrap_or((false, false));
+            *k = all;
+            dropped += u64::from(some && !all);
         }
     }
     dropped

@@ -4,10 +4,41 @@
 
 use std::str::FromStr;
 
-use kinetoscope_analysis::steps::{find_steps, StepSource};
+use std::path::PathBuf;
+
+use kinetoscope_analysis::steps::{find_steps, Step, StepSource};
 use kinetoscope_trace::Trace;
 
 use super::TrimError;
+
+/// What a trim takes from a trace's model, so the model can be dropped before the
+/// text is walked: its steps (the analysis crate's), first event, time base and rank.
+#[derive(Clone, Debug)]
+pub struct TraceFacts {
+    /// The trace's path.
+    pub path: PathBuf,
+    /// Its steps and where they came from.
+    pub steps: (Vec<Step>, StepSource),
+    /// The start of its first complete event (model clock, ns).
+    pub origin_ns: i64,
+    /// `baseTimeNanoseconds` (0 when absent).
+    pub base_ns: i64,
+    /// The rank the reader decided.
+    pub rank: Option<i64>,
+}
+
+impl TraceFacts {
+    /// The facts of `trace`.
+    pub fn of(trace: &Trace) -> Self {
+        Self {
+            path: trace.path.clone(),
+            steps: find_steps(trace),
+            origin_ns: trace.span_ns().map_or(0, |(lo, _)| lo),
+            base_ns: trace.meta.base_time_ns.unwrap_or(0),
+            rank: trace.meta.rank.as_ref().map(|r| r.value),
+        }
+    }
+}
 
 /// A point of a `--time` range.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -91,19 +122,19 @@ impl Window {
 /// The window of steps `first..=last` (step numbers as written): from the first kept
 /// step's start to the last one's end.
 pub fn steps_window(
-    trace: &Trace,
+    facts: &TraceFacts,
     first: i64,
     last: i64,
 ) -> Result<(Window, Vec<String>), TrimError> {
-    let (steps, source) = find_steps(trace);
+    let (steps, source) = &facts.steps;
     let numbers: Vec<i64> = steps.iter().filter_map(|s| s.number).collect();
     let kept: Vec<_> = steps
         .iter()
         .filter(|s| s.number.is_some_and(|n| first <= n && n <= last))
         .collect();
-    if source != StepSource::ProfilerStep || kept.is_empty() {
+    if *source != StepSource::ProfilerStep || kept.is_empty() {
         return Err(TrimError::NoSteps {
-            path: trace.path.clone(),
+            path: facts.path.clone(),
             first,
             last,
             found: match (numbers.iter().min(), numbers.iter().max()) {
@@ -122,13 +153,11 @@ pub fn steps_window(
     Ok((Window { start_ns, end_ns }, names))
 }
 
-/// The window of a `--time` range in `trace`.
-pub fn time_window(trace: &Trace, range: &TimeRange) -> Window {
-    let origin = trace.span_ns().map_or(0, |(lo, _)| lo);
-    let base = trace.meta.base_time_ns.unwrap_or(0);
+/// The window of a `--time` range in a trace.
+pub fn time_window(facts: &TraceFacts, range: &TimeRange) -> Window {
     let at = |p: TimePoint| match p {
-        TimePoint::FromStart(ns) => origin.saturating_add(ns),
-        TimePoint::Written(ns) => base.saturating_add(ns),
+        TimePoint::FromStart(ns) => facts.origin_ns.saturating_add(ns),
+        TimePoint::Written(ns) => facts.base_ns.saturating_add(ns),
     };
     Window {
         start_ns: at(range.start),

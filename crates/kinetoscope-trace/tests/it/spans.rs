@@ -2,8 +2,8 @@
 //! the text `serde_json` finds for it, the text around the array is the rest of the
 //! file, and the element count is the normal read's.
 
-use kinetoscope_trace::read::spans::{value_range, SpanItem, TraceText};
 use kinetoscope_trace::read::read_trace;
+use kinetoscope_trace::read::spans::{value_range, SpanItem, TraceText};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -56,6 +56,9 @@ fn spans_are_the_elements_serde_json_finds() {
         let ev = &text[s..e];
         let (a, b) = value_range(ev, "ph").unwrap();
         let first: serde_json::Value = serde_json::from_str(raw.events[0].get()).unwrap();
-        assert_eq!(std::str::from_utf8(&ev[a..b]).unwrap(), first["ph"].to_string());
+        assert_eq!(
+            std::str::from_utf8(&ev[a..b]).unwrap(),
+            first["ph"].to_string()
+        );
     }
 }

@@ -26,11 +26,15 @@ pub fn run(args: TrimArgs) -> anyhow::Result<ExitCode> {
         kernels_only: args.kernels_only,
         drop_stacks: args.drop_stacks,
     };
-    let reads = output_file::files_read(&args.path, []);
+    let opened = open_path(&args.path)?;
+    // Trim reads the trace files only (not the files beside them other views pair).
+    let mut reads = opened.trace_files();
+    reads.push(args.path.clone());
     let mut reports = Vec::new();
     let mut failed = false;
-    match open_path(&args.path)? {
+    match opened {
         Input::File(path) => {
+            output_file::check("-o", &args.output, &reads)?;
             let input = TrimInput::open(&engine, &path)?;
             if !args.ranks.is_empty() && !input.rank().is_some_and(|r| args.ranks.contains(&r)) {
                 anyhow::bail!(

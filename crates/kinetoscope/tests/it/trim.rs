@@ -345,6 +345,11 @@ fn refuses_to_overwrite_the_input() {
         run.stderr
     );
     assert_eq!(std::fs::read(&copy).unwrap(), before);
+    // A new file beside the input is fine (trim reads no other file of the folder).
+    let run = kinetoscope(dir.path(), &["trim", "t.json", "-o", "t2.json"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let run = kinetoscope(dir.path(), &["trim", "t.json", "-o", "t2.json"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
     let run = kinetoscope(
         dir.path(),
         &[
