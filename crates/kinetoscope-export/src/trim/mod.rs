@@ -176,7 +176,8 @@ impl TrimInput {
     pub fn write(&self, opts: &TrimOptions, out: &mut dyn Write) -> Result<TrimReport, TrimError> {
         let (window, steps) = self.window(opts)?;
         let text = self.text.bytes();
-        let recs = select::record(self.text.spans()?, text, self.facts.base_ns);
+        let release = |upto| self.text.release(upto);
+        let recs = select::record(self.text.spans()?, text, self.facts.base_ns, &release);
         let filter = select::Filter {
             window,
             kernels_only: opts.kernels_only,

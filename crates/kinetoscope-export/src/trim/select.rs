@@ -87,9 +87,19 @@ pub struct Records<'a> {
     pub bare: bool,
 }
 
+/// Bytes walked between two calls of `record`'s `release`.
+const RELEASE_EVERY: usize = 64 << 20;
+
 /// Record every element of `spans`; `base_ns` is added to written `ts` values (the
-/// trace's `baseTimeNanoseconds`, as the model does).
-pub fn record<'a>(mut spans: EventSpans<'a>, text: &'a [u8], base_ns: i64) -> Records<'a> {
+/// trace's `baseTimeNanoseconds`, as the model does). `release(upto)` is told, every
+/// 64 MiB, that the text before `upto` was walked.
+pub fn record<'a>(
+    mut spans: EventSpans<'a>,
+    text: &'a [u8],
+    base_ns: i64,
+    release: &dyn Fn(usize),
+) -> Records<'a> {
+    let mut released = 0;
     let mut items = Vec::new();
     let mut tracks = Vec::new();
     let mut ids: FxHashMap<(RawId<'a>, RawId<'a>), u32> = FxHashMap::default();
@@ -101,6 +111,14 @@ pub fn record<'a>(mut spans: EventSpans<'a>, text: &'a [u8], base_ns: i64) -> Re
         IdValue::Str(s) => RawId::Str(&text[s.start..s.end]),
     };
     for item in spans.by_ref() {
+        let at = match &item {
+            SpanItem::Event(e) => e.start,
+            SpanItem::Malformed { start, .. } => *start,
+        };
+        if at - released >= RELEASE_EVERY {
+            release(at);
+            released = at;
+        }
         let e = match item {
             SpanItem::Event(e) => e,
             SpanItem::Malformed { start, end } => {

@@ -87,6 +87,22 @@ impl TraceText {
         }
     }
 
+    /// Drop the pages before `upto` from the resident set when the text is a mapped
+    /// file (a walk calls it as it advances; a later read of those bytes faults them
+    /// back in from the page cache). Nothing for text held in memory.
+    pub fn release(&self, upto: usize) {
+        if let Text::Mapped(map) = &self.text {
+            let len = upto.min(map.len()) / 4096 * 4096;
+            if len > 0 {
+                // SAFETY: DONTNEED on a read-only file mapping only drops resident
+                // pages; a later read faults them back in from the page cache.
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, len)
+                };
+            }
+        }
+    }
+
     /// The path it came from (or the name it was given).
     pub fn path(&self) -> &Path {
         &self.path
