@@ -27,6 +27,8 @@
 //! - [`nsys`]: Nsight Systems exports: every view, numbers against SQL, the environment
 //!   kept private (a planted canary), inputs unchanged, `.nsys-rep` refused with the
 //!   export command.
+//! - [`trim`]: `trim` against an independent `serde_json` reading of the input: the
+//!   events a step window keeps, byte-for-byte copies, repairs, ranks, refusals.
 //! - [`hostile`]: bad and hostile input, generated at test time, one module per class.
 
 mod browser;
