@@ -9,9 +9,11 @@
 //!   as threads, the events written and the launch → GPU flows.
 //! - [`merge`]: the merged Chrome JSON (plain or gzip), streamed.
 //! - [`pftrace`]: the Perfetto protobuf writer.
+//! - [`trim`]: a smaller, repaired Kineto trace whose kept events are the input's bytes.
 
 pub mod layout;
 pub mod merge;
 pub mod pftrace;
+pub mod trim;
 
 pub use layout::MergeInput;

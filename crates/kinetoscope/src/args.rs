@@ -214,6 +214,69 @@ pub enum Command {
     /// files are kept there and read back while the file is unchanged; `--no-cache` on
     /// a command, or KINETOSCOPE_NO_CACHE=1, turns it off.
     Cache(CacheArgs),
+    /// Cut a smaller trace that Perfetto or chrome://tracing can open: the events of
+    /// some steps (`--steps 3..5`) or of a time window, optionally only the GPU's or
+    /// without Python frames. Kept events are the input's bytes; invalid JSON and
+    /// overlapping slices are repaired and counted (docs/trim.md). A rank folder gives
+    /// a folder of trimmed files.
+    Trim(TrimArgs),
+}
+
+/// `kinetoscope trim`'s arguments.
+#[derive(Debug, Args, Clone)]
+pub struct TrimArgs {
+    /// A Kineto trace (.json or .json.gz) or a rank folder.
+    pub path: PathBuf,
+    /// Where to write: a file (gzip when it ends in .gz) for a trace, a folder (created
+    /// if missing; one file per kept rank, names kept) for a rank folder.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Keep the steps ProfilerStep#A to #B (inclusive, numbers as written in the
+    /// trace): `3..5`, or one step `4`. GPU work they launched is kept even when it runs
+    /// past their end.
+    #[arg(long, value_parser = parse_steps)]
+    pub steps: Option<(i64, i64)>,
+    /// Keep events starting in a time window: `A..B` in ms after the trace's first
+    /// event, or `ts` values as written in the file with a `us` suffix
+    /// (`1700000us..1750000us`).
+    #[arg(long)]
+    pub time: Option<kinetoscope_export::trim::TimeRange>,
+    /// With a rank folder: keep these ranks only (as the reader decided them:
+    /// distributedInfo, else the file name), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub ranks: Vec<i64>,
+    /// Keep only GPU activities (kernels, memcpy, memset, GPU annotations, syncs) and
+    /// the metadata naming processes and threads.
+    #[arg(long)]
+    pub kernels_only: bool,
+    /// Drop the Python frames of with_stack traces (`python_function` events), which
+    /// are most of their size.
+    #[arg(long)]
+    pub drop_stacks: bool,
+    /// What to print: a summary on stderr (`table`), or the trim reports as JSON on
+    /// stdout.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: Format,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
+}
+
+/// `3..5` or `4`: a range of step numbers.
+fn parse_steps(s: &str) -> Result<(i64, i64), String> {
+    let num = |t: &str| {
+        t.trim()
+            .parse::<i64>()
+            .map_err(|_| format!("`{s}`: expected A..B or N (step numbers)"))
+    };
+    let (a, b) = match s.split_once("..") {
+        Some((a, b)) => (num(a)?, num(b.trim_start_matches('='))?),
+        None => (num(s)?, num(s)?),
+    };
+    if b < a {
+        return Err(format!("`{s}`: the last step is before the first"));
+    }
+    Ok((a, b))
 }
 
 /// `kinetoscope cache`'s arguments.

@@ -18,6 +18,7 @@ pub mod pickle;
 pub mod pstats;
 mod segment;
 mod sniff;
+pub mod spans;
 mod timeline;
 mod timeline_rows;
 mod toplevel;

@@ -20,3 +20,4 @@ mod nsys;
 mod pstats;
 mod shared_corpus;
 mod snapshot;
+mod spans;

@@ -15,6 +15,7 @@ mod sample;
 mod serve;
 mod summary;
 pub(crate) mod tables;
+mod trim;
 mod views;
 
 use std::path::Path;
@@ -53,6 +54,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Explain(a)) => explain::run(a),
         Some(Command::Serve(a)) => serve::run(a),
         Some(Command::Cache(a)) => cache::run(a),
+        Some(Command::Trim(a)) => trim::run(a),
         None => report::run(cli.report),
     }
 }

@@ -83,17 +83,17 @@ fn via_link(out: &Path, input: &Path) -> bool {
 /// file in `out`'s folder renamed onto it, or in place when `out` is a device or FIFO.
 /// Tell stderr where it went.
 pub fn write(flag: &str, out: &Path, reads: &[PathBuf], contents: &[u8]) -> anyhow::Result<()> {
-    write_with(flag, out, reads, |w| w.write_all(contents))
+    write_with(flag, out, reads, |w| Ok(w.write_all(contents)?))
 }
 
-/// [`write`] with the contents streamed by `fill` into the file, never held
-/// whole in memory.
-pub fn write_with(
+/// [`write`] with the contents streamed by `fill` into the file (a large output never
+/// whole in memory); when `fill` fails, `out` is left as it was.
+pub fn write_with<T>(
     flag: &str,
     out: &Path,
     reads: &[PathBuf],
-    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> anyhow::Result<()> {
+    fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     check(flag, out, reads)?;
     let cannot = || format!("{flag} {}: cannot write", out.display());
     let dir = folder_of(out);
@@ -103,18 +103,21 @@ pub fn write_with(
         out.display(),
         dir.display()
     );
-    match fs::metadata(out) {
+    let value = match fs::metadata(out) {
         Ok(m) if !m.is_file() => {
-            let mut f = fs::OpenOptions::new()
+            let f = fs::OpenOptions::new()
                 .write(true)
                 .open(out)
                 .with_context(cannot)?;
-            fill(&mut f).with_context(cannot)?;
+            let mut w = std::io::BufWriter::new(f);
+            let value = fill(&mut w).with_context(cannot)?;
+            w.flush().with_context(cannot)?;
+            value
         }
         existing => replace(out, existing.ok(), fill).with_context(cannot)?,
-    }
+    };
     message(&format!("wrote {}", out.display()));
-    Ok(())
+    Ok(value)
 }
 
 /// The folder `out` is (or would be) in.
@@ -125,13 +128,13 @@ fn folder_of(out: &Path) -> &Path {
     }
 }
 
-/// Write what `fill` writes to a new temporary file beside `out` (with `out`'s permissions when
-/// it exists, else the umask's), then rename it onto `out`.
-fn replace(
+/// Write what `fill` writes to a new temporary file beside `out` (with `out`'s
+/// permissions when it exists, else the umask's), then rename it onto `out`.
+fn replace<T>(
     out: &Path,
     existing: Option<Metadata>,
-    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+    fill: impl FnOnce(&mut dyn Write) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     let mut builder = tempfile::Builder::new();
     builder.prefix(".kinetoscope-").suffix(".tmp");
     #[cfg(unix)]
@@ -142,11 +145,15 @@ fn replace(
     #[cfg(unix)]
     builder.permissions(default_mode);
     let mut tmp = builder.tempfile_in(folder_of(out))?;
-    fill(tmp.as_file_mut())?;
-    tmp.as_file_mut().flush()?;
+    let value = {
+        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+        let value = fill(&mut w)?;
+        w.flush()?;
+        value
+    };
     if let Some(m) = existing {
         tmp.as_file().set_permissions(m.permissions())?;
     }
     tmp.persist(out).map_err(|e| e.error)?;
-    Ok(())
+    Ok(value)
 }

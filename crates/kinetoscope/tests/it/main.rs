@@ -28,6 +28,8 @@
 //!   kept private (a planted canary), inputs unchanged, `.nsys-rep` refused with the
 //!   export command.
 //! - [`merge`]: `merge` in each format, read back; outputs refused before reading.
+//! - [`trim`]: `trim` against an independent `serde_json` reading of the input: the
+//!   events a step window keeps, byte-for-byte copies, repairs, ranks, refusals.
 //! - [`hostile`]: bad and hostile input, generated at test time, one module per class.
 
 mod browser;
@@ -51,4 +53,5 @@ mod ranks;
 mod report;
 mod serve;
 mod tables;
+mod trim;
 mod views;

@@ -1,0 +1,398 @@
+//! `kinetoscope trim`: the kept events checked against an independent reading of the
+//! input with `serde_json` (which events a step window keeps, by the documented rule),
+//! the output read back by both `serde_json` and kinetoscope's reader, every kept event
+//! not repaired found byte for byte in the input, repairs on a synthetic defective trace
+//! (`tests/fixtures/trim/README.md`), rank folders, and refused or unreadable inputs.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use kinetoscope_analysis::steps::find_steps;
+use kinetoscope_trace::read::{read_trace, ReadOptions};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::common::{fixtures, kinetoscope, rank_folder};
+
+/// ResNet-50 on a V100, PyTorch 1.9: six steps (5 to 10), kernels, `async` flows.
+fn multi_step() -> PathBuf {
+    fixtures().join("worker0.1623143089861.pt.trace.json.gz")
+}
+
+/// The synthetic trace with one of each defect.
+fn defective() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trim/defective.json")
+}
+
+/// A file's text, inflated when gzip.
+fn text(path: &Path) -> String {
+    let raw = std::fs::read(path).unwrap();
+    if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(&raw[..])
+            .read_to_string(&mut s)
+            .unwrap();
+        s
+    } else {
+        String::from_utf8(raw).unwrap()
+    }
+}
+
+#[derive(Deserialize)]
+struct RawTrace<'a> {
+    #[serde(borrow, rename = "traceEvents")]
+    events: Vec<&'a RawValue>,
+}
+
+/// Each element of `traceEvents` as its exact text.
+fn raw_events(text: &str) -> Vec<&str> {
+    let t: RawTrace<'_> = serde_json::from_str(text).expect("valid JSON");
+    t.events.into_iter().map(RawValue::get).collect()
+}
+
+/// Run `trim` with `args` into `out` under `dir`, with `--format json`; its reports.
+fn trim(dir: &Path, input: &Path, out: &str, args: &[&str]) -> Vec<Value> {
+    let mut all = vec![
+        "trim",
+        input.to_str().unwrap(),
+        "-o",
+        out,
+        "--format",
+        "json",
+    ];
+    all.extend_from_slice(args);
+    let run = kinetoscope(dir, &all);
+    run.json().as_array().expect("an array of reports").clone()
+}
+
+fn cat(e: &Value) -> &str {
+    e["cat"].as_str().unwrap_or("")
+}
+
+fn ph(e: &Value) -> &str {
+    e["ph"].as_str().unwrap_or("")
+}
+
+fn is_gpu(c: &str) -> bool {
+    matches!(
+        c,
+        "Kernel" | "kernel" | "Memcpy" | "gpu_memcpy" | "Memset" | "gpu_memset"
+    )
+}
+
+/// The events that the step-window rule keeps from `events` (ts in µs): host events
+/// starting in `[lo, hi)`, GPU activities whose runtime call (by correlation) does.
+fn expected_kept(events: &[Value], lo: f64, hi: f64) -> Vec<&Value> {
+    let inside = |e: &Value| e["ts"].as_f64().is_some_and(|t| lo <= t && t < hi);
+    let mut launches: HashMap<i64, bool> = HashMap::new();
+    for e in events
+        .iter()
+        .filter(|e| matches!(cat(e), "Runtime" | "cuda_runtime"))
+    {
+        if let Some(c) = e["args"]["correlation"].as_i64() {
+            launches.insert(c, inside(e));
+        }
+    }
+    events
+        .iter()
+        .filter(|e| match ph(e) {
+            "M" => true,
+            "s" | "f" | "t" => false,
+            _ if is_gpu(cat(e)) => match e["args"]["correlation"].as_i64() {
+                Some(c) if launches.contains_key(&c) => launches[&c],
+                _ => inside(e),
+            },
+            _ => inside(e),
+        })
+        .collect()
+}
+
+#[test]
+fn steps_keep_exactly_the_events_of_those_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = trim(dir.path(), &multi_step(), "out.json", &["--steps", "6..7"]);
+    assert_eq!(
+        reports[0]["steps"],
+        serde_json::json!(["ProfilerStep#6", "ProfilerStep#7"])
+    );
+    let input = text(&multi_step());
+    let output = text(&dir.path().join("out.json"));
+    assert!(
+        output.len() * 2 < input.len(),
+        "{} vs {}",
+        output.len(),
+        input.len()
+    );
+
+    // Independent: the window from the input's ProfilerStep#6 and #7, then the rule.
+    let events: Vec<Value> = raw_events(&input)
+        .iter()
+        .map(|r| serde_json::from_str(r).unwrap())
+        .collect();
+    let steps: Vec<&Value> = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e["name"].as_str(),
+                Some("ProfilerStep#6" | "ProfilerStep#7")
+            )
+        })
+        .collect();
+    let lo = steps
+        .iter()
+        .map(|e| e["ts"].as_f64().unwrap())
+        .fold(f64::MAX, f64::min);
+    let hi = steps
+        .iter()
+        .map(|e| e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap())
+        .fold(f64::MIN, f64::max);
+    let expected = expected_kept(&events, lo, hi);
+    let kept: Vec<Value> = raw_events(&output)
+        .iter()
+        .map(|r| serde_json::from_str(r).unwrap())
+        .collect();
+    let non_flow: Vec<&Value> = kept
+        .iter()
+        .filter(|e| !matches!(ph(e), "s" | "f"))
+        .collect();
+    assert_eq!(non_flow.len(), expected.len());
+    let names = |v: &[&Value]| {
+        let mut n: Vec<String> = v
+            .iter()
+            .map(|e| format!("{}|{}|{}", e["name"], e["ts"], e["tid"]))
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(&non_flow), names(&expected));
+    // GPU work launched in step 7 and running past its end is kept.
+    assert!(kept
+        .iter()
+        .any(|e| is_gpu(cat(e)) && e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap() > hi));
+    // Flows: both ends kept, or neither.
+    let mut ends: HashMap<(String, i64), usize> = HashMap::new();
+    for e in kept.iter().filter(|e| matches!(ph(e), "s" | "f")) {
+        *ends
+            .entry((cat(e).to_owned(), e["id"].as_i64().unwrap()))
+            .or_default() += 1;
+    }
+    assert!(!ends.is_empty());
+    assert!(ends.values().all(|&n| n == 2));
+
+    // Every kept event is the input's bytes (nothing was repaired here).
+    assert_eq!(reports[0]["elements_rewritten"], 0);
+    let originals: HashSet<&str> = raw_events(&input).into_iter().collect();
+    assert!(raw_events(&output).iter().all(|e| originals.contains(e)));
+    // The top-level keys are the input's, byte for byte.
+    let head = &input[..input.find("\"traceEvents\"").unwrap()];
+    assert!(output.starts_with(head));
+
+    // kinetoscope's reader agrees: the two steps, no defect.
+    let trace = read_trace(&dir.path().join("out.json"), &ReadOptions::default()).unwrap();
+    let (read_steps, _) = find_steps(&trace);
+    let numbers: Vec<_> = read_steps.iter().map(|s| s.number).collect();
+    assert_eq!(numbers, [Some(6), Some(7)]);
+    assert!(
+        trace.report.defects.is_empty(),
+        "{:?}",
+        trace.report.defects
+    );
+}
+
+#[test]
+fn repairs_are_the_only_rewritten_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = trim(dir.path(), &defective(), "out.json.gz", &[]);
+    let r = &reports[0];
+    let json = &r["repairs"]["json"];
+    assert_eq!(json["unescaped_quotes"], 2);
+    assert_eq!(json["invalid_escapes"], 2);
+    assert_eq!(json["control_chars"], 1);
+    assert_eq!(json["bare_values"], 1);
+    assert_eq!(r["repairs"]["moved_to_overlap_threads"], 1);
+    assert_eq!(r["repairs"]["overlap_threads_added"], 1);
+    assert_eq!(r["repairs"]["clipped_durations"], 1);
+    let input = text(&defective());
+    let output = text(&dir.path().join("out.json.gz"));
+    let events = raw_events(&output);
+    let parsed: Vec<Value> = events
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    let by_name = |n: &str| parsed.iter().find(|e| e["name"] == n).unwrap();
+    assert_eq!(by_name("aten::f(\"x\")")["ts"], 1002);
+    assert_eq!(by_name("load")["args"]["File"], "C:\\Users\\me");
+    assert_eq!(by_name("tab\there")["dur"], 2);
+    assert_eq!(by_name("b")["tid"], 11);
+    assert_eq!(by_name("k1")["dur"], 20);
+    let added = parsed
+        .iter()
+        .find(|e| e["tid"] == 11 && ph(e) == "M")
+        .unwrap();
+    assert_eq!(added["args"]["name"], "main (overlap)");
+    // Every other event is a substring of the input; the rewritten ones are not.
+    let unchanged = events.iter().filter(|e| input.contains(*e)).count();
+    assert_eq!(r["elements_rewritten"], 6);
+    assert_eq!(events.len() - unchanged, 6 + 1);
+    assert!(output.ends_with("], \"baseTimeNanoseconds\": 0, \"traceName\": \"defective.json\"}\n"));
+}
+
+#[test]
+fn step_of_the_defective_trace_keeps_late_gpu_work_it_launched() {
+    let dir = tempfile::tempdir().unwrap();
+    trim(dir.path(), &defective(), "one.json", &["--steps", "1"]);
+    let output = text(&dir.path().join("one.json"));
+    let names: Vec<String> = raw_events(&output)
+        .iter()
+        .map(|e| serde_json::from_str::<Value>(e).unwrap()["name"].to_string())
+        .collect();
+    assert!(names.contains(&"\"k1\"".to_owned()), "{names:?}");
+    assert!(!names.contains(&"\"k2\"".to_owned()), "{names:?}");
+}
+
+#[test]
+fn ranks_of_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = trim(
+        dir.path(),
+        &rank_folder(),
+        "out",
+        &["--ranks", "1", "--steps", "552"],
+    );
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0]["rank"], 1);
+    let files: Vec<_> = std::fs::read_dir(dir.path().join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(files, ["sampled_rank-1.json.gz"]);
+    let trace = read_trace(
+        &dir.path().join("out/sampled_rank-1.json.gz"),
+        &ReadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(trace.meta.rank.as_ref().map(|r| r.value), Some(1));
+    let (steps, _) = find_steps(&trace);
+    assert_eq!(
+        steps.iter().map(|s| s.number).collect::<Vec<_>>(),
+        [Some(552)]
+    );
+}
+
+#[test]
+fn kernels_only_keeps_gpu_activities_and_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let input_path = rank_folder().join("sampled_rank-0.json.gz");
+    trim(dir.path(), &input_path, "k.json", &["--kernels-only"]);
+    let input: Vec<Value> = raw_events(&text(&input_path))
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    let output: Vec<Value> = raw_events(&text(&dir.path().join("k.json")))
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    let gpu = |v: &[Value]| v.iter().filter(|e| is_gpu(cat(e)) || ph(e) == "M").count();
+    assert!(gpu(&input) > 100);
+    assert_eq!(output.len(), gpu(&input));
+    assert_eq!(gpu(&output), output.len());
+}
+
+#[test]
+fn drop_stacks_drops_python_frames_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let input_path = fixtures().join("torch-2.9.1_tb_w0.1795239753636344596.pt.trace.json.gz");
+    trim(dir.path(), &input_path, "s.json", &["--drop-stacks"]);
+    let count = |path: &Path| {
+        let events: Vec<Value> = raw_events(&text(path))
+            .iter()
+            .map(|e| serde_json::from_str(e).unwrap())
+            .collect();
+        let python = events
+            .iter()
+            .filter(|e| cat(e) == "python_function")
+            .count();
+        let other = events
+            .iter()
+            .filter(|e| cat(e) != "python_function" && !matches!(ph(e), "s" | "f"))
+            .count();
+        (python, other)
+    };
+    let (python_in, other_in) = count(&input_path);
+    let (python_out, other_out) = count(&dir.path().join("s.json"));
+    assert!(python_in > 500);
+    assert_eq!(python_out, 0);
+    assert_eq!(other_out, other_in);
+    assert!(
+        std::fs::metadata(dir.path().join("s.json")).unwrap().len() * 2
+            < text(&input_path).len() as u64
+    );
+}
+
+#[test]
+fn refuses_to_overwrite_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("t.json");
+    std::fs::copy(defective(), &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let run = kinetoscope(dir.path(), &["trim", "t.json", "-o", "t.json"]);
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr.contains("refusing to write over"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    // A new file beside the input is fine (trim reads no other file of the folder).
+    let run = kinetoscope(dir.path(), &["trim", "t.json", "-o", "t2.json"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let run = kinetoscope(dir.path(), &["trim", "t.json", "-o", "t2.json"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let run = kinetoscope(
+        dir.path(),
+        &[
+            "trim",
+            &rank_folder().to_string_lossy(),
+            "-o",
+            &rank_folder().to_string_lossy(),
+        ],
+    );
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr
+            .contains("refusing to write into the input folder"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn unreadable_input_and_missing_steps_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.json"), b"{\"traceEvents\": 7}").unwrap();
+    let run = kinetoscope(dir.path(), &["trim", "bad.json", "-o", "out.json"]);
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.contains("bad.json"), "{}", run.stderr);
+    assert!(!dir.path().join("out.json").exists());
+    let run = kinetoscope(
+        dir.path(),
+        &[
+            "trim",
+            &multi_step().to_string_lossy(),
+            "-o",
+            "out.json",
+            "--steps",
+            "50..60",
+        ],
+    );
+    assert_eq!(run.code, Some(2));
+    assert!(
+        run.stderr
+            .contains("worker0.1623143089861.pt.trace.json.gz: no ProfilerStep#50..#60"),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.path().join("out.json").exists());
+}
