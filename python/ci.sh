@@ -19,13 +19,12 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 py="$venv/bin/python"
 "$py" -m pip install -q maturin pytest pyarrow pandas
-# CPU torch for the capture tests (KINETOSCOPE_CI_TORCH=0 skips it). The CPU index may
-# be out of reach; PyPI's torch is the CUDA build (several GB): a failure is a warning.
-if [ "${KINETOSCOPE_CI_TORCH:-1}" != 0 ] && ! "$py" -c 'import torch' 2>/dev/null; then
+# Torch for the capture tests: the CPU build from PyTorch's index, else PyPI's (the CUDA
+# build, several GB, which runs on CPU too). The capture tests need it: no torch, no pass.
+if ! "$py" -c 'import torch' 2>/dev/null; then
   "$py" -m pip install -q --timeout 30 --retries 1 torch \
       --index-url https://download.pytorch.org/whl/cpu ||
-    "$py" -m pip install -q torch ||
-    echo "warning: torch could not be installed; tests that need it will say so" >&2
+    "$py" -m pip install -q torch
 fi
 
 # `maturin develop` installs into the active venv: activate it for this script only.
