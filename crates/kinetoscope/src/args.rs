@@ -227,8 +227,9 @@ pub enum Command {
 pub struct TrimArgs {
     /// A Kineto trace (.json or .json.gz) or a rank folder.
     pub path: PathBuf,
-    /// Where to write: a file (gzip when it ends in .gz) for a trace, a folder (created
-    /// if missing; one file per kept rank, names kept) for a rank folder.
+    /// Where to write: a file for a trace (gzip when it ends in .gz; Perfetto protobuf
+    /// when it ends in .pftrace), a folder (created if missing; one file per kept rank,
+    /// names kept) for a rank folder.
     #[arg(short, long)]
     pub output: PathBuf,
     /// Keep the steps ProfilerStep#A to #B (inclusive, numbers as written in the

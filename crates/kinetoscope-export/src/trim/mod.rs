@@ -17,10 +17,14 @@ pub mod writer;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use kinetoscope_engine::input::map_bytes;
 use kinetoscope_engine::Engine;
 use kinetoscope_trace::read::spans::TraceText;
+use kinetoscope_trace::read::ReadOptions;
 use kinetoscope_trace::{Trace, TraceError};
 use window::TraceFacts;
+
+use crate::MergeInput;
 
 pub use repair::JsonFixes;
 pub use window::{TimePoint, TimeRange, Window};
@@ -170,6 +174,35 @@ impl TrimInput {
             window = Some(window.map_or(w, |s| window::intersect(s, w)));
         }
         Ok((window, steps))
+    }
+
+    /// Write the trimmed trace into `out` as Perfetto protobuf: the trimmed JSON
+    /// ([`TrimInput::write`]) into memory, read back through the engine's reader with
+    /// `read`, then the protobuf writer (one process for the trace's rank). The report's
+    /// `bytes_written` is the protobuf's size.
+    pub fn write_pftrace(
+        &self,
+        opts: &TrimOptions,
+        read: &ReadOptions,
+        out: &mut dyn Write,
+    ) -> Result<TrimReport, TrimError> {
+        let mut json = Vec::new();
+        let mut report = self.write(opts, &mut json)?;
+        let name = self.path().display().to_string();
+        let rank = self.rank().unwrap_or(0);
+        let encoded = map_bytes(&name, &json, read, |trace| {
+            let mut buf = Vec::new();
+            let one = MergeInput {
+                rank,
+                trace,
+                offset_ns: 0,
+            };
+            crate::pftrace::write_pftrace(&[one], &mut buf).map(|_| buf)
+        });
+        let bytes = encoded.result??;
+        out.write_all(&bytes)?;
+        report.bytes_written = bytes.len() as u64;
+        Ok(report)
     }
 
     /// Write the trimmed trace into `out`.

@@ -208,3 +208,43 @@ fn spans_that_do_not_nest_go_to_lanes_and_keep_their_times() {
         "alternate spans beside the thread"
     );
 }
+
+/// `trim -o x.pftrace`: steps 6 and 7 of a real ResNet-50 trace (PyTorch 1.9, V100)
+/// trimmed to protobuf decode, with the published schema, to exactly the spans and
+/// instants of the same trim written as JSON and read back by kinetoscope's reader —
+/// and to fewer events than the whole trace has.
+#[test]
+fn a_trim_written_as_protobuf_decodes_to_the_trimmed_json() {
+    use kinetoscope_export::trim::{TrimInput, TrimOptions};
+    use kinetoscope_trace::read::{read_trace, read_trace_bytes, ReadOptions};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../kinetoscope-trace/tests/fixtures/worker0.1623143089861.pt.trace.json.gz");
+    let input = TrimInput::open(&kinetoscope_engine::Engine::default(), &path).expect("opens");
+    let opts = TrimOptions {
+        steps: Some((6, 7)),
+        ..TrimOptions::default()
+    };
+    let read = ReadOptions::default();
+    let mut json = Vec::new();
+    input.write(&opts, &mut json).expect("JSON trim");
+    let mut pf = Vec::new();
+    let report = input
+        .write_pftrace(&opts, &read, &mut pf)
+        .expect("protobuf trim");
+    assert_eq!(report.bytes_written, pf.len() as u64);
+    assert!(pf.len() < json.len(), "{} vs {}", pf.len(), json.len());
+
+    let trimmed = read_trace_bytes(std::path::Path::new("trim.json"), &json, &read).unwrap();
+    let want = written(&trimmed, 0);
+    let decoded = decode(&pf);
+    assert_eq!(decoded.ranks.len(), 1, "one process");
+    let (_, got) = decoded.ranks.values().next().unwrap();
+    assert_eq!(got, &want);
+    let whole = written(&read_trace(&path, &read).unwrap(), 0);
+    assert!(
+        !want.spans.is_empty() && want.spans.len() * 2 < whole.spans.len(),
+        "{} of {} spans",
+        want.spans.len(),
+        whole.spans.len()
+    );
+}

@@ -11,7 +11,7 @@ use flate2::write::GzEncoder;
 use kinetoscope_engine::input::{open_path, Input};
 use kinetoscope_engine::Engine;
 use kinetoscope_export::trim::{TrimInput, TrimOptions, TrimReport};
-use kinetoscope_trace::read::size_text;
+use kinetoscope_trace::read::{size_text, ReadOptions};
 
 use super::output::{message, note_skipped, write_stdout};
 use super::{engine, output_file};
@@ -129,6 +129,15 @@ fn trim_one(
     reads: &[PathBuf],
 ) -> anyhow::Result<TrimReport> {
     input.window(opts)?;
+    if out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("pftrace"))
+    {
+        let read = ReadOptions::default();
+        return output_file::write_with("-o", out, reads, |w: &mut dyn Write| {
+            Ok(input.write_pftrace(opts, &read, w)?)
+        });
+    }
     let gzip = out
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("gz"));

@@ -396,3 +396,34 @@ fn unreadable_input_and_missing_steps_name_the_file() {
     );
     assert!(!dir.path().join("out.json").exists());
 }
+
+/// `-o x.pftrace` writes what the export crate's protobuf trim writes (whose decoding
+/// with the published schema the export crate's tests check), smaller than the JSON.
+#[test]
+fn pftrace_output_is_the_export_crates_protobuf_trim() {
+    use kinetoscope_export::trim::{TrimInput, TrimOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let reports = trim(
+        dir.path(),
+        &multi_step(),
+        "out.pftrace",
+        &["--steps", "6..7"],
+    );
+    let written = std::fs::read(dir.path().join("out.pftrace")).unwrap();
+    assert_eq!(reports[0]["bytes_written"], written.len() as u64);
+    let input = TrimInput::open(&kinetoscope_engine::Engine::default(), &multi_step()).unwrap();
+    let opts = TrimOptions {
+        steps: Some((6, 7)),
+        ..TrimOptions::default()
+    };
+    let mut want = Vec::new();
+    input
+        .write_pftrace(&opts, &ReadOptions::default(), &mut want)
+        .unwrap();
+    assert_eq!(written, want);
+    trim(dir.path(), &multi_step(), "out.json", &["--steps", "6..7"]);
+    let json = std::fs::metadata(dir.path().join("out.json"))
+        .unwrap()
+        .len();
+    assert!((written.len() as u64) < json, "{} vs {json}", written.len());
+}
