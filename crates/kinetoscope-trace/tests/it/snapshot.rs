@@ -1,6 +1,7 @@
 //! The CUDA memory snapshot reader: every documented layout (fixtures written by
 //! `tests/fixtures/snapshots/make_snapshots.py`), refused opcodes, hostile input.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kinetoscope_trace::read::pickle::{unpickle, PickleError, REFUSED_OPCODES};
@@ -547,4 +548,53 @@ fn a_pickle_over_the_memory_budget_is_an_error_not_an_abort() {
         !matches!(e, kinetoscope_trace::TraceError::OutOfMemory { .. }),
         "{e}"
     );
+}
+
+/// Real snapshots recorded by `kinetoscope.capture` on an H100 (PyTorch 2.11, CUDA 13,
+/// one of them dumped by torch's out-of-memory observer): what the reader finds equals
+/// what Python's own `pickle` finds in the same files (`h100-torch2.11/reference.json`,
+/// made by `make_reference.py` there): segments, their sizes summed, blocks by state,
+/// the recorded history's actions, the OOM entry's size and the device's free memory.
+#[test]
+fn real_h100_snapshots_read_as_python_reads_them() {
+    let dir = dir().join("h100-torch2.11");
+    let reference: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("reference.json")).unwrap()).unwrap();
+    let want = reference.as_object().unwrap();
+    assert_eq!(want.len(), 3);
+    for (name, want) in want {
+        let s = read_snapshot(&dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut blocks: BTreeMap<String, u64> = BTreeMap::new();
+        for b in s.segments.iter().flat_map(|g| &g.blocks) {
+            *blocks.entry(text(&b.state)).or_default() += 1;
+        }
+        let entries: Vec<&TraceEntry> = s.device_traces.iter().flatten().flatten().collect();
+        let mut actions: BTreeMap<String, u64> = BTreeMap::new();
+        for e in &entries {
+            *actions.entry(text(&e.action)).or_default() += 1;
+        }
+        let oom = entries.iter().rev().find(|e| e.action == Action::Oom);
+        let got = serde_json::json!({
+            "segments": s.segments.len(),
+            "total_size": s.segments.iter().map(|g| g.total_size).sum::<u64>(),
+            "allocated_size": s.segments.iter().map(|g| g.allocated_size).sum::<u64>(),
+            "active_size": s.segments.iter().map(|g| g.active_size).sum::<u64>(),
+            "blocks_by_state": blocks,
+            "history_entries": entries.len(),
+            "actions": actions,
+            "last_action": entries.last().map(|e| text(&e.action)),
+            "oom_size": oom.map(|e| e.size),
+            "oom_device_free": oom.and_then(|e| e.device_free),
+        });
+        assert_eq!(&got, want, "{name}");
+    }
+}
+
+/// An enum's name as the snapshot writes it (`active_allocated`, `segment_free`).
+fn text<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .unwrap()
+        .as_str()
+        .expect("a known name")
+        .to_owned()
 }
