@@ -21,10 +21,13 @@ py="$venv/bin/python"
 "$py" -m pip install -q maturin pytest pyarrow pandas
 # Torch for the capture tests: the CPU build from PyTorch's index, else PyPI's (the CUDA
 # build, several GB, which runs on CPU too). The capture tests need it: no torch, no pass.
+cpu_index=https://download.pytorch.org/whl/cpu
 if ! "$py" -c 'import torch' 2>/dev/null; then
-  "$py" -m pip install -q --timeout 30 --retries 1 torch \
-      --index-url https://download.pytorch.org/whl/cpu ||
+  if curl -fsS -m 5 -o /dev/null "$cpu_index/torch/" 2>/dev/null; then
+    "$py" -m pip install -q torch --index-url "$cpu_index"
+  else
     "$py" -m pip install -q torch
+  fi
 fi
 
 # `maturin develop` installs into the active venv: activate it for this script only.
