@@ -141,16 +141,21 @@ def test_progress_lines_are_plain_off_a_terminal(recorded):
     assert lines[-1].startswith("[PROFILER:run] analysing: ")
 
 
-def test_kinetoscope_summary_reads_every_phase(recorded):
-    run, _ = recorded
+def summary_json(folder):
+    """`kinetoscope summary FOLDER --format json`, which must succeed, as a dict."""
     done = subprocess.run(
-        [kinetoscope_bin(), "summary", str(run.dir), "--format", "json"],
+        [kinetoscope_bin(), "summary", str(folder), "--format", "json"],
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+def test_kinetoscope_summary_reads_every_phase(recorded):
+    run, _ = recorded
+    doc = summary_json(run.dir)
     assert doc["layout"] == "run_folder"
     assert [(p["stage"], p["phase"]) for p in doc["phases"]] == [(1, "model_init"), (2, "train")]
     kinds = {p["phase"]: sorted({a["kind"] for a in p["artifacts"]}) for p in doc["phases"]}
@@ -309,14 +314,7 @@ def test_other_ranks_record_nothing_by_default_and_all_ranks_on_request(tmp_path
         "tables/stage1-model_init/prof_1_local_1_self_cpu_time_total.txt",
         "tables/stage2-train.cycle1/prof_1_local_1_self_cpu_time_total.txt",
     ]
-    done = subprocess.run(
-        [kinetoscope_bin(), "summary", str(run.dir), "--format", "json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)
+    doc = summary_json(run.dir)
     assert [p["phase"] for p in doc["phases"]] == ["model_init", "train"]
     assert [t["rank"] for t in doc["traces"]] == [1, 1]
     assert "kinetoscope report" in out.getvalue().splitlines()[-1]
