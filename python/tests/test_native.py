@@ -177,6 +177,19 @@ def test_parse_once(gpu):
     assert fresh.files_read == 1
 
 
+def test_documents_are_kept_per_view_and_keywords(gpu):
+    fresh = kinetoscope.open(GPU)
+    first = fresh.ops(top=3)
+    # A caller may change what it was given: the next call returns the document again.
+    first["traces"][0]["rows"].clear()
+    again = fresh.ops(top=3)
+    assert len(again["traces"][0]["rows"]) == 3
+    assert again == cli_json("ops", str(GPU), "--top", "3")
+    # Other keywords are another document.
+    assert len(fresh.ops(top=2)["traces"][0]["rows"]) == 2
+    assert len(fresh.table("ops", top=3)) == 3
+
+
 def test_parse_once_folder():
     t = kinetoscope.open(RANKS)
     assert t.files_read == 2

@@ -1,9 +1,11 @@
 //! `kinetoscope.Trace`: a path read once into the engine's trace cache; each view
 //! method computes its document from the traces in memory (the GIL released meanwhile)
-//! and returns it as Python objects, or as an Arrow table (`table`, `events`).
+//! and returns it as Python objects, or as an Arrow table (`table`, `events`). A
+//! document is computed once per view and keywords, then kept with the handle.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use kinetoscope_arrow::tables::{self, TABLES};
 use kinetoscope_arrow::value::Value;
@@ -42,6 +44,7 @@ pub struct Trace {
     cache: Arc<TraceCache>,
     path: PathBuf,
     summary: Value,
+    documents: Mutex<HashMap<String, Value>>,
 }
 
 impl Trace {
@@ -66,11 +69,35 @@ impl Trace {
             cache,
             path,
             summary: summary.map_err(Doc::err)?,
+            documents: Mutex::default(),
         })
     }
 
-    /// The document of `view` with the keywords `kw`, as a value.
+    /// The document of `view` with the keywords `kw`: computed on the first call with
+    /// these keywords, then the kept one.
     fn value(&self, py: Python<'_>, view: &str, kw: Option<&Bound<'_, PyDict>>) -> PyResult<Value> {
+        let key = document_key(view, kw)?;
+        if let Some(doc) = self.kept().get(&key) {
+            return Ok(doc.clone());
+        }
+        let doc = self.compute(py, view, kw)?;
+        self.kept().insert(key, doc.clone());
+        Ok(doc)
+    }
+
+    /// The documents computed so far (a poisoned lock only means a panic elsewhere;
+    /// the map itself is always whole).
+    fn kept(&self) -> std::sync::MutexGuard<'_, HashMap<String, Value>> {
+        self.documents.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The document of `view` with the keywords `kw`, computed from the traces.
+    fn compute(
+        &self,
+        py: Python<'_>,
+        view: &str,
+        kw: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Value> {
         macro_rules! doc {
             ($name:literal, $opts:expr, |$e:ident, $s:ident, $o:ident| $call:expr) => {{
                 let mut k = Kw::new($name, kw);
@@ -125,6 +152,19 @@ impl Trace {
     ) -> PyResult<Bound<'py, PyAny>> {
         convert::to_py(py, &self.value(py, view, kw)?)
     }
+}
+
+/// What identifies a document: the view and its keywords (sorted, each value by its
+/// `repr`, so `top=5` and `top=5` are one document and `top=5`, `top=6` two).
+fn document_key(view: &str, kw: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
+    let mut items = Vec::new();
+    if let Some(d) = kw {
+        for (k, v) in d.iter() {
+            items.push(format!("{}={}", k.str()?, v.repr()?));
+        }
+    }
+    items.sort();
+    Ok(format!("{view}({})", items.join(", ")))
 }
 
 /// A document, or why there is none.
