@@ -11,6 +11,7 @@ Measured, each as the best of N runs (HTA once: it takes minutes):
     five calls (get_temporal_breakdown, get_idle_time_breakdown, get_gpu_kernel_breakdown,
     get_comm_comp_overlap, get_cuda_kernel_launch_stats), with the child's peak RSS.
 
+HTA: `pip install HolisticTraceAnalysis psutil` (HTA imports psutil without declaring it).
 Make a large trace with `kinetoscope-synth --from SRC --size 1GiB --out TRACE`. Both
 kinetoscope sides run with KINETOSCOPE_NO_CACHE=1 (every read parses) and in the same
 build profile: compare a release wheel (`maturin develop --release`) with a release
@@ -75,7 +76,7 @@ def hta_child(trace: str) -> None:
 
 def run_hta(trace: str) -> tuple[dict, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    p = subprocess.run([sys.executable, __file__, trace, "--hta-child"], check=True, capture_output=True, text=True)
+    p = subprocess.run([sys.executable, __file__, trace, "--hta-child"], check=True, stdout=subprocess.PIPE, text=True)
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if rss <= before:
         rss = float("nan")  # an earlier child was larger: unknown
