@@ -105,9 +105,15 @@ def test_table_rows_equal_the_cli_json(name, opened):
     assert len(table.to_pandas()) == expected
 
 
-def test_a_table_without_rows_is_empty(gpu):
+def test_a_table_without_rows_is_empty(gpu, opened):
     assert gpu.check()["traces"][0]["defects"] == []
-    assert len(gpu.table("check")) == 0
+    empty = gpu.table("check")
+    assert len(empty) == 0
+    # Still the table's columns: those it has where it has rows.
+    full = opened[RECENT].table("check")
+    assert len(full) > 0
+    assert empty.column_names == full.column_names
+    assert len(empty.to_pandas().columns) == full.num_columns
 
 
 def test_ops_table_columns_and_values(gpu):

@@ -7,11 +7,13 @@
 //!   trace's `path` and `rank`.
 //! - [`rows`]: JSON rows (objects) to one [`RecordBatch`], nested objects flattened into
 //!   dotted column names, types inferred from the values.
+//! - [`empty`]: the columns of a table without rows (recorded from the fixtures).
 //! - [`events`]: a [`kinetoscope_trace::Trace`]'s event table as a batch (names and
 //!   categories as dictionary columns, times in int64 nanoseconds).
 //! - [`value`]: a document as JSON values whose objects keep their keys' order.
 //! - [`stream`]: batches as an `ArrowArrayStream` (the C stream interface).
 
+pub mod empty;
 pub mod events;
 pub mod rows;
 pub mod stream;

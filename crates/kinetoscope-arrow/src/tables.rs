@@ -200,9 +200,14 @@ pub fn rows(doc: &Value, spec: &TableSpec) -> Vec<Row> {
     out
 }
 
-/// The rows of `spec` in `doc`, as one batch.
+/// The rows of `spec` in `doc`, as one batch; without rows, a batch with the table's
+/// recorded columns ([`crate::empty`]).
 pub fn batch(doc: &Value, spec: &TableSpec) -> Result<RecordBatch, ArrowError> {
-    rows::batch(&rows(doc, spec))
+    let rows = rows(doc, spec);
+    if rows.is_empty() {
+        return crate::empty::batch(spec.name);
+    }
+    rows::batch(&rows)
 }
 
 fn walk(value: &Value, levels: &[Level], carried: &Row, out: &mut Vec<Row>) {
