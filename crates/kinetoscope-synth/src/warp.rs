@@ -59,7 +59,11 @@ impl Warp {
         let (mut s_end, mut prev) = (0i64, 0i64);
         for &(s, e) in sync {
             let arrive_slow = s_end + f.scale(s - prev, 1);
-            let arrive = if slow { arrive_slow } else { s_end + (s - prev) };
+            let arrive = if slow {
+                arrive_slow
+            } else {
+                s_end + (s - prev)
+            };
             s_end = arrive_slow + (e - s);
             knots.push((s, arrive));
             knots.push((e, s_end));

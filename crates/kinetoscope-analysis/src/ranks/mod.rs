@@ -804,11 +804,7 @@ fn stragglers(
     let part_medians: Vec<f64> = (0..8)
         .map(|p| median_f64(rows.iter().map(|r| r.mean_parts_ns.to_array()[p]).collect()))
         .collect();
-    let median_comm = median_f64(
-        rows.iter()
-            .map(|r| r.mean_parts_ns.communication)
-            .collect(),
-    );
+    let median_comm = median_f64(rows.iter().map(|r| r.mean_parts_ns.communication).collect());
     // Wait caused per rank, over the steps compared.
     let caused: Vec<f64> = match basis {
         StragglerBasis::CausedWait => caused.to_vec(),

@@ -17,7 +17,7 @@ type Call = (&'static str, &'static str, i64, i64);
 fn rank(r: i64, comm_us: i64, calls: &[Call]) -> RankSummary {
     let mut groups: Vec<String> = Vec::new();
     let mut names: Vec<String> = Vec::new();
-    let mut id = |table: &mut Vec<String>, s: &str| match table.iter().position(|x| x == s) {
+    let id = |table: &mut Vec<String>, s: &str| match table.iter().position(|x| x == s) {
         Some(i) => i as u32,
         None => {
             table.push(s.to_owned());
@@ -122,7 +122,12 @@ fn what_if_by_hand() {
         assert_eq!(r.straggler_basis, StragglerBasis::CausedWait, "{}", c.name);
         let s = r.stragglers.first().expect(c.name);
         assert_eq!(s.rank, 2, "{}", c.name);
-        assert_eq!(s.what_if_saving_per_step_ns, c.saving_us * 1e3, "{}", c.name);
+        assert_eq!(
+            s.what_if_saving_per_step_ns,
+            c.saving_us * 1e3,
+            "{}",
+            c.name
+        );
         assert_eq!(s.what_if_saving_ns, c.saving_us * 1e3, "{}", c.name);
         assert_eq!(s.what_if_collectives, c.collectives, "{}", c.name);
         assert_eq!(s.caused_wait_per_step_ns, c.caused_us * 1e3, "{}", c.name);
@@ -197,7 +202,10 @@ fn skew_per_collective() {
     assert_eq!((ar.median_skew_ns, ar.max_skew_ns), (10 * US, 15 * US));
     assert_eq!((ar.most_often_last_rank, ar.most_often_last), (2, 2));
     let a2a = &sk.by_collective[1];
-    assert_eq!((a2a.collective.as_str(), a2a.max_skew_ns), ("alltoall", 4 * US));
+    assert_eq!(
+        (a2a.collective.as_str(), a2a.max_skew_ns),
+        ("alltoall", 4 * US)
+    );
     assert_eq!(a2a.most_often_last_rank, 1);
     // Calls, largest skew first, with who arrived last and by how much.
     let calls: Vec<(i64, i64, i64)> = r
@@ -214,7 +222,10 @@ fn skew_per_collective() {
             ..RanksOptions::default()
         },
     );
-    assert_eq!((one.collectives.len(), one.skew.by_collective.len()), (1, 1));
+    assert_eq!(
+        (one.collectives.len(), one.skew.by_collective.len()),
+        (1, 1)
+    );
     assert_eq!(one.skew.kinds, 2);
     assert_eq!(one.skew.by_collective[0].collective, "allreduce");
 }

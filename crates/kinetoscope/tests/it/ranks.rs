@@ -89,7 +89,9 @@ fn ranks_and_report_agree_on_the_gloo_straggler() {
         .collect();
     assert_eq!(di001.len(), 1);
     assert_eq!(di001[0]["rank"], 1);
-    let what_if = stragglers[0]["what_if_saving_per_step_ns"].as_f64().unwrap();
+    let what_if = stragglers[0]["what_if_saving_per_step_ns"]
+        .as_f64()
+        .unwrap();
     let caused = stragglers[0]["caused_wait_per_step_ns"].as_f64().unwrap();
     assert!(what_if > 0.0 && what_if <= caused, "{what_if} vs {caused}");
     let impact = di001[0]["impact_ns_per_step"].as_f64().unwrap();
@@ -259,29 +261,45 @@ fn what_if_on_sixteen_generated_ranks() {
     assert_eq!(stragglers.len(), 1, "{stragglers:#?}");
     let s = &stragglers[0];
     assert_eq!(s["rank"], 5);
-    assert_eq!(s["arrived_last"], s["matched"]);
+    // Last at most collectives (at a few, calls follow each other with nothing between
+    // them on any rank: a tie, the lowest rank counts as last).
+    let (last, matched) = (
+        s["arrived_last"].as_u64().unwrap(),
+        s["matched"].as_u64().unwrap(),
+    );
+    assert!(2 * last > matched, "{last} of {matched}");
     let what_if = s["what_if_saving_per_step_ns"].as_f64().unwrap();
     let caused = s["caused_wait_per_step_ns"].as_f64().unwrap();
-    let median_outside = s["median_outside_collectives_ns"].as_f64().unwrap();
-    // Every other rank waits for it by the same time: the what-if is the wait.
-    assert!((what_if - caused).abs() <= 1e-6 * caused, "{what_if} vs {caused}");
-    // 0.3 × the compute before collectives, part of the time outside them.
+    let excess = s["outside_excess_ns"].as_f64().unwrap();
+    // Never more than the others waited; nearly all of it, since every other rank
+    // waits for it alike (where it is not last, a few collectives follow others with
+    // no compute between them).
     assert!(
-        what_if > 0.05 * median_outside && what_if < 0.3 * median_outside,
-        "{what_if} vs {median_outside}"
+        what_if <= caused && what_if > 0.9 * caused,
+        "{what_if} vs {caused}"
     );
-    // Per kind: the all-to-alls and all-reduces, rank 5 last at every call.
+    // The 0.3 × of its compute before the collectives: nearly all its extra time
+    // outside them (a few ms per step), never more.
+    assert!(
+        what_if > 0.8 * excess && what_if <= excess * 1.001,
+        "{what_if} vs {excess}"
+    );
+    assert!(what_if > 1e6 && what_if < 5e6, "{what_if}");
+    // Per kind: the all-to-alls and all-reduces, rank 5 last most often at both.
     let kinds = r["skew"]["by_collective"].as_array().unwrap();
     assert_eq!(kinds.len(), 2, "{kinds:#?}");
     for k in kinds {
-        assert_eq!(k["most_often_last_rank"], 5);
-        assert_eq!(k["most_often_last"], k["matched"]);
+        assert_eq!(k["most_often_last_rank"], 5, "{k:#?}");
     }
 
     let t = kinetoscope(&rank_folder(), &["ranks", p]);
     assert_eq!(t.code, Some(0), "{}", t.stderr);
     assert!(t.stdout.contains("what-if: computing like the median rank"));
-    assert!(t.stdout.contains("Start skew per collective"), "{}", t.stdout);
+    assert!(
+        t.stdout.contains("Start skew per collective"),
+        "{}",
+        t.stdout
+    );
 
     let report = json(&rank_folder(), &["report", p, "--format", "json"]);
     let di001: Vec<&serde_json::Value> = report["cross_rank_findings"]
