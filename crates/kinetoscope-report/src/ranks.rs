@@ -3,6 +3,7 @@
 //! with its evidence. CSV writes the per-rank table; JSON every field of
 //! [`RanksReport`] (`docs/json.md`).
 
+use kinetoscope_analysis::note::Note;
 use kinetoscope_analysis::overview::Parts;
 use kinetoscope_analysis::ranks::{ClockMode, MatchedBy, RanksReport, Straggler, StragglerBasis};
 use kinetoscope_engine::RanksDocument;
@@ -138,6 +139,27 @@ fn straggler_evidence(s: &Straggler, basis: StragglerBasis) -> Vec<String> {
     out
 }
 
+/// The warnings of the comparison, then the ranks' own: at most
+/// [`MAX_RANK_WARNINGS`] of those (a folder of a thousand ranks has as many), with the
+/// count of the others (all are in the JSON).
+fn push_warnings(out: &mut String, warnings: &[Note]) {
+    let (own, in_rank): (Vec<&Note>, Vec<&Note>) = warnings
+        .iter()
+        .partition(|w| !matches!(w, Note::InRank { .. }));
+    for w in own.iter().chain(in_rank.iter().take(MAX_RANK_WARNINGS)) {
+        out.push_str(&format!("warning: {}\n", crate::note::text(w)));
+    }
+    if in_rank.len() > MAX_RANK_WARNINGS {
+        out.push_str(&format!(
+            "warning: {} more warnings of single ranks (--format json lists them all)\n",
+            in_rank.len() - MAX_RANK_WARNINGS
+        ));
+    }
+}
+
+/// Warnings of single ranks shown in the terminal.
+const MAX_RANK_WARNINGS: usize = 20;
+
 /// Render as a terminal report; `top` cuts the step and collective tables (0 = all).
 pub fn to_table(doc: &RanksDocument, top: usize) -> String {
     let r = &doc.report;
@@ -267,9 +289,7 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
             }
         }
     }
-    for w in &r.warnings {
-        out.push_str(&format!("warning: {}\n", crate::note::text(w)));
-    }
+    push_warnings(&mut out, &r.warnings);
     crate::note::push_read_failures(&mut out, &doc.errors);
     out
 }
