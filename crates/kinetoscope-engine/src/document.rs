@@ -348,9 +348,15 @@ pub struct TimelineDocument {
 /// `\uNNNN` escapes, which read back as the same text.
 pub fn to_json<D: Serialize>(doc: &D) -> Result<String, serde_json::Error> {
     let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, SafeFormatter::new());
-    doc.serialize(&mut ser)?;
+    write_json(&mut out, doc)?;
     Ok(String::from_utf8(out).expect("serde_json writes UTF-8"))
+}
+
+/// [`to_json`] serialised straight into `w` (the same text, never held whole: a report
+/// over a thousand ranks is written as it is serialised).
+pub fn write_json<D: Serialize, W: std::io::Write>(w: W, doc: &D) -> Result<(), serde_json::Error> {
+    let mut ser = serde_json::Serializer::with_formatter(w, SafeFormatter::new());
+    doc.serialize(&mut ser)
 }
 
 /// [`to_json`] without whitespace: for answers sent over the network (the web API's

@@ -3,6 +3,7 @@
 //! with its evidence. CSV writes the per-rank table; JSON every field of
 //! [`RanksReport`] (`docs/json.md`).
 
+use kinetoscope_analysis::note::Note;
 use kinetoscope_analysis::overview::Parts;
 use kinetoscope_analysis::ranks::{ClockMode, MatchedBy, RanksReport, Straggler, StragglerBasis};
 use kinetoscope_engine::RanksDocument;
@@ -88,7 +89,22 @@ fn clock_line(r: &RanksReport) -> String {
 
 /// A straggler's evidence, one line each.
 fn straggler_evidence(s: &Straggler, basis: StragglerBasis) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = vec![format!(
+        "what-if: computing like the median rank, each step would take {:.1} µs less \
+         ({:.1}% of the median step{})",
+        us(s.what_if_saving_per_step_ns),
+        percent(s.what_if_step_share),
+        match basis {
+            StragglerBasis::CausedWait => format!(
+                "; the others' wait shortened at {} collective(s)",
+                s.what_if_collectives
+            ),
+            StragglerBasis::OutsideCollectives => {
+                "; from its time outside collectives, at most the median rank's time in them"
+                    .to_owned()
+            }
+        }
+    )];
     match basis {
         StragglerBasis::CausedWait => out.push(format!(
             "arrived last at {} of {} matched collectives ({:.0}%); the other ranks waited \
@@ -122,6 +138,27 @@ fn straggler_evidence(s: &Straggler, basis: StragglerBasis) -> Vec<String> {
     }
     out
 }
+
+/// The warnings of the comparison, then the ranks' own: at most
+/// [`MAX_RANK_WARNINGS`] of those (a folder of a thousand ranks has as many), with the
+/// count of the others (all are in the JSON).
+fn push_warnings(out: &mut String, warnings: &[Note]) {
+    let (own, in_rank): (Vec<&Note>, Vec<&Note>) = warnings
+        .iter()
+        .partition(|w| !matches!(w, Note::InRank { .. }));
+    for w in own.iter().chain(in_rank.iter().take(MAX_RANK_WARNINGS)) {
+        out.push_str(&format!("warning: {}\n", crate::note::text(w)));
+    }
+    if in_rank.len() > MAX_RANK_WARNINGS {
+        out.push_str(&format!(
+            "warning: {} more warnings of single ranks (--format json lists them all)\n",
+            in_rank.len() - MAX_RANK_WARNINGS
+        ));
+    }
+}
+
+/// Warnings of single ranks shown in the terminal.
+const MAX_RANK_WARNINGS: usize = 20;
 
 /// Render as a terminal report; `top` cuts the step and collective tables (0 = all).
 pub fn to_table(doc: &RanksDocument, top: usize) -> String {
@@ -169,13 +206,47 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
     let sk = &r.skew;
     out.push_str(&format!(
         "collectives matched across ranks: {} (unmatched {}); start skew mean {:.1} µs, \
-         median {:.1} µs, max {:.1} µs\n",
+         median {:.1} µs, p90 {:.1} µs, max {:.1} µs\n",
         sk.matched,
         sk.unmatched,
         us(sk.mean_skew_ns),
         us(sk.median_skew_ns),
+        us(sk.p90_skew_ns as f64),
         us(sk.max_skew_ns as f64)
     ));
+    if !sk.by_collective.is_empty() {
+        let mut t = Tabular::new([
+            "collective",
+            "process_group",
+            "matched",
+            "mean_skew_us",
+            "median_skew_us",
+            "p90_skew_us",
+            "max_skew_us",
+            "most_often_last",
+        ])
+        .titled(format!(
+            "Start skew per collective ({} of {} kinds, largest total skew first)",
+            sk.by_collective.len(),
+            sk.kinds
+        ));
+        for c in sk.by_collective.iter().take(n) {
+            t.push(vec![
+                c.collective.clone().into(),
+                c.process_group.clone().into(),
+                c.matched.into(),
+                us1(c.mean_skew_ns),
+                us1(c.median_skew_ns as f64),
+                us1(c.p90_skew_ns as f64),
+                us1(c.max_skew_ns as f64),
+                Value::Text(format!(
+                    "rank {} ({}×)",
+                    c.most_often_last_rank, c.most_often_last
+                )),
+            ]);
+        }
+        out.push_str(&t.to_terminal());
+    }
     if !r.collectives.is_empty() {
         let mut t = Tabular::new([
             "collective",
@@ -184,6 +255,7 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
             "ranks",
             "start_skew_us",
             "last_rank",
+            "last_margin_us",
         ])
         .titled("Collectives with the largest start skew");
         for c in r.collectives.iter().take(n) {
@@ -201,6 +273,7 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
                 c.ranks.into(),
                 us1(c.start_skew_ns as f64),
                 Value::Int(c.last_rank),
+                us1(c.last_margin_ns as f64),
             ]);
         }
         out.push_str(&t.to_terminal());
@@ -216,9 +289,7 @@ pub fn to_table(doc: &RanksDocument, top: usize) -> String {
             }
         }
     }
-    for w in &r.warnings {
-        out.push_str(&format!("warning: {}\n", crate::note::text(w)));
-    }
+    push_warnings(&mut out, &r.warnings);
     crate::note::push_read_failures(&mut out, &doc.errors);
     out
 }

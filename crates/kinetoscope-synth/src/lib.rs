@@ -14,6 +14,9 @@
 //! nanoseconds exactly from their decimal text and written back in the source's style
 //! (integer µs, or µs with a 3-digit fraction), never through `f64`.
 //!
+//! A planted straggler (rank mode) moves times through a [`warp::Warp`]: the slow rank
+//! computes longer before each NCCL collective and the other ranks wait inside it.
+//!
 //! ```no_run
 //! use kinetoscope_synth::{load_source, write_file, LoadOptions, Target, WriteOptions};
 //! # fn main() -> anyhow::Result<()> {
@@ -25,6 +28,7 @@
 
 pub mod decimal;
 pub mod shapes;
+pub mod warp;
 
 use std::fmt;
 use std::fs::{self, File};
@@ -38,6 +42,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use decimal::{parse_int, parse_micros, push_int, push_time, Factor, TimeStyle};
+use warp::{merge_intervals, Role, Warp};
 
 /// `args` keys whose (positive integer) values link events to each other; they are
 /// moved up by `k × (max id + 1)` in copy `k`, like the flow-event `id`.
@@ -102,8 +107,9 @@ pub struct WriteOptions {
     pub target: Target,
     /// Set `distributedInfo` (added if the source has none).
     pub rank: Option<RankInfo>,
-    /// Stretch every duration and every gap by this factor (a planted straggler).
-    pub slowdown: Factor,
+    /// A planted straggler: this rank is the slow one, or waits for it (module
+    /// [`warp`]).
+    pub straggler: Option<Role>,
 }
 
 impl Default for WriteOptions {
@@ -111,7 +117,7 @@ impl Default for WriteOptions {
         WriteOptions {
             target: Target::Copies(1),
             rank: None,
-            slowdown: Factor::ONE,
+            straggler: None,
         }
     }
 }
@@ -202,6 +208,9 @@ pub struct Source {
     period_ns: i64,
     id_offset: i64,
     step_span: i64,
+    /// The NCCL kernels' intervals, merged, in ns from `t0_ns`: where a planted
+    /// straggler's ranks synchronise.
+    sync: Vec<(i64, i64)>,
 }
 
 impl fmt::Debug for Source {
@@ -356,7 +365,9 @@ impl Source {
             period_ns: 0,
             id_offset: 0,
             step_span: 0,
+            sync: Vec::new(),
         };
+        let mut comm_kernels: Vec<(i64, i64)> = Vec::new();
 
         let mut min_ts = i64::MAX;
         let mut max_end = i64::MIN;
@@ -396,6 +407,9 @@ impl Source {
                         if let Some((ns, style)) = parse_micros(raw.get()) {
                             if let Some(t) = ts_ns {
                                 max_end = max_end.max(t.saturating_add(ns));
+                                if is_comm_kernel(&obj, name.as_deref()) {
+                                    comm_kernels.push((t, t.saturating_add(ns)));
+                                }
                             }
                             holes.push(hole(
                                 raw,
@@ -453,6 +467,13 @@ impl Source {
             src.t0_ns = min_ts.div_euclid(1000) * 1000;
             let span = max_end - min_ts + opts.gap_ns.max(0);
             src.period_ns = (span.max(1) + 999) / 1000 * 1000;
+            let t0 = src.t0_ns;
+            src.sync = merge_intervals(
+                comm_kernels
+                    .into_iter()
+                    .map(|(s, e)| (s - t0, e - t0))
+                    .collect(),
+            );
         }
         src.id_offset = max_id + 1;
         if steps.0 <= steps.1 {
@@ -583,6 +604,10 @@ impl Source {
         let mut scratch: Vec<u8> = Vec::with_capacity(1 << 16);
         let repeats = self.repeated_events() > 0;
         let mut k: i64 = 0;
+        let warp = opts
+            .straggler
+            .and_then(|role| Warp::new(role, &self.sync, self.period_ns));
+        let warp = warp.as_ref();
         let mut emit = |w: &mut W, ev: &EventTemplate, ctx: &Ctx, stats: &mut WriteStats| {
             scratch.clear();
             scratch.extend_from_slice(if stats.events == 0 { first_sep } else { sep });
@@ -592,7 +617,7 @@ impl Source {
             w.write_all(&scratch)
         };
         loop {
-            let ctx = self.ctx(k, opts.slowdown);
+            let ctx = self.ctx(k, warp);
             for ev in &self.events {
                 if ev.kind == Kind::Last || (ev.kind == Kind::Once && k > 0) {
                     continue;
@@ -609,7 +634,7 @@ impl Source {
             }
         }
         stats.copies = k as u64;
-        let ctx = self.ctx(k - 1, opts.slowdown);
+        let ctx = self.ctx(k - 1, warp);
         for ev in self.events.iter().filter(|e| e.kind == Kind::Last) {
             emit(w, ev, &ctx, &mut stats)?;
         }
@@ -619,13 +644,14 @@ impl Source {
         Ok(stats)
     }
 
-    fn ctx(&self, k: i64, slowdown: Factor) -> Ctx {
+    fn ctx<'w>(&self, k: i64, warp: Option<&'w Warp>) -> Ctx<'w> {
         Ctx {
+            k,
             shift: k * self.period_ns,
             id_add: k * self.id_offset,
             step_add: k * self.step_span,
             t0: self.t0_ns,
-            slowdown,
+            warp,
         }
     }
 
@@ -637,9 +663,10 @@ impl Source {
                 Seg::Dur { ts, ns, style } => {
                     let unit = style.unit_ns();
                     let d = match ts {
-                        _ if ctx.slowdown.is_one() => ns,
-                        Some(t) => ctx.time(t.saturating_add(ns), unit) - ctx.time(t, unit),
-                        None => ctx.slowdown.scale(ns, unit),
+                        Some(t) if ctx.warp.is_some() => {
+                            ctx.time(t.saturating_add(ns), unit) - ctx.time(t, unit)
+                        }
+                        _ => ns,
                     };
                     push_time(out, d, style);
                 }
@@ -655,23 +682,34 @@ impl Source {
 }
 
 /// The shifts of one copy.
-struct Ctx {
+struct Ctx<'w> {
+    k: i64,
     shift: i64,
     id_add: i64,
     step_add: i64,
     t0: i64,
-    slowdown: Factor,
+    warp: Option<&'w Warp>,
 }
 
-impl Ctx {
-    /// Where source time `t` lands in this copy (rounded to `unit` when stretched).
+impl Ctx<'_> {
+    /// Where source time `t` lands in this copy (rounded to `unit` when warped).
     fn time(&self, t: i64, unit: i64) -> i64 {
-        if self.slowdown.is_one() {
-            t + self.shift
-        } else {
-            self.t0 + self.slowdown.scale(t + self.shift - self.t0, unit)
+        match self.warp {
+            None => t + self.shift,
+            Some(w) => {
+                let v = self.t0 + self.k * w.period_ns + w.at(t - self.t0);
+                let unit = unit.max(1);
+                (v + unit / 2).div_euclid(unit) * unit
+            }
         }
     }
+}
+
+/// Whether an event is a communication kernel (`cat` `kernel`, an NCCL name).
+fn is_comm_kernel(obj: &RawObject<'_>, name: Option<&str>) -> bool {
+    let cat = obj.get("cat").and_then(json_str);
+    cat.is_some_and(|c| c.eq_ignore_ascii_case("kernel"))
+        && name.is_some_and(|n| n.to_ascii_lowercase().contains("nccl"))
 }
 
 /// Whether `bytes` start with the gzip magic (`1f 8b`).
@@ -857,17 +895,20 @@ pub fn write_ranks(
                 if r >= opts.ranks {
                     break;
                 }
-                let slowdown = match opts.slow {
-                    Some((s, f)) if s == r => f,
-                    _ => Factor::ONE,
-                };
+                let straggler = opts.slow.map(|(s, f)| {
+                    if s == r {
+                        Role::Slow(f)
+                    } else {
+                        Role::Waits(f)
+                    }
+                });
                 let wopts = WriteOptions {
                     target: opts.target,
                     rank: Some(RankInfo {
                         rank: r,
                         world_size: opts.ranks,
                     }),
-                    slowdown,
+                    straggler,
                 };
                 let res = write_file(src, src_path, &paths[r as usize], &wopts);
                 results.lock().expect("results lock")[r as usize] = Some(res);

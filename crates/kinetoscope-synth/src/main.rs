@@ -59,10 +59,13 @@ struct Cli {
     /// Rank mode: write .json.gz files.
     #[arg(long, requires = "ranks")]
     gzip: bool,
-    /// Rank mode: the rank to make a straggler (its durations and gaps are stretched).
+    /// Rank mode: the rank to make a straggler: its time outside NCCL kernels is
+    /// stretched and the other ranks wait for it in their collectives, which end at the
+    /// same time on every rank (without NCCL kernels in the source, its whole timeline is
+    /// stretched).
     #[arg(long, requires = "ranks")]
     slow_rank: Option<u64>,
-    /// The straggler's stretch factor (default 1.3).
+    /// The straggler's stretch factor of its compute (default 1.3).
     #[arg(long, requires = "slow_rank")]
     slowdown: Option<String>,
     /// Drop the source's pretty-printing: one compact event per line.

@@ -19,7 +19,13 @@
 //!    shared. The offsets and the decision are reported.
 //! 4. Per matched collective: the rank arrives when its work starts (the kernel, the
 //!    backend's worker span, or the call of a host collective); start skew (max − min
-//!    arrival) and each rank's wait (the last arriver's arrival − its own).
+//!    arrival), each rank's wait (the last arriver's arrival − its own) and the last
+//!    arriver's margin over the second-last. Listed: the `top_collectives` calls with
+//!    the largest skew (a row holds a wait per rank) and, per (process group,
+//!    collective), the skew distribution (mean, median, p90, max) and the rank most
+//!    often last, for the kinds with the largest total skew (module `skew`); the summary
+//!    statistics cover every matched call. The size of the report is bounded whatever
+//!    the number of calls: `top_collectives` × ranks.
 //! 5. **Stragglers**: the ranks the others wait for — never the ones that wait. With
 //!    matched collectives, ranked by the wait they cause (Σ over the collectives they
 //!    arrived last at of the others' mean wait). Without, by their time outside
@@ -29,9 +35,18 @@
 //!    tenth of the top straggler's wait are not listed. Evidence: arrivals, time
 //!    outside collectives against the median rank, and the non-communication phase of
 //!    the breakdown that is longer than on the median rank.
+//! 6. **What-if** per straggler (module `what_if`): how much shorter each step would be
+//!    if it computed like the median rank — at each collective it arrived last at, its
+//!    compute before the collective is replaced by the median over the ranks there and
+//!    the latest arrival recomputed; the saving is never more than the wait of the rank
+//!    that waited least. Without matched collectives, its excess time outside
+//!    collectives over the median rank, at most the median rank's time in collectives.
 
+mod skew;
 mod summary;
+mod what_if;
 
+pub use skew::CollectiveSkew;
 pub use summary::{RankCollective, RankStep, RankSummary};
 
 use rustc_hash::FxHashMap;
@@ -167,6 +182,9 @@ pub struct MatchedCollective {
     pub start_skew_ns: i64,
     /// The rank that arrived last.
     pub last_rank: i64,
+    /// How long after the second-last rank it arrived, ns: the wait of the rank that
+    /// waited least, and the most that making the last arriver faster can save here.
+    pub last_margin_ns: i64,
     /// Each rank's wait (last arrival − own arrival), ns, in [`RanksReport::ranks`]
     /// order; `None` where the rank lacks it.
     pub wait_ns: Vec<Option<i64>>,
@@ -220,6 +238,18 @@ pub struct Straggler {
     pub slower_phase_excess_ns: f64,
     /// That excess over the part on the median rank (a ratio); `None` when that is 0.
     pub slower_phase_excess_ratio: Option<f64>,
+    /// What-if: how much shorter the steps would be, over the steps compared, if this
+    /// rank computed like the median rank (module `what_if`: the reduction of the
+    /// others' wait at the collectives it arrived last at, never more than they
+    /// waited), ns.
+    pub what_if_saving_ns: f64,
+    /// `what_if_saving_ns` per step, ns.
+    pub what_if_saving_per_step_ns: f64,
+    /// `what_if_saving_per_step_ns` over the median rank's mean step (0–1).
+    pub what_if_step_share: f64,
+    /// Matched collectives at which the what-if saves time (0 without matched
+    /// collectives).
+    pub what_if_collectives: usize,
 }
 
 /// How the clocks were treated.
@@ -255,8 +285,15 @@ pub struct SkewSummary {
     pub mean_skew_ns: f64,
     /// Median start skew, ns.
     pub median_skew_ns: f64,
+    /// 90th percentile (nearest rank) of the start skew, ns.
+    pub p90_skew_ns: i64,
     /// Largest start skew, ns.
     pub max_skew_ns: i64,
+    /// Per collective kind and process group, the largest total skew first (at most
+    /// [`RanksOptions::top_collectives`] of them).
+    pub by_collective: Vec<CollectiveSkew>,
+    /// Collective kinds (process group, collective) matched, listed or not.
+    pub kinds: usize,
 }
 
 /// The multi-rank report.
@@ -301,13 +338,26 @@ impl Key {
     }
 }
 
-/// One rank's call of a collective: key, rank index, arrival, end, name id.
+/// One rank's call of a collective: key, rank index, arrival, end, group and name ids,
+/// and when the rank's compute before it began (the end of its previous collective or
+/// the start of the call's step, whichever is later; rank clock).
 struct Entry {
     key: Key,
     rank: usize,
     start: i64,
     end: i64,
+    group: u32,
     name: u32,
+    since: Option<i64>,
+}
+
+/// The 90th percentile (nearest rank) of `v` (sorted in place), 0 when empty.
+fn p90(v: &mut [i64]) -> i64 {
+    if v.is_empty() {
+        return 0;
+    }
+    v.sort_unstable();
+    v[(v.len() * 9).div_ceil(10).max(1) - 1]
 }
 
 fn median_i64(v: &mut [i64]) -> i64 {
@@ -353,7 +403,19 @@ fn entries(ranks: &[RankSummary], groups: &mut Interner, names: &mut Interner) -
         let g: Vec<u32> = s.groups.iter().map(|x| groups.id(x)).collect();
         let n: Vec<u32> = s.names.iter().map(|x| names.id(x)).collect();
         let mut k: FxHashMap<(u32, u32, Option<i64>), i64> = FxHashMap::default();
+        let step_start: FxHashMap<i64, i64> = s
+            .steps
+            .iter()
+            .filter_map(|st| Some((st.number?, st.start_ns)))
+            .collect();
+        let mut prev_end: Option<i64> = None;
         for c in &s.collectives {
+            let step = c.step.and_then(|n| step_start.get(&n).copied());
+            let since = match (prev_end, step) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            prev_end = Some(c.end_ns);
             let (group, name) = (g[c.group as usize], n[c.name as usize]);
             let key = match (c.comms_id, c.seq) {
                 (Some(id), _) => Key::Id(id),
@@ -369,7 +431,9 @@ fn entries(ranks: &[RankSummary], groups: &mut Interner, names: &mut Interner) -
                 rank: r,
                 start: c.start_ns,
                 end: c.end_ns,
+                group,
                 name,
+                since,
             });
         }
     }
@@ -405,6 +469,12 @@ fn matched_row(
     for &(r, s) in &starts {
         wait_ns[r] = Some(last_s - s);
     }
+    let second_last = starts
+        .iter()
+        .filter(|(r, _)| *r != last_r)
+        .map(|x| x.1)
+        .max()
+        .unwrap_or(last_s);
     MatchedCollective {
         process_group: group.map_or_else(String::new, |g| groups.names[g as usize].clone()),
         collective: names.names[run[0].name as usize].clone(),
@@ -416,6 +486,7 @@ fn matched_row(
         first_start_ns: first_s,
         start_skew_ns: skew,
         last_rank: ids[last_r],
+        last_margin_ns: last_s - second_last,
         wait_ns,
     }
 }
@@ -497,6 +568,9 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
     let mut arrived_last = vec![0usize; n];
     let mut matched_count = vec![0usize; n];
     let mut caused = vec![0f64; n];
+    let mut saving = vec![(0i64, 0usize); n];
+    let mut scratch = Vec::new();
+    let mut by_kind_skew = skew::SkewByKind::default();
     let mut skews: Vec<i64> = Vec::with_capacity(matched_runs.len());
     let mut by_kind = MatchCounts::default();
     // (skew, first arrival, run): only the runs listed get a row (a row holds a wait
@@ -524,8 +598,14 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         }
         arrived_last[last_r] += 1;
         caused[last_r] += others as f64 / (starts.len() - 1) as f64;
+        let saved = what_if::saving_at(run, corr, (last_r, last_s), &mut scratch);
+        if saved > 0 {
+            saving[last_r].0 += saved;
+            saving[last_r].1 += 1;
+        }
         let skew = last_s - first_s;
         skews.push(skew);
+        by_kind_skew.push((run[0].group, run[0].name), skew, last_r);
         *match run[0].key.matched_by() {
             MatchedBy::CommsId => &mut by_kind.comms_id,
             MatchedBy::Seq => &mut by_kind.seq,
@@ -548,6 +628,16 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
             )
         })
         .collect();
+    let (by_collective, kinds) = by_kind_skew.finish(
+        opts.top_collectives,
+        |(g, k)| {
+            (
+                groups.names[g as usize].clone(),
+                names.names[k as usize].clone(),
+            )
+        },
+        &ids,
+    );
     let skew = SkewSummary {
         matched: matched_runs.len(),
         unmatched,
@@ -558,7 +648,10 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
             skews.iter().sum::<i64>() as f64 / skews.len() as f64
         },
         median_skew_ns: median_f64(skews.iter().map(|&s| s as f64).collect()),
+        p90_skew_ns: p90(&mut skews),
         max_skew_ns: skews.iter().copied().max().unwrap_or(0),
+        by_collective,
+        kinds,
     };
     if n >= 2 && matched_runs.is_empty() {
         warnings.push(Note::NoMatchedCollectives);
@@ -610,7 +703,7 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         StragglerBasis::CausedWait
     };
     let stragglers = if n >= 2 {
-        stragglers(&rows, &caused, straggler_basis)
+        stragglers(&rows, &caused, &saving, straggler_basis)
     } else {
         warnings.push(Note::OneRank);
         Vec::new()
@@ -695,8 +788,14 @@ fn steps_across(ranks: &[RankSummary], ids: &[i64]) -> Vec<StepAcross> {
 /// the top straggler's.
 const MIN_SHARE_OF_TOP: f64 = 0.1;
 
-/// Rank the stragglers and gather their evidence.
-fn stragglers(rows: &[RankRow], caused: &[f64], basis: StragglerBasis) -> Vec<Straggler> {
+/// Rank the stragglers and gather their evidence; `saving` is each rank's what-if
+/// saving at matched collectives (ns over the trace, collectives that save).
+fn stragglers(
+    rows: &[RankRow],
+    caused: &[f64],
+    saving: &[(i64, usize)],
+    basis: StragglerBasis,
+) -> Vec<Straggler> {
     let n = rows.len();
     let steps = rows.iter().map(|r| r.steps).min().unwrap_or(0).max(1);
     let median_step = median_f64(rows.iter().map(|r| r.mean_step_ns).collect());
@@ -705,18 +804,28 @@ fn stragglers(rows: &[RankRow], caused: &[f64], basis: StragglerBasis) -> Vec<St
     let part_medians: Vec<f64> = (0..8)
         .map(|p| median_f64(rows.iter().map(|r| r.mean_parts_ns.to_array()[p]).collect()))
         .collect();
+    let median_comm = median_f64(rows.iter().map(|r| r.mean_parts_ns.communication).collect());
     // Wait caused per rank, over the steps compared.
     let caused: Vec<f64> = match basis {
         StragglerBasis::CausedWait => caused.to_vec(),
-        StragglerBasis::OutsideCollectives => (0..n)
-            .map(|s| {
-                let excess: f64 = (0..n)
-                    .filter(|&r| r != s)
-                    .map(|r| (outside[s] - outside[r]).max(0.0))
-                    .sum();
-                excess / (n - 1) as f64 * steps as f64
-            })
-            .collect(),
+        StragglerBasis::OutsideCollectives => {
+            // Σ over the other ranks of max(0, outside_s − outside_r), from the sorted
+            // times and their prefix sums: O(n log n) for a thousand ranks.
+            let mut sorted = outside.clone();
+            sorted.sort_by(f64::total_cmp);
+            let mut prefix = Vec::with_capacity(n + 1);
+            prefix.push(0.0);
+            for v in &sorted {
+                prefix.push(prefix.last().copied().unwrap_or(0.0) + v);
+            }
+            (0..n)
+                .map(|s| {
+                    let below = sorted.partition_point(|&v| v < outside[s]);
+                    let excess = below as f64 * outside[s] - prefix[below];
+                    excess / (n - 1) as f64 * steps as f64
+                })
+                .collect()
+        }
     };
     // Ranks that cause a tenth of the top straggler's wait or more: arriving last now
     // and then by a few µs (as every rank does) does not make a straggler.
@@ -747,6 +856,12 @@ fn stragglers(rows: &[RankRow], caused: &[f64], basis: StragglerBasis) -> Vec<St
             }
             let base = phase.map_or(0.0, |p| part_medians[p]);
             let outside_excess = outside[r] - median_outside;
+            let per_step = match basis {
+                StragglerBasis::CausedWait => saving[r].0 as f64 / steps as f64,
+                StragglerBasis::OutsideCollectives => {
+                    what_if::saving_outside(outside[r], median_outside, median_comm)
+                }
+            };
             Straggler {
                 rank: row.rank,
                 caused_wait_ns: caused[r],
@@ -768,6 +883,14 @@ fn stragglers(rows: &[RankRow], caused: &[f64], basis: StragglerBasis) -> Vec<St
                 slower_phase: phase.map(|p| Parts::<f64>::NAMES[p].to_owned()),
                 slower_phase_excess_ratio: (phase.is_some() && base > 0.0).then(|| excess / base),
                 slower_phase_excess_ns: excess,
+                what_if_saving_ns: per_step * steps as f64,
+                what_if_saving_per_step_ns: per_step,
+                what_if_step_share: if median_step > 0.0 {
+                    per_step / median_step
+                } else {
+                    0.0
+                },
+                what_if_collectives: saving[r].1,
             }
         })
         .collect()

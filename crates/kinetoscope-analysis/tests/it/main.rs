@@ -11,6 +11,8 @@
 //! - [`collectives`]: what a collective is called and how it is matched across ranks
 //!   (names from the calls, Gloo's worker spans, `Comms Id`, `Seq`, order), and the
 //!   straggler on the real Gloo corpus run, the real 8-rank NCCL job and inline traces.
+//! - [`what_if`]: the straggler what-if and the arrival skew per collective on rank
+//!   summaries made by hand.
 //! - [`critical_path`]: the critical path of small inline traces, computed by hand.
 //! - [`gpu_traces`]: real GPU traces with exporter quirks (launch links whose ids
 //!   disagree with time, ROCm device ids, matrix-core and Blackwell kernel names).
@@ -39,3 +41,4 @@ mod overview;
 mod pstats;
 mod timeline;
 mod tracelens_reference;
+mod what_if;

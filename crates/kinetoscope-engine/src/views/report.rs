@@ -63,9 +63,10 @@ impl Engine {
         let run_folder = matches!(input, Some(Input::RunFolder { .. }));
         let rank_folder = matches!(input, Some(Input::RankFolder { .. }));
         let mapped = self.map(src, |t| {
-            let (report, summary) = advise_trace_with(t, config, |f| {
+            let (mut report, summary) = advise_trace_with(t, config, |f| {
                 rank_folder.then(|| RankSummary::from_parts(t, &f.overview, f.collectives()))
             });
+            shrink(&mut report);
             (report, summary, run_folder.then(|| TopOps::of(t)), extra(t))
         });
         // A folder of pstats files or tables only is reported as such.
@@ -125,6 +126,18 @@ impl Engine {
             None => doc,
         };
         Ok((doc, extras))
+    }
+}
+
+/// `report` without the spare capacity of its lists: every trace's report is kept until
+/// the document is written (a folder of a thousand ranks keeps a thousand).
+fn shrink(report: &mut kinetoscope_advisor::TraceReport) {
+    report.findings.shrink_to_fit();
+    if let Some(p) = report.profile.as_mut() {
+        p.steps.shrink_to_fit();
+        p.ops.shrink_to_fit();
+        p.kernels.shrink_to_fit();
+        p.memory.shrink_to_fit();
     }
 }
 

@@ -27,6 +27,22 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// Write `doc` as JSON to stdout (with a final line break), serialised straight into it
+/// so that a large document is never also held as text. Its strings hold no raw control
+/// or bidirectional character (`kinetoscope_engine::write_json`), so it needs no
+/// sanitising; a closed pipe is not an error.
+pub fn write_json_stdout<D: Serialize>(doc: &D) -> anyhow::Result<()> {
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = kinetoscope_engine::write_json(&mut stdout, doc)
+        .map_err(std::io::Error::from)
+        .and_then(|()| stdout.write_all(b"\n"))
+        .and_then(|()| stdout.flush());
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
 /// Write one message to stderr, sanitised (a closed stderr is ignored).
 pub fn message(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{}", sanitize::text(line));
@@ -85,6 +101,10 @@ pub fn emit<D: Serialize>(
     table: impl FnOnce(&D) -> String,
     csv: Option<&dyn Fn(&D) -> String>,
 ) -> anyhow::Result<ExitCode> {
+    if format == ViewFormat::Json {
+        write_json_stdout(doc)?;
+        return finish("", format, errors);
+    }
     let text = render(doc, format, table, csv)?;
     finish(&text, format, errors)
 }

@@ -13,9 +13,9 @@ use kinetoscope_engine::diff::document::ThroughputUnit;
 use kinetoscope_engine::{BundleOptions, Engine, ReportDocument, Source, TraceCache};
 use kinetoscope_report::report::to_table;
 
-use super::output::{finish, note_skipped, render};
+use super::output::{finish, note_skipped, render, write_json_stdout};
 use super::{engine, output_file, source};
-use crate::args::{FailOn, ReportArgs};
+use crate::args::{FailOn, ReportArgs, ViewFormat};
 
 /// Most memory the traces read for `--html` stay loaded between its views (the least
 /// recently used are dropped, then read again, beyond it): `serve`'s `--max-loaded`
@@ -55,7 +55,14 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         let html = kinetoscope_report::web::offline_html(&bundle)?;
         output_file::write("--html", out, &reads, html.as_bytes())?;
     }
-    let text = render(&doc, args.format.into(), to_table, None)?;
+    let text = match ViewFormat::from(args.format) {
+        // Streamed: over many ranks the document is large.
+        ViewFormat::Json => {
+            write_json_stdout(&doc)?;
+            String::new()
+        }
+        format => render(&doc, format, to_table, None)?,
+    };
     note_skipped(&doc.skipped);
     let code = finish(&text, args.format.into(), &doc.errors)?;
     if !doc.errors.is_empty() {

@@ -89,9 +89,13 @@ fn ranks_and_report_agree_on_the_gloo_straggler() {
         .collect();
     assert_eq!(di001.len(), 1);
     assert_eq!(di001[0]["rank"], 1);
-    let per_step = stragglers[0]["caused_wait_per_step_ns"].as_f64().unwrap();
+    let what_if = stragglers[0]["what_if_saving_per_step_ns"]
+        .as_f64()
+        .unwrap();
+    let caused = stragglers[0]["caused_wait_per_step_ns"].as_f64().unwrap();
+    assert!(what_if > 0.0 && what_if <= caused, "{what_if} vs {caused}");
     let impact = di001[0]["impact_ns_per_step"].as_f64().unwrap();
-    assert!((impact - per_step).abs() < 1.0, "{impact} vs {per_step}");
+    assert!((impact - what_if).abs() < 1.0, "{impact} vs {what_if}");
 }
 
 #[test]
@@ -221,4 +225,91 @@ fn critical_path_command() {
         &["critical-path", f.to_str().unwrap(), "--format", "csv"],
     );
     assert!(csv.stdout.starts_with("trace,step,category,time_us,pct"));
+}
+
+/// 16 ranks of the real 8-rank DLRM job's rank 0 (NCCL all-reduces and all-to-alls, two
+/// steps), rank 5 computing 1.3× longer before each collective while the others wait
+/// in it (`kinetoscope-synth --slow-rank 5 --slowdown 1.3`): `ranks` names rank 5 with
+/// a what-if of the order of 0.3 × its compute before the collectives, and `report`'s
+/// DI001 takes that what-if as its impact.
+#[test]
+fn what_if_on_sixteen_generated_ranks() {
+    let src_path = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../kinetoscope-analysis/tests/fixtures/param/dlrm_kineto/\
+         worker0_step_12.1694128201545.pt.trace.json.gz",
+    );
+    let src = load_source(&src_path, &LoadOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_ranks(
+        &src,
+        Some(&src_path),
+        dir.path(),
+        &RankOptions {
+            ranks: 16,
+            gzip: true,
+            slow: Some((5, Factor::parse("1.3").unwrap())),
+            target: Target::Copies(2),
+            jobs: 2,
+        },
+    )
+    .unwrap();
+    let p = dir.path().to_str().unwrap();
+    let v = json(&rank_folder(), &["ranks", p, "--format", "json"]);
+    let r = &v["report"];
+    assert_eq!(r["straggler_basis"], "caused_wait");
+    let stragglers = r["stragglers"].as_array().unwrap();
+    assert_eq!(stragglers.len(), 1, "{stragglers:#?}");
+    let s = &stragglers[0];
+    assert_eq!(s["rank"], 5);
+    // Last at most collectives (at a few, calls follow each other with nothing between
+    // them on any rank: a tie, the lowest rank counts as last).
+    let (last, matched) = (
+        s["arrived_last"].as_u64().unwrap(),
+        s["matched"].as_u64().unwrap(),
+    );
+    assert!(2 * last > matched, "{last} of {matched}");
+    let what_if = s["what_if_saving_per_step_ns"].as_f64().unwrap();
+    let caused = s["caused_wait_per_step_ns"].as_f64().unwrap();
+    let excess = s["outside_excess_ns"].as_f64().unwrap();
+    // Never more than the others waited; nearly all of it, since every other rank
+    // waits for it alike (where it is not last, a few collectives follow others with
+    // no compute between them).
+    assert!(
+        what_if <= caused && what_if > 0.9 * caused,
+        "{what_if} vs {caused}"
+    );
+    // The 0.3 × of its compute before the collectives: nearly all its extra time
+    // outside them (a few ms per step), never more.
+    assert!(
+        what_if > 0.8 * excess && what_if <= excess * 1.001,
+        "{what_if} vs {excess}"
+    );
+    assert!(what_if > 1e6 && what_if < 5e6, "{what_if}");
+    // Per kind: the all-to-alls and all-reduces, rank 5 last most often at both.
+    let kinds = r["skew"]["by_collective"].as_array().unwrap();
+    assert_eq!(kinds.len(), 2, "{kinds:#?}");
+    for k in kinds {
+        assert_eq!(k["most_often_last_rank"], 5, "{k:#?}");
+    }
+
+    let t = kinetoscope(&rank_folder(), &["ranks", p]);
+    assert_eq!(t.code, Some(0), "{}", t.stderr);
+    assert!(t.stdout.contains("what-if: computing like the median rank"));
+    assert!(
+        t.stdout.contains("Start skew per collective"),
+        "{}",
+        t.stdout
+    );
+
+    let report = json(&rank_folder(), &["report", p, "--format", "json"]);
+    let di001: Vec<&serde_json::Value> = report["cross_rank_findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == "DI001")
+        .collect();
+    assert_eq!(di001.len(), 1);
+    assert_eq!(di001[0]["rank"], 5);
+    let impact = di001[0]["impact_ns_per_step"].as_f64().unwrap();
+    assert!((impact - what_if).abs() < 1.0, "{impact} vs {what_if}");
 }

@@ -9,9 +9,13 @@
 //! speed; the other ranks' extra wait is lost on all of them.
 //!
 //! ## Evidence
-//! How often it arrived last and the wait it caused per step; its time outside
-//! collectives against the median rank; which part of its step (data loading, CPU
-//! work, kernels, other) is longer than on the median rank.
+//! The what-if: how much shorter a step would be if it computed like the median rank
+//! (`kinetoscope_analysis::ranks` module `what_if`: at each collective it arrived
+//! last at, its compute before the collective replaced by the median rank's, the
+//! others' wait reduced accordingly — never more than they waited); how often it
+//! arrived last and the wait it caused per step; its time outside collectives against
+//! the median rank; which part of its step (data loading, CPU work, kernels, other) is
+//! longer than on the median rank.
 //!
 //! ## Fix
 //! Depends on the cause: input straggler → per-rank data pipeline (workers, storage);
@@ -26,8 +30,8 @@
 //! its steps.
 //!
 //! ## Thresholds and sources
-//! Score = the wait the straggler caused per step / the median rank's mean step; warning
-//! at 10 %, critical at 20 % (TraceML).
+//! Score = the what-if saving per step / the median rank's mean step (also the
+//! finding's impact); warning at 10 %, critical at 20 % (TraceML).
 
 use kinetoscope_analysis::ranks::{RanksReport, StragglerBasis};
 
@@ -54,10 +58,11 @@ pub fn check(ranks: &RanksReport, config: &Config, input: &str) -> Vec<Finding> 
         return Vec::new();
     };
     let wait_ms = s.caused_wait_per_step_ns / 1e6;
+    let saving_ms = s.what_if_saving_per_step_ns / 1e6;
     let step_ms = s.median_step_ns / 1e6;
-    let score = 100.0 * wait_ms / step_ms.max(1e-9);
+    let score = 100.0 * saving_ms / step_ms.max(1e-9);
     let th = &config.straggler;
-    if wait_ms <= 0.0 || score < th.warning_pct {
+    if saving_ms <= 0.0 || score < th.warning_pct {
         return Vec::new();
     }
     let mut severity = if score >= th.critical_pct {
@@ -67,8 +72,10 @@ pub fn check(ranks: &RanksReport, config: &Config, input: &str) -> Vec<Finding> 
     };
     let by_wait = ranks.straggler_basis == StragglerBasis::CausedWait;
     let mut details = format!(
-        "Score {score:.1} % ≥ warning {} % / critical {} % (TraceML): the wait it caused per \
-         step over the median rank's mean step, {} (kinetoscope ranks). Impact: that wait.",
+        "Score {score:.1} % ≥ warning {} % / critical {} % (TraceML): the time a step would \
+         save if this rank computed like the median rank, over the median rank's mean step, \
+         {} (kinetoscope ranks). Impact: that saving, never more than the other ranks \
+         waited.",
         th.warning_pct,
         th.critical_pct,
         if by_wait {
@@ -89,10 +96,24 @@ pub fn check(ranks: &RanksReport, config: &Config, input: &str) -> Vec<Finding> 
             s.steps, config.gating.min_steps_critical
         ));
     }
-    let mut evidence = vec![if by_wait {
+    let mut evidence = vec![format!(
+        "what-if: computing like the median rank, rank {} would make each step \
+         {saving_ms:.2} ms shorter ({:.1} % of the median step{})",
+        s.rank,
+        100.0 * s.what_if_step_share,
+        if by_wait {
+            format!(
+                ", from {} collective(s) it arrived last at",
+                s.what_if_collectives
+            )
+        } else {
+            String::new()
+        }
+    )];
+    evidence.push(if by_wait {
         format!(
             "rank {} arrived last at {} of {} matched collectives; the others waited \
-             {wait_ms:.2} ms per step for it",
+             {wait_ms:.2} ms per step for it on average",
             s.rank, s.arrived_last, s.matched
         )
     } else {
@@ -101,7 +122,7 @@ pub fn check(ranks: &RanksReport, config: &Config, input: &str) -> Vec<Finding> 
              collectives, {wait_ms:.2} ms per step more than the others on average",
             s.rank
         )
-    }];
+    });
     evidence.push(format!(
         "outside collectives {:.2} ms per step vs {:.2} ms on the median rank ({:+.1} %)",
         s.outside_collectives_ns / 1e6,
@@ -145,12 +166,12 @@ pub fn check(ranks: &RanksReport, config: &Config, input: &str) -> Vec<Finding> 
         rule: META.name.to_owned(),
         subject: About::Rank(s.rank).subject(META.code),
         title: format!(
-            "Rank {} is a straggler: the others wait {wait_ms:.2} ms per step for it \
-             ({score:.1} % of a step)",
+            "Rank {} is a straggler: computing like the median rank, it would make each \
+             step {saving_ms:.2} ms shorter ({score:.1} % of a step)",
             s.rank
         ),
         severity,
-        impact_ns_per_step: wait_ms.min(step_ms) * 1e6,
+        impact_ns_per_step: saving_ms.min(step_ms) * 1e6,
         impact_share: score.min(100.0) / 100.0,
         confidence: Confidence {
             steps: s.steps,
