@@ -7,7 +7,7 @@ use std::path::Path;
 
 use kinetoscope_analysis::ranks::{compare_ranks, RankSummary};
 
-use crate::document::{InputLayout, ReadFailure, RanksDocument, SCHEMA_VERSION};
+use crate::document::{InputLayout, RanksDocument, ReadFailure, SCHEMA_VERSION};
 use crate::error::{EngineError, EngineResult};
 use crate::input::{split_results, Source};
 use crate::views::ensure_any_read;

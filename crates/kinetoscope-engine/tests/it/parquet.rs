@@ -14,7 +14,8 @@ use crate::common::{lenient, require_shared};
 
 /// PARAM's 8-rank DLRM job, gzipped, in the analysis crate's fixtures.
 fn param_ranks() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../kinetoscope-analysis/tests/fixtures/param/dlrm_kineto")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../kinetoscope-analysis/tests/fixtures/param/dlrm_kineto")
 }
 
 /// The ranks document's JSON with its `input` left out.
@@ -70,7 +71,12 @@ fn ranks_from_parquet_equal_ranks_from_traces_and_rows_equal_the_views() {
         // Every file holds the rows the manifest says, and they are the views' rows.
         for t in Table::ALL {
             let batch = read_table(&table_file(&out, t, entry)).unwrap();
-            assert_eq!(batch.num_rows() as u64, entry.rows[t.name()], "{}", t.name());
+            assert_eq!(
+                batch.num_rows() as u64,
+                entry.rows[t.name()],
+                "{}",
+                t.name()
+            );
             assert_eq!(batch.schema().fields().len(), t.columns().len());
         }
         let instances: u64 = comm.traces[i].collectives.iter().map(|c| c.count).sum();
@@ -94,7 +100,10 @@ fn other_views_name_ranks_for_an_export() {
     let (tmp, _) = round_trip(&param_ranks());
     let out = Source::Path(tmp.path().join("out"));
     let engine = Engine::default();
-    let err = engine.overview(&out).err().expect("an export is not traces");
+    let err = engine
+        .overview(&out)
+        .err()
+        .expect("an export is not traces");
     assert!(matches!(err, EngineError::WrongInput { .. }), "{err:?}");
     assert!(err.to_string().contains("`ranks`"), "{err}");
     let err = engine
@@ -156,7 +165,11 @@ fn a_damaged_rank_file_is_an_error_naming_it() {
         .unwrap();
     assert_eq!(doc.errors.len(), 1);
     assert_eq!(doc.errors[0].path, manifest.ranks[2].source);
-    assert!(doc.errors[0].error.contains("rank-00002.parquet"), "{:?}", doc.errors);
+    assert!(
+        doc.errors[0].error.contains("rank-00002.parquet"),
+        "{:?}",
+        doc.errors
+    );
     assert_eq!(doc.report.ranks.len(), 7);
 }
 

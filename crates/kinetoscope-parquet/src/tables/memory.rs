@@ -46,7 +46,8 @@ pub(crate) fn batch(trace: &Trace, summary: &RankSummary) -> Result<RecordBatch,
             i64s(g.iter().map(|((_, _, d), _)| d.device_id)),
             i64s(g.iter().map(|(_, p)| p.records)),
             opt_i64s(g.iter().map(|(_, p)| p.allocated)),
-            opt_i64s(g.iter().map(|(_, p)| p.reserved)),
+            // As the memory view: no reserved peak when nothing was reserved (the CPU).
+            opt_i64s(g.iter().map(|(_, p)| p.reserved.filter(|&b| b > 0))),
         ],
     )
 }

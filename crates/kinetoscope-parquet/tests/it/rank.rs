@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::Array;
 use kinetoscope_analysis::ranks::RankSummary;
 use kinetoscope_parquet::read::{rank_summary, read_table, table_file};
 use kinetoscope_parquet::{Export, Manifest, Table, MANIFEST, SCHEMA_VERSION};
@@ -117,4 +118,54 @@ fn damaged_exports_are_errors_naming_the_file() {
     .unwrap();
     let err = Manifest::read(&out).unwrap_err().to_string();
     assert!(err.contains("schema version 99"), "{err}");
+}
+
+#[test]
+fn memory_per_step_holds_the_memory_views_peaks_and_records() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../kinetoscope-trace/tests/fixtures/memory_timelines/torch-2.2.2/plain.pt.trace.json.gz",
+    );
+    let trace = read_trace(&p, &ReadOptions::default()).unwrap();
+    let view = kinetoscope_analysis::memory::analyze_trace(&trace, &Default::default());
+    assert!(!view.devices.is_empty());
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, m) = export(&trace, tmp.path());
+    let rows = read_table(&table_file(&out, Table::MemoryPerStep, &m.ranks[0])).unwrap();
+    let col = |n: &str| {
+        rows.column_by_name(n)
+            .unwrap()
+            .as_primitive::<Int64Type>()
+            .clone()
+    };
+    let (ty, id, records, alloc, reserved) = (
+        col("device_type"),
+        col("device_id"),
+        col("records"),
+        col("peak_allocated_bytes"),
+        col("peak_reserved_bytes"),
+    );
+    for d in &view.devices {
+        let mine: Vec<usize> = (0..rows.num_rows())
+            .filter(|&i| ty.value(i) == d.device_type && id.value(i) == d.device_id)
+            .collect();
+        let sum: i64 = mine.iter().map(|&i| records.value(i)).sum();
+        assert_eq!(sum as u64, d.records, "{}", d.device);
+        let peak = |a: &arrow_array::Int64Array| {
+            mine.iter()
+                .filter_map(|&i| a.is_valid(i).then(|| a.value(i)))
+                .max()
+        };
+        assert_eq!(
+            peak(&alloc),
+            d.peak_allocated.as_ref().map(|p| p.bytes),
+            "{}",
+            d.device
+        );
+        assert_eq!(
+            peak(&reserved),
+            d.peak_reserved.as_ref().map(|p| p.bytes),
+            "{}",
+            d.device
+        );
+    }
 }

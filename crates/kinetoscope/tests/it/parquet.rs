@@ -16,7 +16,10 @@ fn ranks_from_the_export_print_the_same_json_and_report_names_ranks() {
     let out = tmp.path().join("out");
     let traces = param_ranks();
     let (t, o) = (traces.to_str().unwrap(), out.to_str().unwrap());
-    let doc = json(tmp.path(), &["export", t, "--parquet", o, "--format", "json"]);
+    let doc = json(
+        tmp.path(),
+        &["export", t, "--parquet", o, "--format", "json"],
+    );
     let ranks = doc["manifest"]["ranks"].as_array().unwrap();
     assert_eq!(ranks.len(), 8);
     assert!(out.join("collectives/rank-00007.parquet").is_file());
@@ -31,7 +34,11 @@ fn ranks_from_the_export_print_the_same_json_and_report_names_ranks() {
 
     let table = kinetoscope(tmp.path(), &["export", t, "--parquet", o]);
     assert_eq!(table.code, Some(0), "{}", table.stderr);
-    assert!(table.stdout.contains("8 rank(s) exported"), "{}", table.stdout);
+    assert!(
+        table.stdout.contains("8 rank(s) exported"),
+        "{}",
+        table.stdout
+    );
     assert!(table.stdout.contains("collectives"), "{}", table.stdout);
 
     let report = kinetoscope(tmp.path(), &["report", o]);
@@ -46,9 +53,17 @@ fn an_output_folder_with_other_files_is_refused() {
     let t = param_ranks();
     let run = kinetoscope(
         tmp.path(),
-        &["export", t.to_str().unwrap(), "--parquet", tmp.path().to_str().unwrap()],
+        &[
+            "export",
+            t.to_str().unwrap(),
+            "--parquet",
+            tmp.path().to_str().unwrap(),
+        ],
     );
     assert_eq!(run.code, Some(2));
     assert!(run.stderr.contains("keep.json"), "{}", run.stderr);
-    assert_eq!(std::fs::read_to_string(tmp.path().join("keep.json")).unwrap(), "{}");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("keep.json")).unwrap(),
+        "{}"
+    );
 }
