@@ -120,7 +120,8 @@ pub enum Command {
     /// A folder of ≥ 2 rank traces side by side: per-rank step times and breakdown,
     /// collectives matched across ranks (by Seq, else by order within the process
     /// group), start skew and waits, and the straggler ranking with its evidence. Clock
-    /// offsets: see --clock.
+    /// offsets: see --clock. A Parquet export of the ranks (`export --parquet`) gives
+    /// the same comparison, read from its tables.
     ///
     /// CSV: the per-rank table (µs).
     Ranks(RanksArgs),
