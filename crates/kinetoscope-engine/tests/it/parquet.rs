@@ -100,16 +100,14 @@ fn other_views_name_ranks_for_an_export() {
     let (tmp, _) = round_trip(&param_ranks());
     let out = Source::Path(tmp.path().join("out"));
     let engine = Engine::default();
-    let err = engine
-        .overview(&out)
-        .err()
-        .expect("an export is not traces");
+    let Err(err) = engine.overview(&out) else {
+        panic!("an export is not traces")
+    };
     assert!(matches!(err, EngineError::WrongInput { .. }), "{err:?}");
     assert!(err.to_string().contains("`ranks`"), "{err}");
-    let err = engine
-        .report(&out, &Default::default())
-        .err()
-        .expect("report needs the traces");
+    let Err(err) = engine.report(&out, &Default::default()) else {
+        panic!("report needs the traces")
+    };
     assert!(err.to_string().contains("`ranks`"), "{err}");
 }
 

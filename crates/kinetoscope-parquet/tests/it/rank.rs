@@ -152,7 +152,8 @@ fn memory_per_step_holds_the_memory_views_peaks_and_records() {
         assert_eq!(sum as u64, d.records, "{}", d.device);
         let peak = |a: &arrow_array::Int64Array| {
             mine.iter()
-                .filter_map(|&i| a.is_valid(i).then(|| a.value(i)))
+                .filter(|&&i| a.is_valid(i))
+                .map(|&i| a.value(i))
                 .max()
         };
         assert_eq!(
