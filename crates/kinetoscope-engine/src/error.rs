@@ -35,6 +35,9 @@ pub enum EngineError {
     /// An option is out of range.
     #[error("{0}")]
     Option(String),
+    /// A Parquet export could not be written, or an export could not be read back.
+    #[error(transparent)]
+    Parquet(#[from] kinetoscope_parquet::ExportError),
     /// A timeline query asked for what the trace does not have.
     #[error("{}", query_text(.0))]
     Query(kinetoscope_analysis::timeline::QueryError),

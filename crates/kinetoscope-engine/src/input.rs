@@ -154,6 +154,14 @@ pub fn open_path(path: &Path) -> TraceResult<Input> {
         path: path.to_owned(),
         source: e,
     })?;
+    if meta.is_dir() && kinetoscope_parquet::is_export(path) {
+        return Err(TraceError::EmptyInput {
+            path: path.to_owned(),
+            message: "a kinetoscope Parquet export (kinetoscope-parquet.json), no traces: \
+                      only `kinetoscope ranks` reads it"
+                .into(),
+        });
+    }
     if !meta.is_dir() {
         // Only a regular file is opened here: a FIFO or a device is read once, later.
         let processes = meta.is_file().then(|| nsys_processes(path)).flatten();

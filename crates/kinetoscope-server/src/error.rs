@@ -51,7 +51,9 @@ impl From<EngineError> for ApiError {
                 | kinetoscope_analysis::timeline::QueryError::TooManyTracks { .. },
             ) => 400,
             EngineError::Query(_) => 404,
-            EngineError::Trace(_) | EngineError::NothingRead { .. } => 422,
+            EngineError::Trace(_) | EngineError::NothingRead { .. } | EngineError::Parquet(_) => {
+                422
+            }
         };
         let mut message = e.to_string();
         if let Some(hint) = e.hint() {

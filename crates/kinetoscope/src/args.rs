@@ -120,7 +120,8 @@ pub enum Command {
     /// A folder of ≥ 2 rank traces side by side: per-rank step times and breakdown,
     /// collectives matched across ranks (by Seq, else by order within the process
     /// group), start skew and waits, and the straggler ranking with its evidence. Clock
-    /// offsets: see --clock.
+    /// offsets: see --clock. A Parquet export of the ranks (`export --parquet`) gives
+    /// the same comparison, read from its tables.
     ///
     /// CSV: the per-rank table (µs).
     Ranks(RanksArgs),
@@ -220,6 +221,30 @@ pub enum Command {
     /// overlapping slices are repaired and counted (docs/trim.md). A rank folder gives
     /// a folder of trimmed files.
     Trim(TrimArgs),
+    /// Export traces as tables for other engines: `--parquet OUTDIR` writes per-rank
+    /// Parquet files (`OUTDIR/<table>/rank-<RRRRR>.parquet`: steps with their breakdown,
+    /// kernels per step, operators, collectives, memory per step, events and their
+    /// names) and `OUTDIR/kinetoscope-parquet.json`. DuckDB, Polars, pandas and Spark
+    /// read `OUTDIR/<table>/*.parquet`; `kinetoscope ranks OUTDIR` compares the ranks
+    /// from them. OUTDIR must be new, empty, or a previous export (replaced). Schema:
+    /// docs/parquet.md.
+    Export(ExportArgs),
+}
+
+/// `kinetoscope export`'s arguments.
+#[derive(Debug, Args, Clone)]
+pub struct ExportArgs {
+    /// A trace or a folder of rank traces.
+    pub path: PathBuf,
+    /// The folder to write the Parquet tables to.
+    #[arg(long, value_name = "OUTDIR")]
+    pub parquet: PathBuf,
+    /// What to print: a summary (table) or the export's manifest (json).
+    #[arg(long, value_enum, default_value_t)]
+    pub format: ViewFormat,
+    /// Reading options.
+    #[command(flatten)]
+    pub read: ReadArgs,
 }
 
 /// `kinetoscope trim`'s arguments.

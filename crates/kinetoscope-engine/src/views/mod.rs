@@ -8,6 +8,7 @@ mod clocks;
 pub(crate) mod gpu_time;
 pub mod memory;
 pub mod merge;
+pub mod parquet;
 mod per_trace;
 pub mod pstats;
 mod ranks;
@@ -18,6 +19,7 @@ mod workbook;
 pub use bundle::{BundleOptions, OfflineBundle};
 pub use gpu_time::{IdleOptions, LaunchesOptions};
 pub use merge::{Align, MergeSet, RankTrace};
+pub use parquet::ParquetExportDocument;
 pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
 pub use pstats::{PstatsDocument, PstatsFileReport, PstatsOptions};
 pub use ranks::RanksOptions;
@@ -87,6 +89,9 @@ impl Engine {
                 skipped: Vec::new(),
             }),
             Source::Path(path) => {
+                if kinetoscope_parquet::is_export(path) {
+                    return Err(parquet_export_input(src));
+                }
                 let input = open_path(path)?;
                 let files = input.trace_files();
                 let mut opts = self.read.clone();
@@ -132,6 +137,21 @@ impl Engine {
         doc.errors = split_results(results, |_, t| doc.traces.push(t));
         doc.skipped = mapped.skipped;
         Ok(doc)
+    }
+}
+
+/// The error of a view that needs traces, given a Parquet export.
+fn parquet_export_input(src: &Source) -> EngineError {
+    EngineError::WrongInput {
+        path: src.name(),
+        message: "this is a kinetoscope Parquet export (kinetoscope-parquet.json): only \
+                  `ranks` reads it; the other views need the traces it was made from"
+            .to_owned(),
+        hint: Some(
+            "`kinetoscope ranks FOLDER` compares its ranks; DuckDB, Polars, pandas or Spark \
+             read its tables (docs/parquet.md)"
+                .to_owned(),
+        ),
     }
 }
 

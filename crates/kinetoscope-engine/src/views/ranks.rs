@@ -1,10 +1,13 @@
 //! `ranks`: a folder of rank traces side by side. Each rank is reduced to a compact
 //! [`RankSummary`] on its reader thread (never all whole traces at once), then the
-//! summaries are compared.
+//! summaries are compared. A Parquet export (`export --parquet`) gives the same
+//! summaries from its tables, one rank at a time.
+
+use std::path::Path;
 
 use kinetoscope_analysis::ranks::{compare_ranks, RankSummary};
 
-use crate::document::{InputLayout, RanksDocument, SCHEMA_VERSION};
+use crate::document::{InputLayout, RanksDocument, ReadFailure, SCHEMA_VERSION};
 use crate::error::{EngineError, EngineResult};
 use crate::input::{split_results, Source};
 use crate::views::ensure_any_read;
@@ -16,16 +19,12 @@ pub type RanksOptions = kinetoscope_analysis::ranks::RanksOptions;
 impl Engine {
     /// `ranks`: steps side by side, collectives matched, stragglers ranked.
     pub fn ranks(&self, src: &Source, opts: RanksOptions) -> EngineResult<RanksDocument> {
+        if let Some(dir) = src.path().filter(|p| kinetoscope_parquet::is_export(p)) {
+            return ranks_of_export(src, dir, opts);
+        }
         let mapped = self.map(src, RankSummary::from_trace)?;
         if !matches!(mapped.layout, InputLayout::RankFolder) || mapped.results.len() < 2 {
-            return Err(EngineError::WrongInput {
-                path: src.name(),
-                message: "`ranks` needs a folder with at least two rank trace files".to_owned(),
-                hint: Some(
-                    "for one trace, `kinetoscope overview` shows its steps and breakdown"
-                        .to_owned(),
-                ),
-            });
+            return Err(too_few_ranks(src));
         }
         let results = ensure_any_read(mapped.results)?;
         let mut summaries = Vec::new();
@@ -38,4 +37,56 @@ impl Engine {
             skipped: mapped.skipped,
         })
     }
+}
+
+fn too_few_ranks(src: &Source) -> EngineError {
+    EngineError::WrongInput {
+        path: src.name(),
+        message: "`ranks` needs a folder with at least two rank trace files".to_owned(),
+        hint: Some(
+            "for one trace, `kinetoscope overview` shows its steps and breakdown".to_owned(),
+        ),
+    }
+}
+
+/// The rank comparison of the Parquet export in `dir`: each rank's summary from its
+/// tables; traces the export could not read, and ranks whose files cannot be read, in
+/// `errors`.
+fn ranks_of_export(src: &Source, dir: &Path, opts: RanksOptions) -> EngineResult<RanksDocument> {
+    let (manifest, results) = kinetoscope_parquet::read::rank_summaries(dir)?;
+    let mut errors: Vec<ReadFailure> = manifest
+        .errors
+        .iter()
+        .map(|e| ReadFailure {
+            path: e.path.clone(),
+            error: e.error.clone(),
+        })
+        .collect();
+    let mut summaries = Vec::new();
+    for (entry, r) in manifest.ranks.iter().zip(results) {
+        match r {
+            Ok(s) => summaries.push(s),
+            Err(e) => errors.push(ReadFailure {
+                path: entry.source.clone(),
+                error: e.to_string(),
+            }),
+        }
+    }
+    if summaries.len() + errors.len() < 2 {
+        return Err(too_few_ranks(src));
+    }
+    if summaries.is_empty() {
+        return Err(EngineError::WrongInput {
+            path: src.name(),
+            message: format!("no rank of this export could be read: {}", errors[0].error),
+            hint: None,
+        });
+    }
+    Ok(RanksDocument {
+        schema_version: SCHEMA_VERSION,
+        input: src.name(),
+        report: compare_ranks(summaries, opts),
+        errors,
+        skipped: Vec::new(),
+    })
 }

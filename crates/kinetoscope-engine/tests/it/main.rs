@@ -8,6 +8,7 @@ mod bundle;
 mod common;
 mod diff;
 mod inputs;
+mod parquet;
 mod properties;
 mod round_trip;
 mod session;

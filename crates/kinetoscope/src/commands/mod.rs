@@ -5,6 +5,7 @@ mod cache;
 mod check;
 mod diff;
 mod explain;
+mod export;
 mod memory;
 mod merge;
 mod output;
@@ -55,6 +56,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Serve(a)) => serve::run(a),
         Some(Command::Cache(a)) => cache::run(a),
         Some(Command::Trim(a)) => trim::run(a),
+        Some(Command::Export(a)) => export::run(a),
         None => report::run(cli.report),
     }
 }

@@ -48,6 +48,7 @@ mod memory_timeline;
 mod merge;
 mod nsys;
 mod ops_kernels;
+mod parquet;
 mod pstats;
 mod ranks;
 mod report;

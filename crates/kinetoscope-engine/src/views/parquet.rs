@@ -1,0 +1,75 @@
+//! `export --parquet`: every trace of a source as per-rank Parquet tables
+//! (`kinetoscope-parquet`), each rank's tables built and written on the thread that read
+//! it, so no two whole ranks need be in memory beyond the reader threads'.
+
+use std::path::Path;
+
+use kinetoscope_parquet::manifest::SourceError;
+use kinetoscope_parquet::{Export, Manifest};
+use serde::{Deserialize, Serialize};
+
+use crate::document::{SkippedFile, SCHEMA_VERSION};
+use crate::error::{EngineError, EngineResult};
+use crate::input::Source;
+use crate::views::ensure_any_read;
+use crate::Engine;
+
+/// What `export --parquet` wrote.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ParquetExportDocument {
+    /// JSON schema version.
+    pub schema_version: u32,
+    /// The input given.
+    pub input: String,
+    /// The export folder.
+    pub output: String,
+    /// The export's manifest (its tables, ranks, row counts, traces not read).
+    pub manifest: Manifest,
+    /// Special files of the input folder, skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedFile>,
+}
+
+impl Engine {
+    /// Export every trace of `src` into the folder `out` (new, empty, or a previous
+    /// export, whose files are replaced).
+    pub fn export_parquet(&self, src: &Source, out: &Path) -> EngineResult<ParquetExportDocument> {
+        if src.path().is_some_and(|p| same_place(p, out)) {
+            return Err(EngineError::WrongInput {
+                path: src.name(),
+                message: "the Parquet output folder is the input".to_owned(),
+                hint: Some("give another folder to `--parquet`".to_owned()),
+            });
+        }
+        let export = Export::create(out)?;
+        let mapped = self.map(src, |trace| export.write_trace(trace))?;
+        let results = ensure_any_read(mapped.results)?;
+        let mut staged = Vec::new();
+        let mut errors = Vec::new();
+        for r in results {
+            match r.result {
+                Ok(written) => staged.push(written?),
+                Err(e) => errors.push(SourceError {
+                    path: r.path.display().to_string(),
+                    error: e.to_string(),
+                }),
+            }
+        }
+        let manifest = export.finish(src.name(), staged, errors)?;
+        Ok(ParquetExportDocument {
+            schema_version: SCHEMA_VERSION,
+            input: src.name(),
+            output: out.display().to_string(),
+            manifest,
+            skipped: mapped.skipped,
+        })
+    }
+}
+
+/// Whether `a` and `b` name the same existing file or folder.
+fn same_place(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
