@@ -5,7 +5,7 @@
 //! The output folder must be new, empty, or a previous export (whose files this one
 //! replaces); a folder holding anything else is refused, so no input can be written over.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -124,7 +124,7 @@ impl Export {
     ) -> ExportResult<Manifest> {
         let by_rank = ranks_name_files(&staged);
         let mut entries = Vec::with_capacity(staged.len());
-        let mut written = Vec::new();
+        let mut written = HashSet::new();
         for t in Table::ALL {
             let dir = self.out.join(t.name());
             std::fs::create_dir_all(&dir).map_err(|e| ExportError::new(&dir, e))?;
@@ -139,7 +139,7 @@ impl Export {
                 let to = self.out.join(t.name()).join(format!("{file}.parquet"));
                 let from = self.staged_file(t, s.id);
                 std::fs::rename(&from, &to).map_err(|e| ExportError::new(&to, e))?;
-                written.push(to);
+                written.insert(to);
             }
             entries.push(RankEntry {
                 file,
