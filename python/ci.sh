@@ -18,7 +18,7 @@ if [ ! -x "$venv/bin/python" ]; then
   fi
 fi
 py="$venv/bin/python"
-"$py" -m pip install -q maturin pytest pyarrow pandas duckdb polars
+"$py" -m pip install -q maturin pytest pyarrow pandas duckdb polars "dask[distributed]"
 # Torch for the capture tests: the CPU build from PyTorch's index, else PyPI's (the CUDA
 # build, several GB, which runs on CPU too). The capture tests need it: no torch, no pass.
 cpu_index=https://download.pytorch.org/whl/cpu

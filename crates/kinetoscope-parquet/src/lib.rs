@@ -7,7 +7,9 @@
 //! - [`schema`]: the tables, their columns and [`schema::SCHEMA_VERSION`].
 //! - [`tables`]: one rank's tables from its trace and analyses (the events table is
 //!   `kinetoscope-arrow`'s).
-//! - [`write`]: an export: staging, files renamed into place, the manifest last.
+//! - [`write`]: an export: staging, files renamed into place, the manifest last; or
+//!   its ranks written by other processes ([`write::write_part`], a distributed map)
+//!   and put in place by one ([`Export::parts`]).
 //! - [`manifest`]: what makes a folder an export.
 //! - [`read`]: each rank's `RankSummary` back from its files.
 
@@ -21,4 +23,4 @@ pub mod write;
 pub use error::{ExportError, ExportResult};
 pub use manifest::{is_export, Manifest, MANIFEST};
 pub use schema::{Table, SCHEMA_VERSION};
-pub use write::{Export, Staged};
+pub use write::{write_part, Export, Staged};

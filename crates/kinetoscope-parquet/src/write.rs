@@ -16,6 +16,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{ExportError, ExportResult};
 use crate::manifest::{Manifest, RankEntry, SourceError, FORMAT, MANIFEST};
@@ -34,8 +35,11 @@ pub struct Export {
     previous: Vec<PathBuf>,
 }
 
+/// The staging folder of an export whose ranks other processes write ([`write_part`]).
+const PARTS: &str = ".kinetoscope-staging-parts";
+
 /// One rank's tables, written to the staging folder.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Staged {
     id: usize,
     rank: Option<i64>,
@@ -63,28 +67,50 @@ impl Export {
         })
     }
 
-    /// Build and write every table of `trace` (call it on the thread that read it).
-    pub fn write_trace(&self, trace: &Trace) -> ExportResult<Staged> {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let tables = RankTables::from_trace(trace).map_err(|e| ExportError::new(&trace.path, e))?;
-        let mut rows = BTreeMap::new();
-        for (table, batch) in &tables.batches {
-            let path = self.staged_file(*table, id);
-            write_file(&path, *table, batch)?;
-            rows.insert(table.name().to_owned(), batch.num_rows() as u64);
+    /// Prepare `out` for an export whose ranks other processes (the tasks of a
+    /// distributed map) write with [`write_part`]: the same checks as [`Export::create`],
+    /// and the shared staging folder. [`Export::parts`] then puts them in place.
+    pub fn begin_parts(out: &Path) -> ExportResult<()> {
+        check_output(out)?;
+        let staging = out.join(PARTS);
+        if staging.exists() {
+            // An earlier, unfinished distributed export's parts.
+            std::fs::remove_dir_all(&staging).map_err(|e| ExportError::new(&staging, e))?;
         }
-        Ok(Staged {
-            id,
-            rank: tables.summary.rank,
-            source: tables.summary.path,
-            rows,
+        for t in Table::ALL {
+            let dir = staging.join(t.name());
+            std::fs::create_dir_all(&dir).map_err(|e| ExportError::new(&dir, e))?;
+        }
+        Ok(())
+    }
+
+    /// The export begun with [`Export::begin_parts`] in `out`, to [`Export::finish`]
+    /// with the parts' [`Staged`] records.
+    pub fn parts(out: &Path) -> ExportResult<Export> {
+        let previous = check_output(out)?;
+        let staging = out.join(PARTS);
+        if !staging.is_dir() {
+            return Err(ExportError::new(
+                &staging,
+                "no parts were staged here (begin the export first)",
+            ));
+        }
+        Ok(Export {
+            out: out.to_owned(),
+            staging,
+            next: AtomicUsize::new(0),
+            previous,
         })
     }
 
+    /// Build and write every table of `trace` (call it on the thread that read it).
+    pub fn write_trace(&self, trace: &Trace) -> ExportResult<Staged> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        write_staged(&self.staging, id, trace)
+    }
+
     fn staged_file(&self, table: Table, id: usize) -> PathBuf {
-        self.staging
-            .join(table.name())
-            .join(format!("{id}.parquet"))
+        staged_file(&self.staging, table, id)
     }
 
     /// Move the staged ranks (in the input's order) into place and write the manifest.
@@ -145,6 +171,33 @@ impl Drop for Export {
         // Whatever was not moved into place (a failed export) goes with the staging.
         let _ = std::fs::remove_dir_all(&self.staging);
     }
+}
+
+/// Write every table of `trace` as part `id` of the export begun in `out` with
+/// [`Export::begin_parts`] (from any process that sees `out`; ids distinct).
+pub fn write_part(out: &Path, id: usize, trace: &Trace) -> ExportResult<Staged> {
+    write_staged(&out.join(PARTS), id, trace)
+}
+
+/// Every table of `trace` written into `staging` as rank `id`.
+fn write_staged(staging: &Path, id: usize, trace: &Trace) -> ExportResult<Staged> {
+    let tables = RankTables::from_trace(trace).map_err(|e| ExportError::new(&trace.path, e))?;
+    let mut rows = BTreeMap::new();
+    for (table, batch) in &tables.batches {
+        let path = staged_file(staging, *table, id);
+        write_file(&path, *table, batch)?;
+        rows.insert(table.name().to_owned(), batch.num_rows() as u64);
+    }
+    Ok(Staged {
+        id,
+        rank: tables.summary.rank,
+        source: tables.summary.path,
+        rows,
+    })
+}
+
+fn staged_file(staging: &Path, table: Table, id: usize) -> PathBuf {
+    staging.join(table.name()).join(format!("{id}.parquet"))
 }
 
 /// Whether the staged ranks can be named by rank: all known, non-negative, distinct.

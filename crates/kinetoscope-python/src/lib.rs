@@ -1,11 +1,12 @@
 //! The native half of the `kinetoscope` Python package (`kinetoscope._native`): the
 //! engine behind [`Trace`] handles (a trace read once, every view computed from it),
-//! `diff`, Arrow tables through the Arrow PyCapsule interface, and the command line's
-//! `main`. The Python half (`python/kinetoscope/`) re-exports and documents it.
+//! `diff`, Arrow tables through the Arrow PyCapsule interface, the steps of a
+//! distributed Parquet export (`parts`), and the command line's `main`. The Python half (`python/kinetoscope/`) re-exports and documents it.
 
 mod convert;
 mod error;
 mod options;
+mod parts;
 mod stream;
 mod trace;
 
@@ -65,6 +66,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(main, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::_trace_files, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::_parquet_begin, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::_parquet_part, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::_parquet_finish, m)?)?;
     m.add_class::<Trace>()?;
     m.add_class::<ArrowStream>()?;
     m.add("KinetoscopeError", m.py().get_type::<KinetoscopeError>())?;

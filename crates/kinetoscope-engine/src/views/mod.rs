@@ -19,7 +19,7 @@ mod workbook;
 pub use bundle::{BundleOptions, OfflineBundle};
 pub use gpu_time::{IdleOptions, LaunchesOptions};
 pub use merge::{Align, MergeSet, RankTrace};
-pub use parquet::ParquetExportDocument;
+pub use parquet::{ParquetExportDocument, ParquetPart};
 pub use per_trace::{CommOptions, KernelsOptions, OpsOptions};
 pub use pstats::{PstatsDocument, PstatsFileReport, PstatsOptions};
 pub use ranks::RanksOptions;
