@@ -72,14 +72,12 @@ pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] 
             Class::Memcpy => 1,
             Class::Memset => 2,
             Class::Launch => 4,
-            Class::Op | Class::Annotation | Class::Python => {
-                match role_of(class, i).0 {
-                    Some(HostRole::DataLoader) => 5,
-                    Some(HostRole::Communication) => 3,
-                    Some(HostRole::CpuExec) => 6,
-                    Some(HostRole::Step) | None => continue,
-                }
-            }
+            Class::Op | Class::Annotation | Class::Python => match role_of(class, i).0 {
+                Some(HostRole::DataLoader) => 5,
+                Some(HostRole::Communication) => 3,
+                Some(HostRole::CpuExec) => 6,
+                Some(HostRole::Step) | None => continue,
+            },
             Class::Ignored => continue,
         };
         sets[role].push(span);

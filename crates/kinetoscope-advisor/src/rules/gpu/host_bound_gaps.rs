@@ -87,7 +87,9 @@ impl Who {
         if dataloader_name.get(name) {
             return Self::Span(name, None);
         }
-        let dl = in_dataloader.nearest(i).map(|dl| facts.trace.events.name[dl]);
+        let dl = in_dataloader
+            .nearest(i)
+            .map(|dl| facts.trace.events.name[dl]);
         Self::Span(name, dl)
     }
 
