@@ -85,9 +85,18 @@ pub fn advise_trace_with<R>(
 ) -> (TraceReport, R) {
     let facts = facts::Facts::new(trace);
     // The facts several rules share are computed on a second thread, and the diff
-    // profile on a third, while this one runs the rules (reading used both cores; these
-    // are most of what the advisor adds to it). A rule that needs a fact before it is
-    // ready waits for it.
+    // profile on a third, while the rules run on this one and a fourth (reading used
+    // both cores; these are most of what the advisor adds to it, and no one rule or
+    // fact holds most of it). A rule that needs a fact before it is ready waits for it.
+    let all = rules::all();
+    // The rules at even or odd positions, each one's findings.
+    let check = |parity: usize| -> Vec<Vec<Finding>> {
+        all.iter()
+            .skip(parity)
+            .step_by(2)
+            .map(|r| r.check(&facts, config))
+            .collect()
+    };
     let (mut findings, profile) = std::thread::scope(|s| {
         s.spawn(|| facts.prepare());
         let profile = s.spawn(|| {
@@ -98,14 +107,16 @@ pub fn advise_trace_with<R>(
                 facts.memory(),
             )
         });
-        let findings: Vec<Finding> = rules::all()
-            .iter()
-            .flat_map(|r| r.check(&facts, config))
+        let odd = s.spawn(|| check(1));
+        let even = check(0);
+        let odd = join(odd);
+        // Back in rule order: even, odd, even, ...
+        let mut odd = odd.into_iter();
+        let findings: Vec<Finding> = even
+            .into_iter()
+            .flat_map(|e| e.into_iter().chain(odd.next().into_iter().flatten()))
             .collect();
-        let profile = profile
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (findings, profile)
+        (findings, join(profile))
     });
     rank_findings(&mut findings);
     let extra = extra(&facts);
@@ -118,6 +129,13 @@ pub fn advise_trace_with<R>(
         profile: Some(profile),
     };
     (report, extra)
+}
+
+/// The result of a scoped thread, its panic resumed here.
+fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Run the cross-rank rules over the reports of one job's rank traces; `ranks` is the

@@ -6,6 +6,7 @@
 //! an inference trace) is treated as **one step covering every event**, named
 //! `(whole trace)`, as the TensorBoard plugin does; [`StepSource`] says which was used.
 
+use crate::name_memo::NameMemo;
 use kinetoscope_trace::{CategoryKind, Phase, Trace};
 use serde::{Deserialize, Serialize};
 
@@ -38,8 +39,10 @@ pub enum StepSource {
 pub fn find_steps(trace: &Trace) -> (Vec<Step>, StepSource) {
     let e = &trace.events;
     let mut steps: Vec<Step> = Vec::new();
+    // Whether a name is a step's, decided once per name.
+    let mut is_step = NameMemo::new(trace, |n| n.starts_with("ProfilerStep#"));
     for i in 0..e.len() {
-        if e.phase[i] != Phase::Complete {
+        if e.phase[i] != Phase::Complete || !is_step.get(e.name[i]) {
             continue;
         }
         let kind = trace.categories.kind(e.cat[i]);

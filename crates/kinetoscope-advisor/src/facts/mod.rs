@@ -161,11 +161,6 @@ impl ByName {
         self.starts.len() - 1
     }
 
-    /// Number of complete events.
-    fn events(&self) -> usize {
-        self.ids.len()
-    }
-
     /// The events named `n`, in file order.
     fn of(&self, n: usize) -> &[u32] {
         &self.ids[self.starts[n] as usize..self.starts[n + 1] as usize]
@@ -566,46 +561,42 @@ impl<'a> Facts<'a> {
     /// Complete events whose category is one of `kinds` and whose name passes `pred`,
     /// in file order.
     ///
-    /// `pred` is asked once per distinct name. When the names that pass hold few events,
-    /// those are gathered from [`ByName`] and sorted; otherwise one pass over the events
-    /// keeps those whose name passed.
+    /// `pred` is asked once per distinct name. The events of the names that pass are
+    /// gathered from [`ByName`] into a bitmap over the events, read back in order: the
+    /// cost is the events gathered plus n / 64 words, never a pass over every event's
+    /// columns nor a sort.
     pub fn events(&self, kinds: &[CategoryKind], mut pred: impl FnMut(&str) -> bool) -> Vec<usize> {
         let t = self.trace;
         let e = &t.events;
         let by_name = self.by_name();
-        let mut passed = vec![false; by_name.names()];
-        let mut total = 0usize;
-        for (n, pass) in passed.iter_mut().enumerate() {
-            let ids = by_name.of(n);
-            if !ids.is_empty() && pred(t.strings.get(StrId(n as u32))) {
-                *pass = true;
-                total += ids.len();
-            }
-        }
         // Categories decided once per category id.
         let cat_wanted: Vec<bool> = t
             .categories
             .iter()
             .map(|(_, c)| kinds.contains(&c.kind))
             .collect();
-        let wanted = |i: usize| cat_wanted.get(e.cat[i].0 as usize) == Some(&true);
-        if total.saturating_mul(8) > by_name.events() {
-            return (0..e.len())
-                .filter(|&i| {
-                    e.phase[i] == Phase::Complete
-                        && passed.get(e.name[i].0 as usize) == Some(&true)
-                        && wanted(i)
-                })
-                .collect();
+        let mut bits = vec![0u64; e.len().div_ceil(64)];
+        let mut total = 0usize;
+        for n in 0..by_name.names() {
+            let ids = by_name.of(n);
+            if ids.is_empty() || !pred(t.strings.get(StrId(n as u32))) {
+                continue;
+            }
+            for &i in ids {
+                if cat_wanted.get(e.cat[i as usize].0 as usize) == Some(&true) {
+                    bits[i as usize / 64] |= 1 << (i % 64);
+                    total += 1;
+                }
+            }
         }
-        let mut out: Vec<usize> = passed
-            .iter()
-            .enumerate()
-            .filter(|(_, &p)| p)
-            .flat_map(|(n, _)| by_name.of(n).iter().map(|&i| i as usize))
-            .filter(|&i| wanted(i))
-            .collect();
-        out.sort_unstable();
+        let mut out = Vec::with_capacity(total);
+        for (w, &word) in bits.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                out.push(w * 64 + word.trailing_zeros() as usize);
+                word &= word - 1;
+            }
+        }
         out
     }
 

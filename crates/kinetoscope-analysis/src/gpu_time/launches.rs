@@ -330,10 +330,14 @@ pub fn launch_stats_of(
         }
     };
     let list = |mut idx: Vec<u32>, key: &dyn Fn(u32) -> i64| -> Vec<Launch> {
-        idx.sort_by_key(|&k| (std::cmp::Reverse(key(k)), k));
-        if opts.top > 0 {
+        // The key is unique (ties broken by index): select the first `top`, then sort
+        // only those.
+        let rank = |&k: &u32| (std::cmp::Reverse(key(k)), k);
+        if opts.top > 0 && idx.len() > opts.top {
+            idx.select_nth_unstable_by_key(opts.top, rank);
             idx.truncate(opts.top);
         }
+        idx.sort_unstable_by_key(rank);
         idx.into_iter().map(launch_of).collect()
     };
     let (n_short, n_rt, n_dl) = (short.len() as u64, rt_out.len() as u64, dl_out.len() as u64);

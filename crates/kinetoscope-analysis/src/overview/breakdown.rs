@@ -4,6 +4,8 @@
 //! Other, so the parts of a step add up to its (stretched) duration.
 
 use kinetoscope_trace::{EventId, Launcher, Trace};
+
+use crate::name_memo::NameMemo;
 use rustc_hash::FxHashSet;
 
 use super::classify::{host_role, is_communication_kernel, Class, Classes, HostRole};
@@ -17,6 +19,24 @@ const ROLES: usize = 7;
 /// The merged interval set of each role, in priority order, over the whole trace.
 pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] {
     let e = &trace.events;
+    // What a name means, decided once per name: its host role as an operator or
+    // annotation, as a Python frame, and whether it names a communication kernel.
+    let mut by_name = NameMemo::new(trace, |n| {
+        (
+            host_role(Class::Op, n),
+            host_role(Class::Python, n),
+            is_communication_kernel(n),
+        )
+    });
+    let mut role_of = |class: Class, i: usize| {
+        let (op, python, comm_kernel) = by_name.get(e.name[i]);
+        let role = match class {
+            Class::Op | Class::Annotation => op,
+            Class::Python => python,
+            _ => None,
+        };
+        (role, comm_kernel)
+    };
     // Host communication calls: kernels they launched are communication (the plugin's
     // link by External id, here the trace's validated launch link), found by the
     // correlation ids of their runtime calls; NCCL kernels are recognised by name as
@@ -24,7 +44,7 @@ pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] 
     let mut comm_ops: FxHashSet<EventId> = FxHashSet::default();
     for i in 0..e.len() {
         let class = classes.of(trace, i);
-        if host_role(class, trace.strings.get(e.name[i])) == Some(HostRole::Communication) {
+        if role_of(class, i).0 == Some(HostRole::Communication) {
             comm_ops.insert(EventId(i as u32));
         }
     }
@@ -43,9 +63,7 @@ pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] 
         let span = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]);
         let role = match class {
             Class::Kernel => {
-                if comm_launches.contains(&e.correlation[i])
-                    || is_communication_kernel(trace.strings.get(e.name[i]))
-                {
+                if comm_launches.contains(&e.correlation[i]) || role_of(class, i).1 {
                     3
                 } else {
                     0
@@ -54,14 +72,12 @@ pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] 
             Class::Memcpy => 1,
             Class::Memset => 2,
             Class::Launch => 4,
-            Class::Op | Class::Annotation | Class::Python => {
-                match host_role(class, trace.strings.get(e.name[i])) {
-                    Some(HostRole::DataLoader) => 5,
-                    Some(HostRole::Communication) => 3,
-                    Some(HostRole::CpuExec) => 6,
-                    Some(HostRole::Step) | None => continue,
-                }
-            }
+            Class::Op | Class::Annotation | Class::Python => match role_of(class, i).0 {
+                Some(HostRole::DataLoader) => 5,
+                Some(HostRole::Communication) => 3,
+                Some(HostRole::CpuExec) => 6,
+                Some(HostRole::Step) | None => continue,
+            },
             Class::Ignored => continue,
         };
         sets[role].push(span);

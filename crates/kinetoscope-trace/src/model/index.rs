@@ -19,19 +19,19 @@ impl Nesting {
     pub fn build(trace: &Trace) -> Self {
         let e = &trace.events;
         let mut parent = vec![u32::MAX; e.len()];
-        let mut per_track: Vec<Vec<u32>> = vec![Vec::new(); trace.tracks.len()];
+        // (start, -duration, event) per track: the sort compares keys held in place.
+        let mut per_track: Vec<Vec<(i64, i64, u32)>> = vec![Vec::new(); trace.tracks.len()];
         for i in 0..e.len() {
             let kind = trace.categories.kind(e.cat[i]);
             if e.phase[i] == Phase::Complete && !kind.is_gpu() && kind != CategoryKind::TraceSpan {
-                per_track[e.track[i].index()].push(i as u32);
+                per_track[e.track[i].index()].push((e.ts_ns[i], -e.dur_ns[i], i as u32));
             }
         }
         let mut stack: Vec<u32> = Vec::new();
-        for ids in &mut per_track {
-            ids.sort_unstable_by_key(|&i| (e.ts_ns[i as usize], -e.dur_ns[i as usize], i));
+        for spans in &mut per_track {
+            spans.sort_unstable();
             stack.clear();
-            for &i in ids.iter() {
-                let start = e.ts_ns[i as usize];
+            for &(start, _, i) in spans.iter() {
                 let end = start + e.dur_ns[i as usize];
                 while let Some(&top) = stack.last() {
                     let top_end = e.ts_ns[top as usize] + e.dur_ns[top as usize];

@@ -35,7 +35,10 @@
 use std::collections::BTreeMap;
 
 use crate::config::Config;
+use kinetoscope_analysis::name_memo::NameMemo;
 use kinetoscope_analysis::Measure;
+use kinetoscope_trace::StrId;
+use rustc_hash::FxHashMap;
 
 use crate::facts::{ms, AncestorSearch, Facts};
 use crate::finding::{About, Finding, Severity};
@@ -56,24 +59,51 @@ static META: RuleMeta = RuleMeta {
 /// Where the time of a gap whose launch thread is unknown goes.
 const UNKNOWN_THREAD: &str = "(launch call unknown)";
 
-/// How a span of [`Facts::host_work_in`] is named: its name, with the DataLoader fetch
-/// it runs in (`in_dataloader` searches the nesting for one); time in no span is Python
-/// or an idle thread.
-fn label<P: FnMut(usize) -> bool>(
-    facts: &Facts,
-    in_dataloader: &mut AncestorSearch<'_, P>,
-    who: Option<usize>,
-) -> String {
-    let Some(i) = who else {
-        return "(no operator or annotation: Python or an idle thread)".to_owned();
-    };
-    let name = facts.name(i);
-    if is_dataloader(name) {
-        return name.to_owned();
+/// What a part of a gap is labelled by, as name ids: the label is worded once per
+/// distinct key ([`Who::label`]), not once per part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Who {
+    /// The launch call is unknown.
+    UnknownThread,
+    /// The thread ran no span of [`Facts::host_work_in`]: Python or an idle thread.
+    NoSpan,
+    /// A span's name, with the name of the DataLoader fetch it runs in.
+    Span(StrId, Option<StrId>),
+}
+
+impl Who {
+    /// The key of a span of [`Facts::host_work_in`] (`in_dataloader` searches the
+    /// nesting for a DataLoader fetch; a fetch itself is named alone).
+    fn of<P: FnMut(usize) -> bool, Q: FnMut(&str) -> bool>(
+        facts: &Facts,
+        in_dataloader: &mut AncestorSearch<'_, P>,
+        dataloader_name: &mut NameMemo<'_, bool, Q>,
+        who: Option<usize>,
+    ) -> Self {
+        let Some(i) = who else {
+            return Self::NoSpan;
+        };
+        let name = facts.trace.events.name[i];
+        if dataloader_name.get(name) {
+            return Self::Span(name, None);
+        }
+        let dl = in_dataloader
+            .nearest(i)
+            .map(|dl| facts.trace.events.name[dl]);
+        Self::Span(name, dl)
     }
-    match in_dataloader.nearest(i) {
-        Some(dl) => format!("{name} in {}", facts.name(dl)),
-        None => name.to_owned(),
+
+    /// How the key is named: the span's name, with the DataLoader fetch it runs in.
+    fn label(self, facts: &Facts) -> String {
+        let strings = &facts.trace.strings;
+        match self {
+            Self::UnknownThread => UNKNOWN_THREAD.to_owned(),
+            Self::NoSpan => "(no operator or annotation: Python or an idle thread)".to_owned(),
+            Self::Span(name, None) => strings.get(name).to_owned(),
+            Self::Span(name, Some(dl)) => {
+                format!("{} in {}", strings.get(name), strings.get(dl))
+            }
+        }
     }
 }
 
@@ -101,7 +131,8 @@ fn work_in_steps(
     let e = &facts.trace.events;
     let coverage = facts.window_coverage();
     let mut in_dataloader = facts.named_ancestor_search(is_dataloader);
-    let mut by_work: BTreeMap<String, i64> = BTreeMap::new();
+    let mut dataloader_name = NameMemo::new(facts.trace, is_dataloader);
+    let mut by_who: FxHashMap<Who, i64> = FxHashMap::default();
     let mut gaps = 0u64;
     for &(start, end, launch) in parts {
         let mut counted = false;
@@ -120,15 +151,18 @@ fn work_in_steps(
             match launch {
                 Some(l) => {
                     for (who, d) in facts.host_work_in(e.track[l].0, a, b) {
-                        *by_work
-                            .entry(label(facts, &mut in_dataloader, who))
-                            .or_default() += d * times;
+                        let key = Who::of(facts, &mut in_dataloader, &mut dataloader_name, who);
+                        *by_who.entry(key).or_default() += d * times;
                     }
                 }
-                None => *by_work.entry(UNKNOWN_THREAD.to_owned()).or_default() += (b - a) * times,
+                None => *by_who.entry(Who::UnknownThread).or_default() += (b - a) * times,
             }
         }
         gaps += u64::from(counted);
+    }
+    let mut by_work: BTreeMap<String, i64> = BTreeMap::new();
+    for (who, d) in by_who {
+        *by_work.entry(who.label(facts)).or_default() += d;
     }
     (gaps, by_work)
 }

@@ -62,7 +62,13 @@ pub(crate) fn implementation(facts: &Facts, steps: &[usize]) -> (Implementation,
         return (Implementation::Unknown, 0.0, 0.0);
     }
     let set: rustc_hash::FxHashSet<usize> = steps.iter().copied().collect();
-    let ops = facts.events(&[CategoryKind::CpuOp], |_| true);
+    // Only the operators counted below: their names are tested once each, and only
+    // their events are searched up the nesting.
+    let ops = facts.events(&[CategoryKind::CpuOp], |n| {
+        n.starts_with("aten::_fused_")
+            || n.starts_with("aten::_foreach_")
+            || PER_PARAM_OPS.contains(&n)
+    });
     let (mut fused, mut foreach, mut per_param) = (0u64, 0u64, 0u64);
     let mut by_name: rustc_hash::FxHashMap<&str, u64> = Default::default();
     let mut in_step = facts.ancestor_search(|a| set.contains(&a));
