@@ -10,7 +10,7 @@ use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::DataType;
 use kinetoscope_analysis::overview::Parts;
-use kinetoscope_analysis::ranks::{RankCollective, RankStep, RankSummary};
+use kinetoscope_analysis::ranks::{Interner, RankCollective, RankStep, RankSummary};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::error::{ExportError, ExportResult};
@@ -228,23 +228,4 @@ fn collectives(c: &Columns, s: &mut RankSummary) -> ExportResult<()> {
     s.names = names.table;
     s.collectives.sort_by_key(|c| (c.call_ns, c.start_ns));
     Ok(())
-}
-
-/// Distinct strings in the order first seen, each with its index.
-#[derive(Default)]
-struct Interner {
-    table: Vec<String>,
-    index: HashMap<String, u32>,
-}
-
-impl Interner {
-    fn intern(&mut self, key: &str) -> u32 {
-        if let Some(&i) = self.index.get(key) {
-            return i;
-        }
-        let i = self.table.len() as u32;
-        self.table.push(key.to_owned());
-        self.index.insert(key.to_owned(), i);
-        i
-    }
 }

@@ -47,7 +47,7 @@ mod summary;
 mod what_if;
 
 pub use skew::CollectiveSkew;
-pub use summary::{RankCollective, RankStep, RankSummary};
+pub use summary::{Interner, RankCollective, RankStep, RankSummary};
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -378,30 +378,12 @@ fn median_f64(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// Global ids of the strings of every rank's tables.
-#[derive(Default)]
-struct Interner {
-    ids: FxHashMap<String, u32>,
-    names: Vec<String>,
-}
-
-impl Interner {
-    fn id(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.ids.get(s) {
-            return i;
-        }
-        self.names.push(s.to_owned());
-        self.ids.insert(s.to_owned(), (self.names.len() - 1) as u32);
-        (self.names.len() - 1) as u32
-    }
-}
-
 /// Every rank's collectives with their keys.
 fn entries(ranks: &[RankSummary], groups: &mut Interner, names: &mut Interner) -> Vec<Entry> {
     let mut out = Vec::new();
     for (r, s) in ranks.iter().enumerate() {
-        let g: Vec<u32> = s.groups.iter().map(|x| groups.id(x)).collect();
-        let n: Vec<u32> = s.names.iter().map(|x| names.id(x)).collect();
+        let g: Vec<u32> = s.groups.iter().map(|x| groups.intern(x)).collect();
+        let n: Vec<u32> = s.names.iter().map(|x| names.intern(x)).collect();
         let mut k: FxHashMap<(u32, u32, Option<i64>), i64> = FxHashMap::default();
         let step_start: FxHashMap<i64, i64> = s
             .steps
@@ -476,8 +458,8 @@ fn matched_row(
         .max()
         .unwrap_or(last_s);
     MatchedCollective {
-        process_group: group.map_or_else(String::new, |g| groups.names[g as usize].clone()),
-        collective: names.names[run[0].name as usize].clone(),
+        process_group: group.map_or_else(String::new, |g| groups.table[g as usize].clone()),
+        collective: names.table[run[0].name as usize].clone(),
         matched_by: key.matched_by(),
         comms_id,
         index,
@@ -632,8 +614,8 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         opts.top_collectives,
         |(g, k)| {
             (
-                groups.names[g as usize].clone(),
-                names.names[k as usize].clone(),
+                groups.table[g as usize].clone(),
+                names.table[k as usize].clone(),
             )
         },
         &ids,

@@ -73,16 +73,18 @@ pub struct RankSummary {
     pub warnings: Vec<Note>,
 }
 
-/// A table of distinct strings with the index of each, so that adding one is O(1).
+/// A table of distinct strings with the index of each, so that adding one is O(1)
+/// (collective and group names of a rank, and across ranks).
 #[derive(Default)]
-struct Interner {
-    table: Vec<String>,
-    index: std::collections::HashMap<String, u32>,
+pub struct Interner {
+    /// The strings, in the order first added.
+    pub table: Vec<String>,
+    index: rustc_hash::FxHashMap<String, u32>,
 }
 
 impl Interner {
     /// The index of `key`, added when missing.
-    fn intern(&mut self, key: &str) -> u32 {
+    pub fn intern(&mut self, key: &str) -> u32 {
         if let Some(&i) = self.index.get(key) {
             return i;
         }

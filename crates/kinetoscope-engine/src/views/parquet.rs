@@ -8,7 +8,7 @@ use kinetoscope_parquet::manifest::SourceError;
 use kinetoscope_parquet::{write_part, Export, Manifest, Staged};
 use serde::{Deserialize, Serialize};
 
-use crate::document::{SkippedFile, SCHEMA_VERSION};
+use crate::document::{ReadFailure, SkippedFile, SCHEMA_VERSION};
 use crate::error::{EngineError, EngineResult};
 use crate::input::Source;
 use crate::views::ensure_any_read;
@@ -146,5 +146,14 @@ fn same_place(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
+    }
+}
+
+impl From<&SourceError> for ReadFailure {
+    fn from(e: &SourceError) -> Self {
+        ReadFailure {
+            path: e.path.clone(),
+            error: e.error.clone(),
+        }
     }
 }

@@ -54,14 +54,7 @@ fn too_few_ranks(src: &Source) -> EngineError {
 /// `errors`.
 fn ranks_of_export(src: &Source, dir: &Path, opts: RanksOptions) -> EngineResult<RanksDocument> {
     let (manifest, results) = kinetoscope_parquet::read::rank_summaries(dir)?;
-    let mut errors: Vec<ReadFailure> = manifest
-        .errors
-        .iter()
-        .map(|e| ReadFailure {
-            path: e.path.clone(),
-            error: e.error.clone(),
-        })
-        .collect();
+    let mut errors: Vec<ReadFailure> = manifest.errors.iter().map(ReadFailure::from).collect();
     let mut summaries = Vec::new();
     for (entry, r) in manifest.ranks.iter().zip(results) {
         match r {

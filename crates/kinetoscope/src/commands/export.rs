@@ -19,15 +19,7 @@ pub fn run(args: ExportArgs) -> anyhow::Result<ExitCode> {
     // input can be written over.
     let doc = engine(&args.read).export_parquet(&Source::Path(args.path.clone()), &args.parquet)?;
     note_skipped(&doc.skipped);
-    let errors: Vec<ReadFailure> = doc
-        .manifest
-        .errors
-        .iter()
-        .map(|e| ReadFailure {
-            path: e.path.clone(),
-            error: e.error.clone(),
-        })
-        .collect();
+    let errors: Vec<ReadFailure> = doc.manifest.errors.iter().map(ReadFailure::from).collect();
     emit(&doc, &errors, args.format, summary, None)
 }
 

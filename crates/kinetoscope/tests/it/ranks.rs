@@ -81,12 +81,7 @@ fn ranks_and_report_agree_on_the_gloo_straggler() {
     assert_eq!(stragglers.len(), 1, "{stragglers:#?}");
     assert_eq!(stragglers[0]["rank"], 1);
     let report = json(&rank_folder(), &["report", p, "--format", "json"]);
-    let di001: Vec<&serde_json::Value> = report["cross_rank_findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["id"] == "DI001")
-        .collect();
+    let di001 = di001_findings(&report);
     assert_eq!(di001.len(), 1);
     assert_eq!(di001[0]["rank"], 1);
     let what_if = stragglers[0]["what_if_saving_per_step_ns"]
@@ -302,14 +297,19 @@ fn what_if_on_sixteen_generated_ranks() {
     );
 
     let report = json(&rank_folder(), &["report", p, "--format", "json"]);
-    let di001: Vec<&serde_json::Value> = report["cross_rank_findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["id"] == "DI001")
-        .collect();
+    let di001 = di001_findings(&report);
     assert_eq!(di001.len(), 1);
     assert_eq!(di001[0]["rank"], 5);
     let impact = di001[0]["impact_ns_per_step"].as_f64().unwrap();
     assert!((impact - what_if).abs() < 1.0, "{impact} vs {what_if}");
+}
+
+/// The report's DI001 (straggler rank) findings.
+fn di001_findings(report: &serde_json::Value) -> Vec<&serde_json::Value> {
+    report["cross_rank_findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == "DI001")
+        .collect()
 }
