@@ -1,7 +1,6 @@
 //! Reading an export back: each rank's [`RankSummary`] from its `ranks`, `steps` and
 //! `collectives` files, one rank at a time, equal to the summary the trace gives.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
