@@ -191,10 +191,7 @@ fn device_of(trace: &Trace, i: usize, kind: CategoryKind) -> i64 {
 /// The launch call of a GPU activity (event index), by correlation.
 fn launch_of(trace: &Trace, i: usize) -> Option<usize> {
     let c = trace.events.correlation[i];
-    (c != 0)
-        .then(|| trace.correlation_index().launch.get(&c))
-        .flatten()
-        .map(|l| l.index())
+    trace.correlation_index().launch(c).map(|l| l.index())
 }
 
 /// Kernels, copies and sets with their category kind.

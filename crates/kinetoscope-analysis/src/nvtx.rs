@@ -134,10 +134,7 @@ pub fn nvtx(trace: &Trace, opts: &NvtxOptions) -> TraceNvtx {
             if ts > end {
                 break;
             }
-            let Some(gpu) = index.gpu.get(&e.correlation[call.index()]) else {
-                continue;
-            };
-            for &g in gpu {
+            for &g in index.gpu(e.correlation[call.index()]) {
                 if !matches!(
                     trace.kind(g),
                     CategoryKind::Kernel | CategoryKind::GpuMemcpy | CategoryKind::GpuMemset

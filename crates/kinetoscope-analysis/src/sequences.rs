@@ -283,7 +283,10 @@ fn operator_mode(trace: &Trace, op: &str, min_len: usize, top: usize) -> TraceSe
     let mut kernels_of: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
     if !per_track.is_empty() {
         let index = trace.correlation_index();
-        for (&corr, &launch) in &index.launch {
+        for (launch, gpu) in index.iter() {
+            let Some(launch) = launch else {
+                continue;
+            };
             let li = launch.index();
             let Some(roots) = per_track.get(&e.track[li]) else {
                 continue;
@@ -297,11 +300,9 @@ fn operator_mode(trace: &Trace, op: &str, min_len: usize, top: usize) -> TraceSe
             if e.ts_ns[li] + e.dur_ns[li] > e.end_ns(EventId(root)) {
                 continue;
             }
-            if let Some(gpu) = index.gpu.get(&corr) {
-                for g in gpu {
-                    if kinds[e.cat[g.index()].0 as usize] == CategoryKind::Kernel {
-                        kernels_of.entry(root).or_default().push(g.0);
-                    }
+            for g in gpu {
+                if kinds[e.cat[g.index()].0 as usize] == CategoryKind::Kernel {
+                    kernels_of.entry(root).or_default().push(g.0);
                 }
             }
         }

@@ -174,9 +174,8 @@ fn process_label(trace: &Trace) -> String {
 pub fn launch_flows(trace: &Trace) -> Vec<(EventId, EventId)> {
     let index = trace.correlation_index();
     let mut flows: Vec<(EventId, EventId)> = index
-        .gpu
         .iter()
-        .filter_map(|(c, gpus)| index.launch.get(c).map(|&l| (l, gpus)))
+        .filter_map(|(l, gpus)| l.map(|l| (l, gpus)))
         .flat_map(|(l, gpus)| gpus.iter().map(move |&g| (l, g)))
         .filter(|&(l, g)| is_written(trace, l) && is_written(trace, g))
         .collect();

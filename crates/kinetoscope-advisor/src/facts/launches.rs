@@ -93,7 +93,7 @@ impl Launches {
         let mut tensor_core: FxHashMap<StrId, bool> = FxHashMap::default();
         let mut weight = |corr: i64| -> Launched {
             let mut w = Launched::default();
-            for g in idx.gpu.get(&corr).into_iter().flatten() {
+            for g in idx.gpu(corr) {
                 let g = g.index();
                 w.device_ns += e.dur_ns[g];
                 let tc = *tensor_core.entry(e.name[g]).or_insert_with(|| {
@@ -112,7 +112,7 @@ impl Launches {
                     trace.categories.kind(e.cat[i]),
                     CategoryKind::CudaRuntime | CategoryKind::CudaDriver
                 )
-                || !idx.gpu.contains_key(&c)
+                || idx.gpu(c).is_empty()
             {
                 continue;
             }

@@ -446,11 +446,10 @@ impl<'a> Facts<'a> {
     /// The GPU activities a runtime or driver call launched (by CUPTI correlation).
     pub fn launched_by(&self, call: usize) -> impl Iterator<Item = usize> + '_ {
         let c = self.trace.events.correlation[call];
-        (c != 0)
-            .then(|| self.trace.correlation_index().gpu.get(&c))
-            .flatten()
-            .into_iter()
-            .flatten()
+        self.trace
+            .correlation_index()
+            .gpu(c)
+            .iter()
             .map(|g| g.index())
     }
 
@@ -466,7 +465,7 @@ impl<'a> Facts<'a> {
         self.launches()
             .correlations_inside(self.trace, event)
             .into_iter()
-            .flat_map(|c| idx.gpu.get(&c).into_iter().flatten())
+            .flat_map(|c| idx.gpu(c))
             .map(|g| g.index())
             .collect()
     }
@@ -671,8 +670,7 @@ impl<'a> Facts<'a> {
         }
         self.trace
             .correlation_index()
-            .launch
-            .get(&c)
+            .launch(c)
             .map(|id| id.index())
     }
 

@@ -61,15 +61,15 @@ pub fn check(trace: &Trace, opts: &CheckOptions) -> Vec<CheckResult> {
             if c == 0 || !launches_name.get(e.name[i]) {
                 continue;
             }
-            if idx.gpu.contains_key(&c) {
+            if !idx.gpu(c).is_empty() {
                 let (t, id) = last_linked.unwrap_or((e.ts_ns[i], c));
                 last_linked = Some((t.max(e.ts_ns[i]), id.max(c)));
             } else {
                 orphans.push(i as u32);
             }
         } else if is_activity(kind) {
-            match idx.launch.get(&c).filter(|_| c != 0) {
-                Some(&call) => {
+            match idx.launch(c) {
+                Some(call) => {
                     first_linked = Some(first_linked.map_or(e.ts_ns[i], |t| t.min(e.ts_ns[i])));
                     let call_ts = e.ts_ns[call.index()];
                     if e.ts_ns[i] < call_ts {

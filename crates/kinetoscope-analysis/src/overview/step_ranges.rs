@@ -215,15 +215,13 @@ fn launches(trace: &Trace, classes: &Classes) -> Launches {
         }
         let corr = e.correlation[i];
         let from = devices.len() as u32;
-        if corr != 0 && index.launch.get(&corr) == Some(&EventId(i as u32)) {
-            if let Some(gpu) = index.gpu.get(&corr) {
-                devices.extend(gpu.iter().copied().filter(|d| {
-                    matches!(
-                        classes.of(trace, d.index()),
-                        Class::Kernel | Class::Memcpy | Class::Memset
-                    )
-                }));
-            }
+        if corr != 0 && index.launch(corr) == Some(EventId(i as u32)) {
+            devices.extend(index.gpu(corr).iter().copied().filter(|d| {
+                matches!(
+                    classes.of(trace, d.index()),
+                    Class::Kernel | Class::Memcpy | Class::Memset
+                )
+            }));
         }
         list.push((
             i,

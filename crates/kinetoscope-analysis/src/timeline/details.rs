@@ -89,10 +89,10 @@ fn flows_of(trace: &Trace, event: EventId, t0: i64) -> Vec<FlowLink> {
         return Vec::new();
     }
     let idx = trace.correlation_index();
-    let Some(&launch) = idx.launch.get(&c) else {
+    let Some(launch) = idx.launch(c) else {
         return Vec::new();
     };
-    let gpus = idx.gpu.get(&c).map(Vec::as_slice).unwrap_or_default();
+    let gpus = idx.gpu(c);
     gpus.iter()
         .filter(|&&g| g == event || launch == event)
         .map(|&g| FlowLink {

@@ -43,11 +43,11 @@ impl FlowIndex {
                 .is_some_and(|&s| s != u32::MAX)
         };
         let mut by_to = Vec::new();
-        for (c, &launch) in &idx.launch {
-            if !on_timeline(launch) {
+        for (launch, gpus) in idx.iter() {
+            let Some(launch) = launch.filter(|&l| on_timeline(l)) else {
                 continue;
-            }
-            for &gpu in idx.gpu.get(c).map(Vec::as_slice).unwrap_or_default() {
+            };
+            for &gpu in gpus {
                 if on_timeline(gpu) {
                     by_to.push(FlowLink {
                         from_event: launch.0,

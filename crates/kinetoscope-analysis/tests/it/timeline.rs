@@ -177,11 +177,11 @@ fn event_details_search_and_errors() {
     let trace = h100();
     let idx = TimelineIndex::build(&trace);
     let e = &trace.events;
-    let launches = &trace.correlation_index().launch;
+    let index = trace.correlation_index();
     let kernel = (0..e.len())
         .find(|&i| {
             trace.kind(EventId(i as u32)) == kinetoscope_trace::CategoryKind::Kernel
-                && launches.contains_key(&e.correlation[i])
+                && index.launch(e.correlation[i]).is_some()
         })
         .expect("a kernel with its launch");
     let d = idx.event(&trace, kernel as u64).unwrap();

@@ -1,8 +1,7 @@
 //! Links that are computed on first use: parent/child nesting of host events per track,
 //! and the CUPTI correlation lookup between runtime calls and GPU activities.
 
-use rustc_hash::FxHashMap;
-
+use super::idmap::IdMap;
 use super::{CategoryKind, EventId, Phase, Trace};
 
 /// Parent of each event on its track by time containment (host-side spans only; GPU
@@ -61,32 +60,92 @@ impl Nesting {
 }
 
 /// CUPTI correlation id → the host runtime/driver call and the GPU activities it
-/// launched.
+/// launched, in flat arrays: the id maps to a link number (a vector access when ids are
+/// dense, as Kineto's counters are), and each link holds its call and a contiguous slice
+/// of GPU activities. One lookup per id, no allocation per id.
 #[derive(Clone, Debug, Default)]
 pub struct CorrelationIndex {
-    /// Host-side launch call per correlation id.
-    pub launch: FxHashMap<i64, EventId>,
-    /// GPU activities per correlation id (usually one).
-    pub gpu: FxHashMap<i64, Vec<EventId>>,
+    /// Correlation id → link number (links are numbered in increasing id order).
+    links: IdMap,
+    /// Host launch call per link ([`NO_LAUNCH`] when none); the last of a repeated id.
+    launch: Vec<u32>,
+    /// Per link, where its GPU activities start in `gpu`; one more entry than links.
+    gpu_from: Vec<u32>,
+    /// GPU activities of every link, each link's in file order.
+    gpu: Vec<EventId>,
 }
 
+/// A link without a host launch call.
+const NO_LAUNCH: u32 = u32::MAX;
+
 impl CorrelationIndex {
-    /// Build from the `correlation` column.
+    /// Build from the `correlation` column: every GPU activity and host launch call with
+    /// a non-zero id, grouped by id.
     pub fn build(trace: &Trace) -> Self {
         let e = &trace.events;
-        let mut idx = Self::default();
+        let kinds: Vec<CategoryKind> = trace.categories.iter().map(|(_, c)| c.kind).collect();
+        // (id, event, is GPU) of every linked event, sorted by id then event.
+        let mut linked: Vec<(i64, u32, bool)> = Vec::new();
         for i in 0..e.len() {
             let c = e.correlation[i];
             if c == 0 {
                 continue;
             }
-            let kind = trace.categories.kind(e.cat[i]);
-            if kind.is_gpu() {
-                idx.gpu.entry(c).or_default().push(EventId(i as u32));
-            } else if kind.is_launch_call() {
-                idx.launch.insert(c, EventId(i as u32));
+            match kinds.get(e.cat[i].0 as usize) {
+                Some(k) if k.is_gpu() => linked.push((c, i as u32, true)),
+                Some(k) if k.is_launch_call() => linked.push((c, i as u32, false)),
+                _ => {}
             }
         }
+        linked.sort_unstable();
+        let mut idx = Self::default();
+        let mut ids: Vec<i64> = Vec::new();
+        for &(c, i, is_gpu) in &linked {
+            if ids.last() != Some(&c) {
+                ids.push(c);
+                idx.launch.push(NO_LAUNCH);
+                idx.gpu_from.push(idx.gpu.len() as u32);
+            }
+            if is_gpu {
+                idx.gpu.push(EventId(i));
+            } else {
+                *idx.launch.last_mut().expect("a link was pushed") = i;
+            }
+        }
+        idx.gpu_from.push(idx.gpu.len() as u32);
+        drop(linked);
+        idx.links = IdMap::build(|| ids.iter().enumerate().map(|(l, &c)| (c, l as u32)), true);
         idx
+    }
+
+    /// The host launch call with this correlation id (the last one when repeated).
+    pub fn launch(&self, correlation: i64) -> Option<EventId> {
+        let l = self.links.get(correlation)? as usize;
+        let call = self.launch[l];
+        (call != NO_LAUNCH).then_some(EventId(call))
+    }
+
+    /// The GPU activities with this correlation id, in file order (usually one).
+    pub fn gpu(&self, correlation: i64) -> &[EventId] {
+        match self.links.get(correlation) {
+            Some(l) => self.gpu_of_link(l as usize),
+            None => &[],
+        }
+    }
+
+    /// Every correlation id's launch call (if any) and GPU activities, in increasing id
+    /// order.
+    pub fn iter(&self) -> impl Iterator<Item = (Option<EventId>, &[EventId])> + '_ {
+        self.launch.iter().enumerate().map(|(l, &call)| {
+            (
+                (call != NO_LAUNCH).then_some(EventId(call)),
+                self.gpu_of_link(l),
+            )
+        })
+    }
+
+    /// The GPU activities of link `l`.
+    fn gpu_of_link(&self, l: usize) -> &[EventId] {
+        &self.gpu[self.gpu_from[l] as usize..self.gpu_from[l + 1] as usize]
     }
 }

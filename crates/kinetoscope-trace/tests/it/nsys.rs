@@ -211,10 +211,7 @@ pub fn check_against_sql(path: &Path) {
             .kernel
             .iter()
             .filter(|k| !t.name(k.event).starts_with("CUDA graph "))
-            .filter(|k| {
-                idx.launch
-                    .contains_key(&t.events.correlation[k.event.index()])
-            })
+            .filter(|k| idx.launch(t.events.correlation[k.event.index()]).is_some())
             .count();
         assert_eq!(got as i64, linked, "{name}: kernels with a launch call");
     }
