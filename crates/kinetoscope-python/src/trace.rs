@@ -48,7 +48,8 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// Read `path` (as `kinetoscope summary` does, keeping the traces).
+    /// Read `path` (as `kinetoscope summary` does, keeping the traces), and build the
+    /// links most views share ([`Engine::build_indices`]).
     pub fn open(
         py: Python<'_>,
         path: PathBuf,
@@ -59,10 +60,14 @@ impl Trace {
         let engine = engine(strict, threads, Some(cache.clone()));
         let src = Source::Path(path.clone());
         let summary = py.detach(|| {
-            engine
+            let summary = engine
                 .summary(&src)
                 .map_err(Doc::Engine)
-                .and_then(Doc::value)
+                .and_then(Doc::value);
+            if summary.is_ok() {
+                engine.build_indices(&src);
+            }
+            summary
         });
         Ok(Self {
             engine,

@@ -233,7 +233,8 @@ fn launches(trace: &Trace, classes: &Classes) -> Launches {
             },
         ));
     }
-    list.sort_by_key(|(i, l)| (l.start, *i));
+    // The keys are distinct (event index last): an unstable sort gives the stable order.
+    list.sort_unstable_by_key(|(i, l)| (l.start, *i));
     Launches {
         list: list.into_iter().map(|(_, l)| l).collect(),
         devices,

@@ -6,6 +6,7 @@ pub mod bundle;
 mod check;
 mod clocks;
 pub(crate) mod gpu_time;
+mod indices;
 pub mod memory;
 pub mod merge;
 pub mod parquet;
