@@ -18,8 +18,7 @@ use serde::{Deserialize, Serialize};
 use kinetoscope_trace::{CategoryKind, EventId, Phase, StrId, Trace, TrackId};
 
 use crate::note::Note;
-use crate::overview::classify::Classes;
-use crate::overview::step_ranges::plan_steps;
+use crate::overview::step_ranges::step_plan;
 
 /// Options of [`frequent_sequences`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,8 +120,7 @@ struct Gram {
 
 fn step_mode(trace: &Trace, min_len: usize, max_len: usize, top: usize) -> TraceSequences {
     let e = &trace.events;
-    let classes = Classes::new(trace);
-    let plan = plan_steps(trace, &classes);
+    let plan = step_plan(trace);
     let kernel_cat: Vec<bool> = trace
         .categories
         .iter()

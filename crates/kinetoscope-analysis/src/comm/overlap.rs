@@ -18,9 +18,8 @@ use super::names::is_comm_kernel;
 use crate::gpu_time::classes::{comm_comp_of, ClassRules};
 use crate::gpu_time::{select, Compat};
 use crate::name_memo::NameMemo;
-use crate::overview::classify::Classes;
 use crate::overview::intervals::{intersect, merge, Measure, Span};
-use crate::overview::step_ranges::plan_steps;
+use crate::overview::step_ranges::step_plan;
 
 /// Which definition an overlap number follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,8 +97,7 @@ fn make(
 
 /// The kinetoscope overlap and the per-step exposed communication.
 pub fn overlap_kinetoscope(trace: &Trace) -> (Overlap, Vec<StepComm>) {
-    let classes = Classes::new(trace);
-    let plan = plan_steps(trace, &classes);
+    let plan = step_plan(trace);
     let steps: Vec<StepSpan> = plan
         .steps
         .iter()

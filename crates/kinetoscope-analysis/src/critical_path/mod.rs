@@ -31,8 +31,7 @@ use serde::{Deserialize, Serialize};
 use kinetoscope_trace::{CategoryKind, Phase, Trace, TrackId};
 
 use crate::note::Note;
-use crate::overview::classify::Classes;
-use crate::overview::step_ranges::plan_steps;
+use crate::overview::step_ranges::step_plan;
 use walk::{Piece, Window};
 
 /// Options of [`critical_path`].
@@ -146,8 +145,7 @@ pub struct CriticalPath {
 
 /// Find the critical path of one step.
 pub fn critical_path(trace: &Trace, opts: CriticalPathOptions) -> CriticalPath {
-    let classes = Classes::new(trace);
-    let plan = plan_steps(trace, &classes);
+    let plan = step_plan(trace);
     let names: Vec<String> = plan.steps.iter().map(|s| s.name.clone()).collect();
     let mut out = CriticalPath {
         path: trace.path.display().to_string(),

@@ -207,7 +207,7 @@ pub fn overview_and_activity(
     // are most of what `overview` adds to it.
     let (plan, sets) = std::thread::scope(|s| {
         let sets = s.spawn(|| breakdown::role_sets(trace, &classes));
-        let plan = step_ranges::plan_steps(trace, &classes);
+        let plan = step_ranges::step_plan(trace);
         (plan, sets.join().expect("role sets"))
     });
     let window = match (plan.steps.first(), plan.steps.last()) {
@@ -263,7 +263,7 @@ pub fn overview_and_activity(
         step_source: plan.source,
         average: average(&steps),
         steps,
-        dropped_steps: plan.dropped.into_iter().map(|s| s.name).collect(),
+        dropped_steps: plan.dropped.iter().map(|s| s.name.clone()).collect(),
         window_ns: window.map(|(a, b)| [a, b]),
         gpus,
         devices: trace.meta.devices.clone(),

@@ -2,6 +2,8 @@
 //! stretched to the end of the GPU work they launched, then trailing steps whose GPU work
 //! was probably not captured are dropped.
 
+use std::sync::Arc;
+
 use kinetoscope_trace::{EventId, Trace};
 
 use super::classify::{Class, Classes};
@@ -35,6 +37,7 @@ pub(crate) struct StepPlan {
 }
 
 /// A launch call and the GPU activities it launched (`devices[from..to]` of [`Launches`]).
+#[derive(Clone)]
 struct Launch {
     start: i64,
     end: i64,
@@ -48,8 +51,14 @@ struct Launches {
     devices: Vec<EventId>,
 }
 
+/// The step plan of `trace`, computed once per trace and shared by every analysis that
+/// starts from the steps (overview, communication, critical path, sequences).
+pub(crate) fn step_plan(trace: &Trace) -> Arc<StepPlan> {
+    trace.derived(|| plan_steps(trace, &Classes::new(trace)))
+}
+
 /// Host steps, stretched and trimmed.
-pub(crate) fn plan_steps(trace: &Trace, classes: &Classes) -> StepPlan {
+fn plan_steps(trace: &Trace, classes: &Classes) -> StepPlan {
     let (mut steps, source) = host_steps(trace, classes);
     if steps.is_empty() {
         return StepPlan {
@@ -207,36 +216,45 @@ fn host_steps(trace: &Trace, classes: &Classes) -> (Vec<StepRange>, StepSource) 
 fn launches(trace: &Trace, classes: &Classes) -> Launches {
     let e = &trace.events;
     let index = trace.correlation_index();
-    let mut list: Vec<(usize, Launch)> = Vec::new();
+    let mut list: Vec<Launch> = Vec::new();
     let mut devices = Vec::new();
     for i in 0..e.len() {
         if classes.of(trace, i) != Class::Launch {
             continue;
         }
-        let corr = e.correlation[i];
         let from = devices.len() as u32;
-        if corr != 0 && index.launch(corr) == Some(EventId(i as u32)) {
-            devices.extend(index.gpu(corr).iter().copied().filter(|d| {
-                matches!(
-                    classes.of(trace, d.index()),
-                    Class::Kernel | Class::Memcpy | Class::Memset
-                )
-            }));
-        }
-        list.push((
-            i,
-            Launch {
-                start: e.ts_ns[i],
-                end: e.ts_ns[i] + e.dur_ns[i],
-                from,
-                to: devices.len() as u32,
-            },
-        ));
+        devices.extend(
+            index
+                .gpu_of_call(EventId(i as u32))
+                .iter()
+                .copied()
+                .filter(|d| {
+                    matches!(
+                        classes.of(trace, d.index()),
+                        Class::Kernel | Class::Memcpy | Class::Memset
+                    )
+                }),
+        );
+        list.push(Launch {
+            start: e.ts_ns[i],
+            end: e.ts_ns[i] + e.dur_ns[i],
+            from,
+            to: devices.len() as u32,
+        });
     }
-    // The keys are distinct (event index last): an unstable sort gives the stable order.
-    list.sort_unstable_by_key(|(i, l)| (l.start, *i));
+    // Sorted by (start, position in file order): compact keys, distinct, so an unstable
+    // sort gives the stable order.
+    let mut order: Vec<(i64, u32)> = list
+        .iter()
+        .enumerate()
+        .map(|(k, l)| (l.start, k as u32))
+        .collect();
+    order.sort_unstable();
     Launches {
-        list: list.into_iter().map(|(_, l)| l).collect(),
+        list: order
+            .iter()
+            .map(|&(_, k)| list[k as usize].clone())
+            .collect(),
         devices,
     }
 }

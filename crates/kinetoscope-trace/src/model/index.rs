@@ -61,8 +61,10 @@ impl Nesting {
 
 /// CUPTI correlation id → the host runtime/driver call and the GPU activities it
 /// launched, in flat arrays: the id maps to a link number (a vector access when ids are
-/// dense, as Kineto's counters are), and each link holds its call and a contiguous slice
-/// of GPU activities. One lookup per id, no allocation per id.
+/// dense; a bisection when, as in many real traces, the ids the trace holds are a few of
+/// a counter shared with activities it does not record), and each link holds its call
+/// and a contiguous slice of GPU activities. Each linked event also keeps its link
+/// number, so that a walk over the events needs no id lookup at all.
 #[derive(Clone, Debug, Default)]
 pub struct CorrelationIndex {
     /// Correlation id → link number (links are numbered in increasing id order).
@@ -73,6 +75,9 @@ pub struct CorrelationIndex {
     gpu_from: Vec<u32>,
     /// GPU activities of every link, each link's in file order.
     gpu: Vec<EventId>,
+    /// Link number per event ([`NO_LAUNCH`] for events neither a GPU activity nor a
+    /// launch call, or without an id).
+    link_of: Vec<u32>,
 }
 
 /// A link without a host launch call.
@@ -98,7 +103,10 @@ impl CorrelationIndex {
             }
         }
         linked.sort_unstable();
-        let mut idx = Self::default();
+        let mut idx = Self {
+            link_of: vec![NO_LAUNCH; e.len()],
+            ..Self::default()
+        };
         let mut ids: Vec<i64> = Vec::new();
         for &(c, i, is_gpu) in &linked {
             if ids.last() != Some(&c) {
@@ -106,6 +114,7 @@ impl CorrelationIndex {
                 idx.launch.push(NO_LAUNCH);
                 idx.gpu_from.push(idx.gpu.len() as u32);
             }
+            idx.link_of[i as usize] = idx.launch.len() as u32 - 1;
             if is_gpu {
                 idx.gpu.push(EventId(i));
             } else {
@@ -130,6 +139,18 @@ impl CorrelationIndex {
         match self.links.get(correlation) {
             Some(l) => self.gpu_of_link(l as usize),
             None => &[],
+        }
+    }
+
+    /// The GPU activities launched by `call`: those sharing its correlation id when it is
+    /// the call kept for that id ([`Self::launch`]); none for any other event. One array
+    /// access, no id lookup.
+    pub fn gpu_of_call(&self, call: EventId) -> &[EventId] {
+        match self.link_of.get(call.index()) {
+            Some(&l) if l != NO_LAUNCH && self.launch[l as usize] == call.0 => {
+                self.gpu_of_link(l as usize)
+            }
+            _ => &[],
         }
     }
 

@@ -16,6 +16,7 @@ mod args;
 mod artifact;
 mod budget;
 mod category;
+mod derived;
 mod events;
 mod flows;
 mod idmap;
@@ -36,6 +37,7 @@ pub use artifact::*;
 pub use budget::{default_limit, MemoryBudget, MemoryError};
 pub(crate) use budget::{grow, Charge};
 pub use category::*;
+pub use derived::Derived;
 pub use events::*;
 pub use flows::*;
 pub use index::*;
@@ -52,7 +54,7 @@ pub use timeline::*;
 pub use tracks::*;
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// One Kineto Chrome trace, read into columns.
 #[derive(Debug, Default)]
@@ -79,6 +81,7 @@ pub struct Trace {
     pub(crate) links: LaunchLinks,
     pub(crate) nesting: OnceLock<Nesting>,
     pub(crate) correlation: OnceLock<CorrelationIndex>,
+    pub(crate) derived: Derived,
     /// What the model took from the reader's memory budget; given back on drop.
     pub(crate) charge: Charge,
 }
@@ -112,6 +115,12 @@ impl Trace {
     pub fn correlation_index(&self) -> &CorrelationIndex {
         self.correlation
             .get_or_init(|| CorrelationIndex::build(self))
+    }
+
+    /// A value later stages derive from this trace (`make(..)` on first use, then the
+    /// kept one): what several analyses start from is computed once per trace.
+    pub fn derived<T: std::any::Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
+        self.derived.get_or_make(make)
     }
 
     /// The bytes the model took from the reader's memory accounting (its columns,
