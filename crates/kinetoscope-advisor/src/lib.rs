@@ -34,6 +34,7 @@ pub use config::Config;
 pub use finding::{
     all_findings, rank_findings, About, Confidence, Finding, Severity, SeverityCounts,
 };
+pub use rules::distributed::rank_memory_imbalance::RankMemory;
 
 /// The advisor's result for one trace.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -138,19 +139,19 @@ fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
-/// Run the cross-rank rules over the reports of one job's rank traces; `ranks` is the
-/// cross-rank comparison of the same traces (`kinetoscope_analysis::ranks`, the result
-/// `kinetoscope ranks` shows, so both name the same straggler); `input` names the folder
-/// in the findings.
+/// Run the cross-rank rules over one job's ranks: `ranks` is their comparison
+/// (`kinetoscope_analysis::ranks`, the result `kinetoscope ranks` shows, so both name the
+/// same straggler) and `memory` each rank's fullest GPU ([`RankMemory::of_reports`], or
+/// from a Parquet export's tables); `input` names the folder in the findings.
 pub fn advise_ranks(
-    reports: &[TraceReport],
+    memory: &[RankMemory],
     ranks: &kinetoscope_analysis::ranks::RanksReport,
     config: &Config,
     input: &str,
 ) -> Vec<Finding> {
     let mut f = rules::distributed::straggler_rank::check(ranks, config, input);
     f.extend(rules::distributed::rank_memory_imbalance::check(
-        reports, config, input,
+        memory, config, input,
     ));
     rank_findings(&mut f);
     f

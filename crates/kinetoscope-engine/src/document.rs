@@ -37,6 +37,10 @@ pub enum InputLayout {
         /// The phases and their files.
         phases: Vec<RunPhase>,
     },
+    /// A Parquet export of rank traces (`export --parquet`): its tables, not the traces'
+    /// events, so only what needs all the ranks (the rank comparison and the cross-rank
+    /// rules) is computed from it.
+    ParquetExport,
 }
 
 /// A trace that could not be read.

@@ -1,6 +1,7 @@
 //! Reading an export back: each rank's [`RankSummary`] from its `ranks`, `steps` and
 //! `collectives` files, one rank at a time, equal to the summary the trace gives.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -8,6 +9,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::DataType;
+use kinetoscope_analysis::memory::Device;
 use kinetoscope_analysis::overview::Parts;
 use kinetoscope_analysis::ranks::{Interner, RankCollective, RankStep, RankSummary};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -88,6 +90,14 @@ impl Columns {
             .as_primitive::<Int32Type>())
     }
 
+    /// An int64 column that exports written before it was added lack: `None` then.
+    fn i64_if_present(&self, name: &str) -> ExportResult<Option<&Int64Array>> {
+        match self.batch.column_by_name(name) {
+            Some(_) => self.i64(name).map(Some),
+            None => Ok(None),
+        }
+    }
+
     fn str(&self, name: &str) -> ExportResult<&StringArray> {
         Ok(self.column(name, &DataType::Utf8)?.as_string::<i32>())
     }
@@ -127,6 +137,53 @@ pub fn rank_summary(dir: &Path, entry: &RankEntry) -> ExportResult<RankSummary> 
         &mut summary,
     )?;
     Ok(summary)
+}
+
+/// The highest memory one device of a rank reached over the whole trace, from its
+/// `memory_per_step` rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DevicePeak {
+    /// The device.
+    pub device: Device,
+    /// Highest `Total Allocated`, bytes; `None` when the records carry no totals.
+    pub peak_allocated_bytes: Option<i64>,
+    /// Highest `Total Reserved`, bytes; `None` when nothing was reserved.
+    pub peak_reserved_bytes: Option<i64>,
+    /// The GPU's memory, bytes, when the trace says.
+    pub capacity_bytes: Option<i64>,
+}
+
+/// The peaks of each device of the rank `entry` of the export in `dir`, in device
+/// order.
+pub fn device_peaks(dir: &Path, entry: &RankEntry) -> ExportResult<Vec<DevicePeak>> {
+    let c = Columns::read(dir, Table::MemoryPerStep, entry)?;
+    let (device_type, device_id) = (c.i64("device_type")?, c.i64("device_id")?);
+    let (allocated, reserved) = (
+        c.i64("peak_allocated_bytes")?,
+        c.i64("peak_reserved_bytes")?,
+    );
+    let capacity = c.i64_if_present("capacity_bytes")?;
+    let mut peaks: BTreeMap<(i64, i64), DevicePeak> = BTreeMap::new();
+    for i in 0..c.rows() {
+        let device = Device {
+            device_type: device_type.value(i),
+            device_id: device_id.value(i),
+        };
+        let p = peaks
+            .entry((device.device_type, device.device_id))
+            .or_insert(DevicePeak {
+                device,
+                peak_allocated_bytes: None,
+                peak_reserved_bytes: None,
+                capacity_bytes: None,
+            });
+        p.peak_allocated_bytes = p.peak_allocated_bytes.max(opt(allocated, i));
+        p.peak_reserved_bytes = p.peak_reserved_bytes.max(opt(reserved, i));
+        if let Some(cap) = capacity.and_then(|a| opt(a, i)) {
+            p.capacity_bytes = Some(cap);
+        }
+    }
+    Ok(peaks.into_values().collect())
 }
 
 /// The summaries of every rank of the export in `dir`, in order, read one at a time;

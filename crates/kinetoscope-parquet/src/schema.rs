@@ -218,6 +218,7 @@ impl Table {
                     col("records", I64),
                     opt("peak_allocated_bytes", I64),
                     opt("peak_reserved_bytes", I64),
+                    opt("capacity_bytes", I64),
                 ];
                 C
             }

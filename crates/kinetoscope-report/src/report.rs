@@ -15,7 +15,7 @@ use kinetoscope_advisor::{Finding, TraceReport};
 use kinetoscope_analysis::note::Note;
 use kinetoscope_analysis::ops::OpSortKey;
 use kinetoscope_engine::run_folder::RunReport;
-use kinetoscope_engine::ReportDocument;
+use kinetoscope_engine::{InputLayout, ReportDocument};
 use kinetoscope_trace::ArtifactKind;
 
 use crate::format::{bytes, duration, ms, percent};
@@ -35,6 +35,14 @@ pub fn to_table(doc: &ReportDocument) -> String {
         crate::pstats::report_section(&mut out, p);
     }
     crate::tables::report_section(&mut out, &doc.tables);
+    let export = matches!(doc.layout, InputLayout::ParquetExport);
+    if export {
+        let _ = writeln!(
+            out,
+            "A Parquet export: the rules across ranks ran from its tables; the rules of \
+             each trace need the traces (`kinetoscope report RANK_FOLDER`).\n"
+        );
+    }
     if !doc.cross_rank_findings.is_empty() {
         let _ = writeln!(out, "Across ranks ({})", doc.input);
         for (i, f) in doc.cross_rank_findings.iter().enumerate() {
@@ -66,12 +74,15 @@ pub fn to_table(doc: &ReportDocument) -> String {
     for e in &doc.errors {
         let _ = writeln!(out, "error: {}: {}", e.path, e.error);
     }
-    if doc.traces.len() > 1 || !doc.cross_rank_findings.is_empty() {
+    if doc.traces.len() > 1 || !doc.cross_rank_findings.is_empty() || export {
         let c = &doc.counts;
+        let what = match export {
+            true => "an export's ranks".to_owned(),
+            false => format!("{} traces", doc.traces.len()),
+        };
         let _ = writeln!(
             out,
-            "{} traces, {} findings: {} critical, {} warning, {} info",
-            doc.traces.len(),
+            "{what}, {} findings: {} critical, {} warning, {} info",
             doc.findings.len(),
             c.critical,
             c.warning,

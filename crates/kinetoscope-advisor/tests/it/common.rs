@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use kinetoscope_advisor::{advise_ranks, advise_trace, Config, Finding, Severity, TraceReport};
+use kinetoscope_advisor::{
+    advise_ranks, advise_trace, Config, Finding, RankMemory, Severity, TraceReport,
+};
 use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
 use kinetoscope_trace::read::{read_trace, read_trace_bytes, ReadOptions};
 use kinetoscope_trace::Trace;
@@ -68,7 +70,7 @@ pub fn advise_rank_traces(traces: &[Trace], config: &Config, input: &str) -> Vec
         traces.iter().map(RankSummary::from_trace).collect(),
         RanksOptions::default(),
     );
-    advise_ranks(&reports, &ranks, config, input)
+    advise_ranks(&RankMemory::of_reports(&reports), &ranks, config, input)
 }
 
 /// Read a trace file and run the advisor on it.

@@ -34,7 +34,7 @@ pub struct DiffOptions {
 pub fn combine_of(layout: &InputLayout) -> Combine {
     match layout {
         InputLayout::File => Combine::Single,
-        InputLayout::RankFolder => Combine::Ranks,
+        InputLayout::RankFolder | InputLayout::ParquetExport => Combine::Ranks,
         InputLayout::RunFolder { .. } => Combine::Sequence,
     }
 }

@@ -146,7 +146,8 @@ fn parquet_export_input(src: &Source) -> EngineError {
     EngineError::WrongInput {
         path: src.name(),
         message: "this is a kinetoscope Parquet export (kinetoscope-parquet.json): only \
-                  `ranks` reads it; the other views need the traces it was made from"
+                  `ranks` and `report` (its cross-rank rules) read it; the other views need \
+                  the traces it was made from"
             .to_owned(),
         hint: Some(
             "`kinetoscope ranks FOLDER` compares its ranks; DuckDB, Polars, pandas or Spark \

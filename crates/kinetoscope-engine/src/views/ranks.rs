@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use kinetoscope_analysis::ranks::{compare_ranks, RankSummary};
+use kinetoscope_parquet::read::DevicePeak;
 
 use crate::document::{InputLayout, RanksDocument, ReadFailure, SCHEMA_VERSION};
 use crate::error::{EngineError, EngineResult};
@@ -49,16 +50,48 @@ fn too_few_ranks(src: &Source) -> EngineError {
     }
 }
 
-/// The rank comparison of the Parquet export in `dir`: each rank's summary from its
-/// tables; traces the export could not read, and ranks whose files cannot be read, in
-/// `errors`.
+/// The rank comparison of the Parquet export in `dir`.
 fn ranks_of_export(src: &Source, dir: &Path, opts: RanksOptions) -> EngineResult<RanksDocument> {
+    let read = read_export_ranks(src, dir, false)?;
+    Ok(RanksDocument {
+        schema_version: SCHEMA_VERSION,
+        input: src.name(),
+        report: compare_ranks(read.summaries, opts),
+        errors: read.errors,
+        skipped: Vec::new(),
+    })
+}
+
+/// The ranks of a Parquet export, read back one at a time.
+pub(crate) struct ExportRanks {
+    /// Each readable rank's summary, in the manifest's order.
+    pub summaries: Vec<RankSummary>,
+    /// Each of those ranks' memory peaks per device (empty unless asked for).
+    pub peaks: Vec<Vec<DevicePeak>>,
+    /// Traces the export could not read, and ranks whose files cannot be read.
+    pub errors: Vec<ReadFailure>,
+}
+
+/// Read the ranks of the export in `dir` (with each rank's device memory peaks when
+/// `memory`); an error when fewer than two ranks were exported or none can be read.
+pub(crate) fn read_export_ranks(
+    src: &Source,
+    dir: &Path,
+    memory: bool,
+) -> EngineResult<ExportRanks> {
     let (manifest, results) = kinetoscope_parquet::read::rank_summaries(dir)?;
     let mut errors: Vec<ReadFailure> = manifest.errors.iter().map(ReadFailure::from).collect();
-    let mut summaries = Vec::new();
+    let (mut summaries, mut peaks) = (Vec::new(), Vec::new());
     for (entry, r) in manifest.ranks.iter().zip(results) {
-        match r {
-            Ok(s) => summaries.push(s),
+        let p = match memory {
+            true => kinetoscope_parquet::read::device_peaks(dir, entry),
+            false => Ok(Vec::new()),
+        };
+        match r.and_then(|s| Ok((s, p?))) {
+            Ok((s, p)) => {
+                summaries.push(s);
+                peaks.push(p);
+            }
             Err(e) => errors.push(ReadFailure {
                 path: entry.source.clone(),
                 error: e.to_string(),
@@ -75,11 +108,9 @@ fn ranks_of_export(src: &Source, dir: &Path, opts: RanksOptions) -> EngineResult
             hint: None,
         });
     }
-    Ok(RanksDocument {
-        schema_version: SCHEMA_VERSION,
-        input: src.name(),
-        report: compare_ranks(summaries, opts),
+    Ok(ExportRanks {
+        summaries,
+        peaks,
         errors,
-        skipped: Vec::new(),
     })
 }

@@ -4,15 +4,21 @@
 //! phases are put side by side ([`RunReport`]).
 
 use std::collections::HashMap;
+use std::path::Path;
 
-use kinetoscope_advisor::{advise_ranks, advise_trace_with, all_findings, Config, SeverityCounts};
+use kinetoscope_advisor::summary::MemoryPeak;
+use kinetoscope_advisor::{
+    advise_ranks, advise_trace_with, all_findings, Config, RankMemory, SeverityCounts,
+};
 use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
+use kinetoscope_parquet::read::DevicePeak;
 
 use crate::document::{InputLayout, ReportDocument, SCHEMA_VERSION};
 use crate::error::EngineResult;
 use crate::input::{open_path, split_results, Input, Source};
 use crate::run_folder::{phase_memory, run_report, RunReport, TopOps};
 use crate::views::ensure_any_read;
+use crate::views::ranks::read_export_ranks;
 use crate::Engine;
 
 impl Engine {
@@ -50,6 +56,9 @@ impl Engine {
             pstats,
             tables,
         };
+        if let Some(dir) = src.path().filter(|p| kinetoscope_parquet::is_export(p)) {
+            return Ok((report_of_export(src, dir, config)?, Vec::new()));
+        }
         if src.path().is_some_and(|p| !p.is_dir()) && !(pstats.is_empty() && tables.is_empty()) {
             return Ok((side_files_only(pstats, tables), Vec::new()));
         }
@@ -91,7 +100,7 @@ impl Engine {
         let cross_rank_findings =
             if matches!(mapped.layout, InputLayout::RankFolder) && summaries.len() >= 2 {
                 let ranks = compare_ranks(summaries, RanksOptions::default());
-                advise_ranks(&traces, &ranks, config, &input)
+                advise_ranks(&RankMemory::of_reports(&traces), &ranks, config, &input)
             } else {
                 Vec::new()
             };
@@ -127,6 +136,59 @@ impl Engine {
         };
         Ok((doc, extras))
     }
+}
+
+/// The report of a Parquet export: the cross-rank rules over its ranks (the rank
+/// comparison and each rank's fullest GPU, read back from its tables). The rules of
+/// single traces need the events, which the export does not keep: `traces` is empty.
+fn report_of_export(src: &Source, dir: &Path, config: &Config) -> EngineResult<ReportDocument> {
+    let read = read_export_ranks(src, dir, true)?;
+    let memory: Vec<RankMemory> = read
+        .summaries
+        .iter()
+        .zip(&read.peaks)
+        .filter_map(|(s, p)| RankMemory::of_peaks(s.rank, &memory_peaks(p), s.steps.len()))
+        .collect();
+    let input = src.name();
+    let ranks = compare_ranks(read.summaries, RanksOptions::default());
+    let cross_rank_findings = advise_ranks(&memory, &ranks, config, &input);
+    let findings = all_findings(std::iter::empty(), &cross_rank_findings);
+    Ok(ReportDocument {
+        schema_version: SCHEMA_VERSION,
+        input,
+        layout: InputLayout::ParquetExport,
+        run: None,
+        traces: Vec::new(),
+        counts: SeverityCounts::of(&findings),
+        cross_rank_findings,
+        findings,
+        throughput: None,
+        errors: read.errors,
+        skipped: Vec::new(),
+        pstats: Vec::new(),
+        tables: Vec::new(),
+    })
+}
+
+/// A rank's device peaks as the advisor's summary gives them: devices whose records
+/// report allocated bytes, the share of capacity from the higher of the two peaks.
+fn memory_peaks(peaks: &[DevicePeak]) -> Vec<MemoryPeak> {
+    peaks
+        .iter()
+        .filter_map(|p| {
+            let allocated = p.peak_allocated_bytes?;
+            let reserved = p.peak_reserved_bytes.unwrap_or(0).max(0);
+            let capacity_bytes = p.capacity_bytes.filter(|&c| c > 0).map(|c| c as u64);
+            Some(MemoryPeak {
+                device: p.device.to_string(),
+                peak_allocated_bytes: allocated,
+                peak_reserved_bytes: reserved,
+                capacity_bytes,
+                peak_share_of_capacity: capacity_bytes
+                    .map(|c| allocated.max(reserved) as f64 / c as f64),
+            })
+        })
+        .collect()
 }
 
 /// `report` without the spare capacity of its lists: every trace's report is kept until

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use kinetoscope_engine::{
-    to_json, CommOptions, Engine, EngineError, OpsOptions, RanksOptions, Source,
+    to_json, CommOptions, Engine, EngineError, InputLayout, OpsOptions, RanksOptions,
+    ReportDocument, Source,
 };
 use kinetoscope_parquet::read::{read_table, table_file};
 use kinetoscope_parquet::{Manifest, Table};
@@ -96,7 +97,7 @@ fn ranks_from_parquet_equal_ranks_from_traces_and_rows_equal_the_views() {
 }
 
 #[test]
-fn other_views_name_ranks_for_an_export() {
+fn other_views_name_ranks_and_report_for_an_export() {
     let (tmp, _) = round_trip(&param_ranks());
     let out = Source::Path(tmp.path().join("out"));
     let engine = Engine::default();
@@ -105,10 +106,110 @@ fn other_views_name_ranks_for_an_export() {
     };
     assert!(matches!(err, EngineError::WrongInput { .. }), "{err:?}");
     assert!(err.to_string().contains("`ranks`"), "{err}");
-    let Err(err) = engine.report(&out, &Default::default()) else {
-        panic!("report needs the traces")
-    };
-    assert!(err.to_string().contains("`ranks`"), "{err}");
+    assert!(err.to_string().contains("`report`"), "{err}");
+}
+
+/// The cross-rank findings of a report as JSON, without the input they name.
+fn cross_rank_json(doc: &ReportDocument) -> serde_json::Value {
+    let mut v: serde_json::Value = serde_json::from_str(&to_json(doc).unwrap()).unwrap();
+    let mut findings = v["cross_rank_findings"].take();
+    for f in findings.as_array_mut().unwrap() {
+        assert_eq!(f["trace"], v["input"]);
+        f.as_object_mut().unwrap().remove("trace");
+    }
+    findings
+}
+
+/// A rank trace of four 10 ms steps on an 80 GiB GPU, each launching a 5 ms kernel and
+/// allocating up to `gib` GiB.
+fn memory_rank(rank: i64, gib: u64) -> String {
+    const GIB: u64 = 1 << 30;
+    let mut ev = Vec::new();
+    for n in 0..4u64 {
+        let t = 1_000_000 + n * 10_000;
+        let (ext, corr) = (10 + 2 * n, 11 + 2 * n);
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{n}","pid":1,"tid":1,"ts":{t},"dur":10000}}"#
+        ));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":{},"dur":40,"args":{{"External id":{ext}}}}}"#,
+            t + 100
+        ));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{},"dur":10,"args":{{"External id":{ext},"correlation":{corr}}}}}"#,
+            t + 110
+        ));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":{},"dur":5000,"args":{{"External id":{ext},"correlation":{corr},"device":0,"stream":7}}}}"#,
+            t + 200
+        ));
+        ev.push(format!(
+            r#"{{"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":1,"tid":1,"ts":{},"args":{{"Device Type":1,"Device Id":0,"Addr":{},"Bytes":1024,"Total Allocated":{},"Total Reserved":{}}}}}"#,
+            t + 120,
+            4096 + n,
+            gib * GIB,
+            gib * GIB
+        ));
+    }
+    format!(
+        r#"{{"schemaVersion":1,"distributedInfo":{{"backend":"nccl","rank":{rank},"world_size":4}},"deviceProperties":[{{"id":0,"name":"NVIDIA H100 80GB HBM3","totalGlobalMem":{}}}],"traceEvents":[{}]}}"#,
+        80 * GIB,
+        ev.join(",\n")
+    )
+}
+
+#[test]
+fn report_of_an_export_has_the_cross_rank_findings_of_the_traces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let traces = tmp.path().join("job");
+    std::fs::create_dir(&traces).unwrap();
+    // Rank 0 at 76 GiB of 80, the others at 50: DI004 (memory imbalance under pressure).
+    for (rank, gib) in [(0, 76), (1, 50), (2, 50), (3, 52)] {
+        std::fs::write(
+            traces.join(format!("rank{rank}.pt.trace.json")),
+            memory_rank(rank, gib),
+        )
+        .unwrap();
+    }
+    let engine = Engine::new(lenient(2));
+    let out = tmp.path().join("out");
+    engine
+        .export_parquet(&Source::Path(traces.clone()), &out)
+        .expect("export");
+    let config = Default::default();
+    let from_traces = engine.report(&Source::Path(traces), &config).unwrap();
+    let from_parquet = engine.report(&Source::Path(out), &config).unwrap();
+    assert!(
+        from_traces
+            .cross_rank_findings
+            .iter()
+            .any(|f| f.id == "DI004" && f.rank == Some(0)),
+        "{:?}",
+        from_traces.cross_rank_findings
+    );
+    assert_eq!(
+        cross_rank_json(&from_parquet),
+        cross_rank_json(&from_traces)
+    );
+    assert!(matches!(from_parquet.layout, InputLayout::ParquetExport));
+    assert!(from_parquet.traces.is_empty());
+    // Only the cross-rank findings: the rules of single traces need their events.
+    assert_eq!(
+        serde_json::to_value(&from_parquet.findings).unwrap(),
+        serde_json::to_value(&from_parquet.cross_rank_findings).unwrap()
+    );
+    // The same on PARAM's real 8-rank job (no cross-rank finding fires there).
+    let (tmp, _) = round_trip(&param_ranks());
+    let from_traces = engine
+        .report(&Source::Path(param_ranks()), &config)
+        .unwrap();
+    let from_parquet = engine
+        .report(&Source::Path(tmp.path().join("out")), &config)
+        .unwrap();
+    assert_eq!(
+        cross_rank_json(&from_parquet),
+        cross_rank_json(&from_traces)
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `memory_per_step`: per step and device, the `[memory]` records and the highest
 //! `Total Allocated` and `Total Reserved` they report (records outside every step in rows
-//! without a step). Empty when the trace has no memory records.
+//! without a step), with the GPU's memory. Empty when the trace has no memory records.
 
 use std::collections::BTreeMap;
 
@@ -34,6 +34,13 @@ pub(crate) fn batch(trace: &Trace, summary: &RankSummary) -> Result<RecordBatch,
         p.reserved = p.reserved.max(r.total_reserved);
     }
     let number = |s: Option<usize>| s.and_then(|i| summary.steps[i].number);
+    // Capacities are keyed by GPU ordinal, whatever the record's device type.
+    let capacity = |d: &Device| {
+        d.is_gpu()
+            .then(|| input.capacity.get(&Device::cuda(d.device_id)))
+            .flatten()
+            .map(|&c| c as i64)
+    };
     let g: Vec<_> = groups.into_iter().collect();
     super::batch(
         Table::MemoryPerStep,
@@ -48,6 +55,7 @@ pub(crate) fn batch(trace: &Trace, summary: &RankSummary) -> Result<RecordBatch,
             opt_i64s(g.iter().map(|(_, p)| p.allocated)),
             // As the memory view: no reserved peak when nothing was reserved (the CPU).
             opt_i64s(g.iter().map(|(_, p)| p.reserved.filter(|&b| b > 0))),
+            opt_i64s(g.iter().map(|((_, _, d), _)| capacity(d))),
         ],
     )
 }

@@ -67,7 +67,8 @@ fn ranks_on_the_real_folder() {
 }
 
 /// `ranks` and `report` name the same straggler on the corpus's Gloo run (rank 1 sleeps
-/// 30 ms per step before its all-reduces), from the same collectives.
+/// 30 ms per step before its all-reduces), from the same collectives; `report` over a
+/// Parquet export of the ranks gives the same finding.
 #[test]
 fn ranks_and_report_agree_on_the_gloo_straggler() {
     let folder = corpus().join("straggler");
@@ -91,6 +92,24 @@ fn ranks_and_report_agree_on_the_gloo_straggler() {
     assert!(what_if > 0.0 && what_if <= caused, "{what_if} vs {caused}");
     let impact = di001[0]["impact_ns_per_step"].as_f64().unwrap();
     assert!((impact - what_if).abs() < 1.0, "{impact} vs {what_if}");
+
+    // The same finding from a Parquet export of the ranks, as a user on a cluster runs it.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("export");
+    let o = out.to_str().unwrap();
+    let e = kinetoscope(&rank_folder(), &["export", p, "--parquet", o]);
+    assert_eq!(e.code, Some(0), "{}", e.stderr);
+    let from_parquet = json(&rank_folder(), &["report", o, "--format", "json"]);
+    assert_eq!(from_parquet["layout"], "parquet_export");
+    assert_eq!(from_parquet["traces"].as_array().unwrap().len(), 0);
+    let mut a = di001[0].clone();
+    let mut b = di001_findings(&from_parquet)[0].clone();
+    a.as_object_mut().unwrap().remove("trace");
+    b.as_object_mut().unwrap().remove("trace");
+    assert_eq!(a, b);
+    let t = kinetoscope(&rank_folder(), &["report", o]);
+    assert_eq!(t.code, Some(0), "{}", t.stderr);
+    assert!(t.stdout.contains("DI001"), "{}", t.stdout);
 }
 
 #[test]
@@ -302,6 +321,23 @@ fn what_if_on_sixteen_generated_ranks() {
     assert_eq!(di001[0]["rank"], 5);
     let impact = di001[0]["impact_ns_per_step"].as_f64().unwrap();
     assert!((impact - what_if).abs() < 1.0, "{impact} vs {what_if}");
+
+    // The same finding from a Parquet export of the ranks, as a user on a cluster runs it.
+    let out = dir.path().join("export");
+    let o = out.to_str().unwrap();
+    let e = kinetoscope(&rank_folder(), &["export", p, "--parquet", o]);
+    assert_eq!(e.code, Some(0), "{}", e.stderr);
+    let from_parquet = json(&rank_folder(), &["report", o, "--format", "json"]);
+    assert_eq!(from_parquet["layout"], "parquet_export");
+    assert_eq!(from_parquet["traces"].as_array().unwrap().len(), 0);
+    let mut a = di001[0].clone();
+    let mut b = di001_findings(&from_parquet)[0].clone();
+    a.as_object_mut().unwrap().remove("trace");
+    b.as_object_mut().unwrap().remove("trace");
+    assert_eq!(a, b);
+    let t = kinetoscope(&rank_folder(), &["report", o]);
+    assert_eq!(t.code, Some(0), "{}", t.stderr);
+    assert!(t.stdout.contains("DI001"), "{}", t.stdout);
 }
 
 /// The report's DI001 (straggler rank) findings.

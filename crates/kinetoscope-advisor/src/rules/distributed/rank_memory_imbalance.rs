@@ -28,6 +28,7 @@
 use crate::config::Config;
 use crate::finding::{About, Confidence, Finding, Severity};
 use crate::rules::RuleMeta;
+use crate::summary::MemoryPeak;
 use crate::TraceReport;
 
 /// Its identity.
@@ -39,22 +40,55 @@ pub static META: RuleMeta = RuleMeta {
     summary: "Peak GPU memory differs widely across ranks under memory pressure",
 };
 
-/// Cross-rank memory imbalance over the reports of one job's rank traces.
-pub fn check(reports: &[TraceReport], config: &Config, input: &str) -> Vec<Finding> {
+/// What the rule needs of one rank: its fullest GPU and its number of steps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankMemory {
+    /// The rank.
+    pub rank: i64,
+    /// Peak allocated bytes of the rank's fullest GPU (by peak allocated).
+    pub peak_allocated_bytes: i64,
+    /// That GPU's peak (allocated or reserved, the higher) over its memory (0–1), when
+    /// the trace says how much memory it has.
+    pub peak_share_of_capacity: Option<f64>,
+    /// Steps of the rank's trace (the fewest of the compared ranks gates the severity).
+    pub steps: usize,
+}
+
+impl RankMemory {
+    /// The rank's row from its devices' peaks: `None` without a rank or without a GPU
+    /// whose records report allocated bytes.
+    pub fn of_peaks(rank: Option<i64>, peaks: &[MemoryPeak], steps: usize) -> Option<Self> {
+        let gpu = peaks
+            .iter()
+            .filter(|m| m.device.starts_with("GPU") && m.peak_allocated_bytes > 0)
+            .max_by_key(|m| m.peak_allocated_bytes)?;
+        Some(Self {
+            rank: rank?,
+            peak_allocated_bytes: gpu.peak_allocated_bytes,
+            peak_share_of_capacity: gpu.peak_share_of_capacity,
+            steps,
+        })
+    }
+
+    /// The rows of the reports of one job's rank traces.
+    pub fn of_reports(reports: &[TraceReport]) -> Vec<Self> {
+        reports
+            .iter()
+            .filter_map(|r| Self::of_peaks(r.rank, &r.summary.memory, r.summary.steps))
+            .collect()
+    }
+}
+
+/// Cross-rank memory imbalance over the ranks of one job: one row per rank with GPU
+/// memory records.
+pub fn check(ranks: &[RankMemory], config: &Config, input: &str) -> Vec<Finding> {
     let th = &config.rank_memory;
-    // (rank, peak allocated bytes, % of device memory) per rank with GPU memory records.
-    let mut rows: Vec<(i64, i64, Option<f64>)> = reports
+    // (rank, peak allocated bytes, % of device memory) per rank.
+    let mut rows: Vec<(i64, i64, Option<f64>)> = ranks
         .iter()
-        .filter_map(|r| {
-            let rank = r.rank?;
-            let gpu = r
-                .summary
-                .memory
-                .iter()
-                .filter(|m| m.device.starts_with("GPU") && m.peak_allocated_bytes > 0)
-                .max_by_key(|m| m.peak_allocated_bytes)?;
-            let pct = gpu.peak_share_of_capacity.map(|s| 100.0 * s);
-            Some((rank, gpu.peak_allocated_bytes, pct))
+        .map(|r| {
+            let pct = r.peak_share_of_capacity.map(|s| 100.0 * s);
+            (r.rank, r.peak_allocated_bytes, pct)
         })
         .collect();
     if rows.len() < 2 {
@@ -67,12 +101,7 @@ pub fn check(reports: &[TraceReport], config: &Config, input: &str) -> Vec<Findi
     if skew < th.warning_skew_pct || pressure < th.min_pressure_pct {
         return Vec::new();
     }
-    let steps = reports
-        .iter()
-        .filter(|r| r.rank.is_some())
-        .map(|r| r.summary.steps)
-        .min()
-        .unwrap_or(0);
+    let steps = ranks.iter().map(|r| r.steps).min().unwrap_or(0);
     let mut details = format!(
         "Skew {skew:.1} % ≥ {} % (critical {} %; TraceML rank memory \
          imbalance) with the fullest rank at {pressure:.1} % ≥ {} % of device \

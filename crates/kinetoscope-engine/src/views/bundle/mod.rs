@@ -150,7 +150,8 @@ impl Engine {
         let mut responses = BTreeMap::new();
         let kind = match report.layout {
             crate::InputLayout::File => "trace",
-            crate::InputLayout::RankFolder => "rank_folder",
+            // An export's pages are its ranks' (the views of events need the traces).
+            crate::InputLayout::RankFolder | crate::InputLayout::ParquetExport => "rank_folder",
             crate::InputLayout::RunFolder { .. } => "run_folder",
         };
         responses.insert(view_path(run, "report", &[]), to_value(report));
