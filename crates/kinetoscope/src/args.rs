@@ -40,7 +40,8 @@ pub enum Command {
     /// The advisor: a one-screen summary (steps, breakdown, GPU metrics, memory peak vs
     /// device memory, FLOPs and MFU) followed by findings ranked by estimated
     /// recoverable time and severity, each with impact, confidence, evidence and a fix.
-    /// What `kinetoscope PATH` runs.
+    /// What `kinetoscope PATH` runs. A Parquet export of ranks (`export --parquet`) gives
+    /// the findings across ranks only (the other rules need the traces' events).
     ///
     /// Exit codes: 0, or 1 with --fail-on when a finding reaches that severity, 2 on
     /// errors. Thresholds: --config advisor.toml and --set section.key=value (see
