@@ -191,6 +191,13 @@ pub struct TraceOverview {
     pub warnings: Vec<Note>,
 }
 
+/// Compute and keep the trace's step windows (stretched and trimmed as the overview
+/// draws them), which the overview, `comm`, the critical path and the kernel sequences
+/// all start from: a handle that keeps its traces prepares them once.
+pub fn prepare_steps(trace: &Trace) {
+    step_ranges::step_plan(trace);
+}
+
 /// Compute the overview of one trace.
 pub fn overview(trace: &Trace) -> TraceOverview {
     overview_and_activity(trace).0
