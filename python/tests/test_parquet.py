@@ -49,7 +49,7 @@ SCHEMA = {
     "memory_per_step": [("rank", pl.Int64), ("step_index", pl.Int32), ("step", pl.Int64),
                         ("device_type", pl.Int64), ("device_id", pl.Int64),
                         ("records", pl.Int64), ("peak_allocated_bytes", pl.Int64),
-                        ("peak_reserved_bytes", pl.Int64)],
+                        ("peak_reserved_bytes", pl.Int64), ("capacity_bytes", pl.Int64)],
     "events": [("rank", pl.Int64), ("ts_ns", pl.Int64), ("dur_ns", pl.Int64),
                ("track", pl.Int32), ("category", pl.Categorical), ("phase", pl.Categorical),
                ("name_id", pl.Int32), ("correlation", pl.Int64), ("external_id", pl.Int64),
