@@ -75,13 +75,15 @@ pub struct CorrelationIndex {
     gpu_from: Vec<u32>,
     /// GPU activities of every link, each link's in file order.
     gpu: Vec<EventId>,
-    /// Link number per event ([`NO_LAUNCH`] for events neither a GPU activity nor a
+    /// Link number per event ([`NO_LINK`] for events neither a GPU activity nor a
     /// launch call, or without an id).
     link_of: Vec<u32>,
 }
 
 /// A link without a host launch call.
 const NO_LAUNCH: u32 = u32::MAX;
+/// An event without a link.
+const NO_LINK: u32 = u32::MAX;
 
 impl CorrelationIndex {
     /// Build from the `correlation` column: every GPU activity and host launch call with
@@ -104,7 +106,7 @@ impl CorrelationIndex {
         }
         linked.sort_unstable();
         let mut idx = Self {
-            link_of: vec![NO_LAUNCH; e.len()],
+            link_of: vec![NO_LINK; e.len()],
             ..Self::default()
         };
         let mut ids: Vec<i64> = Vec::new();
@@ -147,7 +149,7 @@ impl CorrelationIndex {
     /// access, no id lookup.
     pub fn gpu_of_call(&self, call: EventId) -> &[EventId] {
         match self.link_of.get(call.index()) {
-            Some(&l) if l != NO_LAUNCH && self.launch[l as usize] == call.0 => {
+            Some(&l) if l != NO_LINK && self.launch[l as usize] == call.0 => {
                 self.gpu_of_link(l as usize)
             }
             _ => &[],

@@ -95,21 +95,7 @@ fn ranks_and_report_agree_on_the_gloo_straggler() {
 
     // The same finding from a Parquet export of the ranks, as a user on a cluster runs it.
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("export");
-    let o = out.to_str().unwrap();
-    let e = kinetoscope(&rank_folder(), &["export", p, "--parquet", o]);
-    assert_eq!(e.code, Some(0), "{}", e.stderr);
-    let from_parquet = json(&rank_folder(), &["report", o, "--format", "json"]);
-    assert_eq!(from_parquet["layout"], "parquet_export");
-    assert_eq!(from_parquet["traces"].as_array().unwrap().len(), 0);
-    let mut a = di001[0].clone();
-    let mut b = di001_findings(&from_parquet)[0].clone();
-    a.as_object_mut().unwrap().remove("trace");
-    b.as_object_mut().unwrap().remove("trace");
-    assert_eq!(a, b);
-    let t = kinetoscope(&rank_folder(), &["report", o]);
-    assert_eq!(t.code, Some(0), "{}", t.stderr);
-    assert!(t.stdout.contains("DI001"), "{}", t.stdout);
+    export_gives_the_same_di001(p, &dir.path().join("export"), di001[0]);
 }
 
 #[test]
@@ -323,14 +309,19 @@ fn what_if_on_sixteen_generated_ranks() {
     assert!((impact - what_if).abs() < 1.0, "{impact} vs {what_if}");
 
     // The same finding from a Parquet export of the ranks, as a user on a cluster runs it.
-    let out = dir.path().join("export");
+    export_gives_the_same_di001(p, &dir.path().join("export"), di001[0]);
+}
+
+/// Export the rank folder `p` to Parquet in `out` and check that `report` over the
+/// export gives `di001` (the finding over the traces) but for the input it names.
+fn export_gives_the_same_di001(p: &str, out: &Path, di001: &serde_json::Value) {
     let o = out.to_str().unwrap();
     let e = kinetoscope(&rank_folder(), &["export", p, "--parquet", o]);
     assert_eq!(e.code, Some(0), "{}", e.stderr);
     let from_parquet = json(&rank_folder(), &["report", o, "--format", "json"]);
     assert_eq!(from_parquet["layout"], "parquet_export");
     assert_eq!(from_parquet["traces"].as_array().unwrap().len(), 0);
-    let mut a = di001[0].clone();
+    let mut a = di001.clone();
     let mut b = di001_findings(&from_parquet)[0].clone();
     a.as_object_mut().unwrap().remove("trace");
     b.as_object_mut().unwrap().remove("trace");
