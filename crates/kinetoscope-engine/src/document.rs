@@ -306,6 +306,25 @@ pub struct ReportDocument {
 }
 
 impl ReportDocument {
+    /// The report of `input` before anything was found: no trace, no finding.
+    pub fn empty(input: String, layout: InputLayout) -> Self {
+        Self {
+            schema_version: SCHEMA_VERSION,
+            input,
+            layout,
+            run: None,
+            traces: Vec::new(),
+            cross_rank_findings: Vec::new(),
+            findings: Vec::new(),
+            counts: SeverityCounts::default(),
+            throughput: None,
+            errors: Vec::new(),
+            skipped: Vec::new(),
+            pstats: Vec::new(),
+            tables: Vec::new(),
+        }
+    }
+
     /// The most severe finding's severity.
     pub fn worst(&self) -> Option<Severity> {
         self.findings.iter().map(|f| f.severity).max()

@@ -38,6 +38,9 @@ pub enum EngineError {
     /// A Parquet export could not be written, or an export could not be read back.
     #[error(transparent)]
     Parquet(#[from] kinetoscope_parquet::ExportError),
+    /// A report streamed as it was made could not be written.
+    #[error("cannot write the report: {0}")]
+    Write(std::io::Error),
     /// A timeline query asked for what the trace does not have.
     #[error("{}", query_text(.0))]
     Query(kinetoscope_analysis::timeline::QueryError),

@@ -410,33 +410,123 @@ pub fn map_paths_with<T: Send, R: std::borrow::Borrow<Trace>>(
     read: impl Fn(&Path, &ReadOptions) -> TraceResult<R> + Sync,
     reduce: impl Fn(&Trace) -> T + Sync,
 ) -> Vec<PerTrace<T>> {
+    let mut out = Vec::with_capacity(paths.len());
+    map_paths_each(paths, opts, read, reduce, |r| out.push(r));
+    out
+}
+
+/// How many files past the oldest result not yet consumed a reader may start, per
+/// reader: results that wait for an earlier, slower file stay few.
+const READ_AHEAD_PER_READER: usize = 4;
+
+/// [`map_paths_with`], handing each result to `consume` on the calling thread, in the
+/// order of `paths`, as soon as it and every one before it are done: a folder of
+/// thousands of traces is never held as one list of results.
+pub fn map_paths_each<T: Send, R: std::borrow::Borrow<Trace>>(
+    paths: &[PathBuf],
+    opts: &ReadOptions,
+    read: impl Fn(&Path, &ReadOptions) -> TraceResult<R> + Sync,
+    reduce: impl Fn(&Trace) -> T + Sync,
+    mut consume: impl FnMut(PerTrace<T>),
+) {
     let threads = within_cores(opts).threads;
     let workers = threads.min(paths.len().max(1));
     let per_file = ReadOptions {
         threads: (threads / workers).max(1),
         ..opts.clone()
     };
+    let window = ReadAhead::new(workers * READ_AHEAD_PER_READER);
     let next = AtomicUsize::new(0);
-    let out: Mutex<Vec<Option<PerTrace<T>>>> = Mutex::new((0..paths.len()).map(|_| None).collect());
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, PerTrace<T>)>();
     std::thread::scope(|s| {
         for _ in 0..workers {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(path) = paths.get(i) else { break };
-                let result = read(path, &per_file).map(|t| reduce(t.borrow()));
-                let r = PerTrace {
-                    path: path.clone(),
-                    result,
-                };
-                out.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+            let tx = tx.clone();
+            let (next, window, per_file, read, reduce) =
+                (&next, &window, &per_file, &read, &reduce);
+            s.spawn(move || {
+                let _stop = window.stop_on_panic();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = paths.get(i) else { break };
+                    if !window.wait_for(i) {
+                        break;
+                    }
+                    let result = read(path, per_file).map(|t| reduce(t.borrow()));
+                    let r = PerTrace {
+                        path: path.clone(),
+                        result,
+                    };
+                    if tx.send((i, r)).is_err() {
+                        break;
+                    }
+                }
             });
         }
+        drop(tx);
+        let _stop = window.stop_on_panic();
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut done = 0;
+        for (i, r) in rx {
+            waiting.insert(i, r);
+            while let Some(r) = waiting.remove(&done) {
+                consume(r);
+                done += 1;
+                window.consumed(done);
+            }
+        }
     });
-    out.into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .flatten()
-        .collect()
+}
+
+/// The read-ahead bound of [`map_paths_each`]: readers wait before file `i` until fewer
+/// than `ahead` results before it are unconsumed.
+struct ReadAhead {
+    /// Files allowed past the consumed ones.
+    ahead: usize,
+    /// Results consumed so far, and whether a reader panicked (the others then stop
+    /// instead of waiting for its result).
+    state: Mutex<(usize, bool)>,
+    /// Signalled on every change of `state`.
+    changed: std::sync::Condvar,
+}
+
+impl ReadAhead {
+    fn new(ahead: usize) -> Self {
+        Self {
+            ahead: ahead.max(1),
+            state: Mutex::new((0, false)),
+            changed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Wait until file `i` may be read; `false` when a reader panicked.
+    fn wait_for(&self, i: usize) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while i >= state.0 + self.ahead && !state.1 {
+            state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+        !state.1
+    }
+
+    /// `n` results have been consumed.
+    fn consumed(&self, n: usize) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).0 = n;
+        self.changed.notify_all();
+    }
+
+    /// A guard that, dropped while its thread panics (a reader, or the consumer), wakes
+    /// and stops the readers; the scope then raises the panic as before.
+    fn stop_on_panic(&self) -> impl Drop + '_ {
+        struct Guard<'a>(&'a ReadAhead);
+        impl Drop for Guard<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.state.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+                    self.0.changed.notify_all();
+                }
+            }
+        }
+        Guard(self)
+    }
 }
 
 /// Read one trace from bytes in memory and reduce it.

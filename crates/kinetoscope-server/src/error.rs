@@ -54,6 +54,7 @@ impl From<EngineError> for ApiError {
             EngineError::Trace(_) | EngineError::NothingRead { .. } | EngineError::Parquet(_) => {
                 422
             }
+            EngineError::Write(_) => 500,
         };
         let mut message = e.to_string();
         if let Some(hint) = e.hint() {

@@ -31,13 +31,12 @@ pub use workbook::WorkbookDocument;
 
 use std::path::PathBuf;
 
+use kinetoscope_trace::read::read_trace;
 use kinetoscope_trace::{Trace, TraceError};
 
 use crate::document::{Document, InputLayout, SkippedFile};
 use crate::error::{hint_for_content, EngineError, EngineResult};
-use crate::input::{
-    map_bytes, map_paths, map_paths_with, open_path, split_results, PerTrace, Source,
-};
+use crate::input::{map_bytes, map_paths_each, open_path, split_results, PerTrace, Source};
 use crate::Engine;
 
 /// What reading a source gave: its layout and one reduced result per trace, in order.
@@ -61,16 +60,7 @@ impl Engine {
         let mapped = self.map_any(src, f)?;
         if let InputLayout::RunFolder { .. } = mapped.layout {
             if mapped.results.is_empty() {
-                return Err(EngineError::WrongInput {
-                    path: src.name(),
-                    message: "this run folder holds no traces (stageN-<phase>_trace.json)"
-                        .to_owned(),
-                    hint: Some(
-                        "`kinetoscope memory FOLDER` reads its snapshots and memory timelines; \
-                         `kinetoscope summary FOLDER` lists what it holds"
-                            .to_owned(),
-                    ),
-                });
+                return Err(no_run_folder_traces(src));
             }
         }
         Ok(mapped)
@@ -83,12 +73,28 @@ impl Engine {
         src: &Source,
         f: impl Fn(&Trace) -> T + Sync,
     ) -> EngineResult<Mapped<T>> {
+        let mut results = Vec::new();
+        let (layout, skipped) = self.map_each(src, f, |r| results.push(r))?;
+        Ok(Mapped {
+            layout,
+            results,
+            skipped,
+        })
+    }
+
+    /// [`Engine::map_any`], handing each result to `consume` in input order as soon as
+    /// it is made instead of collecting them; the input's layout and skipped files.
+    pub(crate) fn map_each<T: Send>(
+        &self,
+        src: &Source,
+        f: impl Fn(&Trace) -> T + Sync,
+        mut consume: impl FnMut(PerTrace<T>),
+    ) -> EngineResult<(InputLayout, Vec<SkippedFile>)> {
         match src {
-            Source::Bytes { name, data } => Ok(Mapped {
-                layout: InputLayout::File,
-                results: vec![map_bytes(name, data, &self.read, f)],
-                skipped: Vec::new(),
-            }),
+            Source::Bytes { name, data } => {
+                consume(map_bytes(name, data, &self.read, f));
+                Ok((InputLayout::File, Vec::new()))
+            }
             Source::Path(path) => {
                 if kinetoscope_parquet::is_export(path) {
                     return Err(parquet_export_input(src));
@@ -99,18 +105,16 @@ impl Engine {
                 if let Some(p) = &self.progress {
                     opts.progress = p.start(&files);
                 }
-                let results = match &self.cache {
-                    Some(cache) => map_paths_with(&files, &opts, |p, o| cache.get_shared(p, o), f),
-                    None => map_paths(&files, &opts, f),
+                match &self.cache {
+                    Some(cache) => {
+                        map_paths_each(&files, &opts, |p, o| cache.get_shared(p, o), f, consume)
+                    }
+                    None => map_paths_each(&files, &opts, read_trace, f, consume),
                 };
                 if let Some(p) = &self.progress {
                     p.finish();
                 }
-                Ok(Mapped {
-                    layout: input.layout(),
-                    results,
-                    skipped: input.skipped().to_vec(),
-                })
+                Ok((input.layout(), input.skipped().to_vec()))
             }
         }
     }
@@ -165,17 +169,35 @@ pub(crate) fn ensure_any_read<T>(mut results: Vec<PerTrace<T>>) -> EngineResult<
         return Ok(results);
     }
     let first = results.swap_remove(0);
-    let path: PathBuf = first.path;
     let Err(error) = first.result else {
         unreachable!("no result is Ok")
     };
+    Err(nothing_read(first.path, error))
+}
+
+/// The error for an input none of whose traces could be read: the first failure, with
+/// a hint when its content is something else kinetoscope reads.
+pub(crate) fn nothing_read(path: PathBuf, error: TraceError) -> EngineError {
     let hint = match &error {
         TraceError::NotATrace { looks_like, .. } => hint_for_content(looks_like),
         _ => None,
     };
-    Err(EngineError::NothingRead {
+    EngineError::NothingRead {
         path,
         error: error.to_string(),
         hint,
-    })
+    }
+}
+
+/// The error for a run folder without traces, with what reads its other files.
+pub(crate) fn no_run_folder_traces(src: &Source) -> EngineError {
+    EngineError::WrongInput {
+        path: src.name(),
+        message: "this run folder holds no traces (stageN-<phase>_trace.json)".to_owned(),
+        hint: Some(
+            "`kinetoscope memory FOLDER` reads its snapshots and memory timelines; \
+             `kinetoscope summary FOLDER` lists what it holds"
+                .to_owned(),
+        ),
+    }
 }

@@ -8,17 +8,18 @@ use std::path::Path;
 
 use kinetoscope_advisor::summary::MemoryPeak;
 use kinetoscope_advisor::{
-    advise_ranks, advise_trace_with, all_findings, Config, RankMemory, SeverityCounts,
+    advise_ranks, advise_trace_with, all_findings, Config, RankMemory, SeverityCounts, TraceReport,
 };
 use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
 use kinetoscope_parquet::read::DevicePeak;
 
-use crate::document::{InputLayout, ReportDocument, SCHEMA_VERSION};
-use crate::error::EngineResult;
-use crate::input::{open_path, split_results, Input, Source};
+use crate::document::{InputLayout, ReadFailure, ReportDocument};
+use crate::error::{EngineError, EngineResult};
+use crate::input::{open_path, Input, PerTrace, Source};
+use crate::report_stream::ReportSink;
 use crate::run_folder::{phase_memory, run_report, RunReport, TopOps};
-use crate::views::ensure_any_read;
 use crate::views::ranks::read_export_ranks;
+use crate::views::{no_run_folder_traces, nothing_read};
 use crate::Engine;
 
 impl Engine {
@@ -26,7 +27,22 @@ impl Engine {
     /// imbalance rules; for a run folder the phases side by side; every finding ranked by
     /// estimated recoverable time.
     pub fn report(&self, src: &Source, config: &Config) -> EngineResult<ReportDocument> {
-        Ok(self.report_with(src, config, |_| ())?.0)
+        Ok(self.report_inner(src, config, |_| (), None)?.0)
+    }
+
+    /// [`Engine::report`], handing each trace's whole report to `sink` in input order as
+    /// soon as it is made (so a front end can write it out): the document returned keeps
+    /// of each trace its summary, findings and steps, its profile without the operator
+    /// and kernel tables `sink` was given, and so does not grow with them over thousands
+    /// of ranks. A run folder (whose view needs its phases whole) and an input without
+    /// traces are returned whole, and `sink` is not called.
+    pub fn report_streamed(
+        &self,
+        src: &Source,
+        config: &Config,
+        sink: &mut dyn ReportSink,
+    ) -> EngineResult<ReportDocument> {
+        Ok(self.report_inner(src, config, |_| (), Some(sink))?.0)
     }
 
     /// [`Engine::report`], and `extra` of each trace read (in the order of the
@@ -38,23 +54,24 @@ impl Engine {
         config: &Config,
         extra: impl Fn(&kinetoscope_trace::Trace) -> E + Sync,
     ) -> EngineResult<(ReportDocument, Vec<E>)> {
+        self.report_inner(src, config, extra, None)
+    }
+
+    /// What [`Engine::report_with`] and [`Engine::report_streamed`] share.
+    fn report_inner<E: Send>(
+        &self,
+        src: &Source,
+        config: &Config,
+        extra: impl Fn(&kinetoscope_trace::Trace) -> E + Sync,
+        sink: Option<&mut dyn ReportSink>,
+    ) -> EngineResult<(ReportDocument, Vec<E>)> {
         let (pstats, mut pstats_errors) = self.pstats_reports(src, config);
         let (tables, table_errors) = self.table_reports(src);
         pstats_errors.extend(table_errors);
         let side_files_only = |pstats, tables| ReportDocument {
-            schema_version: SCHEMA_VERSION,
-            input: src.name(),
-            layout: InputLayout::File,
-            run: None,
-            traces: Vec::new(),
-            cross_rank_findings: Vec::new(),
-            findings: Vec::new(),
-            counts: SeverityCounts::default(),
-            throughput: None,
-            errors: Vec::new(),
-            skipped: Vec::new(),
             pstats,
             tables,
+            ..ReportDocument::empty(src.name(), InputLayout::File)
         };
         if let Some(dir) = src.path().filter(|p| kinetoscope_parquet::is_export(p)) {
             return Ok((report_of_export(src, dir, config)?, Vec::new()));
@@ -71,40 +88,62 @@ impl Engine {
         };
         let run_folder = matches!(input, Some(Input::RunFolder { .. }));
         let rank_folder = matches!(input, Some(Input::RankFolder { .. }));
-        let mapped = self.map(src, |t| {
-            let (mut report, summary) = advise_trace_with(t, config, |f| {
-                rank_folder.then(|| RankSummary::from_parts(t, &f.overview, f.collectives()))
+        let layout = input.as_ref().map_or(InputLayout::File, Input::layout);
+        let mut kept = Kept {
+            sink: sink.filter(|_| !run_folder),
+            ..Kept::new(src.name(), layout)
+        };
+        let mapped = self
+            .map_each(
+                src,
+                |t| {
+                    let (mut report, summary) = advise_trace_with(t, config, |f| {
+                        rank_folder
+                            .then(|| RankSummary::from_parts(t, &f.overview, f.collectives()))
+                    });
+                    shrink(&mut report);
+                    (report, summary, run_folder.then(|| TopOps::of(t)), extra(t))
+                },
+                |r| kept.take(r),
+            )
+            .and_then(|(layout, skipped)| match layout {
+                InputLayout::RunFolder { .. }
+                    if kept.traces.is_empty() && kept.errors.is_empty() =>
+                {
+                    Err(no_run_folder_traces(src))
+                }
+                _ => Ok((layout, skipped)),
             });
-            shrink(&mut report);
-            (report, summary, run_folder.then(|| TopOps::of(t)), extra(t))
-        });
         // A folder of pstats files or tables only is reported as such.
-        let mapped = match mapped {
+        let (layout, skipped) = match mapped {
             Err(_) if !(pstats.is_empty() && tables.is_empty()) && pstats_errors.is_empty() => {
                 return Ok((side_files_only(pstats, tables), Vec::new()))
             }
             m => m?,
         };
-        let results = ensure_any_read(mapped.results)?;
-        let mut traces = Vec::new();
-        let mut summaries = Vec::new();
-        let mut top_ops = Vec::new();
-        let mut extras = Vec::new();
-        let errors = split_results(results, |_, (t, s, ops, e)| {
-            traces.push(t);
-            summaries.extend(s);
-            top_ops.push(ops);
-            extras.push(e);
-        });
+        let Kept {
+            traces,
+            summaries,
+            top_ops,
+            extras,
+            errors,
+            first_failure,
+            written,
+            ..
+        } = kept;
+        written.map_err(EngineError::Write)?;
+        if let (true, Some((path, error))) = (traces.is_empty(), first_failure) {
+            return Err(nothing_read(path, error));
+        }
         let input = src.name();
         let cross_rank_findings =
-            if matches!(mapped.layout, InputLayout::RankFolder) && summaries.len() >= 2 {
+            if matches!(layout, InputLayout::RankFolder) && summaries.len() >= 2 {
                 let ranks = compare_ranks(summaries, RanksOptions::default());
                 advise_ranks(&RankMemory::of_reports(&traces), &ranks, config, &input)
             } else {
                 Vec::new()
             };
-        let run = match &mapped.layout {
+        let run = match &layout {
             InputLayout::RunFolder { phases } => {
                 Some(run_view(phases, &traces, &top_ops, &self.read))
             }
@@ -114,27 +153,102 @@ impl Engine {
             traces.iter().map(|t| t.findings.as_slice()),
             &cross_rank_findings,
         );
-        let counts = SeverityCounts::of(&findings);
         let doc = ReportDocument {
-            schema_version: SCHEMA_VERSION,
-            input,
-            layout: mapped.layout,
             run,
             traces,
             cross_rank_findings,
+            counts: SeverityCounts::of(&findings),
             findings,
-            counts,
-            throughput: None,
             errors: errors.into_iter().chain(pstats_errors).collect(),
-            skipped: mapped.skipped,
+            skipped,
             pstats,
             tables,
+            ..ReportDocument::empty(input, layout)
         };
         let doc = match doc.items_from_shapes() {
             Some((unit, n, source)) => doc.with_items(unit, n, source),
             None => doc,
         };
         Ok((doc, extras))
+    }
+}
+
+/// What `report` keeps of each trace as its result arrives, in input order.
+struct Kept<'s, E> {
+    /// The input's name and layout, for the sink's head.
+    head: (String, InputLayout),
+    /// Where each whole report goes as it arrives, when streaming.
+    sink: Option<&'s mut dyn ReportSink>,
+    /// The first write to `sink` that failed (nothing more is written after it).
+    written: std::io::Result<()>,
+    /// Each trace's report (slimmed once `sink` has the whole one).
+    traces: Vec<TraceReport>,
+    /// Each rank's summary, for the cross-rank rules.
+    summaries: Vec<RankSummary>,
+    /// Each phase's top operators, for a run folder.
+    top_ops: Vec<Option<TopOps>>,
+    /// Each trace's extra result.
+    extras: Vec<E>,
+    /// The traces that could not be read.
+    errors: Vec<ReadFailure>,
+    /// The first of them, whole, for the error when none could be read.
+    first_failure: Option<(std::path::PathBuf, kinetoscope_trace::TraceError)>,
+}
+
+/// One trace's results as the reader threads make them.
+type Reduced<E> = (TraceReport, Option<RankSummary>, Option<TopOps>, E);
+
+impl<'s, E> Kept<'s, E> {
+    fn new(input: String, layout: InputLayout) -> Self {
+        Self {
+            head: (input, layout),
+            sink: None,
+            written: Ok(()),
+            traces: Vec::new(),
+            summaries: Vec::new(),
+            top_ops: Vec::new(),
+            extras: Vec::new(),
+            errors: Vec::new(),
+            first_failure: None,
+        }
+    }
+
+    /// Keep one trace's result, handing its whole report to the sink first.
+    fn take(&mut self, r: PerTrace<Reduced<E>>) {
+        let (mut report, summary, ops, extra) = match r.result {
+            Ok(reduced) => reduced,
+            Err(error) => {
+                self.errors.push(ReadFailure {
+                    path: r.path.display().to_string(),
+                    error: error.to_string(),
+                });
+                self.first_failure.get_or_insert((r.path, error));
+                return;
+            }
+        };
+        if let Some(sink) = self.sink.as_deref_mut() {
+            if self.written.is_ok() {
+                self.written = match self.traces.is_empty() {
+                    true => sink.begin(&self.head.0, &self.head.1),
+                    false => Ok(()),
+                }
+                .and_then(|()| sink.trace(&report));
+            }
+            slim(&mut report);
+        }
+        self.traces.push(report);
+        self.summaries.extend(summary);
+        self.top_ops.push(ops);
+        self.extras.push(extra);
+    }
+}
+
+/// A trace's report without what only its streamed copy needs: the profile's operator
+/// and kernel tables (most of a rank's report), kept out of memory over many ranks.
+fn slim(report: &mut TraceReport) {
+    if let Some(p) = report.profile.as_mut() {
+        p.ops = Vec::new();
+        p.kernels = Vec::new();
     }
 }
 
@@ -154,19 +268,11 @@ fn report_of_export(src: &Source, dir: &Path, config: &Config) -> EngineResult<R
     let cross_rank_findings = advise_ranks(&memory, &ranks, config, &input);
     let findings = all_findings(std::iter::empty(), &cross_rank_findings);
     Ok(ReportDocument {
-        schema_version: SCHEMA_VERSION,
-        input,
-        layout: InputLayout::ParquetExport,
-        run: None,
-        traces: Vec::new(),
         counts: SeverityCounts::of(&findings),
         cross_rank_findings,
         findings,
-        throughput: None,
         errors: read.errors,
-        skipped: Vec::new(),
-        pstats: Vec::new(),
-        tables: Vec::new(),
+        ..ReportDocument::empty(input, InputLayout::ParquetExport)
     })
 }
 

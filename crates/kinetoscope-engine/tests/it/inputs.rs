@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use kinetoscope_engine::input::{map_paths, open_path as open_input, Input};
+use kinetoscope_engine::input::{map_paths, map_paths_each, open_path as open_input, Input};
+use kinetoscope_trace::read::read_trace;
 use kinetoscope_trace::{ArtifactKind, TraceError};
 
 use crate::common::{fixture, fixtures_dir, lenient};
@@ -318,4 +319,45 @@ fn more_threads_than_cores_are_clamped() {
         .collect();
     assert_eq!(counts, one);
     assert!(kinetoscope_engine::input::available_threads() >= 1);
+}
+
+/// `map_paths_each` hands every result over in input order, on the calling thread, even
+/// when a large file is read beside many small ones (forty files: more than the
+/// read-ahead of a few files per reader), and gives what reading each alone gives.
+#[test]
+fn results_are_handed_over_in_input_order() {
+    let big = fixture("inference_rank_1.json.gz");
+    let small = fixture("backward_thread.json");
+    let mut paths = Vec::new();
+    for i in 0..40 {
+        paths.push(if i % 10 == 0 {
+            big.clone()
+        } else {
+            small.clone()
+        });
+    }
+    paths.push(fixtures_dir().join("missing.json"));
+    let caller = std::thread::current().id();
+    let mut seen = Vec::new();
+    map_paths_each(
+        &paths,
+        &lenient(4),
+        read_trace,
+        |t| t.events.len(),
+        |r| {
+            assert_eq!(std::thread::current().id(), caller);
+            seen.push((r.path, r.result.ok()));
+        },
+    );
+    let alone: Vec<_> = paths
+        .iter()
+        .map(|p| {
+            (
+                p.clone(),
+                read_trace(p, &lenient(1)).ok().map(|t| t.events.len()),
+            )
+        })
+        .collect();
+    assert_eq!(seen, alone);
+    assert!(seen.last().unwrap().1.is_none(), "the missing file fails");
 }

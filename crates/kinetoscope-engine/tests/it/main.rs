@@ -12,5 +12,6 @@ mod parquet;
 mod properties;
 mod round_trip;
 mod session;
+mod streamed;
 mod throughput;
 mod views;

@@ -32,14 +32,62 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
 /// or bidirectional character (`kinetoscope_engine::write_json`), so it needs no
 /// sanitising; a closed pipe is not an error.
 pub fn write_json_stdout<D: Serialize>(doc: &D) -> anyhow::Result<()> {
-    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = kinetoscope_engine::write_json(&mut stdout, doc)
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, Stdout::new());
+    kinetoscope_engine::write_json(&mut stdout, doc)
         .map_err(std::io::Error::from)
         .and_then(|()| stdout.write_all(b"\n"))
-        .and_then(|()| stdout.flush());
-    match written {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
+        .and_then(|()| stdout.flush())?;
+    Ok(())
+}
+
+/// Standard output for text that needs no sanitising (JSON from the engine's writer):
+/// once the reader has gone (`| head`), the rest is dropped without an error.
+pub struct Stdout {
+    out: std::io::StdoutLock<'static>,
+    closed: bool,
+}
+
+impl Stdout {
+    /// Standard output, locked.
+    pub fn new() -> Self {
+        Self {
+            out: std::io::stdout().lock(),
+            closed: false,
+        }
+    }
+
+    /// `result`, with a closed pipe marking the rest to be dropped instead of failing.
+    fn unless_closed(&mut self, result: std::io::Result<()>) -> std::io::Result<()> {
+        match result {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            r => r,
+        }
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.out.write_all(buf);
+        self.unless_closed(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.out.flush();
+        self.unless_closed(r)
     }
 }
 

@@ -10,10 +10,12 @@ use anyhow::Context;
 use kinetoscope_advisor::{Config, Severity};
 use kinetoscope_analysis::perf::PerfOptions;
 use kinetoscope_engine::diff::document::ThroughputUnit;
-use kinetoscope_engine::{BundleOptions, Engine, ReportDocument, Source, TraceCache};
+use kinetoscope_engine::{
+    BundleOptions, Engine, ReportDocument, ReportJson, ReportSink, Source, TraceCache,
+};
 use kinetoscope_report::report::to_table;
 
-use super::output::{finish, note_skipped, render, write_json_stdout};
+use super::output::{finish, note_skipped, render, Stdout};
 use super::{engine, output_file, source};
 use crate::args::{FailOn, ReportArgs, ViewFormat};
 
@@ -40,9 +42,16 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         // The page needs a dozen views of the same traces: each is read once, kept.
         engine.cache = Some(Arc::new(TraceCache::new(HTML_MAX_LOADED)));
     }
-    let mut doc = match &args.xlsx {
-        Some(out) => write_workbook(&engine, &args, (&src, &config), out, &reads)?,
-        None => engine.report(&src, &config)?,
+    let format = ViewFormat::from(args.format);
+    // JSON is written trace by trace as the report is made (over thousands of ranks the
+    // document is large); the terminal table needs no trace's operator tables.
+    let mut json = (format == ViewFormat::Json)
+        .then(|| ReportJson::new(std::io::BufWriter::with_capacity(1 << 16, Stdout::new())));
+    let mut doc = match (&args.xlsx, &args.html, &mut json) {
+        (Some(out), _, _) => write_workbook(&engine, &args, (&src, &config), out, &reads)?,
+        (None, Some(_), _) => engine.report(&src, &config)?,
+        (None, None, Some(json)) => engine.report_streamed(&src, &config, json)?,
+        (None, None, None) => engine.report_streamed(&src, &config, &mut Nowhere)?,
     };
     if let Some((unit, n)) = items_per_step(args.batch_size, args.tokens_per_step)? {
         doc = doc.with_throughput(unit, n);
@@ -55,16 +64,15 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         let html = kinetoscope_report::web::offline_html(&bundle)?;
         output_file::write("--html", out, &reads, html.as_bytes())?;
     }
-    let text = match ViewFormat::from(args.format) {
-        // Streamed: over many ranks the document is large.
-        ViewFormat::Json => {
-            write_json_stdout(&doc)?;
+    let text = match json {
+        Some(json) => {
+            json.finish(&mut doc)?;
             String::new()
         }
-        format => render(&doc, format, to_table, None)?,
+        None => render(&doc, format, to_table, None)?,
     };
     note_skipped(&doc.skipped);
-    let code = finish(&text, args.format.into(), &doc.errors)?;
+    let code = finish(&text, format, &doc.errors)?;
     if !doc.errors.is_empty() {
         return Ok(code);
     }
@@ -78,6 +86,19 @@ pub fn run(args: ReportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A report sink that keeps nothing: the terminal table is made from the document.
+struct Nowhere;
+
+impl ReportSink for Nowhere {
+    fn begin(&mut self, _: &str, _: &kinetoscope_engine::InputLayout) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn trace(&mut self, _: &kinetoscope_advisor::TraceReport) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Write the workbook of every view to `out` (`--xlsx`), from one read of the input;

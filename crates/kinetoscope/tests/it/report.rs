@@ -88,6 +88,49 @@ fn rank_folder_reports_the_straggler() {
     );
 }
 
+/// `report --format json` over a rank folder is written trace by trace as it is made:
+/// the same document as the terminal run reports (the straggler among the cross-rank
+/// findings), and a reader that stops early (`| head`) is not an error.
+#[test]
+fn streamed_json_is_whole_and_a_closed_pipe_is_no_error() {
+    let v = kinetoscope(&corpus(), &["report", "straggler", "--format", "json"]).json();
+    assert_eq!(v["layout"], "rank_folder");
+    let traces = v["traces"].as_array().unwrap();
+    assert_eq!(traces.len(), 2);
+    assert!(traces.iter().all(|t| t["profile"]["ops"]
+        .as_array()
+        .is_some_and(|o| !o.is_empty())));
+    assert_eq!(v["cross_rank_findings"][0]["id"], "DI001");
+
+    // PARAM's 8 ranks: 2.4 MB of JSON, far more than a pipe holds.
+    let param = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../kinetoscope-analysis/tests/fixtures/param/dlrm_kineto");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kinetoscope"))
+        .args(["report", "dlrm_kineto", "--format", "json"])
+        .current_dir(param.parent().unwrap())
+        .env("KINETOSCOPE_CACHE_DIR", crate::common::cache_dir())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 16];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut head).unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(&head[..1], b"{");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A run folder: one table of the phases side by side, and no phase the traces lack is
 /// printed as 0 (no DataLoader in this run; model construction and the optimizer step
 /// run no forward pass).
