@@ -52,6 +52,16 @@ pub struct ReadFailure {
     pub error: String,
 }
 
+impl ReadFailure {
+    /// The failure to read `path` with `error`.
+    pub fn new(path: &std::path::Path, error: &impl std::fmt::Display) -> Self {
+        Self {
+            path: path.display().to_string(),
+            error: error.to_string(),
+        }
+    }
+}
+
 /// What a special file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

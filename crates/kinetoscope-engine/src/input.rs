@@ -367,10 +367,7 @@ pub fn split_results<T>(
     for r in results {
         match r.result {
             Ok(t) => ok(r.path, t),
-            Err(error) => errors.push(ReadFailure {
-                path: r.path.display().to_string(),
-                error: error.to_string(),
-            }),
+            Err(error) => errors.push(ReadFailure::new(&r.path, &error)),
         }
     }
     errors

@@ -89,10 +89,7 @@ impl Engine {
         let run_folder = matches!(input, Some(Input::RunFolder { .. }));
         let rank_folder = matches!(input, Some(Input::RankFolder { .. }));
         let layout = input.as_ref().map_or(InputLayout::File, Input::layout);
-        let mut kept = Kept {
-            sink: sink.filter(|_| !run_folder),
-            ..Kept::new(src.name(), layout)
-        };
+        let mut kept = Kept::new(src.name(), layout, sink.filter(|_| !run_folder));
         let mapped = self
             .map_each(
                 src,
@@ -199,10 +196,10 @@ struct Kept<'s, E> {
 type Reduced<E> = (TraceReport, Option<RankSummary>, Option<TopOps>, E);
 
 impl<'s, E> Kept<'s, E> {
-    fn new(input: String, layout: InputLayout) -> Self {
+    fn new(input: String, layout: InputLayout, sink: Option<&'s mut dyn ReportSink>) -> Self {
         Self {
             head: (input, layout),
-            sink: None,
+            sink,
             written: Ok(()),
             traces: Vec::new(),
             summaries: Vec::new(),
@@ -218,10 +215,7 @@ impl<'s, E> Kept<'s, E> {
         let (mut report, summary, ops, extra) = match r.result {
             Ok(reduced) => reduced,
             Err(error) => {
-                self.errors.push(ReadFailure {
-                    path: r.path.display().to_string(),
-                    error: error.to_string(),
-                });
+                self.errors.push(ReadFailure::new(&r.path, &error));
                 self.first_failure.get_or_insert((r.path, error));
                 return;
             }
