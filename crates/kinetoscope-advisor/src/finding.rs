@@ -114,6 +114,11 @@ pub struct Finding {
     pub trace: String,
     /// The rank of that trace, when known.
     pub rank: Option<i64>,
+    /// For a finding of a rank folder's job-wide list, grouped across its ranks (one per
+    /// rule and subject; `trace` is then the folder and `rank` unset): the ranks it was
+    /// seen on, the worst rank (whose finding this is) and the spread of the impact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub across_ranks: Option<crate::across_ranks::RankSpread>,
 }
 
 /// How many findings there are of each severity.
@@ -240,6 +245,7 @@ mod tests {
             details: String::new(),
             trace: String::new(),
             rank: None,
+            across_ranks: None,
         }
     }
 

@@ -6,7 +6,8 @@
 //!   [`TraceReport`]: a one-screen [`summary::Summary`], FLOPs and MFU
 //!   ([`flops::FlopsSummary`]) and the [`Finding`]s.
 //! - [`advise_ranks`] runs the rules across the rank traces of one job
-//!   (`StragglerRank`, `RankMemoryImbalance`).
+//!   (`StragglerRank`, `RankMemoryImbalance`); [`RankGroups`] groups the per-trace
+//!   findings of its ranks, one per rule and subject.
 //! - [`Config`] holds every threshold, each with its source; TOML overrides it.
 //!
 //! ```no_run
@@ -20,6 +21,7 @@
 //! }
 //! ```
 
+pub mod across_ranks;
 pub mod config;
 pub mod facts;
 pub mod finding;
@@ -30,6 +32,7 @@ pub mod summary;
 
 use serde::{Deserialize, Serialize};
 
+pub use across_ranks::{RankGroups, RankSpread};
 pub use config::Config;
 pub use finding::{
     all_findings, rank_findings, About, Confidence, Finding, Severity, SeverityCounts,

@@ -5,8 +5,10 @@
 //! memory peaks against device memory and FLOPs/MFU, then the findings in rank order
 //! (estimated recoverable time, then severity), each with impact, confidence, evidence,
 //! fix and the threshold's source. Cross-rank findings (stragglers) follow the traces.
-//! A run folder starts with its phases side by side: time, host phases, peak memory,
-//! top operators and the findings that matter.
+//! A rank folder lists the job's findings once, after its ranks (each rank's summary, or
+//! one line per rank past [`RANK_SECTIONS_MAX`] ranks): each problem once over the ranks
+//! it is on, with the cross-rank findings. A run folder starts with its phases side by
+//! side: time, host phases, peak memory, top operators and the findings that matter.
 
 use std::fmt::Write;
 
@@ -21,6 +23,9 @@ use kinetoscope_trace::ArtifactKind;
 use crate::format::{bytes, duration, ms, percent};
 use crate::tabular::{Tabular, Value};
 
+/// Ranks of a rank folder shown each with its summary; past this, one line per rank.
+pub const RANK_SECTIONS_MAX: usize = 8;
+
 /// The terminal report.
 pub fn to_table(doc: &ReportDocument) -> String {
     let mut out = String::new();
@@ -28,8 +33,17 @@ pub fn to_table(doc: &ReportDocument) -> String {
         out.push_str(&run_table(&doc.input, run));
         out.push('\n');
     }
-    for t in &doc.traces {
-        trace_section(&mut out, t);
+    let rank_folder = matches!(doc.layout, InputLayout::RankFolder);
+    if rank_folder && doc.traces.len() > RANK_SECTIONS_MAX {
+        out.push_str(&ranks_table(&doc.input, &doc.traces));
+        out.push('\n');
+    } else {
+        for t in &doc.traces {
+            trace_section(&mut out, t, !rank_folder);
+        }
+    }
+    if rank_folder {
+        job_findings(&mut out, doc);
     }
     for p in &doc.pstats {
         crate::pstats::report_section(&mut out, p);
@@ -43,7 +57,7 @@ pub fn to_table(doc: &ReportDocument) -> String {
              each trace need the traces (`kinetoscope report RANK_FOLDER`).\n"
         );
     }
-    if !doc.cross_rank_findings.is_empty() {
+    if !rank_folder && !doc.cross_rank_findings.is_empty() {
         let _ = writeln!(out, "Across ranks ({})", doc.input);
         for (i, f) in doc.cross_rank_findings.iter().enumerate() {
             finding(&mut out, i + 1, f);
@@ -223,7 +237,67 @@ pub fn phases_text(p: &Phases, communication_ns: f64) -> String {
     .join(" · ")
 }
 
-fn trace_section(out: &mut String, t: &TraceReport) {
+/// A rank folder's findings: each problem once over the ranks it is on, and the
+/// cross-rank findings, ranked together.
+fn job_findings(out: &mut String, doc: &ReportDocument) {
+    if doc.findings.is_empty() {
+        let _ = writeln!(
+            out,
+            "No findings on any rank: no rule's threshold was crossed.\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Findings of the job ({}, {} ranks read), each once over the ranks it is on, by \
+         estimated recoverable time then severity:",
+        doc.input,
+        doc.traces.len()
+    );
+    for (i, f) in doc.findings.iter().enumerate() {
+        finding(out, i + 1, f);
+    }
+    out.push('\n');
+}
+
+/// A rank folder's ranks, one line each.
+fn ranks_table(input: &str, traces: &[TraceReport]) -> String {
+    let mut t = Tabular::new([
+        "rank",
+        "steps",
+        "median step",
+        "GPU utilization",
+        "peak allocated",
+        "trace",
+    ])
+    .titled(format!("rank folder {input}: {} ranks", traces.len()));
+    for r in traces {
+        let s = &r.summary;
+        let util: Vec<String> = s
+            .gpus
+            .iter()
+            .filter_map(|g| Some(format!("{:.1} %", 100.0 * g.utilization?)))
+            .collect();
+        let peak = s.memory.iter().map(|m| m.peak_allocated_bytes).max();
+        t.push(vec![
+            r.rank.map_or(Value::Empty, Value::Int),
+            s.step_stats
+                .as_ref()
+                .map_or(Value::Empty, |st| Value::Int(st.count as i64)),
+            s.step_stats
+                .as_ref()
+                .map_or(Value::Empty, |st| duration(st.median_ns).into()),
+            util.join(" · ").into(),
+            peak.map_or(Value::Empty, |b| bytes(b.max(0) as u64).into()),
+            r.path.clone().into(),
+        ]);
+    }
+    t.to_terminal()
+}
+
+/// One trace's summary, and its findings when `findings` (a rank folder lists them once
+/// for the job).
+fn trace_section(out: &mut String, t: &TraceReport, findings: bool) {
     let s = &t.summary;
     let rank = t.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
     let _ = writeln!(out, "kinetoscope report: {}{rank}", t.path);
@@ -383,6 +457,9 @@ fn trace_section(out: &mut String, t: &TraceReport) {
         let _ = writeln!(out, "  warning: {}", crate::note::text(w));
     }
     out.push('\n');
+    if !findings {
+        return;
+    }
     if t.findings.is_empty() {
         let _ = writeln!(out, "No findings: no rule's threshold was crossed.\n");
         return;
@@ -421,6 +498,20 @@ fn finding(out: &mut String, n: usize, f: &Finding) {
         c.steps,
         c.of_steps
     );
+    if let Some(a) = &f.across_ranks {
+        let rank = a
+            .worst_rank
+            .map(|r| format!("rank {r}, "))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "    ranks       seen on {} · per step least {:.3} ms, mean {:.3} ms · shown: {rank}{}",
+            a.seen_on,
+            ms(a.least_impact_ns_per_step),
+            ms(a.mean_impact_ns_per_step),
+            a.worst_trace
+        );
+    }
     for (i, e) in f.evidence.iter().enumerate() {
         let label = if i == 0 { "evidence" } else { "" };
         let _ = writeln!(out, "    {label:<11} {e}");

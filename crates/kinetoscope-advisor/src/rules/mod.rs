@@ -161,6 +161,7 @@ pub(crate) fn finish(meta: &RuleMeta, facts: &Facts, config: &Config, d: Draft) 
         details,
         trace: facts.trace.path.display().to_string(),
         rank: facts.overview.rank,
+        across_ranks: None,
     }
 }
 

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use kinetoscope_advisor::summary::MemoryPeak;
 use kinetoscope_advisor::{
-    advise_ranks, advise_trace_with, all_findings, Config, RankMemory, SeverityCounts, TraceReport,
+    advise_ranks, advise_trace_with, all_findings, Config, RankGroups, RankMemory, SeverityCounts,
+    TraceReport,
 };
 use kinetoscope_analysis::ranks::{compare_ranks, RankSummary, RanksOptions};
 use kinetoscope_parquet::read::DevicePeak;
@@ -90,6 +91,7 @@ impl Engine {
         let rank_folder = matches!(input, Some(Input::RankFolder { .. }));
         let layout = input.as_ref().map_or(InputLayout::File, Input::layout);
         let mut kept = Kept::new(src.name(), layout, sink.filter(|_| !run_folder));
+        kept.groups = rank_folder.then(RankGroups::new);
         let mapped = self
             .map_each(
                 src,
@@ -126,6 +128,7 @@ impl Engine {
             errors,
             first_failure,
             written,
+            groups,
             ..
         } = kept;
         written.map_err(EngineError::Write)?;
@@ -146,10 +149,16 @@ impl Engine {
             }
             _ => None,
         };
-        let findings = all_findings(
-            traces.iter().map(|t| t.findings.as_slice()),
-            &cross_rank_findings,
-        );
+        // A rank folder's job-wide list has each problem once, over the ranks it is on.
+        let findings = match groups {
+            Some(groups) if matches!(layout, InputLayout::RankFolder) => {
+                all_findings([groups.finish(&input).as_slice()], &cross_rank_findings)
+            }
+            _ => all_findings(
+                traces.iter().map(|t| t.findings.as_slice()),
+                &cross_rank_findings,
+            ),
+        };
         let doc = ReportDocument {
             run,
             traces,
@@ -190,6 +199,8 @@ struct Kept<'s, E> {
     errors: Vec<ReadFailure>,
     /// The first of them, whole, for the error when none could be read.
     first_failure: Option<(std::path::PathBuf, kinetoscope_trace::TraceError)>,
+    /// A rank folder's findings grouped across its ranks, as they arrive.
+    groups: Option<RankGroups>,
 }
 
 /// One trace's results as the reader threads make them.
@@ -207,10 +218,12 @@ impl<'s, E> Kept<'s, E> {
             extras: Vec::new(),
             errors: Vec::new(),
             first_failure: None,
+            groups: None,
         }
     }
 
-    /// Keep one trace's result, handing its whole report to the sink first.
+    /// Keep one trace's result, handing its whole report to the sink first. A rank's
+    /// findings go to the groups; once streamed, they are not kept with the trace.
     fn take(&mut self, r: PerTrace<Reduced<E>>) {
         let (mut report, summary, ops, extra) = match r.result {
             Ok(reduced) => reduced,
@@ -229,6 +242,12 @@ impl<'s, E> Kept<'s, E> {
                 .and_then(|()| sink.trace(&report));
             }
             slim(&mut report);
+        }
+        if let Some(groups) = self.groups.as_mut() {
+            groups.add(&report.findings, report.rank);
+            if self.sink.is_some() {
+                report.findings = Vec::new();
+            }
         }
         self.traces.push(report);
         self.summaries.extend(summary);

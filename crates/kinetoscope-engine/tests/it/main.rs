@@ -7,6 +7,7 @@
 mod bundle;
 mod common;
 mod diff;
+mod grouped;
 mod inputs;
 mod parquet;
 mod properties;

@@ -104,7 +104,13 @@ K.findingsSection = (report, overviewTrace, ctx) => {
           ["impact per step", K.fmtNs(f.impact_ns_per_step), "impact"],
           ["share of step", K.fmtShare(f.impact_share), "impact_share"],
           ["steps", f.confidence.steps + " of " + f.confidence.of_steps],
-          ["trace", f.trace + (f.rank !== null && f.rank !== undefined ? " (rank " + f.rank + ")" : "")],
+          ...(f.across_ranks
+            ? [
+                ["ranks", f.confidence.ranks + " of " + f.confidence.of_ranks + ": " + f.across_ranks.seen_on, "ranks"],
+                ["impact per step over them", "least " + K.fmtNs(f.across_ranks.least_impact_ns_per_step) + ", mean " + K.fmtNs(f.across_ranks.mean_impact_ns_per_step)],
+                ["shown", f.across_ranks.worst_trace + (f.across_ranks.worst_rank != null ? " (rank " + f.across_ranks.worst_rank + ")" : "")],
+              ]
+            : [["trace", f.trace + (f.rank !== null && f.rank !== undefined ? " (rank " + f.rank + ")" : "")]]),
         ]),
         el("h4", {}, "Evidence"),
         el("ul", { class: "evidence" }, f.evidence.map((e) => el("li", {}, e))),
@@ -128,7 +134,9 @@ K.findingsSection = (report, overviewTrace, ctx) => {
 K.jumpToFinding = async (f, ov, ctx) => {
   const text = f.evidence.join("\n");
   const traces = ctx.overviewTraces || [];
-  const own = traces.findIndex((t) => t.path === f.trace);
+  // A finding grouped across ranks shows its worst rank's trace.
+  const path = f.across_ranks ? f.across_ranks.worst_trace : f.trace;
+  const own = traces.findIndex((t) => t.path === path);
   const trace = own >= 0 ? traces[own] : ov;
   const at = (name) => {
     const m = new RegExp(name.replace(/[.*+?^${}()|[\]\\#]/g, "\\$&") + "(?![0-9])").exec(text);

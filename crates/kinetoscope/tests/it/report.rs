@@ -81,11 +81,70 @@ fn config_file_changes_thresholds() {
 fn rank_folder_reports_the_straggler() {
     let (code, out, err) = run(&["report", "straggler", "--fail-on", "warning"]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(out.contains("Across ranks"), "{out}");
+    let job = out
+        .find("Findings of the job (straggler, 2 ranks read)")
+        .expect(&out);
+    let straggler = out
+        .find("DI001 StragglerRank: Rank 1 is a straggler")
+        .expect(&out);
+    assert!(job < straggler, "{out}");
+    // Each rank's summary, then each problem once for the job, with its ranks.
+    assert_eq!(out.matches("kinetoscope report: straggler/").count(), 2);
     assert!(
-        out.contains("DI001 StragglerRank: Rank 1 is a straggler"),
+        out.contains("    ranks       seen on 1 · per step least"),
         "{out}"
     );
+    assert!(!out.contains("Findings ("), "no per-rank lists: {out}");
+}
+
+/// Past eight ranks, the terminal shows one line per rank (PARAM's eight ranks and a
+/// copy of rank 0: nine traces) and the job's findings once, each over its ranks.
+#[test]
+fn many_ranks_take_one_line_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let param = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../kinetoscope-analysis/tests/fixtures/param/dlrm_kineto");
+    let mut names = Vec::new();
+    for f in std::fs::read_dir(&param).unwrap() {
+        let f = f.unwrap().path();
+        let name = f.file_name().unwrap().to_str().unwrap().to_owned();
+        std::fs::copy(&f, dir.path().join(&name)).unwrap();
+        names.push(name);
+    }
+    names.sort();
+    std::fs::copy(
+        param.join(&names[0]),
+        dir.path().join(names[0].replace("worker0", "worker8")),
+    )
+    .unwrap();
+    let out = kinetoscope(dir.path(), &["report", "."]);
+    let (code, out, err) = out.into_parts();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("rank folder .: 9 ranks"), "{out}");
+    assert!(
+        !out.contains("kinetoscope report: "),
+        "no per-rank sections: {out}"
+    );
+    let (table, job) = out
+        .split_once("Findings of the job (., 9 ranks read)")
+        .expect(&out);
+    // One row per trace, each naming its file.
+    names.push(names[0].replace("worker0", "worker8"));
+    for n in &names {
+        assert_eq!(table.matches(n.as_str()).count(), 1, "{n}: {table}");
+    }
+    let json = kinetoscope(dir.path(), &["report", ".", "--format", "json"]).json();
+    let findings = json["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    assert_eq!(
+        job.matches("    ranks       seen on ").count(),
+        findings.len()
+    );
+    for f in findings {
+        assert_eq!(f["confidence"]["of_ranks"], 9);
+        // Rank 0 twice is one rank.
+        assert!(f["confidence"]["ranks"].as_u64().unwrap() <= 8);
+    }
 }
 
 /// `report --format json` over a rank folder is written trace by trace as it is made:

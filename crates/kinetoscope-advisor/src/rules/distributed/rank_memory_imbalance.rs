@@ -169,5 +169,6 @@ pub fn check(ranks: &[RankMemory], config: &Config, input: &str) -> Vec<Finding>
         details,
         trace: input.to_owned(),
         rank: Some(top.0),
+        across_ranks: None,
     }]
 }

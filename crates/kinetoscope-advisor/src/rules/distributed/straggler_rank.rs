@@ -195,5 +195,6 @@ pub fn check(ranks: &RanksReport, config: &Config, input: &str) -> Vec<Finding> 
         details,
         trace: input.to_owned(),
         rank: Some(s.rank),
+        across_ranks: None,
     }]
 }

@@ -155,6 +155,7 @@ fn check(rule: &dyn PstatsRule, facts: &PstatsFacts, config: &Config) -> Option<
         ),
         trace: facts.source.clone(),
         rank: None,
+        across_ranks: None,
     })
 }
 

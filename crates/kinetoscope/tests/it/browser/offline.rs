@@ -358,7 +358,7 @@ fn finding_moves_the_timeline_to_its_evidence() {
     let input = input.to_str().unwrap();
     let url = offline_page(input, "offline-jump.html");
     open_page(&mut b, &url, "overview", "offline-jump-overview.png");
-    // ST001 names the slowest step of rank 1 first in its evidence.
+    // ST001 names the slowest step of its worst rank first in its evidence.
     let report = doc(&["report", input, "--format", "json"]);
     let findings = report["findings"].as_array().unwrap();
     let k = findings
@@ -380,13 +380,28 @@ fn finding_moves_the_timeline_to_its_evidence() {
             Some(format!("ProfilerStep#{digits}"))
         })
         .expect("a step in the evidence");
+    // The page says over which ranks the finding was seen.
+    let ranks = b.eval(&format!(
+        "document.querySelectorAll('article.finding')[{k}].querySelector('[data-key=\"ranks\"]').textContent"
+    ));
+    let a = &f["across_ranks"];
+    assert_eq!(
+        ranks.as_str().unwrap(),
+        format!(
+            "{} of {}: {}",
+            f["confidence"]["ranks"],
+            f["confidence"]["of_ranks"],
+            a["seen_on"].as_str().unwrap()
+        )
+    );
     let ov = doc(&["overview", input, "--format", "json"]);
     let (ti, trace) = ov["traces"]
         .as_array()
         .unwrap()
         .iter()
         .enumerate()
-        .find(|(_, t)| t["path"] == f["trace"])
+        // Grouped across the ranks, the finding shows (and jumps to) its worst rank.
+        .find(|(_, t)| t["path"] == f["across_ranks"]["worst_trace"])
         .expect("the finding's trace");
     let s = trace["steps"]
         .as_array()
