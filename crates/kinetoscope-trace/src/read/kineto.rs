@@ -1,7 +1,7 @@
 //! The Kineto Chrome-trace reader: walks the top-level object as a stream
-//! ([`TopLevel`]), then the event array in windows whose elements are split between
-//! worker threads at speculative event starts (`window.rs`), verified, and merged in
-//! file order.
+//! ([`TopLevel`]), then the event array in windows cut into parts at speculative event
+//! starts (`window.rs`), parsed by whichever worker thread is free, verified, and merged
+//! in file order by the calling thread between the parts it parses itself.
 //!
 //! Memory stays bounded: a few blocks are held at once, never the whole file. What lies
 //! outside the event array is streamed past, keeping only the values of known keys; an
@@ -16,7 +16,7 @@ use super::builder::TraceBuilder;
 use super::header::apply_key;
 use super::segment::Segment;
 use super::toplevel::{Skip, Skipper, Step, TopError, TopLevel};
-use super::window::{oversized_message, parse_window, WindowEnd};
+use super::window::{oversized_message, parse_window, WindowEnd, PARTS_PER_THREAD};
 use super::ReadOptions;
 use crate::model::*;
 use crate::{TraceError, TraceResult};
@@ -431,8 +431,14 @@ fn finish(path: &Path, builder: TraceBuilder, offset: u64) -> TraceResult<Trace>
     builder.finish().map_err(|e| out_of_memory(path, offset, e))
 }
 
+/// One segment per part of a window: [`PARTS_PER_THREAD`] per parser thread, one when
+/// there is one thread.
 fn new_segments(opts: &ReadOptions) -> Vec<Segment> {
-    (0..opts.threads.max(1)).map(|_| Segment::new()).collect()
+    let parts = match opts.threads.max(1) {
+        1 => 1,
+        t => t * PARTS_PER_THREAD,
+    };
+    (0..parts).map(|_| Segment::new()).collect()
 }
 
 /// Parse one window and merge its segments; in strict mode, stop at the first defect.
@@ -445,13 +451,14 @@ fn parse_and_merge(
     builder: &mut TraceBuilder,
     opts: &ReadOptions,
 ) -> TraceResult<WindowEnd> {
-    let (used, state) = parse_window(buf, pos, segs, opts.max_element_bytes);
-    for (k, seg) in segs[..used].iter().enumerate() {
-        if let Err(e) = builder.merge(seg, k, window_base) {
-            let at = (window_base + pos as i64) as u64;
-            return Err(out_of_memory(path, at, e));
-        }
-    }
+    let state = parse_window(
+        buf,
+        pos,
+        segs,
+        (opts.threads.max(1), opts.max_element_bytes),
+        &mut |seg, k| builder.merge(seg, k, window_base),
+    )
+    .map_err(|e| out_of_memory(path, (window_base + pos as i64) as u64, e))?;
     for (k, seg) in segs.iter_mut().enumerate() {
         if seg.forget_if_large() {
             builder.forget_worker(k);

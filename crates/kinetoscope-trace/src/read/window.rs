@@ -1,6 +1,9 @@
 //! One window of the event array: its complete elements parsed into per-worker segments,
 //! in parallel at guessed event starts that are verified, never trusted.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+
 use memchr::memmem;
 
 use super::event::{parse_event, RawEvent};
@@ -42,26 +45,35 @@ enum RangeEnd {
     Window(WindowEnd),
 }
 
-/// Parse all complete elements of `buf[pos..]` into `segs` (one per worker, cleared
-/// first), in parallel when the window is large. Returns how many segments hold the
-/// window's elements, in order, and how the window ended. An element of more than `cap`
-/// bytes is counted as [`DefectKind::Oversized`] and not kept.
-pub(crate) fn parse_window(
+/// Parts a large window is cut into per parser thread: the parts are taken by whichever
+/// thread is free, and the calling thread merges each finished part in order between
+/// parsing its own, so that merging overlaps parsing and no thread waits for an equal
+/// half to end.
+pub(crate) const PARTS_PER_THREAD: usize = 4;
+
+/// Parse all complete elements of `buf[pos..]`, on `threads` threads when the window is
+/// large, and hand each part's segment to `merge` in file order with the index of the
+/// segment it is in (`segs` holds one per part, cleared first; a segment's index is the
+/// same from window to window). Returns how the window ended, or `merge`'s first error.
+/// An element of more than `cap` bytes is counted as [`DefectKind::Oversized`] and not
+/// kept.
+pub(crate) fn parse_window<E: Send>(
     buf: &[u8],
     pos: usize,
     segs: &mut [Segment],
-    cap: u64,
-) -> (usize, WindowEnd) {
+    (threads, cap): (usize, u64),
+    merge: &mut dyn FnMut(&Segment, usize) -> Result<(), E>,
+) -> Result<WindowEnd, E> {
     for s in segs.iter_mut() {
         s.clear();
     }
     let n = buf.len() - pos;
-    let threads = segs.len();
+    let parts = segs.len();
     let mut starts = vec![pos];
-    if threads > 1 && n >= MIN_PARALLEL {
+    if threads > 1 && parts > 1 && n >= MIN_PARALLEL {
         let finder = memmem::Finder::new(b"\"ph\"");
-        for k in 1..threads {
-            let target = pos + n * k / threads;
+        for k in 1..parts {
+            let target = pos + n * k / parts;
             if let Some(s) = find_event_start(buf, target, &finder) {
                 if s > *starts.last().unwrap() {
                     starts.push(s);
@@ -69,49 +81,127 @@ pub(crate) fn parse_window(
             }
         }
     }
-    let used = starts.len();
-    let ends: Vec<RangeEnd> = if used == 1 {
-        vec![parse_range(buf, pos, usize::MAX, &mut segs[0], cap)]
-    } else {
-        let (first, rest) = segs.split_at_mut(1);
+    if starts.len() == 1 {
+        let end = parse_range(buf, pos, usize::MAX, &mut segs[0], cap);
+        merge(&segs[0], 0)?;
+        return Ok(match end {
+            RangeEnd::Window(w) => w,
+            RangeEnd::Stopped(_) => unreachable!("no stop was set"),
+        });
+    }
+    Parts::new(buf, &starts, segs, cap).run(threads, merge)
+}
+
+/// The parts of one window being parsed on several threads.
+struct Parts<'a, 's> {
+    buf: &'a [u8],
+    /// Where each part starts (guessed event starts, verified as the parts are merged).
+    starts: &'a [usize],
+    /// Each part's segment.
+    segs: Vec<Mutex<&'s mut Segment>>,
+    cap: u64,
+    /// The next part no thread has taken yet (set past the end to stop taking).
+    next: AtomicUsize,
+    /// How each part ended, once parsed.
+    ends: Mutex<Vec<Option<RangeEnd>>>,
+    /// Signalled when a part's end is set.
+    parsed: Condvar,
+}
+
+impl<'a, 's> Parts<'a, 's> {
+    fn new(buf: &'a [u8], starts: &'a [usize], segs: &'s mut [Segment], cap: u64) -> Self {
+        let used = starts.len();
+        Self {
+            buf,
+            starts,
+            segs: segs[..used].iter_mut().map(Mutex::new).collect(),
+            cap,
+            next: AtomicUsize::new(0),
+            ends: Mutex::new((0..used).map(|_| None).collect()),
+            parsed: Condvar::new(),
+        }
+    }
+
+    /// Parse parts on `threads - 1` helpers and this thread; merge them here in order.
+    fn run<E: Send>(
+        &self,
+        threads: usize,
+        merge: &mut dyn FnMut(&Segment, usize) -> Result<(), E>,
+    ) -> Result<WindowEnd, E> {
         std::thread::scope(|scope| {
-            let handles: Vec<_> = rest[..used - 1]
-                .iter_mut()
-                .enumerate()
-                .map(|(i, seg)| {
-                    let k = i + 1;
-                    let from = starts[k];
-                    let stop = starts.get(k + 1).copied().unwrap_or(usize::MAX);
-                    scope.spawn(move || parse_range(buf, from, stop, seg, cap))
-                })
-                .collect();
-            let mut out = vec![parse_range(buf, starts[0], starts[1], &mut first[0], cap)];
-            out.extend(
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("parser thread panicked")),
-            );
+            for _ in 1..threads.min(self.starts.len()) {
+                scope.spawn(|| while self.parse_next() {});
+            }
+            let out = self.merge_in_order(merge);
+            // Whatever the outcome, no part is taken after it.
+            self.next.store(self.starts.len(), Ordering::SeqCst);
             out
         })
-    };
-    // Verify that each worker stopped exactly where the next one started.
-    for (k, end) in ends.into_iter().enumerate() {
-        match end {
-            RangeEnd::Window(w) => return (k + 1, w),
-            RangeEnd::Stopped(p) if starts.get(k + 1) == Some(&p) => continue,
-            RangeEnd::Stopped(p) => {
-                // A wrong guess: this worker parses the rest, later ones are dropped.
-                for s in &mut segs[k + 1..] {
-                    s.clear();
+    }
+
+    /// Take the next part no thread has taken, parse it and record how it ended; false
+    /// when none is left.
+    fn parse_next(&self) -> bool {
+        let k = self.next.fetch_add(1, Ordering::SeqCst);
+        if k >= self.starts.len() {
+            return false;
+        }
+        let stop = self.starts.get(k + 1).copied().unwrap_or(usize::MAX);
+        let end = {
+            let mut seg = lock(&self.segs[k]);
+            parse_range(self.buf, self.starts[k], stop, &mut seg, self.cap)
+        };
+        lock(&self.ends)[k] = Some(end);
+        self.parsed.notify_all();
+        true
+    }
+
+    /// Merge the parts in order as they are parsed, parsing one while the next to merge
+    /// is not ready. A part that did not stop exactly where the next starts (a wrong
+    /// guess) ends the parallel parse: the rest of the window is parsed here, into the
+    /// next part's segment, once its thread is done with it.
+    fn merge_in_order<E>(
+        &self,
+        merge: &mut dyn FnMut(&Segment, usize) -> Result<(), E>,
+    ) -> Result<WindowEnd, E> {
+        let used = self.starts.len();
+        for k in 0..used {
+            let end = loop {
+                if let Some(end) = lock(&self.ends)[k].take() {
+                    break end;
                 }
-                match parse_range(buf, p, usize::MAX, &mut segs[k], cap) {
-                    RangeEnd::Window(w) => return (k + 1, w),
-                    RangeEnd::Stopped(_) => unreachable!("no stop was set"),
+                if !self.parse_next() {
+                    let mut ends = lock(&self.ends);
+                    while ends[k].is_none() {
+                        ends = self.parsed.wait(ends).unwrap_or_else(|e| e.into_inner());
+                    }
+                }
+            };
+            merge(&lock(&self.segs[k]), k)?;
+            match end {
+                RangeEnd::Window(w) => return Ok(w),
+                RangeEnd::Stopped(p) if self.starts.get(k + 1) == Some(&p) => {}
+                RangeEnd::Stopped(p) => {
+                    self.next.store(used, Ordering::SeqCst);
+                    let mut seg = lock(&self.segs[k + 1]);
+                    seg.clear();
+                    let end = parse_range(self.buf, p, usize::MAX, &mut seg, self.cap);
+                    merge(&seg, k + 1)?;
+                    return Ok(match end {
+                        RangeEnd::Window(w) => w,
+                        RangeEnd::Stopped(_) => unreachable!("no stop was set"),
+                    });
                 }
             }
         }
+        unreachable!("the last part always ends the window")
     }
-    unreachable!("the last range always ends the window")
+}
+
+/// A lock whose holder cannot have panicked halfway through (a parser's panic is
+/// resumed by the scope), so a poisoned one is taken as it is.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The start of the first element at or after `from` that looks like a Kineto event
