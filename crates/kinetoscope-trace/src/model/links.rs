@@ -304,30 +304,38 @@ impl Enclosing {
     /// Sort and nest the launcher spans of every track.
     fn build(trace: &Trace, kinds: &[CategoryKind]) -> Self {
         let e = &trace.events;
+        let tracks = trace.tracks.len();
         let is_span = |i: usize| {
             e.phase[i] == Phase::Complete
+                && e.track[i].index() < tracks
                 && kinds
                     .get(e.cat[i].0 as usize)
                     .is_some_and(|&k| is_launcher_kind(k))
         };
-        let n = (0..e.len()).filter(|&i| is_span(i)).count();
-        let mut spans: Vec<u32> = Vec::with_capacity(n);
-        spans.extend((0..e.len()).filter(|&i| is_span(i)).map(|i| i as u32));
-        // Kineto writes each thread's spans mostly in start order: a stable sort (which
-        // merges the runs it finds, ties kept in file order) is near linear on that.
-        spans.sort_by_key(|&i| {
-            let i = i as usize;
-            (e.track[i], e.ts_ns[i], std::cmp::Reverse(end(trace, i)))
-        });
-        let tracks = trace.tracks.len();
+        // Spans grouped by track in file order (a counting sort), then each track's
+        // sorted by (start, end descending, file order): Kineto writes each thread's
+        // spans mostly in start order, so each track's sort is short work, and its
+        // comparisons read the columns in near file order.
         let mut track_start = vec![0u32; tracks + 1];
-        for &i in &spans {
-            if let Some(c) = track_start.get_mut(e.track[i as usize].index() + 1) {
-                *c += 1;
-            }
+        for i in (0..e.len()).filter(|&i| is_span(i)) {
+            track_start[e.track[i].index() + 1] += 1;
         }
         for t in 0..tracks {
             track_start[t + 1] += track_start[t];
+        }
+        let mut fill = track_start.clone();
+        let mut spans = vec![0u32; track_start[tracks] as usize];
+        for i in (0..e.len()).filter(|&i| is_span(i)) {
+            let at = &mut fill[e.track[i].index()];
+            spans[*at as usize] = i as u32;
+            *at += 1;
+        }
+        for t in 0..tracks {
+            let list = &mut spans[track_start[t] as usize..track_start[t + 1] as usize];
+            list.sort_unstable_by_key(|&i| {
+                let i = i as usize;
+                (e.ts_ns[i], std::cmp::Reverse(end(trace, i)), i)
+            });
         }
         let mut parent = vec![u32::MAX; spans.len()];
         let mut stack: Vec<u32> = Vec::new();
