@@ -1,7 +1,7 @@
 //! One window of the event array: its complete elements parsed into per-worker segments,
 //! in parallel at guessed event starts that are verified, never trusted.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use memchr::memmem;
@@ -104,8 +104,11 @@ struct Parts<'a, 's> {
     next: AtomicUsize,
     /// How each part ended, once parsed.
     ends: Mutex<Vec<Option<RangeEnd>>>,
-    /// Signalled when a part's end is set.
+    /// Signalled when a part's end is set, or a parser thread panicked.
     parsed: Condvar,
+    /// Whether a parser thread panicked (its part never ends: the merge must not wait
+    /// for it).
+    failed: AtomicBool,
 }
 
 impl<'a, 's> Parts<'a, 's> {
@@ -119,6 +122,7 @@ impl<'a, 's> Parts<'a, 's> {
             next: AtomicUsize::new(0),
             ends: Mutex::new((0..used).map(|_| None).collect()),
             parsed: Condvar::new(),
+            failed: AtomicBool::new(false),
         }
     }
 
@@ -147,6 +151,7 @@ impl<'a, 's> Parts<'a, 's> {
             return false;
         }
         let stop = self.starts.get(k + 1).copied().unwrap_or(usize::MAX);
+        let _unwinding = Unwinding(self);
         let end = {
             let mut seg = lock(&self.segs[k]);
             parse_range(self.buf, self.starts[k], stop, &mut seg, self.cap)
@@ -173,6 +178,10 @@ impl<'a, 's> Parts<'a, 's> {
                 if !self.parse_next() {
                     let mut ends = lock(&self.ends);
                     while ends[k].is_none() {
+                        assert!(
+                            !self.failed.load(Ordering::SeqCst),
+                            "a parser thread panicked"
+                        );
                         ends = self.parsed.wait(ends).unwrap_or_else(|e| e.into_inner());
                     }
                 }
@@ -198,8 +207,24 @@ impl<'a, 's> Parts<'a, 's> {
     }
 }
 
-/// A lock whose holder cannot have panicked halfway through (a parser's panic is
-/// resumed by the scope), so a poisoned one is taken as it is.
+/// Marks its parts as failed and wakes the merging thread when dropped by a panic (a
+/// parser that panics never sets its part's end; the panic itself is resumed when the
+/// scope ends).
+struct Unwinding<'p, 'a, 's>(&'p Parts<'a, 's>);
+
+impl Drop for Unwinding<'_, '_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ends = lock(&self.0.ends);
+            self.0.failed.store(true, Ordering::SeqCst);
+            self.0.parsed.notify_all();
+        }
+    }
+}
+
+/// A lock taken even when poisoned: a part whose parser panicked is never merged (see
+/// [`Unwinding`]; a segment is cleared before it is parsed again), and the panic itself
+/// is resumed when the scope ends.
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -289,5 +314,43 @@ fn parse_range(buf: &[u8], from: usize, stop: usize, seg: &mut Segment, cap: u64
                 None => return RangeEnd::Window(WindowEnd::NeedMore(p)),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A part whose parser panics never ends: the merging thread must panic too, not
+    /// wait for it for ever.
+    #[test]
+    fn a_panicking_parser_does_not_leave_the_merge_waiting() {
+        let buf = br#"[{"ph":"X","name":"a","ts":1,"dur":1},{"ph":"X","name":"b","ts":2,"dur":1}]"#;
+        let second = buf.windows(2).rposition(|w| w == b",{").unwrap() + 1;
+        let starts = [1, second];
+        let mut segs = vec![Segment::new(), Segment::new()];
+        let parts = Parts::new(buf, &starts, &mut segs, u64::MAX);
+        // Part 0 is taken by a "parser" that panics while holding it.
+        let taken = parts.next.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(taken, 0);
+        let outcome = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let _unwinding = Unwinding(&parts);
+                    panic!("a parser's bug");
+                })
+                .join()
+                .expect_err("the parser panicked");
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                parts.merge_in_order(&mut |_: &Segment, _| Ok::<(), ()>(()))
+            }))
+        });
+        let Err(message) = outcome else {
+            panic!("the merge returned instead of panicking")
+        };
+        assert_eq!(
+            message.downcast_ref::<&str>(),
+            Some(&"a parser thread panicked")
+        );
     }
 }
