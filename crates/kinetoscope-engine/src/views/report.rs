@@ -151,10 +151,8 @@ impl Engine {
         };
         // A rank folder's job-wide list has each problem once, over the ranks it is on.
         let findings = match groups {
-            Some(groups) if matches!(layout, InputLayout::RankFolder) => {
-                all_findings([groups.finish(&input).as_slice()], &cross_rank_findings)
-            }
-            _ => all_findings(
+            Some(groups) => all_findings([groups.finish(&input).as_slice()], &cross_rank_findings),
+            None => all_findings(
                 traces.iter().map(|t| t.findings.as_slice()),
                 &cross_rank_findings,
             ),
