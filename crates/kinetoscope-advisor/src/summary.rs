@@ -313,7 +313,7 @@ fn forward(facts: &Facts, bwd: &[usize]) -> (Option<f64>, Option<ForwardSource>)
             continue;
         }
         found = true;
-        fwd_ns += e.dur_ns[i].min(first_bwd[s] - e.ts_ns[i]);
+        fwd_ns += e.dur_ns.at(i).min(first_bwd[s] - e.ts_ns[i]);
     }
     if found {
         (Some(fwd_ns as f64 / n), Some(ForwardSource::StepChildren))
@@ -335,7 +335,7 @@ fn union_per_step(facts: &Facts, events: &[usize]) -> f64 {
         .iter()
         .filter_map(|&i| {
             let s = facts.step_of_event(i)?;
-            let end = (e.ts_ns[i] + e.dur_ns[i]).min(facts.host_steps[s].1);
+            let end = (e.ts_ns[i] + e.dur_ns.at(i)).min(facts.host_steps[s].1);
             Some((s, e.ts_ns[i], end))
         })
         .collect();

@@ -190,7 +190,7 @@ fn device_of(trace: &Trace, i: usize, kind: CategoryKind) -> i64 {
 
 /// The launch call of a GPU activity (event index), by correlation.
 fn launch_of(trace: &Trace, i: usize) -> Option<usize> {
-    let c = trace.events.correlation[i];
+    let c = trace.events.correlation.at(i);
     trace.correlation_index().launch(c).map(|l| l.index())
 }
 
@@ -242,7 +242,7 @@ pub fn device_activity(trace: &Trace) -> DeviceActivity {
         if kind != CategoryKind::Kernel {
             continue;
         }
-        let dur = e.dur_ns[i].max(0);
+        let dur = e.dur_ns.at(i).max(0);
         act.kernels += 1;
         act.kernel_ns += dur;
         if graph_of.is_empty() {
@@ -266,7 +266,7 @@ pub fn gpu_timeline(trace: &Trace) -> GpuTimeline {
     let mut per: Vec<(i64, Vec<Span>, Vec<Span>)> = Vec::new();
     let mut slot_of: rustc_hash::FxHashMap<i64, usize> = Default::default();
     for (i, kind) in gpu_activities(trace) {
-        let (ts, dur) = (e.ts_ns[i], e.dur_ns[i].max(0));
+        let (ts, dur) = (e.ts_ns[i], e.dur_ns.at(i).max(0));
         let device = device_of(trace, i, kind);
         let slot = *slot_of.entry(device).or_insert_with(|| {
             per.push((device, Vec::new(), Vec::new()));
@@ -274,7 +274,7 @@ pub fn gpu_timeline(trace: &Trace) -> GpuTimeline {
         });
         per[slot].1.push((ts, ts + dur));
         if let Some(l) = launch_of(trace, i) {
-            let submitted = e.ts_ns[l] + e.dur_ns[l].max(0);
+            let submitted = e.ts_ns[l] + e.dur_ns.at(l).max(0);
             if submitted < ts {
                 per[slot].2.push((submitted, ts));
             }

@@ -93,7 +93,9 @@ pub fn nvtx(trace: &Trace, opts: &NvtxOptions) -> TraceNvtx {
     let mut calls: HashMap<TrackId, Vec<(i64, EventId)>> = HashMap::new();
     for id in e.ids() {
         let i = id.index();
-        if e.phase[i] == Phase::Complete && trace.kind(id).is_launch_call() && e.correlation[i] != 0
+        if e.phase[i] == Phase::Complete
+            && trace.kind(id).is_launch_call()
+            && e.correlation.at(i) != 0
         {
             calls.entry(e.track[i]).or_default().push((e.ts_ns[i], id));
         }
@@ -123,8 +125,8 @@ pub fn nvtx(trace: &Trace, opts: &NvtxOptions) -> TraceNvtx {
         }
         let acc = by_name.entry(name).or_default();
         acc.operator |= kind == CategoryKind::CpuOp;
-        acc.durations.push(e.dur_ns[i]);
-        let (start, end) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]);
+        acc.durations.push(e.dur_ns.at(i));
+        let (start, end) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i));
         let Some(list) = calls.get(&e.track[i]) else {
             continue;
         };
@@ -134,7 +136,7 @@ pub fn nvtx(trace: &Trace, opts: &NvtxOptions) -> TraceNvtx {
             if ts > end {
                 break;
             }
-            for &g in index.gpu(e.correlation[call.index()]) {
+            for &g in index.gpu(e.correlation.at(call.index())) {
                 if !matches!(
                     trace.kind(g),
                     CategoryKind::Kernel | CategoryKind::GpuMemcpy | CategoryKind::GpuMemset
@@ -142,10 +144,10 @@ pub fn nvtx(trace: &Trace, opts: &NvtxOptions) -> TraceNvtx {
                     continue;
                 }
                 let gi = g.index();
-                acc.gpu_time_ns += e.dur_ns[gi];
+                acc.gpu_time_ns += e.dur_ns.at(gi);
                 acc.gpu_activities += 1;
                 lo = lo.min(e.ts_ns[gi]);
-                hi = hi.max(e.ts_ns[gi] + e.dur_ns[gi]);
+                hi = hi.max(e.ts_ns[gi] + e.dur_ns.at(gi));
             }
         }
         if lo <= hi {

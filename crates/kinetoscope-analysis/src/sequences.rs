@@ -135,7 +135,7 @@ fn step_mode(trace: &Trace, min_len: usize, max_len: usize, top: usize) -> Trace
         let ts = e.ts_ns[i];
         let s = plan.steps.partition_point(|s| s.end <= ts);
         if s < plan.steps.len() && plan.steps[s].start <= ts {
-            ks.push((s as u32, e.track[i], ts, e.name[i], e.dur_ns[i]));
+            ks.push((s as u32, e.track[i], ts, e.name[i], e.dur_ns.at(i)));
         }
     }
     ks.sort_unstable_by_key(|k| (k.0, k.1, k.2));
@@ -267,7 +267,7 @@ fn operator_mode(trace: &Trace, op: &str, min_len: usize, top: usize) -> TraceSe
         }
     }
     for v in per_track.values_mut() {
-        v.sort_unstable_by_key(|&i| (e.ts_ns[i as usize], -e.dur_ns[i as usize]));
+        v.sort_unstable_by_key(|&i| (e.ts_ns[i as usize], -e.dur_ns.at(i as usize)));
         let mut outer: Vec<u32> = Vec::with_capacity(v.len());
         for &i in v.iter() {
             match outer.last() {
@@ -295,7 +295,7 @@ fn operator_mode(trace: &Trace, op: &str, min_len: usize, top: usize) -> TraceSe
                 continue;
             }
             let root = roots[k - 1];
-            if e.ts_ns[li] + e.dur_ns[li] > e.end_ns(EventId(root)) {
+            if e.ts_ns[li] + e.dur_ns.at(li) > e.end_ns(EventId(root)) {
                 continue;
             }
             for g in gpu {
@@ -321,7 +321,7 @@ fn operator_mode(trace: &Trace, op: &str, min_len: usize, top: usize) -> TraceSe
         ks.sort_unstable_by_key(|&k| (e.ts_ns[k as usize], k));
         roots += 1;
         nkernels += ks.len() as u64;
-        let kernel_ns: i64 = ks.iter().map(|&k| e.dur_ns[k as usize]).sum();
+        let kernel_ns: i64 = ks.iter().map(|&k| e.dur_ns.at(k as usize)).sum();
         total_ns += kernel_ns;
         let names: Vec<u32> = ks.iter().map(|&k| e.name[k as usize].0).collect();
         let opname = e.name[root as usize];
@@ -334,7 +334,7 @@ fn operator_mode(trace: &Trace, op: &str, min_len: usize, top: usize) -> TraceSe
         });
         p.count += 1;
         p.kernel_ns += kernel_ns;
-        p.op_ns += e.dur_ns[root as usize];
+        p.op_ns += e.dur_ns.at(root as usize);
     }
     let mut list: Vec<Pat> = pats.into_values().collect();
     list.sort_by(|a, b| {

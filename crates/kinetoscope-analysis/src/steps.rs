@@ -55,7 +55,7 @@ pub fn find_steps(trace: &Trace) -> (Vec<Step>, StepSource) {
                 name: name.to_owned(),
                 number: n.trim().parse().ok(),
                 start_ns: e.ts_ns[i],
-                dur_ns: e.dur_ns[i],
+                dur_ns: e.dur_ns.at(i),
             });
         }
     }

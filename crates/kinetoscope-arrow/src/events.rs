@@ -21,7 +21,7 @@ use arrow_array::{
     ArrayRef, DictionaryArray, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray,
 };
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
-use kinetoscope_trace::{Phase, Trace, TrackKind};
+use kinetoscope_trace::{NarrowColumn, Phase, Trace, TrackKind};
 
 /// The schema of [`batch`].
 pub fn schema() -> SchemaRef {
@@ -44,9 +44,9 @@ pub fn schema() -> SchemaRef {
 /// The events of `trace`, one row each, in file order.
 pub fn batch(trace: &Trace) -> Result<RecordBatch, ArrowError> {
     let ev = &trace.events;
-    let nonzero = |v: &[i64]| {
+    let nonzero = |v: &NarrowColumn| {
         v.iter()
-            .map(|&x| (x != 0).then_some(x))
+            .map(|x| (x != 0).then_some(x))
             .collect::<Int64Array>()
     };
     let gpu = |pick: fn(i64, i64) -> i64| {
@@ -69,7 +69,7 @@ pub fn batch(trace: &Trace) -> Result<RecordBatch, ArrowError> {
         Arc::new(categories(trace)?),
         Arc::new(phases(&ev.phase)?),
         Arc::new(Int64Array::from(ev.ts_ns.clone())),
-        Arc::new(Int64Array::from(ev.dur_ns.clone())),
+        Arc::new(Int64Array::from_iter_values(ev.dur_ns.iter())),
         Arc::new(ev.track.iter().map(|t| t.0 as i32).collect::<Int32Array>()),
         Arc::new(gpu(|d, _| d)),
         Arc::new(gpu(|_, s| s)),

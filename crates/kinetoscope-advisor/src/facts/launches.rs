@@ -95,7 +95,7 @@ impl Launches {
             let mut w = Launched::default();
             for g in idx.gpu(corr) {
                 let g = g.index();
-                w.device_ns += e.dur_ns[g];
+                w.device_ns += e.dur_ns.at(g);
                 let tc = *tensor_core.entry(e.name[g]).or_insert_with(|| {
                     let n = trace.strings.get(e.name[g]);
                     n.contains("tf32") || uses_tensor_cores(n)
@@ -106,7 +106,7 @@ impl Launches {
         };
         let mut calls: FxHashMap<u32, Vec<(i64, i64, i64)>> = FxHashMap::default();
         for i in 0..e.len() {
-            let c = e.correlation[i];
+            let c = e.correlation.at(i);
             if c == 0
                 || !matches!(
                     trace.categories.kind(e.cat[i]),
@@ -120,7 +120,7 @@ impl Launches {
             calls
                 .entry(e.track[i].0)
                 .or_default()
-                .push((start, start + e.dur_ns[i], c));
+                .push((start, start + e.dur_ns.at(i), c));
         }
         let threads = calls
             .into_iter()
@@ -157,7 +157,7 @@ impl Launches {
         let Some(t) = self.threads.get(&e.track[event].0) else {
             return Vec::new();
         };
-        let (s, end) = (e.ts_ns[event], e.ts_ns[event] + e.dur_ns[event]);
+        let (s, end) = (e.ts_ns[event], e.ts_ns[event] + e.dur_ns.at(event));
         t.inside(s, end).into_iter().map(|k| t.calls[k].2).collect()
     }
 
@@ -167,7 +167,7 @@ impl Launches {
         let Some(t) = self.threads.get(&e.track[event].0) else {
             return Launched::default();
         };
-        let (s, end) = (e.ts_ns[event], e.ts_ns[event] + e.dur_ns[event]);
+        let (s, end) = (e.ts_ns[event], e.ts_ns[event] + e.dur_ns.at(event));
         if t.overlapping.is_none() {
             let (lo, _) = t.starting_in(s, end);
             let hi = lo + t.calls[lo..].partition_point(|c| c.0 < end && c.1 <= end);
@@ -206,7 +206,7 @@ impl Launches {
             spans
                 .entry(track)
                 .or_default()
-                .push((s + e.dur_ns[i], s, i as u32));
+                .push((s + e.dur_ns.at(i), s, i as u32));
         }
         let mut out = FxHashMap::default();
         for (track, mut spans) in spans {

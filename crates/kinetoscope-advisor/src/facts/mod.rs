@@ -363,7 +363,7 @@ impl<'a> Facts<'a> {
                 if self.host_step_of(e.ts_ns[i]).is_some() {
                     let v = by_name.entry(e.name[i]).or_default();
                     v.0 += 1;
-                    v.1 += e.dur_ns[i];
+                    v.1 += e.dur_ns.at(i);
                 }
             }
             let mut out: Vec<(String, u64, i64)> = by_name
@@ -445,7 +445,7 @@ impl<'a> Facts<'a> {
 
     /// The GPU activities a runtime or driver call launched (by CUPTI correlation).
     pub fn launched_by(&self, call: usize) -> impl Iterator<Item = usize> + '_ {
-        let c = self.trace.events.correlation[call];
+        let c = self.trace.events.correlation.at(call);
         self.trace
             .correlation_index()
             .gpu(c)
@@ -491,7 +491,7 @@ impl<'a> Facts<'a> {
         } else if self.device_activity_missing() {
             0
         } else {
-            self.trace.events.dur_ns[event]
+            self.trace.events.dur_ns.at(event)
         }
     }
 
@@ -611,7 +611,7 @@ impl<'a> Facts<'a> {
         let mut v = vec![0i64; self.steps.len()];
         for &i in events {
             if let Some(s) = self.step_of_event(i) {
-                v[s] += e.dur_ns[i];
+                v[s] += e.dur_ns.at(i);
             }
         }
         v
@@ -664,7 +664,7 @@ impl<'a> Facts<'a> {
 
     /// The host runtime or driver call that launched a GPU event (by CUPTI correlation).
     pub fn launcher_of(&self, gpu_event: usize) -> Option<usize> {
-        let c = self.trace.events.correlation[gpu_event];
+        let c = self.trace.events.correlation.at(gpu_event);
         if c == 0 {
             return None;
         }
@@ -750,9 +750,11 @@ impl Facts<'_> {
                 .into_iter()
                 .chain(self.events(&[CategoryKind::PythonFunction], is_user_frame));
             for i in spans {
-                m.entry(e.track[i].0)
-                    .or_default()
-                    .push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i], i));
+                m.entry(e.track[i].0).or_default().push((
+                    e.ts_ns[i],
+                    e.ts_ns[i] + e.dur_ns.at(i),
+                    i,
+                ));
             }
             for v in m.values_mut() {
                 v.sort_unstable_by_key(|s| (s.0, std::cmp::Reverse(s.1), s.2));
@@ -785,9 +787,11 @@ impl Facts<'_> {
         let map = self.user_frames.get_or_init(|| {
             let mut m: PerTrack<Vec<(i64, i64, usize)>> = Default::default();
             for i in self.events(&[CategoryKind::PythonFunction], is_user_frame) {
-                m.entry(e.track[i].0)
-                    .or_default()
-                    .push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i], i));
+                m.entry(e.track[i].0).or_default().push((
+                    e.ts_ns[i],
+                    e.ts_ns[i] + e.dur_ns.at(i),
+                    i,
+                ));
             }
             m.into_iter()
                 .map(|(track, mut frames)| {
@@ -798,7 +802,7 @@ impl Facts<'_> {
                 .collect()
         });
         let v = map.get(&e.track[event].0)?;
-        let (start, end) = (e.ts_ns[event], e.ts_ns[event] + e.dur_ns[event]);
+        let (start, end) = (e.ts_ns[event], e.ts_ns[event] + e.dur_ns.at(event));
         let hi = v.frames.partition_point(|f| f.0 <= start);
         v.ends.last_at_least(hi, end).map(|k| v.frames[k].2)
     }

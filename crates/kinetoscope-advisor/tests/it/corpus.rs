@@ -225,7 +225,7 @@ fn run_folder_phases_come_from_module_spans() {
     let (micro, t) = trace_of("stage3-training_microsteps");
     let modules: Vec<i64> = (0..t.events.len())
         .filter(|&i| t.strings.get(t.events.name[i]) == "nn.Module: TinyGPT_0")
-        .map(|i| t.events.dur_ns[i])
+        .map(|i| t.events.dur_ns.at(i))
         .collect();
     assert_eq!(modules.len(), 4, "four forward passes");
     let p = &micro.summary.phases;

@@ -183,15 +183,15 @@ impl<'t> Calls<'t> {
                 call.args = call.args.or(Some(a));
             }
             out.of_event.insert(i as u32, c);
-            if e.external_id[i] != 0 {
-                out.by_external.insert(e.external_id[i], c);
+            if e.external_id.at(i) != 0 {
+                out.by_external.insert(e.external_id.at(i), c);
             }
         }
         // Kernel launches: the call they are nested in, by correlation.
         let mut in_call = AncestorSearch::new(nesting, collective);
         let mut launch_name = NameMemo::new(trace, is_kernel_launch);
         for i in 0..e.len() {
-            if e.correlation[i] == 0
+            if e.correlation.at(i) == 0
                 || e.phase[i] != Phase::Complete
                 || !matches!(
                     trace.categories.kind(e.cat[i]),
@@ -210,7 +210,7 @@ impl<'t> Calls<'t> {
                 out.calls[c].launched = true;
             }
             out.by_correlation
-                .insert(e.correlation[i], (call, e.ts_ns[i]));
+                .insert(e.correlation.at(i), (call, e.ts_ns[i]));
         }
         out
     }
@@ -222,14 +222,14 @@ impl<'t> Calls<'t> {
     fn of_kernel(&self, trace: &Trace, k: usize) -> (Option<usize>, Option<i64>) {
         let e = &trace.events;
         let start = |c: usize| e.ts_ns[self.calls[c].root.index()];
-        if let Some(&(call, launch_ns)) = self.by_correlation.get(&e.correlation[k]) {
+        if let Some(&(call, launch_ns)) = self.by_correlation.get(&e.correlation.at(k)) {
             return (call, Some(call.map_or(launch_ns, start)));
         }
         if !trace.report.launch_links.ids_trusted() {
             return (None, None);
         }
-        match self.by_external.get(&e.external_id[k]) {
-            Some(&c) if e.external_id[k] != 0 => (Some(c), Some(start(c))),
+        match self.by_external.get(&e.external_id.at(k)) {
+            Some(&c) if e.external_id.at(k) != 0 => (Some(c), Some(start(c))),
             _ => (None, None),
         }
     }

@@ -124,7 +124,7 @@ pub fn overlap_kinetoscope_in(trace: &Trace, plan_steps: &[StepSpan]) -> (Overla
         if !kernel_cats[e.cat[i].0 as usize] || e.phase[i] != Phase::Complete {
             continue;
         }
-        let span = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]);
+        let span = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i));
         if comm_kernel.get(e.name[i]) {
             comm.push(span);
         } else {

@@ -65,7 +65,7 @@ impl<'t> Window<'t> {
             if e.phase[i] != Phase::Complete {
                 continue;
             }
-            let (s, t) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]);
+            let (s, t) = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i));
             if t <= w0.saturating_sub(1_000_000_000) || s >= w1 {
                 continue;
             }
@@ -83,8 +83,8 @@ impl<'t> Window<'t> {
                 CategoryKind::CudaRuntime
                 | CategoryKind::CudaDriver
                 | CategoryKind::OtherRuntime => {
-                    if e.correlation[i] != 0 {
-                        launch_of.insert(e.correlation[i], (e.track[i], ev));
+                    if e.correlation.at(i) != 0 {
+                        launch_of.insert(e.correlation.at(i), (e.track[i], ev));
                     }
                     if t > w0 {
                         cpu.entry(e.track[i]).or_default().push(ev);
@@ -265,8 +265,8 @@ impl Walker<'_, '_> {
         let launch = self
             .w
             .launch_of
-            .get(&e.correlation[i])
-            .filter(|_| e.correlation[i] != 0);
+            .get(&e.correlation.at(i))
+            .filter(|_| e.correlation.at(i) != 0);
         let issue = launch.map(|(_, l)| l.end.min(cur.start));
         let floor = prev.unwrap_or(i64::MIN).max(issue.unwrap_or(i64::MIN));
         // The activity on another stream of the device that ended last before this one.

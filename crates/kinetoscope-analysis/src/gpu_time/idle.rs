@@ -216,8 +216,8 @@ fn walk(
             _ => prev_end.max(end),
         };
         let launch = launches
-            .get(e.correlation[i])
-            .filter(|_| e.correlation[i] != 0);
+            .get(e.correlation.at(i))
+            .filter(|_| e.correlation.at(i) != 0);
         let launch_ts = launch.map(|l| rows.clock.start(e.ts_ns[l as usize]));
         let gap = ts - prev_end;
         let category = if launch_ts.is_some_and(|t| t > prev_end) {

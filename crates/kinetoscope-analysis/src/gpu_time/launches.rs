@@ -193,7 +193,7 @@ fn launch_pairs(
         if rows.kind[k] == super::RowKind::Sync {
             continue;
         }
-        let corr = e.correlation[g as usize];
+        let corr = e.correlation.at(g as usize);
         if corr == 0 {
             continue;
         }
@@ -215,7 +215,7 @@ fn launch_pairs(
             pairs.push((l, g));
         }
     }
-    pairs.sort_unstable_by_key(|&(l, g)| (e.correlation[l as usize], g));
+    pairs.sort_unstable_by_key(|&(l, g)| (e.correlation.at(l as usize), g));
     pairs
 }
 
@@ -319,7 +319,7 @@ pub fn launch_stats_of(
         let (l, g) = pairs[k as usize];
         let (li, gi) = (l as usize, g as usize);
         Launch {
-            correlation: e.correlation[li],
+            correlation: e.correlation.at(li),
             launch: trace.strings.get(e.name[li]).to_owned(),
             kernel: trace.strings.get(e.name[gi]).to_owned(),
             launch_ts_ns: e.ts_ns[li],

@@ -91,7 +91,10 @@ impl Clock {
     /// `(start, end)` of event `i`, ns.
     pub fn span(self, trace: &Trace, i: usize) -> (i64, i64) {
         let e = &trace.events;
-        (self.start(e.ts_ns[i]), self.end(e.ts_ns[i] + e.dur_ns[i]))
+        (
+            self.start(e.ts_ns[i]),
+            self.end(e.ts_ns[i] + e.dur_ns.at(i)),
+        )
     }
 }
 
@@ -193,7 +196,7 @@ impl LaunchIndex {
         let e = &trace.events;
         let mut pairs = Vec::new();
         for i in 0..e.len() {
-            let c = e.correlation[i];
+            let c = e.correlation.at(i);
             if c != 0
                 && matches!(
                     trace.categories.kind(e.cat[i]),
@@ -310,7 +313,7 @@ pub fn select(trace: &Trace, compat: Compat, filter: bool) -> GpuRows {
         });
         let Some(stream) = stream else { continue };
         total += 1;
-        if !launch_kept(trace, &launches, e.correlation[i], cut_ns, clock) {
+        if !launch_kept(trace, &launches, e.correlation.at(i), cut_ns, clock) {
             continue;
         }
         rows.push((id, stream, kind));

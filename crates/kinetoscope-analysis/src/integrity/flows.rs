@@ -29,7 +29,7 @@ impl Slices {
         for i in 0..e.len() {
             if e.phase[i] == Phase::Complete {
                 if let Some(v) = per.get_mut(e.track[i].index()) {
-                    v.push((e.ts_ns[i], e.ts_ns[i].saturating_add(e.dur_ns[i].max(0))));
+                    v.push((e.ts_ns[i], e.ts_ns[i].saturating_add(e.dur_ns.at(i).max(0))));
                 }
             }
         }
@@ -72,7 +72,9 @@ pub fn check(trace: &Trace, opts: &CheckOptions) -> Vec<CheckResult> {
     let slices = Slices::build(trace);
     let mut unbound = (0u64, Firsts::new(opts.examples));
     for i in 0..f.len() {
-        let entry = ends.entry((f.cat[i].0, f.id[i])).or_insert((0, 0, i));
+        let entry = ends
+            .entry((f.cat[i].0, f.id.at(i) as u64))
+            .or_insert((0, 0, i));
         match f.end[i] {
             FlowEnd::Start => entry.0 += 1,
             FlowEnd::Finish => entry.1 += 1,
@@ -98,7 +100,7 @@ pub fn check(trace: &Trace, opts: &CheckOptions) -> Vec<CheckResult> {
         let host = on_host(trace, first);
         let slot = if starts == 0 && host {
             2
-        } else if window.cuts(starts == 0, ts, f.id[first]) {
+        } else if window.cuts(starts == 0, ts, f.id.at(first) as u64) {
             1
         } else {
             0
@@ -134,12 +136,12 @@ impl Window {
         };
         for i in 0..f.len() {
             let paired = ends
-                .get(&(f.cat[i].0, f.id[i]))
+                .get(&(f.cat[i].0, f.id.at(i) as u64))
                 .is_some_and(|&(s, e, _)| s > 0 && e > 0);
             if !paired {
                 continue;
             }
-            let (t, id) = (f.ts_ns[i], f.id[i]);
+            let (t, id) = (f.ts_ns[i], f.id.at(i) as u64);
             let (lo, hi) = w.ids.unwrap_or((id, id));
             w.ids = Some((lo.min(id), hi.max(id)));
             match (f.end[i], on_host(trace, i)) {
@@ -183,7 +185,7 @@ fn example(trace: &Trace, i: usize) -> Example {
         ts_ns: Some(f.ts_ns[i]),
         track: Some(TrackRef::of(trace, f.track[i])),
         name: Some(trace.categories.get(f.cat[i]).raw.clone()),
-        number: Some(f.id[i] as i64),
+        number: Some(f.id.at(i) as u64 as i64),
         ..Example::default()
     }
 }

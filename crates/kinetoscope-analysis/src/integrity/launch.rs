@@ -52,7 +52,7 @@ pub fn check(trace: &Trace, opts: &CheckOptions) -> Vec<CheckResult> {
             continue;
         }
         let kind = trace.categories.kind(e.cat[i]);
-        let c = e.correlation[i];
+        let c = e.correlation.at(i);
         if kind.is_launch_call() {
             any_call = true;
             if c > 0 {
@@ -125,7 +125,7 @@ fn split(
     let mut window = (0u64, Firsts::new(opts.examples));
     for &i in events {
         let ts = e.ts_ns[i as usize];
-        let c = e.correlation[i as usize];
+        let c = e.correlation.at(i as usize);
         let into = if cut(ts, c) { &mut window } else { &mut kept };
         into.0 += 1;
         into.1.offer(ts, || Example {

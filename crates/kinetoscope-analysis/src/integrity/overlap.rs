@@ -74,7 +74,7 @@ pub fn check(trace: &Trace, opts: &CheckOptions) -> Vec<CheckResult> {
 /// overlaps the activity that ends there.
 fn stream_overlaps(trace: &Trace, ids: &mut [u32], found: &mut (u64, Firsts)) {
     let e = &trace.events;
-    ids.sort_unstable_by_key(|&i| (e.ts_ns[i as usize], e.dur_ns[i as usize], i));
+    ids.sort_unstable_by_key(|&i| (e.ts_ns[i as usize], e.dur_ns.at(i as usize), i));
     let mut latest: Option<u32> = None;
     for &i in ids.iter() {
         let (start, end) = (e.ts_ns[i as usize], e.end_ns(EventId(i)));
@@ -101,7 +101,7 @@ fn stream_overlaps(trace: &Trace, ids: &mut [u32], found: &mut (u64, Firsts)) {
 fn thread_crossings(trace: &Trace, ids: &mut [u32], found: [&mut (u64, Firsts); 2]) {
     let [host, python] = found;
     let e = &trace.events;
-    ids.sort_unstable_by_key(|&i| (e.ts_ns[i as usize], -e.dur_ns[i as usize], i));
+    ids.sort_unstable_by_key(|&i| (e.ts_ns[i as usize], -e.dur_ns.at(i as usize), i));
     let mut stack: Vec<u32> = Vec::new();
     for &i in ids.iter() {
         let (start, end) = (e.ts_ns[i as usize], e.end_ns(EventId(i)));

@@ -221,7 +221,7 @@ pub fn analyze_kernels_in(
         let args = kargs.get(cursor).filter(|a| a.event.0 as usize == i);
         let key: RowKey = if by_props {
             let launcher = links
-                .of_correlation(trace, e.correlation[i])
+                .of_correlation(trace, e.correlation.at(i))
                 .map(|(_, l)| l);
             let op = launcher_key(launcher, |op| e.name[op.index()].0);
             match args {
@@ -252,7 +252,7 @@ pub fn analyze_kernels_in(
                 windows: Vec::new(),
             });
         }
-        let dur = e.dur_ns[i];
+        let dur = e.dur_ns.at(i);
         let a = &mut accs[slot];
         a.calls += 1;
         a.total += dur;

@@ -107,7 +107,7 @@ pub fn from_trace(trace: &Trace) -> MemoryInput {
                 (names.len() - 1) as u32
             });
             let start = e.ts_ns[i];
-            let end = start + e.dur_ns[i].max(0);
+            let end = start + e.dur_ns.at(i).max(0);
             spans.push((thread_of_track[e.track[i].index()], start, end, i as u32, n));
         }
     }
@@ -265,7 +265,7 @@ fn module_paths(trace: &Trace, thread_of_track: &[u32], points: &[(u32, i64)]) -
                 .or_insert_with(|| trace.strings.get(e.name[i]).starts_with(MODULE_PREFIX));
             if module {
                 let start = e.ts_ns[i];
-                let end = start + e.dur_ns[i].max(0);
+                let end = start + e.dur_ns.at(i).max(0);
                 frames.push((thread_of_track[e.track[i].index()], start, end, i as u32));
             }
         }

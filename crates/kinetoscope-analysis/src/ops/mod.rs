@@ -203,7 +203,7 @@ pub fn analyze_ops(trace: &Trace, group_by: OpGroupBy) -> OpsTable {
         r.device_self_ns += stats.device_self[idx];
         r.tc_self_ns += stats.tc_self[idx];
         if !nested[idx] {
-            r.host_total_ns += e.dur_ns[ev];
+            r.host_total_ns += e.dur_ns.at(ev);
             r.device_total_ns += stats.device_total[idx];
             r.tc_total_ns += stats.tc_total[idx];
         }

@@ -41,7 +41,11 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
     let e = &trace.events;
     let n = tree.len();
     let mut s = NodeStats {
-        host_self: tree.event.iter().map(|&ev| e.dur_ns[ev as usize]).collect(),
+        host_self: tree
+            .event
+            .iter()
+            .map(|&ev| e.dur_ns.at(ev as usize))
+            .collect(),
         device_self: vec![0; n],
         device_total: Vec::new(),
         tc_self: vec![0; n],
@@ -66,7 +70,7 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
             UNMATCHED => unmatched += 1,
             node if node < ROOT => {
                 let r = tree.rep[node as usize] as usize;
-                s.host_self[r] -= e.dur_ns[call.index()];
+                s.host_self[r] -= e.dur_ns.at(call.index());
             }
             _ => {}
         }
@@ -85,14 +89,14 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
         }
         s.has_device_work = true;
         let launcher = links
-            .of_correlation(trace, e.correlation[i])
+            .of_correlation(trace, e.correlation.at(i))
             .map(|(_, launcher)| launcher);
         let launcher = launcher_key(launcher, |op| node_of[op.index()]);
         if launcher >= ROOT {
             continue;
         }
         let r = tree.rep[launcher as usize] as usize;
-        let dur = e.dur_ns[i];
+        let dur = e.dur_ns.at(i);
         s.device_self[r] += dur;
         s.launched[r] = true;
         if kind == CategoryKind::Kernel && tc.get(&trace.strings, e.name[i]) {
@@ -117,7 +121,7 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
             continue;
         }
         let r = tree.rep[p as usize] as usize;
-        s.host_self[r] -= e.dur_ns[tree.event[idx] as usize];
+        s.host_self[r] -= e.dur_ns.at(tree.event[idx] as usize);
         s.device_total[r] += s.device_total[idx];
         s.tc_total[r] += s.tc_total[idx];
         if s.eligible[idx] && tree.kind[r] == NodeKind::Op {

@@ -118,7 +118,7 @@ impl NodeTree {
                 NONE
             };
             let ts = e.ts_ns[i];
-            order.push((e.track[i].0, ts, -(ts + e.dur_ns[i]), i as u32, k, arg));
+            order.push((e.track[i].0, ts, -(ts + e.dur_ns.at(i)), i as u32, k, arg));
         });
         order.sort_unstable_by_key(|&(t, s, ne, i, _, _)| (t, s, ne, i));
 

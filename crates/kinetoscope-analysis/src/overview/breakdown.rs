@@ -51,7 +51,7 @@ pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] 
     let mut comm_launches: FxHashSet<i64> = FxHashSet::default();
     if !comm_ops.is_empty() {
         for (call, launcher) in trace.launch_links().iter() {
-            let corr = e.correlation[call.index()];
+            let corr = e.correlation.at(call.index());
             if matches!(launcher, Launcher::Span(op) if comm_ops.contains(&op)) && corr != 0 {
                 comm_launches.insert(corr);
             }
@@ -60,10 +60,10 @@ pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] 
     let mut sets: [Vec<Span>; ROLES] = Default::default();
     for i in 0..e.len() {
         let class = classes.of(trace, i);
-        let span = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]);
+        let span = (e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i));
         let role = match class {
             Class::Kernel => {
-                if comm_launches.contains(&e.correlation[i]) || role_of(class, i).1 {
+                if comm_launches.contains(&e.correlation.at(i)) || role_of(class, i).1 {
                     3
                 } else {
                     0

@@ -57,7 +57,7 @@ pub(crate) fn gpu_metrics(
             .or_insert_with(|| uses_tensor_cores(trace.strings.get(name)));
         per_gpu.entry(device).or_default().push(KernelRec {
             start: e.ts_ns[i],
-            end: e.ts_ns[i] + e.dur_ns[i],
+            end: e.ts_ns[i] + e.dur_ns.at(i),
             blocks_per_sm: args
                 .and_then(|a| a.launch.blocks_per_sm)
                 .map(f64::from)

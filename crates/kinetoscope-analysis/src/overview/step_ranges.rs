@@ -126,7 +126,7 @@ fn plan_steps(trace: &Trace, classes: &Classes) -> StepPlan {
                     Class::Kernel | Class::Memcpy | Class::Memset
                 )
             {
-                let end = e.ts_ns[d] + e.dur_ns[d];
+                let end = e.ts_ns[d] + e.dur_ns.at(d);
                 if end < device_span[0].0 {
                     prev_end = prev_end.max(end);
                 }
@@ -188,7 +188,7 @@ fn host_steps(trace: &Trace, classes: &Classes) -> (Vec<StepRange>, StepSource) 
     for i in 0..e.len() {
         if matches!(classes.of(trace, i), Class::Op | Class::Python) {
             lo = lo.min(e.ts_ns[i]);
-            hi = hi.max(e.ts_ns[i] + e.dur_ns[i]);
+            hi = hi.max(e.ts_ns[i] + e.dur_ns.at(i));
         }
     }
     let span = if lo <= hi {
@@ -237,7 +237,7 @@ fn launches(trace: &Trace, classes: &Classes) -> Launches {
         );
         list.push(Launch {
             start: e.ts_ns[i],
-            end: e.ts_ns[i] + e.dur_ns[i],
+            end: e.ts_ns[i] + e.dur_ns.at(i),
             from,
             to: devices.len() as u32,
         });

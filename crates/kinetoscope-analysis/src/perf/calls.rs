@@ -100,7 +100,7 @@ pub(crate) fn measure(
             continue;
         }
         let launcher = links
-            .of_correlation(trace, e.correlation[i])
+            .of_correlation(trace, e.correlation.at(i))
             .map(|(_, l)| l);
         let node = launcher_key(launcher, |op| node_of[op.index()]);
         if node >= ROOT {
@@ -119,7 +119,7 @@ pub(crate) fn measure(
         spans.push((
             target,
             e.ts_ns[i],
-            e.ts_ns[i].saturating_add(e.dur_ns[i].max(0)),
+            e.ts_ns[i].saturating_add(e.dur_ns.at(i).max(0)),
         ));
     }
     spans.sort_unstable();

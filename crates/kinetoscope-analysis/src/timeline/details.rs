@@ -61,7 +61,7 @@ impl TimelineIndex {
         let links = trace.launch_links();
         let launcher = links.of_call(event).or_else(|| {
             links
-                .of_correlation(trace, e.correlation[i])
+                .of_correlation(trace, e.correlation.at(i))
                 .map(|(_, l)| l)
         });
         Ok(EventDetail {
@@ -70,7 +70,7 @@ impl TimelineIndex {
             category: trace.categories.get(e.cat[i]).display_name().to_owned(),
             track: e.track[i].0,
             start_ns: e.ts_ns[i] - t0,
-            dur_ns: e.dur_ns[i],
+            dur_ns: e.dur_ns.at(i),
             args: args_of(trace, event),
             flows: flows_of(trace, event, t0),
             launched_by: match launcher {
@@ -84,7 +84,7 @@ impl TimelineIndex {
 /// The flows `event` is an end of (through its CUPTI correlation).
 fn flows_of(trace: &Trace, event: EventId, t0: i64) -> Vec<FlowLink> {
     let e = &trace.events;
-    let c = e.correlation[event.index()];
+    let c = e.correlation.at(event.index());
     if c == 0 {
         return Vec::new();
     }
@@ -113,18 +113,19 @@ fn args_of(trace: &Trace, event: EventId) -> BTreeMap<String, ArgValue> {
         map: BTreeMap::new(),
     };
     let e = &trace.events;
-    out.int("External id", e.external_id[event.index()], 0);
-    out.int("correlation", e.correlation[event.index()], 0);
+    out.int("External id", e.external_id.at(event.index()), 0);
+    out.int("correlation", e.correlation.at(event.index()), 0);
     let a = &trace.args;
-    if let Some(op) = a.op_of(event) {
+    if let Some(row) = a.op_row(event) {
+        let op = &a.op[row];
         out.text("Input Dims", op.input_dims);
         out.text("Input type", op.input_types);
         out.text("Input Strides", op.input_strides);
         out.text("Concrete Inputs", op.concrete_inputs);
         out.text("Call stack", op.call_stack);
         out.text("Module Hierarchy", op.module_hierarchy);
-        out.int("Sequence number", op.sequence_number, -1);
-        out.int("Fwd thread id", op.fwd_thread_id, -1);
+        out.int("Sequence number", a.op_sequence_number.at(row), -1);
+        out.int("Fwd thread id", a.op_fwd_thread_id.at(row), -1);
     }
     if let Some(k) = a.kernel_of(event).map(|k| k.launch) {
         out.int("device", k.device, -1);

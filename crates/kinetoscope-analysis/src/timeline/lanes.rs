@@ -88,13 +88,18 @@ fn partition(n: usize, before: impl Fn(usize) -> bool) -> usize {
 /// of its own, so lanes never overlap.
 pub(crate) fn build_lanes(trace: &Trace, mut events: Vec<EventId>) -> Vec<Lane> {
     let e = &trace.events;
-    events.sort_by_key(|&id| (e.ts_ns[id.index()], std::cmp::Reverse(e.dur_ns[id.index()])));
+    events.sort_by_key(|&id| {
+        (
+            e.ts_ns[id.index()],
+            std::cmp::Reverse(e.dur_ns.at(id.index())),
+        )
+    });
     let mut lanes: Vec<Lane> = Vec::new();
     // Ends of the spans open at the current start, outermost first.
     let mut open: Vec<i64> = Vec::new();
     for &id in &events {
         let start = e.ts_ns[id.index()];
-        let dur = e.dur_ns[id.index()].max(0);
+        let dur = e.dur_ns.at(id.index()).max(0);
         while open.last().is_some_and(|&end| end <= start) {
             open.pop();
         }

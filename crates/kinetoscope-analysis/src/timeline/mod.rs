@@ -102,7 +102,7 @@ impl TimelineIndex {
         let mut per_track: Vec<Vec<EventId>> = vec![Vec::new(); trace.tracks.len()];
         for id in e.ids() {
             let i = id.index();
-            if e.phase[i] == Phase::Complete && e.dur_ns[i] >= 0 {
+            if e.phase[i] == Phase::Complete && e.dur_ns.at(i) >= 0 {
                 if let Some(list) = per_track.get_mut(e.track[i].index()) {
                     list.push(id);
                 }

@@ -114,7 +114,7 @@ impl TimelineIndex {
                     event: id.0,
                     track: e.track[id.index()].0,
                     start_ns: e.ts_ns[id.index()] - t0,
-                    dur_ns: e.dur_ns[id.index()],
+                    dur_ns: e.dur_ns.at(id.index()),
                     name: trace.name(id).to_owned(),
                 })
                 .collect(),

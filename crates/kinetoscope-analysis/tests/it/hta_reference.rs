@@ -810,7 +810,8 @@ fn launch_less_rows_are_the_only_idle_difference() {
             let ours = idle_breakdown(t, Compat::Hta, l.filter, DEFAULT_KERNEL_WAIT_NS);
             let mut gaps: HashMap<(i64, &str), Vec<i64>> = HashMap::new();
             for g in stream_gaps(t, &rows, DEFAULT_KERNEL_WAIT_NS) {
-                let launch_less = g.launch.is_none() && t.events.correlation[g.row as usize] != 0;
+                let launch_less =
+                    g.launch.is_none() && t.events.correlation.at(g.row as usize) != 0;
                 let cat = if launch_less && first_ts > g.start_ns {
                     if g.category != IdleCategory::HostWait {
                         moved += 1;

@@ -377,14 +377,14 @@ fn kernels_of_external_id_zero(trace: &Trace) -> (i64, i64) {
     let e = &trace.events;
     let kind = |i: usize| trace.categories.kind(e.cat[i]);
     let corr: std::collections::HashSet<i64> = (0..e.len())
-        .filter(|&i| kind(i) == CategoryKind::CudaRuntime && e.external_id[i] == 0)
-        .map(|i| e.correlation[i])
+        .filter(|&i| kind(i) == CategoryKind::CudaRuntime && e.external_id.at(i) == 0)
+        .map(|i| e.correlation.at(i))
         .collect();
     let mut out = (0, 0);
     for i in 0..e.len() {
-        if kind(i) == CategoryKind::Kernel && corr.contains(&e.correlation[i]) {
+        if kind(i) == CategoryKind::Kernel && corr.contains(&e.correlation.at(i)) {
             out.0 += 1;
-            out.1 += e.dur_ns[i];
+            out.1 += e.dur_ns.at(i);
         }
     }
     (out.0, out.1 / 1000)

@@ -20,10 +20,10 @@ fn scan(trace: &Trace, track: u32, start: i64, end: i64) -> (u64, i64) {
     let mut n = 0;
     let mut busy = 0;
     for i in 0..e.len() {
-        if e.phase[i] != Phase::Complete || e.dur_ns[i] < 0 || e.track[i].0 != track {
+        if e.phase[i] != Phase::Complete || e.dur_ns.at(i) < 0 || e.track[i].0 != track {
             continue;
         }
-        let (s, d) = (e.ts_ns[i], e.dur_ns[i]);
+        let (s, d) = (e.ts_ns[i], e.dur_ns.at(i));
         if (s + d > start || s >= start) && s < end {
             n += 1;
             busy += d;
@@ -151,7 +151,7 @@ fn a_zoomed_window_shows_real_spans_in_lanes_that_never_overlap() {
                 real += 1;
                 let i = t.slices.event[k] as usize;
                 assert_eq!(
-                    (e.ts_ns[i] - t0, e.dur_ns[i], e.track[i].0),
+                    (e.ts_ns[i] - t0, e.dur_ns.at(i), e.track[i].0),
                     (start, dur, t.id)
                 );
                 assert_eq!(
@@ -166,8 +166,8 @@ fn a_zoomed_window_shows_real_spans_in_lanes_that_never_overlap() {
     assert!(!w.flows.is_empty(), "launches and kernels in 200 µs");
     for f in &w.flows {
         let (a, b) = (f.from_event as usize, f.to_event as usize);
-        assert_eq!(e.correlation[a], e.correlation[b]);
-        assert_ne!(e.correlation[a], 0);
+        assert_eq!(e.correlation.at(a), e.correlation.at(b));
+        assert_ne!(e.correlation.at(a), 0);
         assert!(trace.kind(EventId(b as u32)).is_gpu());
     }
 }
@@ -181,7 +181,7 @@ fn event_details_search_and_errors() {
     let kernel = (0..e.len())
         .find(|&i| {
             trace.kind(EventId(i as u32)) == kinetoscope_trace::CategoryKind::Kernel
-                && index.launch(e.correlation[i]).is_some()
+                && index.launch(e.correlation.at(i)).is_some()
         })
         .expect("a kernel with its launch");
     let d = idx.event(&trace, kernel as u64).unwrap();
@@ -196,7 +196,7 @@ fn event_details_search_and_errors() {
     let upper = idx.search(&trace, "GEMM", 5);
     assert_eq!(lower, upper);
     let want = (0..e.len())
-        .filter(|&i| e.phase[i] == Phase::Complete && e.dur_ns[i] >= 0)
+        .filter(|&i| e.phase[i] == Phase::Complete && e.dur_ns.at(i) >= 0)
         .filter(|&i| {
             trace
                 .name(EventId(i as u32))

@@ -140,7 +140,7 @@ impl<W: Write> Json<W> {
         micros(b, ev.ts_ns[i] - input.offset_ns)?;
         if !instant {
             b.extend_from_slice(b",\"dur\":");
-            micros(b, ev.dur_ns[i])?;
+            micros(b, ev.dur_ns.at(i))?;
         }
         write_args(b, trace, e)?;
         b.push(b'}');
@@ -210,11 +210,11 @@ fn write_args(b: &mut Vec<u8>, trace: &Trace, e: EventId) -> io::Result<()> {
     let ev = &trace.events;
     let i = e.index();
     let mut fields: Vec<(&str, String)> = Vec::new();
-    if ev.correlation[i] != 0 {
-        fields.push(("correlation", ev.correlation[i].to_string()));
+    if ev.correlation.at(i) != 0 {
+        fields.push(("correlation", ev.correlation.at(i).to_string()));
     }
-    if ev.external_id[i] != 0 {
-        fields.push(("External id", ev.external_id[i].to_string()));
+    if ev.external_id.at(i) != 0 {
+        fields.push(("External id", ev.external_id.at(i).to_string()));
     }
     if let Some(k) = trace.args.kernel_of(e).map(|k| k.launch) {
         fields.push(("device", k.device.to_string()));

@@ -23,7 +23,7 @@ pub enum Step {
 fn start_end(trace: &Trace, e: u32) -> (i64, i64) {
     let i = e as usize;
     let ts = trace.events.ts_ns[i];
-    (ts, ts.saturating_add(trace.events.dur_ns[i]))
+    (ts, ts.saturating_add(trace.events.dur_ns.at(i)))
 }
 
 /// Sort `spans` (event indexes of one track) by start, longest first, and split them

@@ -300,7 +300,7 @@ fn annotations(t: &mut Message, trace: &Trace, e: EventId) {
             string(t, 3, dims);
         }
     }
-    let correlation = trace.events.correlation[e.index()];
+    let correlation = trace.events.correlation.at(e.index());
     if correlation != 0 {
         t.message(event::DEBUG_ANNOTATIONS, |a| {
             a.uint(annotation::NAME_IID, 4)

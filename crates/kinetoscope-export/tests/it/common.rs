@@ -52,7 +52,7 @@ pub fn written(trace: &Trace, offset: i64) -> Written {
     for i in 0..ev.len() {
         let name = trace.strings.get(ev.name[i]).to_owned();
         match ev.phase[i] {
-            Phase::Complete => w.spans.push((name, ev.ts_ns[i] - offset, ev.dur_ns[i])),
+            Phase::Complete => w.spans.push((name, ev.ts_ns[i] - offset, ev.dur_ns.at(i))),
             Phase::Instant => w.instants.push((name, ev.ts_ns[i] - offset)),
             _ => {}
         }

@@ -32,7 +32,7 @@ pub(crate) fn batch(trace: &Trace, summary: &RankSummary) -> Result<RecordBatch,
         {
             continue;
         }
-        let dur = ev.dur_ns[i];
+        let dur = ev.dur_ns.at(i);
         let key = (step_at(&summary.steps, ev.ts_ns[i]), ev.name[i]);
         groups
             .entry(key)

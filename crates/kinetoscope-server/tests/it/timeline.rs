@@ -39,13 +39,13 @@ fn windows_account_for_every_span_within_a_bounded_payload() {
             let rows = t["slices"]["start_ns"].as_array().unwrap().len();
             let want: i64 = (0..e.len())
                 .filter(|&i| {
-                    e.phase[i] == Phase::Complete && e.dur_ns[i] >= 0 && e.track[i].0 == id
+                    e.phase[i] == Phase::Complete && e.dur_ns.at(i) >= 0 && e.track[i].0 == id
                 })
                 .filter(|&i| {
-                    let (s0, d) = (e.ts_ns[i] - t0, e.dur_ns[i]);
+                    let (s0, d) = (e.ts_ns[i] - t0, e.dur_ns.at(i));
                     (s0 + d > start || s0 >= start) && s0 < end
                 })
-                .map(|i| e.dur_ns[i])
+                .map(|i| e.dur_ns.at(i))
                 .sum();
             assert_eq!(busy, want, "track {id} in {start}..{end}");
             let depth = tracks["tracks"]

@@ -9,9 +9,9 @@
 use super::codec::{Bad, In, Out};
 use crate::model::{
     ArgTables, CatId, Category, CategoryKind, CategoryTable, Charge, CollectiveArgs, EventId,
-    EventTable, FlowEnd, FlowTable, KernelLaunch, KernelTable, LaunchLinks, MemoryArgs, OpArgs,
-    Phase, PythonArgs, RawId, StrId, StringTable, SyncArgs, TextArena, Trace, Track, TrackId,
-    TrackKind, TrackTable, TransferArgs,
+    EventTable, FlowEnd, FlowTable, KernelLaunch, KernelTable, LaunchLinks, MemoryArgs,
+    NarrowColumn, OpArgs, Phase, PythonArgs, RawId, StrId, StringTable, SyncArgs, TextArena, Trace,
+    Track, TrackId, TrackKind, TrackTable, TransferArgs,
 };
 
 /// Every category kind, by its stored number.
@@ -70,16 +70,16 @@ pub(super) fn encode(trace: &Trace, out: &mut Out<'_>) -> Result<(), Bad> {
     encode_tracks(out, &trace.tracks);
     let e = &trace.events;
     out.col(e.ts_ns.iter().copied());
-    out.col(e.dur_ns.iter().copied());
+    out.col(e.dur_ns.iter());
     out.col(e.name.iter().map(|s| s.0));
     out.col(e.cat.iter().map(|c| c.0));
     out.col(e.phase.iter().map(|p| number(&PHASES, p)));
     out.col(e.track.iter().map(|t| t.0));
-    out.col(e.external_id.iter().copied());
-    out.col(e.correlation.iter().copied());
+    out.col(e.external_id.iter());
+    out.col(e.correlation.iter());
     let f = &trace.flows;
     out.col(f.cat.iter().map(|c| c.0));
-    out.col(f.id.iter().copied());
+    out.col(f.id.iter());
     out.col(f.end.iter().map(|x| number(&ENDS, x)));
     out.col(f.ts_ns.iter().copied());
     out.col(f.track.iter().map(|t| t.0));
@@ -151,8 +151,8 @@ fn encode_args(out: &mut Out<'_>, a: &ArgTables) {
     ] {
         out.col(op.iter().map(|x| f(x).0));
     }
-    out.col(op.iter().map(|x| x.sequence_number));
-    out.col(op.iter().map(|x| x.fwd_thread_id));
+    out.col(a.op_sequence_number.iter());
+    out.col(a.op_fwd_thread_id.iter());
     let (events, launch_of, launches) = a.kernel.columns();
     out.col(events.iter().map(|x| x.0));
     out.col(launch_of.iter().copied());
@@ -297,9 +297,12 @@ fn model_bytes(e: &EventTable, f: &FlowTable, a: &ArgTables, arena: &TextArena) 
     fn b<T>(v: &[T]) -> u64 {
         std::mem::size_of_val(v) as u64
     }
-    let events = b(&e.ts_ns) * 4 + b(&e.name) * 2 + b(&e.cat) + b(&e.phase);
-    let flows = b(&f.cat) + b(&f.id) + b(&f.end) + b(&f.ts_ns) + b(&f.track);
+    let narrow = e.dur_ns.bytes() + e.external_id.bytes() + e.correlation.bytes();
+    let events = b(&e.ts_ns) + narrow + b(&e.name) * 2 + b(&e.cat) + b(&e.phase);
+    let flows = b(&f.cat) + f.id.bytes() + b(&f.end) + b(&f.ts_ns) + b(&f.track);
     let args = b(&a.op)
+        + a.op_sequence_number.bytes()
+        + a.op_fwd_thread_id.bytes()
         + a.kernel.heap_bytes()
         + b(&a.transfer)
         + b(&a.sync)
@@ -375,13 +378,13 @@ fn decode_events(r: &mut In<'_>, lim: &Limits) -> Result<EventTable, Bad> {
     let n = ts_ns.len();
     Ok(EventTable {
         ts_ns,
-        dur_ns: r.col_of(n, |v: i64| v)?,
+        dur_ns: r.col_of(n, |v: i64| v)?.into(),
         name: checked(r.col_of(n, |v: u32| v)?, |v| lim.str(v))?,
         cat: checked(r.col_of(n, |v: u16| v)?, |v| lim.cat(v))?,
         phase: checked(r.col_of(n, |v: u8| v)?, |v| of_number(&PHASES, v))?,
         track: checked(r.col_of(n, |v: u32| v)?, |v| lim.track(v))?,
-        external_id: r.col_of(n, |v: i64| v)?,
-        correlation: r.col_of(n, |v: i64| v)?,
+        external_id: r.col_of(n, |v: i64| v)?.into(),
+        correlation: r.col_of(n, |v: i64| v)?.into(),
     })
 }
 
@@ -391,7 +394,7 @@ fn decode_flows(r: &mut In<'_>, lim: &Limits) -> Result<FlowTable, Bad> {
     let n = cat.len();
     Ok(FlowTable {
         cat,
-        id: r.col_of(n, |v: u64| v)?,
+        id: r.col_of(n, |v: i64| v)?.into(),
         end: checked(r.col_of(n, |v: u8| v)?, |v| of_number(&ENDS, v))?,
         ts_ns: r.col_of(n, |v: i64| v)?,
         track: checked(r.col_of(n, |v: u32| v)?, |v| lim.track(v))?,
@@ -422,8 +425,11 @@ fn f32_of(v: u64) -> Result<Option<f32>, Bad> {
 
 /// Every argument table written by [`encode_args`].
 fn decode_args(r: &mut In<'_>, lim: &Limits) -> Result<ArgTables, Bad> {
+    let (op, op_sequence_number, op_fwd_thread_id) = decode_op(r, lim)?;
     Ok(ArgTables {
-        op: decode_op(r, lim)?,
+        op,
+        op_sequence_number,
+        op_fwd_thread_id,
         kernel: decode_kernel(r, lim)?,
         transfer: {
             let event = arg_events(r, lim)?;
@@ -470,16 +476,14 @@ fn decode_args(r: &mut In<'_>, lim: &Limits) -> Result<ArgTables, Bad> {
 }
 
 /// The operator arguments.
-fn decode_op(r: &mut In<'_>, lim: &Limits) -> Result<Vec<OpArgs>, Bad> {
+fn decode_op(r: &mut In<'_>, lim: &Limits) -> Result<OpColumns, Bad> {
     let event = arg_events(r, lim)?;
     let n = event.len();
     let mut s: Vec<Vec<StrId>> = Vec::with_capacity(6);
     for _ in 0..6 {
         s.push(strs(r, n, lim)?);
     }
-    let seq = r.col_of(n, |v: i64| v)?;
-    let fwd = r.col_of(n, |v: i64| v)?;
-    Ok((0..n)
+    let op = (0..n)
         .map(|i| OpArgs {
             event: event[i],
             input_dims: s[0][i],
@@ -488,11 +492,15 @@ fn decode_op(r: &mut In<'_>, lim: &Limits) -> Result<Vec<OpArgs>, Bad> {
             concrete_inputs: s[3][i],
             call_stack: s[4][i],
             module_hierarchy: s[5][i],
-            sequence_number: seq[i],
-            fwd_thread_id: fwd[i],
         })
-        .collect())
+        .collect();
+    let seq = r.col_of(n, |v: i64| v)?.into();
+    let fwd = r.col_of(n, |v: i64| v)?.into();
+    Ok((op, seq, fwd))
 }
+
+/// The operator arguments, their sequence numbers and their forward threads.
+type OpColumns = (Vec<OpArgs>, NarrowColumn, NarrowColumn);
 
 /// The kernel arguments: the kernels' events and configuration indices, then the
 /// distinct configurations.

@@ -5,7 +5,7 @@
 //! text; [`parse_dims`] turns an `Input Dims` text into shapes.
 
 pub use super::kernel_table::{KernelArgs, KernelLaunch, KernelTable};
-use super::{EventId, StrId};
+use super::{EventId, NarrowColumn, StrId};
 
 /// Arguments of a CPU operator or annotation.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,10 +24,6 @@ pub struct OpArgs {
     pub call_stack: StrId,
     /// `Module Hierarchy` (TorchScript), when recorded.
     pub module_hierarchy: StrId,
-    /// Autograd `Sequence number`, or -1.
-    pub sequence_number: i64,
-    /// `Fwd thread id`, or -1.
-    pub fwd_thread_id: i64,
 }
 
 /// Arguments of a GPU memcpy or memset.
@@ -120,6 +116,11 @@ pub struct PythonArgs {
 pub struct ArgTables {
     /// Operator and annotation arguments.
     pub op: Vec<OpArgs>,
+    /// Autograd `Sequence number` of each row of `op`, or -1 (a column of its own, in
+    /// 32 bits where it fits: see [`NarrowColumn`]).
+    pub op_sequence_number: NarrowColumn,
+    /// `Fwd thread id` of each row of `op`, or -1.
+    pub op_fwd_thread_id: NarrowColumn,
     /// Kernel arguments, launch configurations stored once ([`KernelTable`]).
     pub kernel: KernelTable,
     /// Memcpy and memset arguments.
@@ -152,6 +153,11 @@ impl ArgTables {
         self.kernel.of(event)
     }
     lookup!(op_of, op, OpArgs);
+
+    /// The row of `event` in `op` (and in the columns beside it), if it has one.
+    pub fn op_row(&self, event: EventId) -> Option<usize> {
+        self.op.binary_search_by_key(&event, |a| a.event).ok()
+    }
     lookup!(transfer_of, transfer, TransferArgs);
     lookup!(sync_of, sync, SyncArgs);
     lookup!(memory_of, memory, MemoryArgs);

@@ -2,7 +2,7 @@
 //! order. Times are integer nanoseconds on the epoch clock (the `baseTimeNanoseconds` of
 //! PyTorch 2.4+ traces is already added).
 
-use super::{CatId, StrId, TrackId};
+use super::{CatId, NarrowColumn, StrId, TrackId};
 
 /// An event's row in its trace's [`EventTable`]; valid only in that trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,7 +35,7 @@ pub struct EventTable {
     /// Start, epoch nanoseconds.
     pub ts_ns: Vec<i64>,
     /// Duration in nanoseconds (0 for instants).
-    pub dur_ns: Vec<i64>,
+    pub dur_ns: NarrowColumn,
     /// Interned name.
     pub name: Vec<StrId>,
     /// Category.
@@ -46,9 +46,9 @@ pub struct EventTable {
     pub track: Vec<TrackId>,
     /// `External id` (`external id` in old files): links a CPU op to the runtime calls and
     /// GPU activities it launched; 0 when absent.
-    pub external_id: Vec<i64>,
+    pub external_id: NarrowColumn,
     /// CUPTI `correlation`: links a runtime call to the GPU activity; 0 when absent.
-    pub correlation: Vec<i64>,
+    pub correlation: NarrowColumn,
 }
 
 impl EventTable {
@@ -64,7 +64,7 @@ impl EventTable {
 
     /// End (ts + dur) of an event, ns.
     pub fn end_ns(&self, e: EventId) -> i64 {
-        self.ts_ns[e.index()] + self.dur_ns[e.index()]
+        self.ts_ns[e.index()] + self.dur_ns.at(e.index())
     }
 
     /// All event ids in file order.

@@ -2,7 +2,7 @@
 //! names) and forward → backward (`fwdbwd`). Ids are unique only within a category, so
 //! a flow is keyed by `(category, id)`.
 
-use super::{CatId, TrackId};
+use super::{CatId, NarrowColumn, TrackId};
 
 /// Which end of an arrow a flow event is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -20,8 +20,9 @@ pub enum FlowEnd {
 pub struct FlowTable {
     /// Category (normalised kind via the trace's category table).
     pub cat: Vec<CatId>,
-    /// `id` (a CUPTI correlation id for launch flows).
-    pub id: Vec<u64>,
+    /// `id` (a CUPTI correlation id for launch flows): the `u64`'s bits, so read it back
+    /// with `id.at(i) as u64`.
+    pub id: NarrowColumn,
     /// Which end.
     pub end: Vec<FlowEnd>,
     /// Timestamp, epoch ns (equals the slice it binds to).

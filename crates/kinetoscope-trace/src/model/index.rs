@@ -23,7 +23,7 @@ impl Nesting {
         for i in 0..e.len() {
             let kind = trace.categories.kind(e.cat[i]);
             if e.phase[i] == Phase::Complete && !kind.is_gpu() && kind != CategoryKind::TraceSpan {
-                per_track[e.track[i].index()].push((e.ts_ns[i], -e.dur_ns[i], i as u32));
+                per_track[e.track[i].index()].push((e.ts_ns[i], -e.dur_ns.at(i), i as u32));
             }
         }
         let mut stack: Vec<u32> = Vec::new();
@@ -31,9 +31,9 @@ impl Nesting {
             spans.sort_unstable();
             stack.clear();
             for &(start, _, i) in spans.iter() {
-                let end = start + e.dur_ns[i as usize];
+                let end = start + e.dur_ns.at(i as usize);
                 while let Some(&top) = stack.last() {
-                    let top_end = e.ts_ns[top as usize] + e.dur_ns[top as usize];
+                    let top_end = e.ts_ns[top as usize] + e.dur_ns.at(top as usize);
                     if start >= top_end {
                         stack.pop();
                     } else {
@@ -41,7 +41,7 @@ impl Nesting {
                     }
                 }
                 if let Some(&top) = stack.last() {
-                    let top_end = e.ts_ns[top as usize] + e.dur_ns[top as usize];
+                    let top_end = e.ts_ns[top as usize] + e.dur_ns.at(top as usize);
                     if end <= top_end {
                         parent[i as usize] = top;
                     }
@@ -94,7 +94,7 @@ impl CorrelationIndex {
         // (id, event, is GPU) of every linked event, sorted by id then event.
         let mut linked: Vec<(i64, u32, bool)> = Vec::new();
         for i in 0..e.len() {
-            let c = e.correlation[i];
+            let c = e.correlation.at(i);
             if c == 0 {
                 continue;
             }

@@ -99,9 +99,9 @@ impl LaunchLinks {
                     .filter(|&i| {
                         complete(i)
                             && kind(i).is_some_and(is_launcher_kind)
-                            && e.external_id[i] != 0
+                            && e.external_id.at(i) != 0
                     })
-                    .map(|i| (e.external_id[i], i as u32))
+                    .map(|i| (e.external_id.at(i), i as u32))
             },
             true,
         );
@@ -117,7 +117,7 @@ impl LaunchLinks {
             if !is_call(i) {
                 continue;
             }
-            let ext = e.external_id[i];
+            let ext = e.external_id.at(i);
             let launcher = match (ext, by_ext.get(ext)) {
                 (0, _) => OUTSIDE,
                 (_, Some(op))
@@ -214,7 +214,7 @@ impl LaunchLinks {
             IdMap::build(
                 || {
                     self.calls.iter().enumerate().filter_map(|(pos, &c)| {
-                        let id = corr.get(c as usize).copied().unwrap_or(0);
+                        let id = corr.get(c as usize).unwrap_or(0);
                         (id != 0).then_some((id, pos as u32))
                     })
                 },
@@ -237,7 +237,7 @@ impl LaunchLinks {
         let mut ids: Vec<i64> = self
             .calls
             .iter()
-            .filter_map(|&c| e.correlation.get(c as usize).copied())
+            .filter_map(|&c| e.correlation.get(c as usize))
             .filter(|&id| id != 0)
             .collect();
         ids.sort_unstable();
@@ -248,7 +248,8 @@ impl LaunchLinks {
                         trace.categories.kind(e.cat[i]),
                         CategoryKind::Kernel | CategoryKind::GpuMemcpy | CategoryKind::GpuMemset
                     )
-                    && (e.correlation[i] == 0 || ids.binary_search(&e.correlation[i]).is_err())
+                    && (e.correlation.at(i) == 0
+                        || ids.binary_search(&e.correlation.at(i)).is_err())
             })
             .count() as u64
     }
@@ -256,7 +257,7 @@ impl LaunchLinks {
     /// The launcher of a GPU activity (by its `correlation`), as an operator or
     /// annotation event; `None` when it has no runtime call or its call has no launcher.
     pub fn operator_of_gpu(&self, trace: &Trace, gpu: EventId) -> Option<EventId> {
-        let correlation = *trace.events.correlation.get(gpu.index())?;
+        let correlation = trace.events.correlation.get(gpu.index())?;
         match self.of_correlation(trace, correlation)? {
             (_, Launcher::Span(op)) => Some(op),
             _ => None,
@@ -275,7 +276,7 @@ fn decode(l: u32) -> Launcher {
 
 /// End of an event, saturating (a hostile `dur` cannot overflow).
 fn end(trace: &Trace, i: usize) -> i64 {
-    trace.events.ts_ns[i].saturating_add(trace.events.dur_ns[i])
+    trace.events.ts_ns[i].saturating_add(trace.events.dur_ns.at(i))
 }
 
 /// Whether event `outer` lies around event `inner` in time (both ends included).

@@ -25,6 +25,7 @@ mod kernel_table;
 mod key_averages;
 mod links;
 mod meta;
+mod narrow;
 mod nsys;
 mod pstats;
 mod read_report;
@@ -44,6 +45,7 @@ pub use index::*;
 pub use key_averages::*;
 pub use links::*;
 pub use meta::*;
+pub use narrow::NarrowColumn;
 pub use nsys::*;
 pub use pstats::*;
 pub use read_report::*;
@@ -137,7 +139,7 @@ impl Trace {
         for i in 0..e.len() {
             if e.phase[i] == Phase::Complete {
                 lo = lo.min(e.ts_ns[i]);
-                hi = hi.max(e.ts_ns[i] + e.dur_ns[i]);
+                hi = hi.max(e.ts_ns[i] + e.dur_ns.at(i));
             }
         }
         (lo <= hi).then_some((lo, hi))

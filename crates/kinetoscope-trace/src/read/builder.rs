@@ -158,13 +158,13 @@ impl TraceBuilder {
         }
         let e = &mut t.events;
         grow(&mut e.ts_ns, n, c)?;
-        grow(&mut e.dur_ns, n, c)?;
+        e.dur_ns.grow_for(&seg.events.dur_ns, c)?;
         grow(&mut e.name, n, c)?;
         grow(&mut e.cat, n, c)?;
         grow(&mut e.phase, n, c)?;
         grow(&mut e.track, n, c)?;
-        grow(&mut e.external_id, n, c)?;
-        grow(&mut e.correlation, n, c)?;
+        e.external_id.grow_for(&seg.events.external_id, c)?;
+        e.correlation.grow_for(&seg.events.correlation, c)?;
         let (a, d) = (&seg.args, &mut t.args);
         d.kernel.reserve_for(&a.kernel, c)?;
         grow(&mut d.transfer, a.transfer.len(), c)?;
@@ -172,11 +172,13 @@ impl TraceBuilder {
         grow(&mut d.memory, a.memory.len(), c)?;
         grow(&mut d.python, a.python.len(), c)?;
         grow(&mut d.op, a.op.len(), c)?;
+        d.op_sequence_number.grow_for(&a.op_sequence_number, c)?;
+        d.op_fwd_thread_id.grow_for(&a.op_fwd_thread_id, c)?;
         grow(&mut d.collective, a.collective.len(), c)?;
         let (f, g) = (&seg.flows, &mut t.flows);
         let m = f.id.len();
         grow(&mut g.cat, m, c)?;
-        grow(&mut g.id, m, c)?;
+        g.id.grow_for(&f.id, c)?;
         grow(&mut g.end, m, c)?;
         grow(&mut g.ts_ns, m, c)?;
         grow(&mut g.track, m, c)?;
@@ -197,15 +199,15 @@ impl TraceBuilder {
         let src = &seg.events;
         let dst = &mut t.events;
         dst.ts_ns.extend_from_slice(&src.ts_ns);
-        dst.dur_ns.extend_from_slice(&src.dur_ns);
+        dst.dur_ns.extend_from(&src.dur_ns);
         dst.name.extend(src.name.iter().map(|&n| s(n)));
         dst.cat
             .extend(src.cat.iter().map(|c| cat_map[c.0 as usize]));
         dst.phase.extend_from_slice(&src.phase);
         dst.track
             .extend(src.track.iter().map(|k| track_map[k.index()]));
-        dst.external_id.extend_from_slice(&src.external_id);
-        dst.correlation.extend_from_slice(&src.correlation);
+        dst.external_id.extend_from(&src.external_id);
+        dst.correlation.extend_from(&src.correlation);
         let a = &seg.args;
         let d = &mut t.args;
         d.kernel.extend_shifted(&a.kernel, off);
@@ -233,8 +235,9 @@ impl TraceBuilder {
             concrete_inputs: s(k.concrete_inputs),
             call_stack: s(k.call_stack),
             module_hierarchy: s(k.module_hierarchy),
-            ..k.clone()
         }));
+        d.op_sequence_number.extend_from(&a.op_sequence_number);
+        d.op_fwd_thread_id.extend_from(&a.op_fwd_thread_id);
         d.collective
             .extend(a.collective.iter().map(|k| CollectiveArgs {
                 event: ev(k.event),
@@ -249,7 +252,7 @@ impl TraceBuilder {
         let f = &seg.flows;
         let g = &mut t.flows;
         g.cat.extend(f.cat.iter().map(|c| cat_map[c.0 as usize]));
-        g.id.extend_from_slice(&f.id);
+        g.id.extend_from(&f.id);
         g.end.extend_from_slice(&f.end);
         g.ts_ns.extend_from_slice(&f.ts_ns);
         g.track.extend(f.track.iter().map(|k| track_map[k.index()]));

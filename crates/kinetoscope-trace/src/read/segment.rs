@@ -176,6 +176,8 @@ impl Segment {
         e.correlation.clear();
         let a = &mut self.args;
         a.op.clear();
+        a.op_sequence_number.clear();
+        a.op_fwd_thread_id.clear();
         a.kernel.clear();
         a.transfer.clear();
         a.sync.clear();
@@ -335,7 +337,7 @@ impl Segment {
 
         if matches!(ev.ph, b's' | b'f' | b't') || kind.is_flow() {
             self.flows.cat.push(cat);
-            self.flows.id.push(ev.id.unwrap_or(0));
+            self.flows.id.push(ev.id.unwrap_or(0) as i64);
             self.flows.end.push(match ev.ph {
                 b's' => FlowEnd::Start,
                 b't' => FlowEnd::Step,
@@ -408,10 +410,11 @@ impl Segment {
                     concrete_inputs: self.raw_text(buf, a.concrete_inputs),
                     call_stack: self.opt_text(buf, a.call_stack),
                     module_hierarchy: self.opt_text(buf, a.module_hierarchy),
-                    sequence_number: a.sequence_number.unwrap_or(-1),
-                    fwd_thread_id: a.fwd_thread_id.unwrap_or(-1),
                 };
                 self.args.op.push(op);
+                let autograd = (a.sequence_number, a.fwd_thread_id);
+                self.args.op_sequence_number.push(autograd.0.unwrap_or(-1));
+                self.args.op_fwd_thread_id.push(autograd.1.unwrap_or(-1));
             }
             CategoryKind::CpuInstantEvent if a.bytes.is_some() || a.total_allocated.is_some() => {
                 self.args.memory.push(MemoryArgs {

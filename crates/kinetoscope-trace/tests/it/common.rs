@@ -326,7 +326,7 @@ pub fn step_spans(trace: &Trace) -> Vec<ExpStep> {
         .map(|e| ExpStep {
             name: trace.name(e).to_owned(),
             start_ns: trace.events.ts_ns[e.index()],
-            dur_ns: trace.events.dur_ns[e.index()],
+            dur_ns: trace.events.dur_ns.at(e.index()),
         })
         .collect()
 }

@@ -318,16 +318,16 @@ fn threads_do_not_change_the_result() {
         assert_eq!(one.flows.id, many.flows.id, "{name}");
         assert_eq!(one.flows.ts_ns, many.flows.ts_ns, "{name}");
         // Op args hold string ids: compare them through their texts.
-        let ops = |t: &kinetoscope_trace::Trace| -> Vec<(u32, String, String, i64)> {
-            t.args
-                .op
-                .iter()
-                .map(|a| {
+        let ops = |t: &kinetoscope_trace::Trace| -> Vec<(u32, String, String, i64, i64)> {
+            let a = &t.args;
+            (0..a.op.len())
+                .map(|i| {
                     (
-                        a.event.0,
-                        t.strings.get(a.input_dims).to_owned(),
-                        t.strings.get(a.call_stack).to_owned(),
-                        a.sequence_number,
+                        a.op[i].event.0,
+                        t.strings.get(a.op[i].input_dims).to_owned(),
+                        t.strings.get(a.op[i].call_stack).to_owned(),
+                        a.op_sequence_number.at(i),
+                        a.op_fwd_thread_id.at(i),
                     )
                 })
                 .collect()
@@ -347,9 +347,9 @@ fn threads_do_not_change_the_result() {
 fn complete_events_are_well_formed() {
     let t = read("torch-2.15.0_w0.1795238009077499329.pt.trace.json.gz");
     for i in 0..t.events.len() {
-        assert!(t.events.dur_ns[i] >= 0);
+        assert!(t.events.dur_ns.at(i) >= 0);
         if t.events.phase[i] != Phase::Complete {
-            assert_eq!(t.events.dur_ns[i], 0);
+            assert_eq!(t.events.dur_ns.at(i), 0);
         }
     }
 }

@@ -67,7 +67,7 @@ fn model_grouped(
         }
         let s = out.entry(t.name(e).to_owned()).or_default();
         s.0 += 1;
-        s.1 += t.events.dur_ns[i];
+        s.1 += t.events.dur_ns.at(i);
     }
     out
 }
@@ -141,7 +141,7 @@ pub fn check_against_sql(path: &Path) {
     for k in t.args.kernel.iter() {
         let s = got_dev.entry(k.launch.device).or_default();
         s.0 += 1;
-        s.1 += t.events.dur_ns[k.event.index()];
+        s.1 += t.events.dur_ns.at(k.event.index());
     }
     assert_eq!(got_dev, want_dev, "{name}: kernels by device");
 
@@ -211,7 +211,10 @@ pub fn check_against_sql(path: &Path) {
             .kernel
             .iter()
             .filter(|k| !t.name(k.event).starts_with("CUDA graph "))
-            .filter(|k| idx.launch(t.events.correlation[k.event.index()]).is_some())
+            .filter(|k| {
+                idx.launch(t.events.correlation.at(k.event.index()))
+                    .is_some()
+            })
             .count();
         assert_eq!(got as i64, linked, "{name}: kernels with a launch call");
     }
@@ -380,7 +383,7 @@ fn hostile_exports_fail_cleanly() {
     assert_eq!(t.events.len(), 2);
     assert!(t.name(kinetoscope_trace::EventId(0)).len() <= 64 << 10);
     assert_eq!(t.events.ts_ns[1], 1015);
-    assert_eq!(t.events.dur_ns[1], 5, "cut at the capture's last time");
+    assert_eq!(t.events.dur_ns.at(1), 5, "cut at the capture's last time");
     assert_eq!(t.meta.nsys.as_ref().unwrap().ranges_open_at_end, 1);
     // Truncated database: an error, never a panic.
     let good = std::fs::read(fixture(FIXTURES[2])).unwrap();
@@ -461,7 +464,7 @@ fn outermost_repeating_range_is_offered_as_the_step() {
         .copied()
         .find(|&i| t.strings.get(t.events.name[i]) == "ProfilerStep#0")
         .unwrap();
-    assert_eq!(t.events.dur_ns[step0], first_end - first_start);
+    assert_eq!(t.events.dur_ns.at(step0), first_end - first_start);
 
     let path = fixture(FIXTURES[4]);
     let t = read_trace(&path, &ReadOptions::default()).unwrap();

@@ -95,15 +95,15 @@ impl Rule for ConvLayoutTransposes {
             let Some(conv) = in_conv.nearest(launch) else {
                 continue;
             };
-            conv_ns += e.dur_ns[k];
+            conv_ns += e.dur_ns.at(k);
             if transpose.get(e.name[k]) {
                 let name = facts.name(k);
-                transpose_ns += e.dur_ns[k];
+                transpose_ns += e.dur_ns.at(k);
                 seen[s] = true;
                 let r = kernels.entry(name).or_default();
                 r.0 += 1;
-                r.1 += e.dur_ns[k];
-                *ops.entry(facts.name(conv)).or_default() += e.dur_ns[k];
+                r.1 += e.dur_ns.at(k);
+                *ops.entry(facts.name(conv)).or_default() += e.dur_ns.at(k);
             }
         }
         if conv_ns == 0 || transpose_ns == 0 {

@@ -103,7 +103,7 @@ impl Rule for Fp32GemmWithoutTensorCores {
             {
                 continue;
             }
-            let time: i64 = ks.iter().map(|&k| e.dur_ns[k]).sum();
+            let time: i64 = ks.iter().map(|&k| e.dur_ns.at(k)).sum();
             seen[s] = true;
             let entry = by_op.entry(facts.name(i)).or_insert((0, 0, String::new()));
             entry.0 += 1;

@@ -116,7 +116,7 @@ fn host_parts(facts: &Facts) -> Vec<(i64, i64, Option<usize>)> {
         .iter()
         .filter_map(|g| {
             let launch = g.launch.map(|l| l as usize);
-            let end = launch.map_or(g.end_ns, |l| g.end_ns.min(e.ts_ns[l] + e.dur_ns[l]));
+            let end = launch.map_or(g.end_ns, |l| g.end_ns.min(e.ts_ns[l] + e.dur_ns.at(l)));
             (end > g.start_ns).then_some((g.start_ns, end, launch))
         })
         .collect()

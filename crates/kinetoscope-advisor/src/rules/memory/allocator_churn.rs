@@ -122,7 +122,7 @@ impl Rule for AllocatorChurn {
         if facts.has_gpu {
             for &i in &ev {
                 if let Some(s) = facts.step_of_event(i).filter(|s| *s >= skip) {
-                    windows[s].push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns[i]));
+                    windows[s].push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i)));
                 }
             }
         }
@@ -138,7 +138,7 @@ impl Rule for AllocatorChurn {
             let name = facts.name(i);
             let v = by_name.entry(name).or_default();
             v.0 += 1;
-            v.1 += e.dur_ns[i];
+            v.1 += e.dur_ns.at(i);
             let c = caller.of(i);
             *callers.entry(format!("{name} ← {c}")).or_default() += 1;
         }

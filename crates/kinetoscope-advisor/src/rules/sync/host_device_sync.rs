@@ -266,7 +266,7 @@ impl Rule for HostDeviceSync {
         let mut own: Vec<Option<(i64, i64)>> = Vec::with_capacity(points.len());
         let (mut blocked, mut busy_under) = (0i64, 0i64);
         for p in &points {
-            let (s, end) = (e.ts_ns[p.event], e.ts_ns[p.event] + e.dur_ns[p.event]);
+            let (s, end) = (e.ts_ns[p.event], e.ts_ns[p.event] + e.dur_ns.at(p.event));
             blocked += end - s;
             let window = if cpu_only {
                 Some((s, end))
@@ -306,7 +306,7 @@ impl Rule for HostDeviceSync {
                 .entry(format!("{} ← {c}", facts.name(p.event)))
                 .or_default();
             entry.0 += 1;
-            entry.1 += e.dur_ns[p.event];
+            entry.1 += e.dur_ns.at(p.event);
             entry.2.extend(*window);
         }
         let mut callers: Vec<(String, (u64, i64, i64))> = by_caller

@@ -91,7 +91,7 @@ impl Rule for ExcessiveTransfers {
             let mut callers: BTreeMap<String, u64> = BTreeMap::new();
             let mut caller = facts.callers(|_| false);
             for &i in &ev {
-                let launcher = idx.launch(e.correlation[i]).map(|l| l.index());
+                let launcher = idx.launch(e.correlation.at(i)).map(|l| l.index());
                 let who = launcher
                     .map(|l| caller.of(l))
                     .unwrap_or_else(|| "(unknown launcher)".to_owned());

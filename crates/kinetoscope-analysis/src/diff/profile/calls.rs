@@ -195,7 +195,7 @@ fn kernel_totals(
             continue;
         }
         let launcher = links
-            .of_correlation(trace, e.correlation[i])
+            .of_correlation(trace, e.correlation.at(i))
             .map(|(_, l)| l);
         let node = match launcher_key(launcher, |op| node_of[op.index()]) {
             UNMATCHED => UNMATCHED,
@@ -238,7 +238,7 @@ fn kernel_totals(
         }
         let r = &mut rows[slot];
         r.calls += 1;
-        r.total_ns = r.total_ns.saturating_add(e.dur_ns[ev]);
+        r.total_ns = r.total_ns.saturating_add(e.dur_ns.at(ev));
         r.position = r.position.min(position);
     }
     rows

@@ -32,12 +32,12 @@ pub(super) fn outermost_repeating(trace: &Trace, ranges: CatId) -> StepGuess {
         .filter(|&i| e.cat[i] == ranges && count.get(&e.name[i]).is_some_and(|&n| n >= 2))
         .collect();
     repeating
-        .sort_unstable_by_key(|&i| (e.track[i], e.ts_ns[i], std::cmp::Reverse(e.dur_ns[i]), i));
+        .sort_unstable_by_key(|&i| (e.track[i], e.ts_ns[i], std::cmp::Reverse(e.dur_ns.at(i)), i));
     // Per thread, the end of the outermost repeating range open at each start.
     let mut outermost: FxHashMap<StrId, Vec<usize>> = FxHashMap::default();
     let mut open: Option<(TrackId, i64)> = None;
     for &i in &repeating {
-        let end = e.ts_ns[i].saturating_add(e.dur_ns[i]);
+        let end = e.ts_ns[i].saturating_add(e.dur_ns.at(i));
         match open {
             Some((track, open_end)) if track == e.track[i] && e.ts_ns[i] < open_end => {}
             _ => {

@@ -375,12 +375,12 @@ impl<'c> Loader<'c> {
         let c = &mut t.charge;
         let e = &mut t.events;
         let grown = grow(&mut e.ts_ns, 1, c)
-            .and_then(|()| grow(&mut e.dur_ns, 1, c))
+            .and_then(|()| e.dur_ns.grow_by(1, c))
             .and_then(|()| grow(&mut e.name, 1, c))
             .and_then(|()| grow(&mut e.cat, 1, c))
             .and_then(|()| grow(&mut e.phase, 1, c))
             .and_then(|()| grow(&mut e.track, 1, c))
-            .and_then(|()| grow(&mut e.correlation, 1, c));
+            .and_then(|()| e.correlation.grow_by(1, c));
         if let Err(err) = grown {
             return Err(self.oom(err));
         }
@@ -945,9 +945,13 @@ impl<'c> Loader<'c> {
             concrete_inputs: StrId(0),
             call_stack: StrId(0),
             module_hierarchy: StrId(0),
-            sequence_number: seq.unwrap_or(-1),
-            fwd_thread_id: -1,
         });
+        let t = &mut self.trace;
+        let grown = (t.args.op_sequence_number.grow_by(1, &mut t.charge))
+            .and_then(|()| t.args.op_fwd_thread_id.grow_by(1, &mut t.charge));
+        grown.map_err(|e| self.oom(e))?;
+        self.trace.args.op_sequence_number.push(seq.unwrap_or(-1));
+        self.trace.args.op_fwd_thread_id.push(-1);
         Ok(())
     }
 
@@ -1038,7 +1042,7 @@ impl<'c> Loader<'c> {
         for &e in &self.open_ranges {
             let i = e.index();
             let ts = self.trace.events.ts_ns[i];
-            self.trace.events.dur_ns[i] = (last - ts).max(0);
+            self.trace.events.dur_ns.set(i, (last - ts).max(0));
         }
         self.info.ranges_open_at_end = self.open_ranges.len() as u64;
         if self.step_range.is_none() && self.info.step_ranges_renamed == 0 {
@@ -1051,11 +1055,11 @@ impl<'c> Loader<'c> {
         // nsys has no operator ids: the column is all zeros, allocated zeroed at the end
         // so that its pages are never written (and never resident).
         let n = self.trace.events.len();
-        let zeros = (n as u64).saturating_mul(8);
+        let zeros = (n as u64).saturating_mul(4);
         if let Err(e) = self.trace.charge.take(zeros) {
             return Err(self.oom(e));
         }
-        self.trace.events.external_id = vec![0; n];
+        self.trace.events.external_id = NarrowColumn::zeros(n);
         self.trace.meta.nsys = Some(self.info);
         let path = self.path;
         let elements = n as u64;
