@@ -333,9 +333,13 @@ impl Enclosing {
         }
         for t in 0..tracks {
             let list = &mut spans[track_start[t] as usize..track_start[t + 1] as usize];
-            list.sort_unstable_by_key(|&i| {
-                let i = i as usize;
-                (e.ts_ns[i], std::cmp::Reverse(end(trace, i)), i)
+            // By start, then end descending (parents first), then file order; the end is
+            // read only on equal starts.
+            list.sort_unstable_by(|&a, &b| {
+                let (a, b) = (a as usize, b as usize);
+                (e.ts_ns[a].cmp(&e.ts_ns[b]))
+                    .then_with(|| end(trace, b).cmp(&end(trace, a)))
+                    .then(a.cmp(&b))
             });
         }
         let mut parent = vec![u32::MAX; spans.len()];
