@@ -237,3 +237,103 @@ fn each_process_of_a_multi_gpu_export_has_its_own_entry() {
     }
     assert_eq!(std::fs::read_dir(cache.path()).unwrap().count(), pids.len());
 }
+
+/// Values that do not fit the model's 32-bit columns (a 5 s span, ids past 2³², a
+/// negative id, a flow id past 2³², a sequence number past 2³²) read back exactly, in
+/// windows far into a file read on one thread or three, and from the cache.
+#[test]
+fn values_past_32_bits_survive_threads_and_the_cache() {
+    const EXT: i64 = 1 << 40;
+    const CORR: i64 = 4_294_967_295;
+    const FLOW: u64 = (1 << 40) + 5;
+    const SEQ: i64 = 5_000_000_000;
+    let filler = |i: usize| {
+        format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":{},"dur":1,"args":{{"External id":{},"Sequence number":{i}}}}}"#,
+            10 + i * 2,
+            i + 1
+        )
+    };
+    let unusual = |at: i64| {
+        [
+            format!(
+                r#"{{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":7,"ts":{at},"dur":5000000,"args":{{"External id":{EXT},"Sequence number":{SEQ},"Fwd thread id":-1}}}}"#
+            ),
+            format!(
+                r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":7,"ts":{},"dur":10,"args":{{"External id":{EXT},"correlation":{CORR}}}}}"#,
+                at + 100
+            ),
+            format!(
+                r#"{{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":{},"dur":20,"args":{{"External id":-5,"correlation":{CORR},"device":0,"stream":7}}}}"#,
+                at + 300
+            ),
+            format!(
+                r#"{{"ph":"s","cat":"ac2g","name":"ac2g","id":{FLOW},"pid":1,"tid":7,"ts":{}}}"#,
+                at + 100
+            ),
+        ]
+    };
+    let mut events: Vec<String> = (0..100_000).map(filler).collect();
+    for (k, at) in [(30_000, 1_000_000), (99_000, 2_000_000_000)] {
+        events.splice(k..k, unusual(at));
+    }
+    let text = format!(r#"{{"traceEvents":[{}]}}"#, events.join(",\n"));
+    assert!(text.len() > 9 << 20, "spans more than one 8 MiB window");
+    let (_dir, path) = crate::common::temp_file("wide.json", text.as_bytes(), false);
+
+    let check = |t: &Trace, how: &str| {
+        let e = &t.events;
+        let named = |n: &str| -> Vec<usize> {
+            (0..e.len())
+                .filter(|&i| t.name(kinetoscope_trace::EventId(i as u32)) == n)
+                .collect()
+        };
+        let (mm, call, gemm) = (named("aten::mm"), named("cudaLaunchKernel"), named("gemm"));
+        assert_eq!((mm.len(), call.len(), gemm.len()), (2, 2, 2), "{how}");
+        for k in 0..2 {
+            assert_eq!(e.dur_ns.at(mm[k]), 5_000_000_000, "{how}");
+            assert_eq!(e.external_id.at(mm[k]), EXT, "{how}");
+            assert_eq!(
+                (e.external_id.at(call[k]), e.correlation.at(call[k])),
+                (EXT, CORR),
+                "{how}"
+            );
+            assert_eq!(
+                (e.external_id.at(gemm[k]), e.correlation.at(gemm[k])),
+                (-5, CORR),
+                "{how}"
+            );
+            let row = t
+                .args
+                .op_row(kinetoscope_trace::EventId(mm[k] as u32))
+                .unwrap();
+            assert_eq!(t.args.op_sequence_number.at(row), SEQ, "{how}");
+            assert_eq!(t.args.op_fwd_thread_id.at(row), -1, "{how}");
+        }
+        let flows: Vec<u64> = t.flows.id.iter().map(|v| v as u64).collect();
+        assert_eq!(flows, [FLOW, FLOW], "{how}");
+        let add = named("aten::add");
+        assert_eq!(add.len(), 100_000, "{how}");
+        let last = *add.last().unwrap();
+        assert_eq!(e.external_id.at(last), 100_000, "{how}");
+        let row = t
+            .args
+            .op_row(kinetoscope_trace::EventId(last as u32))
+            .unwrap();
+        assert_eq!(t.args.op_sequence_number.at(row), 99_999, "{how}");
+    };
+    let one = read_trace(&path, &crate::common::lenient(1)).unwrap();
+    check(&one, "one thread");
+    let three = read_trace(&path, &crate::common::lenient(3)).unwrap();
+    check(&three, "three threads");
+    assert_eq!(fingerprint(&three), fingerprint(&one));
+    let cache = tempfile::tempdir().unwrap();
+    let opts = caching(cache.path());
+    read_trace(&path, &opts).unwrap();
+    let hit = cached(&path, &opts).expect("cached");
+    check(&hit, "cache");
+    assert_eq!(
+        fingerprint(&hit),
+        fingerprint(&read_trace(&path, &opts).unwrap())
+    );
+}
