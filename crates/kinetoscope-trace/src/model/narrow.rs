@@ -23,11 +23,6 @@ pub struct NarrowColumn {
 }
 
 impl NarrowColumn {
-    /// An empty column.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.narrow.len()
