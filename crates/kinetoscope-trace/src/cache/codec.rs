@@ -235,6 +235,15 @@ impl<'a> In<'a> {
         Ok(v)
     }
 
+    /// A column of exactly `n` values collected into `C`, with no vector on the way.
+    pub fn col_into<T: Le, C: FromIterator<T>>(&mut self, n: usize) -> Result<C, Bad> {
+        if self.len(T::SIZE)? != n {
+            return Err(Bad);
+        }
+        let bytes = self.take(n * T::SIZE)?;
+        Ok(bytes.chunks_exact(T::SIZE).map(T::get).collect())
+    }
+
     /// Bytes written by [`Out::blob`].
     pub fn blob(&mut self) -> Result<&'a [u8], Bad> {
         let n = self.len(1)?;

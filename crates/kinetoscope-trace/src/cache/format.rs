@@ -378,13 +378,13 @@ fn decode_events(r: &mut In<'_>, lim: &Limits) -> Result<EventTable, Bad> {
     let n = ts_ns.len();
     Ok(EventTable {
         ts_ns,
-        dur_ns: r.col_of(n, |v: i64| v)?.into(),
+        dur_ns: r.col_into::<i64, _>(n)?,
         name: checked(r.col_of(n, |v: u32| v)?, |v| lim.str(v))?,
         cat: checked(r.col_of(n, |v: u16| v)?, |v| lim.cat(v))?,
         phase: checked(r.col_of(n, |v: u8| v)?, |v| of_number(&PHASES, v))?,
         track: checked(r.col_of(n, |v: u32| v)?, |v| lim.track(v))?,
-        external_id: r.col_of(n, |v: i64| v)?.into(),
-        correlation: r.col_of(n, |v: i64| v)?.into(),
+        external_id: r.col_into::<i64, _>(n)?,
+        correlation: r.col_into::<i64, _>(n)?,
     })
 }
 
@@ -394,7 +394,7 @@ fn decode_flows(r: &mut In<'_>, lim: &Limits) -> Result<FlowTable, Bad> {
     let n = cat.len();
     Ok(FlowTable {
         cat,
-        id: r.col_of(n, |v: i64| v)?.into(),
+        id: r.col_into::<i64, _>(n)?,
         end: checked(r.col_of(n, |v: u8| v)?, |v| of_number(&ENDS, v))?,
         ts_ns: r.col_of(n, |v: i64| v)?,
         track: checked(r.col_of(n, |v: u32| v)?, |v| lim.track(v))?,
@@ -494,8 +494,8 @@ fn decode_op(r: &mut In<'_>, lim: &Limits) -> Result<OpColumns, Bad> {
             module_hierarchy: s[5][i],
         })
         .collect();
-    let seq = r.col_of(n, |v: i64| v)?.into();
-    let fwd = r.col_of(n, |v: i64| v)?.into();
+    let seq = r.col_into::<i64, _>(n)?;
+    let fwd = r.col_into::<i64, _>(n)?;
     Ok((op, seq, fwd))
 }
 

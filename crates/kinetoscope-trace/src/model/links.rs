@@ -248,8 +248,10 @@ impl LaunchLinks {
                         trace.categories.kind(e.cat[i]),
                         CategoryKind::Kernel | CategoryKind::GpuMemcpy | CategoryKind::GpuMemset
                     )
-                    && (e.correlation.at(i) == 0
-                        || ids.binary_search(&e.correlation.at(i)).is_err())
+                    && {
+                        let c = e.correlation.at(i);
+                        c == 0 || ids.binary_search(&c).is_err()
+                    }
             })
             .count() as u64
     }

@@ -163,12 +163,6 @@ impl FromIterator<i64> for NarrowColumn {
     }
 }
 
-impl From<Vec<i64>> for NarrowColumn {
-    fn from(v: Vec<i64>) -> Self {
-        v.into_iter().collect()
-    }
-}
-
 /// `v` as a narrow value, when it fits.
 #[inline]
 fn fits(v: i64) -> Option<u32> {

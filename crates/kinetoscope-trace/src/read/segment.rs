@@ -412,9 +412,12 @@ impl Segment {
                     module_hierarchy: self.opt_text(buf, a.module_hierarchy),
                 };
                 self.args.op.push(op);
-                let autograd = (a.sequence_number, a.fwd_thread_id);
-                self.args.op_sequence_number.push(autograd.0.unwrap_or(-1));
-                self.args.op_fwd_thread_id.push(autograd.1.unwrap_or(-1));
+                self.args
+                    .op_sequence_number
+                    .push(a.sequence_number.unwrap_or(-1));
+                self.args
+                    .op_fwd_thread_id
+                    .push(a.fwd_thread_id.unwrap_or(-1));
             }
             CategoryKind::CpuInstantEvent if a.bytes.is_some() || a.total_allocated.is_some() => {
                 self.args.memory.push(MemoryArgs {

@@ -947,7 +947,10 @@ impl<'c> Loader<'c> {
             module_hierarchy: StrId(0),
         });
         let t = &mut self.trace;
-        let grown = (t.args.op_sequence_number.grow_by(1, &mut t.charge))
+        let grown = t
+            .args
+            .op_sequence_number
+            .grow_by(1, &mut t.charge)
             .and_then(|()| t.args.op_fwd_thread_id.grow_by(1, &mut t.charge));
         grown.map_err(|e| self.oom(e))?;
         self.trace.args.op_sequence_number.push(seq.unwrap_or(-1));
