@@ -5,20 +5,21 @@
 
 use kinetoscope_trace::Nesting;
 
-/// Not computed yet (0, so that the memo is allocated zeroed: its pages are only
-/// touched where the searches go).
-const UNKNOWN: u32 = 0;
+/// Not computed yet. Not 0 on purpose: a zeroed memo would be allocated as pages the
+/// kernel maps to its zero page and copies on the first write, one fault and one TLB
+/// flush of every core running the process per page, as the searches read before they
+/// write (on a 2-core VM, 8 % of `report`'s time after the read); filled with this
+/// value, the memo's pages are written once, in order, when it is made.
+const UNKNOWN: u32 = u32::MAX;
 /// No ancestor passes.
-const NONE: u32 = 1;
-/// The memo holds ancestor `a` as `a + 2`.
-const SHIFT: u32 = 2;
+const NONE: u32 = u32::MAX - 1;
 
 /// The nearest ancestor passing `test`, for any events, in O(n) in all.
 pub struct AncestorSearch<'a, P> {
     parent: &'a [u32],
     test: P,
-    /// Per event: [`UNKNOWN`], [`NONE`], or its nearest ancestor that passes plus
-    /// [`SHIFT`].
+    /// Per event: [`UNKNOWN`], [`NONE`], or its nearest ancestor that passes (event
+    /// indices are below [`NONE`]: `u32::MAX` is the nesting's "no parent").
     memo: Vec<u32>,
     /// The path being walked (kept to reuse its allocation).
     path: Vec<u32>,
@@ -53,7 +54,7 @@ impl<'a, P: FnMut(usize) -> bool> AncestorSearch<'a, P> {
                 break NONE;
             }
             if (self.test)(p as usize) {
-                break p + SHIFT;
+                break p;
             }
             cur = p;
         };
@@ -62,7 +63,7 @@ impl<'a, P: FnMut(usize) -> bool> AncestorSearch<'a, P> {
         for k in self.path.drain(..) {
             self.memo[k as usize] = found;
         }
-        (found != NONE).then(|| (found - SHIFT) as usize)
+        (found != NONE).then_some(found as usize)
     }
 
     /// Whether some strict ancestor of `event` passes the test.

@@ -125,7 +125,7 @@ impl Launches {
         let threads = calls
             .into_iter()
             .map(|(track, mut calls)| {
-                calls.sort_unstable();
+                calls.sort();
                 let mut before = Vec::with_capacity(calls.len() + 1);
                 let mut sum = Launched::default();
                 before.push(sum);
@@ -213,7 +213,7 @@ impl Launches {
             let t = &self.threads[&track];
             let mut by_end: Vec<usize> = (0..t.calls.len()).collect();
             by_end.sort_unstable_by_key(|&k| t.calls[k].1);
-            spans.sort_unstable();
+            spans.sort();
             let mut tree = Fenwick::new(t.calls.len());
             let mut next = 0;
             for (end, s, i) in spans {

@@ -757,7 +757,7 @@ impl Facts<'_> {
                 ));
             }
             for v in m.values_mut() {
-                v.sort_unstable_by_key(|s| (s.0, std::cmp::Reverse(s.1), s.2));
+                v.sort_by_key(|s| (s.0, std::cmp::Reverse(s.1), s.2));
             }
             let mut up = self.ancestor_search(|a| self.is_host_work(a));
             HostWork::new(m, |i| up.nearest(i), e.len())

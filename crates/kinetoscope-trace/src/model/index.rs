@@ -28,7 +28,9 @@ impl Nesting {
         }
         let mut stack: Vec<u32> = Vec::new();
         for spans in &mut per_track {
-            spans.sort_unstable();
+            // Stable: a track's spans come nearly in time order, in a few long runs
+            // that the stable sort merges in about one pass (the keys are distinct).
+            spans.sort();
             stack.clear();
             for &(start, _, i) in spans.iter() {
                 let end = start + e.dur_ns.at(i as usize);
@@ -104,7 +106,9 @@ impl CorrelationIndex {
                 _ => {}
             }
         }
-        linked.sort_unstable();
+        // Stable: ids rise through the launches and through the activities, two long
+        // runs merged in about one pass (the keys are distinct).
+        linked.sort();
         let mut idx = Self {
             link_of: vec![NO_LINK; e.len()],
             ..Self::default()
