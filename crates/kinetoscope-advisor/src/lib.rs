@@ -87,18 +87,39 @@ pub fn advise_trace_with<R>(
     config: &Config,
     extra: impl FnOnce(&facts::Facts) -> R,
 ) -> (TraceReport, R) {
-    let facts = facts::Facts::new(trace);
-    // The facts several rules share are computed on a second thread, and the diff
-    // profile on a third, while the rules run on this one and a fourth (reading used
-    // both cores; these are most of what the advisor adds to it, and no one rule or
-    // fact holds most of it). A rule that needs a fact before it is ready waits for it.
+    std::thread::scope(|outer| {
+        // The memory view needs only the trace: it starts now, beside the overview (which
+        // leaves a core partly idle), instead of after it on the facts' thread.
+        let memory = outer.spawn(|| {
+            kinetoscope_analysis::memory::analyze_trace_for_rules(
+                trace,
+                &kinetoscope_analysis::memory::MemoryOptions::default(),
+            )
+        });
+        let facts = facts::Facts::new(trace).with_memory(move || join(memory));
+        advise_with_facts(trace, &facts, config, extra)
+    })
+}
+
+/// The rules, the summary and `extra` over prepared `facts`.
+fn advise_with_facts<R>(
+    trace: &kinetoscope_trace::Trace,
+    facts: &facts::Facts,
+    config: &Config,
+    extra: impl FnOnce(&facts::Facts) -> R,
+) -> (TraceReport, R) {
+    // The facts several rules share are computed on a second thread (the memory view
+    // is already under way on another: `advise_trace_with`), and the diff profile on a
+    // third, while the rules run on this one and a fourth (reading used both cores;
+    // these are most of what the advisor adds to it, and no one rule or fact holds most
+    // of it). A rule that needs a fact before it is ready waits for it.
     let all = rules::all();
     // The rules at even or odd positions, each one's findings.
     let check = |parity: usize| -> Vec<Vec<Finding>> {
         all.iter()
             .skip(parity)
             .step_by(2)
-            .map(|r| r.check(&facts, config))
+            .map(|r| r.check(facts, config))
             .collect()
     };
     let (mut findings, profile) = std::thread::scope(|s| {
@@ -123,12 +144,12 @@ pub fn advise_trace_with<R>(
         (findings, join(profile))
     });
     rank_findings(&mut findings);
-    let extra = extra(&facts);
+    let extra = extra(facts);
     let report = TraceReport {
         path: trace.path.display().to_string(),
         rank: facts.overview.rank,
-        summary: summary::summarize(&facts),
-        flops: flops::estimate(&facts, config.peak_tflops),
+        summary: summary::summarize(facts),
+        flops: flops::estimate(facts, config.peak_tflops),
         findings,
         profile: Some(profile),
     };

@@ -15,7 +15,7 @@
 mod host_work;
 mod launches;
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use host_work::HostWork;
 pub use kinetoscope_analysis::ancestry::AncestorSearch;
@@ -117,7 +117,12 @@ pub struct Facts<'a> {
     collectives: OnceLock<Vec<CollectiveInstance>>,
     /// [`Self::events`]' index.
     by_name: OnceLock<ByName>,
+    /// Where the memory view comes from when one was given ([`Self::with_memory`]).
+    pending_memory: Mutex<Option<PendingMemory<'a>>>,
 }
+
+/// A memory view being computed elsewhere (a thread's result to wait for).
+type PendingMemory<'a> = Box<dyn FnOnce() -> MemoryView + Send + 'a>;
 
 /// Complete events grouped by name id, each group in file order.
 struct ByName {
@@ -214,21 +219,23 @@ impl<'a> Facts<'a> {
             comm: OnceLock::new(),
             collectives: OnceLock::new(),
             by_name: OnceLock::new(),
+            pending_memory: Mutex::new(None),
         }
     }
 
     /// Compute the facts that are independent of each other and used by several rules
-    /// (the memory view, HTA's host-wait gaps, launch statistics, the kernel table over
-    /// the steps, the GEMM calls), heaviest first: for a second thread while the rules
-    /// run.
+    /// (communication, the kernel table over the steps, HTA's host-wait gaps, launch
+    /// statistics, the GEMM calls, the memory view), heaviest first but the memory view,
+    /// which comes last (it is often under way on a thread of its own:
+    /// [`Self::with_memory`]): for a second thread while the rules run.
     pub fn prepare(&self) {
-        self.memory();
         self.comm();
         self.step_kernels();
         self.host_wait();
         self.launch_stats();
         self.gemms();
         self.launches();
+        self.memory();
     }
 
     /// Communication and its overlap with computation per step, as `kinetoscope comm`
@@ -384,8 +391,28 @@ impl<'a> Facts<'a> {
     /// curves, per-step pattern and the allocations never freed
     /// ([`kinetoscope_analysis::memory::analyze_trace_for_rules`]).
     pub fn memory(&self) -> &MemoryView {
-        self.memory
-            .get_or_init(|| analyze_trace_for_rules(self.trace, &MemoryOptions::default()))
+        self.memory.get_or_init(|| {
+            let pending = self
+                .pending_memory
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            match pending {
+                Some(view) => view(),
+                None => analyze_trace_for_rules(self.trace, &MemoryOptions::default()),
+            }
+        })
+    }
+
+    /// These facts, with the memory view ([`Self::memory`]) taken from `view` when first
+    /// asked for: the view needs nothing but the trace, so a caller can start it on a
+    /// thread of its own before [`Self::new`]'s overview, and hand over the wait for it.
+    pub fn with_memory(self, view: impl FnOnce() -> MemoryView + Send + 'a) -> Self {
+        *self
+            .pending_memory
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(Box::new(view));
+        self
     }
 
     /// The gaps in which the whole GPU waits for the host: HTA's host-wait
