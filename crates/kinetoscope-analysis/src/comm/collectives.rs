@@ -124,11 +124,15 @@ impl<'t> Calls<'t> {
     fn build(trace: &'t Trace) -> Self {
         let e = &trace.events;
         let mut by_name = NameMemo::new(trace, host_collective);
-        let kinds: Vec<Option<HostCollective<'t>>> = (0..e.len())
-            .map(|i| {
+        // The collective host spans in file order, with what their names say: a few
+        // among all events, so kept apart (with one flag per event for the nesting
+        // searches) rather than as an optional kind per event.
+        let spans: Vec<(u32, HostCollective<'t>)> = (0..e.len())
+            .filter_map(|i| {
                 is_host_span(trace, i)
                     .then(|| by_name.get(e.name[i]))
                     .flatten()
+                    .map(|kind| (i as u32, kind))
             })
             .collect();
         let mut out = Calls {
@@ -137,13 +141,23 @@ impl<'t> Calls<'t> {
             by_external: FxHashMap::default(),
             by_correlation: FxHashMap::default(),
         };
-        if kinds.iter().all(Option::is_none) {
+        if spans.is_empty() {
             return out;
         }
+        let mut is_collective = vec![false; e.len()];
+        for &(i, _) in &spans {
+            is_collective[i as usize] = true;
+        }
+        let kind_of = |a: usize| {
+            spans
+                .binary_search_by_key(&(a as u32), |s| s.0)
+                .ok()
+                .map(|k| spans[k].1)
+        };
         // The outermost span of each chain of nested collective spans: for a span whose
         // parent is a collective, the nearest ancestor whose own parent is not one.
         let nesting = trace.nesting();
-        let collective = |a: usize| kinds.get(a).is_some_and(Option::is_some);
+        let collective = |a: usize| is_collective.get(a).copied().unwrap_or(false);
         let parent = |a: usize| nesting.parent_of(EventId(a as u32)).map(|p| p.index());
         let mut chain_root = AncestorSearch::new(nesting, |a| {
             collective(a) && !parent(a).is_some_and(collective)
@@ -156,8 +170,8 @@ impl<'t> Calls<'t> {
             EventId(r as u32)
         };
         let mut by_root: FxHashMap<u32, usize> = FxHashMap::default();
-        for (i, kind) in kinds.iter().enumerate() {
-            let Some(kind) = *kind else { continue };
+        for &(i, kind) in &spans {
+            let i = i as usize;
             let root = root_of(i);
             let c = *by_root.entry(root.0).or_insert_with(|| {
                 out.calls.push(Call {
@@ -166,7 +180,7 @@ impl<'t> Calls<'t> {
                     backend: None,
                     c10d: None,
                     root_is_backend: matches!(
-                        kinds[root.index()],
+                        kind_of(root.index()),
                         Some(HostCollective::Backend(_))
                     ),
                     launched: false,
