@@ -97,13 +97,12 @@ pub fn advise_trace_with<R>(
             )
         });
         let facts = facts::Facts::new(trace).with_memory(move || join(memory));
-        advise_with_facts(trace, &facts, config, extra)
+        advise_with_facts(&facts, config, extra)
     })
 }
 
 /// The rules, the summary and `extra` over prepared `facts`.
 fn advise_with_facts<R>(
-    trace: &kinetoscope_trace::Trace,
     facts: &facts::Facts,
     config: &Config,
     extra: impl FnOnce(&facts::Facts) -> R,
@@ -113,6 +112,7 @@ fn advise_with_facts<R>(
     // third, while the rules run on this one and a fourth (reading used both cores;
     // these are most of what the advisor adds to it, and no one rule or fact holds most
     // of it). A rule that needs a fact before it is ready waits for it.
+    let trace = facts.trace;
     let all = rules::all();
     // The rules at even or odd positions, each one's findings.
     let check = |parity: usize| -> Vec<Vec<Finding>> {
