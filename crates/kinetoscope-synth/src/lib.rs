@@ -4,7 +4,9 @@
 //! The source is repeated `k = 0, 1, 2, …` times. Copy `k` has its timestamps shifted
 //! by `k × period` (the span of the source events plus a small gap), the ids that
 //! link events (`External id`, `correlation`, flow `id`, `Python id`, …) moved up by
-//! `k × (max id + 1)` and `ProfilerStep#N` renamed to `N + k × steps`. Metadata
+//! `k ×` the span of their family's ids in the source (each family is a counter of its
+//! own in Kineto, so copy `k`'s ids continue where copy `k − 1`'s end, as in one long
+//! run) and `ProfilerStep#N` renamed to `N + k × steps`. Metadata
 //! (`ph: "M"`) events are kept once, `Record Window End` once at the very end, and the
 //! top-level keys around `traceEvents` are kept as they are.
 //!
@@ -44,16 +46,38 @@ use serde_json::value::RawValue;
 use decimal::{parse_int, parse_micros, push_int, push_time, Factor, TimeStyle};
 use warp::{merge_intervals, Role, Warp};
 
-/// `args` keys whose (positive integer) values link events to each other; they are
-/// moved up by `k × (max id + 1)` in copy `k`, like the flow-event `id`.
-pub const LINK_ARGS: &[&str] = &[
-    "External id",
-    "external id",
-    "correlation",
-    "Python id",
-    "Python parent id",
-    "Sequence number",
+/// `args` keys whose (positive integer) values link events to each other, with their
+/// [`IdFamily`]; they are moved up by `k ×` their family's span in copy `k`.
+pub const LINK_ARGS: &[(&str, IdFamily)] = &[
+    ("External id", IdFamily::External),
+    ("external id", IdFamily::External),
+    ("correlation", IdFamily::Correlation),
+    ("Python id", IdFamily::Python),
+    ("Python parent id", IdFamily::Python),
+    ("Sequence number", IdFamily::Sequence),
 ];
+
+/// A set of linking ids drawn from one counter: ids link only within their family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdFamily {
+    /// Operators' `External id`s (and the runtime calls and kernels that name them).
+    External,
+    /// CUPTI correlation ids, and the flow-event `id`s that carry them (`ac2g`).
+    Correlation,
+    /// Python frames' ids and parent ids.
+    Python,
+    /// Autograd sequence numbers.
+    Sequence,
+}
+
+impl IdFamily {
+    /// Number of families.
+    const COUNT: usize = 4;
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
 
 /// The default gap between two copies: 1 ms.
 pub const DEFAULT_GAP_NS: i64 = 1_000_000;
@@ -157,8 +181,8 @@ enum Seg {
         ns: i64,
         style: TimeStyle,
     },
-    /// A linking id (positive).
-    Id(i64),
+    /// A linking id (positive) of a family.
+    Id(i64, IdFamily),
     /// The name `ProfilerStep#N` (the whole JSON string).
     Step(i64),
 }
@@ -206,7 +230,8 @@ pub struct Source {
     one_line: bool,
     t0_ns: i64,
     period_ns: i64,
-    id_offset: i64,
+    /// What each [`IdFamily`]'s ids move up by between two copies.
+    id_offsets: [i64; IdFamily::COUNT],
     step_span: i64,
     /// The NCCL kernels' intervals, merged, in ns from `t0_ns`: where a planted
     /// straggler's ranks synchronise.
@@ -219,7 +244,7 @@ impl fmt::Debug for Source {
             .field("events", &self.events.len())
             .field("repeated_events", &self.repeated_events())
             .field("period_ns", &self.period_ns)
-            .field("id_offset", &self.id_offset)
+            .field("id_offsets", &self.id_offsets)
             .field("step_span", &self.step_span)
             .finish()
     }
@@ -363,7 +388,7 @@ impl Source {
             one_line: opts.one_line,
             t0_ns: 0,
             period_ns: 0,
-            id_offset: 0,
+            id_offsets: [0; IdFamily::COUNT],
             step_span: 0,
             sync: Vec::new(),
         };
@@ -371,7 +396,13 @@ impl Source {
 
         let mut min_ts = i64::MAX;
         let mut max_end = i64::MIN;
-        let mut max_id: i64 = 0;
+        // Per family: the smallest and the largest id.
+        let mut id_range = [(i64::MAX, i64::MIN); IdFamily::COUNT];
+        let mut seen_id = |id: i64, family: IdFamily| {
+            let r = &mut id_range[family.index()];
+            *r = (r.0.min(id), r.1.max(id));
+            Seg::Id(id, family)
+        };
         let mut steps = (i64::MAX, i64::MIN);
         let mut holes: Vec<(usize, usize, Seg)> = Vec::new();
         for ev in events {
@@ -424,8 +455,7 @@ impl Source {
                     if matches!(ph.as_deref(), Some("s" | "f" | "t")) {
                         if let Some(raw) = obj.get("id") {
                             if let Some(id) = parse_int(raw.get()).filter(|&i| i > 0) {
-                                max_id = max_id.max(id);
-                                holes.push(hole(raw, Seg::Id(id)));
+                                holes.push(hole(raw, seen_id(id, IdFamily::Correlation)));
                             }
                         }
                     }
@@ -438,12 +468,12 @@ impl Source {
                         let args: RawObject =
                             serde_json::from_str(args.get()).context("bad event args")?;
                         for (k, raw) in &args.0 {
-                            if !LINK_ARGS.contains(&k.as_str()) {
+                            let Some(&(_, family)) = LINK_ARGS.iter().find(|(key, _)| key == k)
+                            else {
                                 continue;
-                            }
+                            };
                             if let Some(id) = parse_int(raw.get()).filter(|&i| i > 0) {
-                                max_id = max_id.max(id);
-                                holes.push(hole(raw, Seg::Id(id)));
+                                holes.push(hole(raw, seen_id(id, family)));
                             }
                         }
                     }
@@ -475,7 +505,9 @@ impl Source {
                     .collect(),
             );
         }
-        src.id_offset = max_id + 1;
+        for (offset, &(lo, hi)) in src.id_offsets.iter_mut().zip(&id_range) {
+            *offset = if lo <= hi { hi - lo + 1 } else { 0 };
+        }
         if steps.0 <= steps.1 {
             src.step_span = steps.1 - steps.0 + 1;
         }
@@ -516,9 +548,10 @@ impl Source {
         self.period_ns
     }
 
-    /// What linking ids move up by between two copies (max id + 1).
-    pub fn id_offset(&self) -> i64 {
-        self.id_offset
+    /// What a family's linking ids move up by between two copies: the span of its ids
+    /// in the source (largest − smallest + 1), 0 when the source has none.
+    pub fn id_offset(&self, family: IdFamily) -> i64 {
+        self.id_offsets[family.index()]
     }
 
     /// What `ProfilerStep#N` numbers move up by between two copies.
@@ -648,7 +681,7 @@ impl Source {
         Ctx {
             k,
             shift: k * self.period_ns,
-            id_add: k * self.id_offset,
+            id_add: self.id_offsets.map(|o| k * o),
             step_add: k * self.step_span,
             t0: self.t0_ns,
             warp,
@@ -670,7 +703,7 @@ impl Source {
                     };
                     push_time(out, d, style);
                 }
-                Seg::Id(id) => push_int(out, id + ctx.id_add),
+                Seg::Id(id, family) => push_int(out, id + ctx.id_add[family.index()]),
                 Seg::Step(n) => {
                     out.extend_from_slice(b"\"ProfilerStep#");
                     push_int(out, n + ctx.step_add);
@@ -685,7 +718,7 @@ impl Source {
 struct Ctx<'w> {
     k: i64,
     shift: i64,
-    id_add: i64,
+    id_add: [i64; IdFamily::COUNT],
     step_add: i64,
     t0: i64,
     warp: Option<&'w Warp>,

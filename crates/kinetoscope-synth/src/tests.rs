@@ -151,7 +151,11 @@ fn three_copies_shift_times_ids_and_steps() {
     assert_eq!(src.repeated_events(), 9);
     // span 100.250 → 200.000 plus 1 ms gap, rounded up to whole µs.
     assert_eq!(src.period_ns(), 1_100_000);
-    assert_eq!(src.id_offset(), 41);
+    // Each family moves by its own span: External ids 1..=3, the rest one id each.
+    assert_eq!(src.id_offset(IdFamily::External), 3);
+    assert_eq!(src.id_offset(IdFamily::Correlation), 1);
+    assert_eq!(src.id_offset(IdFamily::Python), 1);
+    assert_eq!(src.id_offset(IdFamily::Sequence), 1);
     assert_eq!(src.step_span(), 2);
     let (text, stats) = render(&src, &copies(3));
     assert_eq!(stats.copies, 3);
@@ -179,7 +183,7 @@ fn three_copies_shift_times_ids_and_steps() {
         .iter()
         .map(|e| e.arg("Sequence number").unwrap())
         .collect();
-    assert_eq!(seq, ["7", "48", "89"]);
+    assert_eq!(seq, ["7", "8", "9"]);
     // Untouched args keep their text.
     assert!(mm
         .iter()
@@ -198,7 +202,7 @@ fn three_copies_shift_times_ids_and_steps() {
     assert!(kernels.iter().all(|e| e.name() == "gemm \"q\" {x}"));
 
     // Flows follow their correlation ids.
-    for (corr, flow) in [("40", "40"), ("81", "81"), ("122", "122")] {
+    for (corr, flow) in [("40", "40"), ("41", "41"), ("42", "42")] {
         assert!(kernels.iter().any(|e| e.arg("correlation") == Some(corr)));
         let n = evs
             .iter()
@@ -210,10 +214,10 @@ fn three_copies_shift_times_ids_and_steps() {
     // Ids disjoint across copies: 3 distinct External ids per copy.
     let ext: BTreeSet<&str> = evs.iter().filter_map(|e| e.arg("External id")).collect();
     assert_eq!(ext.len(), 9);
-    let expected: BTreeSet<&str> = ["1", "2", "3", "42", "43", "44", "83", "84", "85"].into();
+    let expected: BTreeSet<&str> = ["1", "2", "3", "4", "5", "6", "7", "8", "9"].into();
     assert_eq!(ext, expected);
     let py: Vec<&str> = evs.iter().filter_map(|e| e.arg("Python id")).collect();
-    assert_eq!(py, ["5", "46", "87"]);
+    assert_eq!(py, ["5", "6", "7"]);
     assert!(evs
         .iter()
         .filter_map(|e| e.arg("Python parent id"))
@@ -271,7 +275,8 @@ fn integer_microseconds_stay_integers() {
         ]
     );
     let ext: Vec<&str> = evs.iter().filter_map(|e| e.arg("External id")).collect();
-    assert_eq!(ext, ["9", "19", "29"]);
+    // One External id: each copy takes the next.
+    assert_eq!(ext, ["9", "10", "11"]);
 }
 
 #[test]

@@ -104,11 +104,27 @@ impl NodeTree {
     pub(crate) fn build(trace: &Trace) -> Self {
         let e = &trace.events;
         // (track, start, -end, event, kind, op args row): sorting gives the pre-order of
-        // each track.
+        // each track. Grouped by track in file order first (a counting sort: file order
+        // interleaves the threads), then each track's sorted on its own.
         let op_args = &trace.args.op;
+        let tracks = trace.tracks.len();
+        let mut track_start = vec![0usize; tracks + 1];
+        for_each_node_event(trace, |i, _| {
+            if let Some(n) = track_start.get_mut(e.track[i].index() + 1) {
+                *n += 1;
+            }
+        });
+        for t in 0..tracks {
+            track_start[t + 1] += track_start[t];
+        }
+        let mut fill = track_start.clone();
+        let mut order: Vec<(u32, i64, i64, u32, NodeKind, u32)> =
+            vec![(0, 0, 0, 0, NodeKind::Op, NONE); track_start[tracks]];
         let mut cursor = 0usize;
-        let mut order: Vec<(u32, i64, i64, u32, NodeKind, u32)> = Vec::new();
         for_each_node_event(trace, |i, k| {
+            let Some(at) = fill.get_mut(e.track[i].index()) else {
+                return;
+            };
             while cursor < op_args.len() && (op_args[cursor].event.0 as usize) < i {
                 cursor += 1;
             }
@@ -118,11 +134,16 @@ impl NodeTree {
                 NONE
             };
             let ts = e.ts_ns[i];
-            order.push((e.track[i].0, ts, -(ts + e.dur_ns.at(i)), i as u32, k, arg));
+            order[*at] = (e.track[i].0, ts, -(ts + e.dur_ns.at(i)), i as u32, k, arg);
+            *at += 1;
         });
-        // Stable: file order holds each track's events nearly in time order, in runs
-        // the stable sort merges in about one pass (the keys are distinct).
-        order.sort_by_key(|&(t, s, ne, i, _, _)| (t, s, ne, i));
+        drop(fill);
+        for t in 0..tracks {
+            // Stable: file order holds each track's events nearly in time order, in runs
+            // the stable sort merges in about one pass (the keys are distinct).
+            order[track_start[t]..track_start[t + 1]]
+                .sort_by_key(|&(_, s, ne, i, _, _)| (s, ne, i));
+        }
 
         let n = order.len();
         let mut tree = NodeTree {

@@ -17,17 +17,35 @@ impl Nesting {
     /// them with a stack.
     pub fn build(trace: &Trace) -> Self {
         let e = &trace.events;
+        let tracks = trace.tracks.len();
         let mut parent = vec![u32::MAX; e.len()];
-        // (start, -duration, event) per track: the sort compares keys held in place.
-        let mut per_track: Vec<Vec<(i64, i64, u32)>> = vec![Vec::new(); trace.tracks.len()];
-        for i in 0..e.len() {
+        let is_span = |i: usize| {
             let kind = trace.categories.kind(e.cat[i]);
-            if e.phase[i] == Phase::Complete && !kind.is_gpu() && kind != CategoryKind::TraceSpan {
-                per_track[e.track[i].index()].push((e.ts_ns[i], -e.dur_ns.at(i), i as u32));
-            }
+            e.phase[i] == Phase::Complete
+                && !kind.is_gpu()
+                && kind != CategoryKind::TraceSpan
+                && e.track[i].index() < tracks
+        };
+        // (start, -duration, event) of every span, grouped by track in file order (a
+        // counting sort into one list): the sort compares keys held in place.
+        let mut track_start = vec![0usize; tracks + 1];
+        for i in (0..e.len()).filter(|&i| is_span(i)) {
+            track_start[e.track[i].index() + 1] += 1;
         }
+        for t in 0..tracks {
+            track_start[t + 1] += track_start[t];
+        }
+        let mut fill = track_start.clone();
+        let mut spans = vec![(0i64, 0i64, 0u32); track_start[tracks]];
+        for i in (0..e.len()).filter(|&i| is_span(i)) {
+            let at = &mut fill[e.track[i].index()];
+            spans[*at] = (e.ts_ns[i], -e.dur_ns.at(i), i as u32);
+            *at += 1;
+        }
+        drop(fill);
         let mut stack: Vec<u32> = Vec::new();
-        for spans in &mut per_track {
+        for t in 0..tracks {
+            let spans = &mut spans[track_start[t]..track_start[t + 1]];
             // Stable: a track's spans come nearly in time order, in a few long runs
             // that the stable sort merges in about one pass (the keys are distinct).
             spans.sort();
@@ -89,48 +107,124 @@ const NO_LINK: u32 = u32::MAX;
 
 impl CorrelationIndex {
     /// Build from the `correlation` column: every GPU activity and host launch call with
-    /// a non-zero id, grouped by id.
+    /// a non-zero id, grouped by id: by counting into one slot per id when the ids are
+    /// dense (Kineto's counters; no sort), else by sorting.
     pub fn build(trace: &Trace) -> Self {
         let e = &trace.events;
         let kinds: Vec<CategoryKind> = trace.categories.iter().map(|(_, c)| c.kind).collect();
-        // (id, event, is GPU) of every linked event, sorted by id then event.
-        let mut linked: Vec<(i64, u32, bool)> = Vec::new();
-        for i in 0..e.len() {
+        // Per event: whether it is linked (a GPU activity or a launch call with an id),
+        // and whether it is on the GPU.
+        let linked = |i: usize| -> Option<(i64, bool)> {
             let c = e.correlation.at(i);
             if c == 0 {
-                continue;
+                return None;
             }
             match kinds.get(e.cat[i].0 as usize) {
-                Some(k) if k.is_gpu() => linked.push((c, i as u32, true)),
-                Some(k) if k.is_launch_call() => linked.push((c, i as u32, false)),
-                _ => {}
+                Some(k) if k.is_gpu() => Some((c, true)),
+                Some(k) if k.is_launch_call() => Some((c, false)),
+                _ => None,
             }
+        };
+        let (mut min, mut max, mut n) = (i64::MAX, i64::MIN, 0usize);
+        for (c, _) in (0..e.len()).filter_map(linked) {
+            (min, max, n) = (min.min(c), max.max(c), n + 1);
         }
-        // Stable: ids rise through the launches and through the activities, two long
-        // runs merged in about one pass (the keys are distinct).
-        linked.sort();
+        let span = if n == 0 {
+            0
+        } else {
+            max as i128 - min as i128 + 1
+        };
         let mut idx = Self {
             link_of: vec![NO_LINK; e.len()],
             ..Self::default()
         };
+        if n > 0 && span <= 4 * n as i128 + 4096 {
+            idx.group_by_slot(trace, min, span as usize, linked);
+        } else {
+            idx.group_by_sort(trace, linked);
+        }
+        idx
+    }
+
+    /// Group by id through one slot per id in `min .. min + span`: count the GPU
+    /// activities per id, number the ids present in increasing order, then place every
+    /// event in file order (so each link's activities are in file order, and the last
+    /// launch call of a repeated id is kept, as [`Self::group_by_sort`] does).
+    fn group_by_slot(
+        &mut self,
+        trace: &Trace,
+        min: i64,
+        span: usize,
+        linked: impl Fn(usize) -> Option<(i64, bool)>,
+    ) {
+        let n = trace.events.len();
+        // Per slot: 1 + its GPU activities when the id occurs, 0 when not.
+        let mut slot = vec![0u32; span];
+        for (c, is_gpu) in (0..n).filter_map(&linked) {
+            let s = &mut slot[(c - min) as usize];
+            *s = (*s).max(1) + u32::from(is_gpu);
+        }
+        // Each slot becomes its link number; `gpu_from` gets each link's first place.
         let mut ids: Vec<i64> = Vec::new();
-        for &(c, i, is_gpu) in &linked {
-            if ids.last() != Some(&c) {
-                ids.push(c);
-                idx.launch.push(NO_LAUNCH);
-                idx.gpu_from.push(idx.gpu.len() as u32);
+        let mut placed = 0u32;
+        for (off, s) in slot.iter_mut().enumerate() {
+            if *s == 0 {
+                *s = NO_LINK;
+                continue;
             }
-            idx.link_of[i as usize] = idx.launch.len() as u32 - 1;
+            self.gpu_from.push(placed);
+            placed += *s - 1;
+            *s = ids.len() as u32;
+            ids.push(min + off as i64);
+        }
+        self.gpu_from.push(placed);
+        self.launch = vec![NO_LAUNCH; ids.len()];
+        self.gpu = vec![EventId(0); placed as usize];
+        let mut next: Vec<u32> = self.gpu_from[..ids.len()].to_vec();
+        for i in 0..n {
+            let Some((c, is_gpu)) = linked(i) else {
+                continue;
+            };
+            let l = slot[(c - min) as usize];
+            self.link_of[i] = l;
             if is_gpu {
-                idx.gpu.push(EventId(i));
+                let at = &mut next[l as usize];
+                self.gpu[*at as usize] = EventId(i as u32);
+                *at += 1;
             } else {
-                *idx.launch.last_mut().expect("a link was pushed") = i;
+                self.launch[l as usize] = i as u32;
             }
         }
-        idx.gpu_from.push(idx.gpu.len() as u32);
-        drop(linked);
-        idx.links = IdMap::build(|| ids.iter().enumerate().map(|(l, &c)| (c, l as u32)), true);
-        idx
+        drop(slot);
+        self.links = IdMap::build(|| ids.iter().enumerate().map(|(l, &c)| (c, l as u32)), true);
+    }
+
+    /// Group by id by sorting the linked events on (id, event).
+    fn group_by_sort(&mut self, trace: &Trace, linked: impl Fn(usize) -> Option<(i64, bool)>) {
+        // (id, event, is GPU) of every linked event, sorted by id then event.
+        let mut list: Vec<(i64, u32, bool)> = (0..trace.events.len())
+            .filter_map(|i| linked(i).map(|(c, is_gpu)| (c, i as u32, is_gpu)))
+            .collect();
+        // Stable: ids rise through the launches and through the activities, two long
+        // runs merged in about one pass (the keys are distinct).
+        list.sort();
+        let mut ids: Vec<i64> = Vec::new();
+        for &(c, i, is_gpu) in &list {
+            if ids.last() != Some(&c) {
+                ids.push(c);
+                self.launch.push(NO_LAUNCH);
+                self.gpu_from.push(self.gpu.len() as u32);
+            }
+            self.link_of[i as usize] = self.launch.len() as u32 - 1;
+            if is_gpu {
+                self.gpu.push(EventId(i));
+            } else {
+                *self.launch.last_mut().expect("a link was pushed") = i;
+            }
+        }
+        self.gpu_from.push(self.gpu.len() as u32);
+        drop(list);
+        self.links = IdMap::build(|| ids.iter().enumerate().map(|(l, &c)| (c, l as u32)), true);
     }
 
     /// The host launch call with this correlation id (the last one when repeated).

@@ -137,11 +137,12 @@ impl LaunchLinks {
         let mut repairs = LinkRepairs::default();
         if pending {
             let enclosing = Enclosing::build(trace, &kinds);
+            let mut cursors = Cursors::new(&enclosing);
             for (&call, launcher) in links.calls.iter().zip(links.launcher.iter_mut()) {
                 if *launcher != REJECTED && *launcher != NO_SUCH_ID {
                     continue;
                 }
-                let found = enclosing.innermost(trace, call as usize);
+                let found = enclosing.innermost(trace, call as usize, &mut cursors);
                 match (*launcher == REJECTED, found) {
                     (true, Some(_)) => repairs.relinked += 1,
                     (true, None) => repairs.unlinked += 1,
@@ -230,17 +231,17 @@ impl LaunchLinks {
 
     /// The GPU activities (complete kernels, memcpys and memsets) of `trace` whose
     /// correlation matches no runtime call: they have no launch record. Counted against
-    /// the calls' sorted ids (8 bytes a call, freed on return) rather than through the
-    /// correlation index, which a reader need not build.
+    /// the calls' ids held apart (a bit per id when they are dense, else 8 bytes a call
+    /// sorted; freed on return) rather than through the correlation index, which a reader
+    /// need not build.
     pub fn count_without_launch(&self, trace: &Trace) -> u64 {
         let e = &trace.events;
-        let mut ids: Vec<i64> = self
-            .calls
-            .iter()
-            .filter_map(|&c| e.correlation.get(c as usize))
-            .filter(|&id| id != 0)
-            .collect();
-        ids.sort_unstable();
+        let ids = CallIds::new(
+            self.calls
+                .iter()
+                .filter_map(|&c| e.correlation.get(c as usize))
+                .filter(|&id| id != 0),
+        );
         (0..e.len())
             .filter(|&i| {
                 e.phase[i] == Phase::Complete
@@ -250,7 +251,7 @@ impl LaunchLinks {
                     )
                     && {
                         let c = e.correlation.at(i);
-                        c == 0 || ids.binary_search(&c).is_err()
+                        c == 0 || !ids.contains(c)
                     }
             })
             .count() as u64
@@ -263,6 +264,49 @@ impl LaunchLinks {
         match self.of_correlation(trace, correlation)? {
             (_, Launcher::Span(op)) => Some(op),
             _ => None,
+        }
+    }
+}
+
+/// A set of correlation ids: a bit per id in `min ..= max` when that takes at most 4
+/// bits per id given (Kineto's counters), else the ids sorted.
+enum CallIds {
+    /// Bit `id - min` of `bits` is set for each id.
+    Bits { min: i64, bits: Vec<u64> },
+    /// The ids, sorted.
+    Sorted(Vec<i64>),
+}
+
+impl CallIds {
+    fn new(ids: impl Iterator<Item = i64> + Clone) -> Self {
+        let (mut min, mut max, mut n) = (i64::MAX, i64::MIN, 0u64);
+        for id in ids.clone() {
+            (min, max, n) = (min.min(id), max.max(id), n + 1);
+        }
+        if n > 0 && (max as i128 - min as i128) < 4 * n as i128 + 4096 {
+            let mut bits = vec![0u64; ((max - min) as usize) / 64 + 1];
+            for id in ids {
+                let off = (id - min) as usize;
+                bits[off / 64] |= 1 << (off % 64);
+            }
+            CallIds::Bits { min, bits }
+        } else {
+            let mut sorted: Vec<i64> = ids.collect();
+            sorted.sort_unstable();
+            CallIds::Sorted(sorted)
+        }
+    }
+
+    fn contains(&self, id: i64) -> bool {
+        match self {
+            CallIds::Bits { min, bits } => {
+                let off = id.wrapping_sub(*min);
+                off >= 0
+                    && bits
+                        .get(off as usize / 64)
+                        .is_some_and(|w| w >> (off as usize % 64) & 1 == 1)
+            }
+            CallIds::Sorted(sorted) => sorted.binary_search(&id).is_ok(),
         }
     }
 }
@@ -285,6 +329,35 @@ fn end(trace: &Trace, i: usize) -> i64 {
 fn encloses(trace: &Trace, outer: usize, inner: usize) -> bool {
     let ts = &trace.events.ts_ns;
     ts[outer] <= ts[inner] && end(trace, inner) <= end(trace, outer)
+}
+
+/// Per track, where [`Enclosing::innermost`]'s last search on it ended.
+struct Cursors {
+    at: Vec<Cursor>,
+}
+
+/// The start of the last call searched on a track, and the end of the track's spans
+/// that start at or before it (a position in [`Enclosing`]'s `spans`).
+#[derive(Clone, Copy)]
+struct Cursor {
+    start: i64,
+    past: u32,
+}
+
+impl Cursors {
+    /// No search made yet on any track of `enclosing`.
+    fn new(enclosing: &Enclosing) -> Self {
+        Self {
+            at: enclosing
+                .track_start
+                .iter()
+                .map(|&lo| Cursor {
+                    start: i64::MIN,
+                    past: lo,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// How far [`Enclosing`] looks through open spans, or up a chain of parents, before it
@@ -336,8 +409,9 @@ impl Enclosing {
         for t in 0..tracks {
             let list = &mut spans[track_start[t] as usize..track_start[t + 1] as usize];
             // By start, then end descending (parents first), then file order; the end is
-            // read only on equal starts.
-            list.sort_unstable_by(|&a, &b| {
+            // read only on equal starts. Stable (the keys are distinct, so the order is
+            // the same): it merges the runs a thread's spans come in, about one pass.
+            list.sort_by(|&a, &b| {
                 let (a, b) = (a as usize, b as usize);
                 (e.ts_ns[a].cmp(&e.ts_ns[b]))
                     .then_with(|| end(trace, b).cmp(&end(trace, a)))
@@ -379,18 +453,37 @@ impl Enclosing {
     }
 
     /// The innermost span on `call`'s track that encloses it, as an event index.
-    fn innermost(&self, trace: &Trace, call: usize) -> Option<u32> {
+    fn innermost(&self, trace: &Trace, call: usize, cursors: &mut Cursors) -> Option<u32> {
         let track = trace.events.track[call].index();
         let (lo, hi) = (
             *self.track_start.get(track)? as usize,
             *self.track_start.get(track + 1)? as usize,
         );
-        let list = &self.spans[lo..hi];
         let start = trace.events.ts_ns[call];
-        let mut pos = lo
-            + list
-                .partition_point(|&i| trace.events.ts_ns[i as usize] <= start)
-                .checked_sub(1)?;
+        let starts_by = |i: u32| trace.events.ts_ns[i as usize] <= start;
+        // The spans starting at or before the call: `lo .. past`.
+        let cursor = &mut cursors.at[track];
+        let past = if start >= cursor.start {
+            // A later call of the track (the usual case: a thread's calls come in time
+            // order): move on from the last answer, a few steps, then by bisection (calls
+            // that jump back and forth must not cost a walk each).
+            let mut past = cursor.past as usize;
+            let near = hi.min(past + 16);
+            while past < near && starts_by(self.spans[past]) {
+                past += 1;
+            }
+            if past == near {
+                past += self.spans[past..hi].partition_point(|&i| starts_by(i));
+            }
+            past
+        } else {
+            lo + self.spans[lo..hi].partition_point(|&i| starts_by(i))
+        };
+        *cursor = Cursor {
+            start,
+            past: past as u32,
+        };
+        let mut pos = past.checked_sub(1).filter(|&p| p >= lo)?;
         for _ in 0..MAX_WALK {
             let span = self.spans[pos];
             if encloses(trace, span as usize, call) {

@@ -158,3 +158,77 @@ fn fixtures_need_no_repair() {
         assert_eq!(t.report.launch_links, LinkRepairs::default(), "{name}");
     }
 }
+
+/// The correlation index groups calls and GPU activities by id the same way whether the
+/// ids are dense (grouped through one slot per id) or sparse (grouped by sorting):
+/// checked against a direct reading of the events, with repeated calls, several
+/// kernels per id, kernels without a call and calls without a kernel; so does the count
+/// of kernels without a call.
+#[test]
+fn correlation_index_agrees_with_the_events_for_dense_and_sparse_ids() {
+    use std::collections::BTreeMap;
+    for scale in [1i64, 3, 1 << 33] {
+        let mut events = Vec::new();
+        // (id, is GPU) per event, in file order.
+        let mut linked: Vec<(i64, bool)> = Vec::new();
+        let mut x = 12345u64;
+        for k in 0..400i64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let id = 10 + (x >> 33) as i64 % 120 * scale;
+            let gpu = k % 3 != 0;
+            let ts = 1000 + k * 10;
+            events.push(if gpu {
+                format!(
+                    r#"{{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": {ts}, "dur": 5, "args": {{"device": 0, "stream": 7, "correlation": {id}}}}}"#
+                )
+            } else {
+                format!(
+                    r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {ts}, "dur": 2, "args": {{"External id": 0, "correlation": {id}}}}}"#
+                )
+            });
+            linked.push((id, gpu));
+        }
+        let t = read(&events);
+        let index = t.correlation_index();
+        let mut want: BTreeMap<i64, (Option<EventId>, Vec<EventId>)> = BTreeMap::new();
+        for (i, &(id, gpu)) in linked.iter().enumerate() {
+            let entry = want.entry(id).or_default();
+            let event = EventId(i as u32);
+            assert_eq!(t.events.correlation.at(i), id, "scale {scale}: event order");
+            if gpu {
+                entry.1.push(event);
+            } else {
+                entry.0 = Some(event);
+            }
+        }
+        for (&id, (call, gpu)) in &want {
+            assert_eq!(index.launch(id), *call, "scale {scale}, id {id}");
+            assert_eq!(index.gpu(id), gpu.as_slice(), "scale {scale}, id {id}");
+        }
+        for (i, &(id, gpu)) in linked.iter().enumerate() {
+            let of_call = index.gpu_of_call(EventId(i as u32));
+            let kept = !gpu && want[&id].0 == Some(EventId(i as u32));
+            let expected: &[EventId] = if kept { &want[&id].1 } else { &[] };
+            assert_eq!(of_call, expected, "scale {scale}, event {i}");
+        }
+        let without: usize = want
+            .values()
+            .filter(|(call, _)| call.is_none())
+            .map(|(_, gpu)| gpu.len())
+            .sum();
+        assert!(without > 0 && without < 200, "scale {scale}: {without}");
+        assert_eq!(
+            t.launch_links().count_without_launch(&t),
+            without as u64,
+            "scale {scale}: kernels without a launch call"
+        );
+        assert_eq!(index.launch(11 + 121 * scale), None);
+        assert!(index.gpu(9).is_empty());
+        let got: Vec<(Option<EventId>, Vec<EventId>)> =
+            index.iter().map(|(c, g)| (c, g.to_vec())).collect();
+        let expected: Vec<(Option<EventId>, Vec<EventId>)> = want.into_values().collect();
+        assert_eq!(got, expected, "scale {scale}: links in id order");
+    }
+}
