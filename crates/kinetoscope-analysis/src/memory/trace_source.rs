@@ -80,40 +80,12 @@ pub fn from_trace(trace: &Trace) -> MemoryInput {
         recs.push((thread_of_track[e.track[i].index()], rec.ts_ns, m.event, rec));
     }
 
-    // Operator spans.
-    let mut local_name: HashMap<StrId, u32> = HashMap::new();
-    let mut names: Vec<String> = Vec::new();
-    let mut excluded: HashMap<StrId, bool> = HashMap::new();
-    // (thread, start, end, event, local name)
-    let mut spans: Vec<(u32, i64, i64, u32, u32)> = Vec::new();
-    if !recs.is_empty() {
-        for i in 0..e.len() {
-            if e.phase[i] != Phase::Complete {
-                continue;
-            }
-            let kind = trace.categories.kind(e.cat[i]);
-            if !matches!(kind, CategoryKind::CpuOp | CategoryKind::UserAnnotation) {
-                continue;
-            }
-            let name = e.name[i];
-            let skip = *excluded
-                .entry(name)
-                .or_insert_with(|| trace.strings.get(name).starts_with("ProfilerStep#"));
-            if skip {
-                continue;
-            }
-            let n = *local_name.entry(name).or_insert_with(|| {
-                names.push(trace.strings.get(name).to_owned());
-                (names.len() - 1) as u32
-            });
-            let start = e.ts_ns[i];
-            let end = start + e.dur_ns.at(i).max(0);
-            spans.push((thread_of_track[e.track[i].index()], start, end, i as u32, n));
-        }
-    }
-    // Stable: each thread's spans come nearly in time order, in runs the stable sort
-    // merges in about one pass (the keys are distinct).
-    spans.sort_by_key(|&(t, s, end, i, _)| (t, s, std::cmp::Reverse(end), i));
+    // Operator spans, grouped by thread in file order, then each thread's sorted.
+    let (spans, names) = if recs.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        operator_spans(trace, &thread_of_track, threads.len())
+    };
     recs.sort_by_key(|r| (r.0, r.1, r.2));
     let points: Vec<(u32, i64)> = recs.iter().map(|r| (r.0, r.1)).collect();
 
@@ -194,6 +166,78 @@ pub fn from_trace(trace: &Trace) -> MemoryInput {
         out_of_memory,
         modules: modules.paths,
     }
+}
+
+/// An operator span: (thread, start, end, event, local name).
+type OpSpan = (u32, i64, i64, u32, u32);
+
+/// The operator spans of every thread, sorted by (thread, start, end descending, event),
+/// with the local names' text. `ProfilerStep#` spans are left out (they are steps).
+/// Grouped by thread in file order first (a counting sort: file order interleaves the
+/// threads), then each thread's sorted on its own.
+fn operator_spans(
+    trace: &Trace,
+    thread_of_track: &[u32],
+    threads: usize,
+) -> (Vec<OpSpan>, Vec<String>) {
+    let e = &trace.events;
+    const NO_NAME: u32 = u32::MAX;
+    // Per name: its local number, or NO_NAME (not seen yet, or a step).
+    let mut local_name: Vec<u32> = vec![NO_NAME; trace.strings.len()];
+    let mut seen: Vec<bool> = vec![false; trace.strings.len()];
+    let mut names: Vec<String> = Vec::new();
+    // (event, local name) of every span, and how many each thread has.
+    let mut picked: Vec<(u32, u32)> = Vec::new();
+    let mut thread_start = vec![0usize; threads + 1];
+    for i in 0..e.len() {
+        if e.phase[i] != Phase::Complete {
+            continue;
+        }
+        let kind = trace.categories.kind(e.cat[i]);
+        if !matches!(kind, CategoryKind::CpuOp | CategoryKind::UserAnnotation) {
+            continue;
+        }
+        let name = e.name[i].0 as usize;
+        if !seen.get(name).copied().unwrap_or(true) {
+            seen[name] = true;
+            let text = trace.strings.get(e.name[i]);
+            if !text.starts_with("ProfilerStep#") {
+                names.push(text.to_owned());
+                local_name[name] = (names.len() - 1) as u32;
+            }
+        }
+        let n = local_name.get(name).copied().unwrap_or(NO_NAME);
+        let Some(&thread) = thread_of_track.get(e.track[i].index()) else {
+            continue;
+        };
+        if n == NO_NAME {
+            continue;
+        }
+        picked.push((i as u32, n));
+        thread_start[thread as usize + 1] += 1;
+    }
+    for t in 0..threads {
+        thread_start[t + 1] += thread_start[t];
+    }
+    let mut fill = thread_start.clone();
+    let mut spans: Vec<OpSpan> = vec![(0, 0, 0, 0, 0); picked.len()];
+    for &(i, n) in &picked {
+        let i = i as usize;
+        let thread = thread_of_track[e.track[i].index()];
+        let start = e.ts_ns[i];
+        let end = start + e.dur_ns.at(i).max(0);
+        let at = &mut fill[thread as usize];
+        spans[*at] = (thread, start, end, i as u32, n);
+        *at += 1;
+    }
+    drop(picked);
+    for t in 0..threads {
+        // Stable: each thread's spans come nearly in time order, in runs the stable
+        // sort merges in about one pass (the keys are distinct).
+        spans[thread_start[t]..thread_start[t + 1]]
+            .sort_by_key(|&(_, s, end, i, _)| (s, std::cmp::Reverse(end), i));
+    }
+    (spans, names)
 }
 
 /// Nest spans and place points, per thread: `spans` are (thread, start, end) sorted by

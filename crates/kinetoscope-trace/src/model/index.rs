@@ -1,7 +1,7 @@
 //! Links that are computed on first use: parent/child nesting of host events per track,
 //! and the CUPTI correlation lookup between runtime calls and GPU activities.
 
-use super::idmap::IdMap;
+use super::id_rank::IdRank;
 use super::{CategoryKind, EventId, Phase, Trace};
 
 /// Parent of each event on its track by time containment (host-side spans only; GPU
@@ -87,8 +87,9 @@ impl Nesting {
 /// number, so that a walk over the events needs no id lookup at all.
 #[derive(Clone, Debug, Default)]
 pub struct CorrelationIndex {
-    /// Correlation id → link number (links are numbered in increasing id order).
-    links: IdMap,
+    /// Correlation id → link number (links are numbered in increasing id order: the
+    /// id's rank).
+    links: IdRank,
     /// Host launch call per link ([`NO_LAUNCH`] when none); the last of a repeated id.
     launch: Vec<u32>,
     /// Per link, where its GPU activities start in `gpu`; one more entry than links.
@@ -196,7 +197,7 @@ impl CorrelationIndex {
             }
         }
         drop(slot);
-        self.links = IdMap::build(|| ids.iter().enumerate().map(|(l, &c)| (c, l as u32)), true);
+        self.links = IdRank::new(ids);
     }
 
     /// Group by id by sorting the linked events on (id, event).
@@ -224,7 +225,7 @@ impl CorrelationIndex {
         }
         self.gpu_from.push(self.gpu.len() as u32);
         drop(list);
-        self.links = IdMap::build(|| ids.iter().enumerate().map(|(l, &c)| (c, l as u32)), true);
+        self.links = IdRank::new(ids);
     }
 
     /// The host launch call with this correlation id (the last one when repeated).

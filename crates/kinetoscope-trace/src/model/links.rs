@@ -82,7 +82,8 @@ pub struct LaunchLinks {
     /// The launcher of each call: an event index, [`OUTSIDE`] or [`UNKNOWN`].
     launcher: Vec<u32>,
     /// Correlation id → position in `calls` (the last call of a repeated id), built on
-    /// first use (reading a trace does not need it).
+    /// first use, and only where the correlation index cannot answer
+    /// ([`Self::of_correlation`]).
     by_correlation: OnceLock<IdMap>,
 }
 
@@ -205,10 +206,18 @@ impl LaunchLinks {
     /// The runtime call with this CUPTI correlation id (the last one when repeated) and
     /// its launcher: the link of a kernel, memcpy or memset through its `correlation`.
     /// `None` for id 0 or an id no runtime call carries. `trace` is the trace these
-    /// links belong to (its correlation column indexes them on first use).
+    /// links belong to: its correlation index ([`Trace::correlation_index`]) names the
+    /// call, and the map of the calls' own ids is built only for the rare id whose last
+    /// launch-kind event is not a complete call (an instant, in a hostile trace).
     pub fn of_correlation(&self, trace: &Trace, correlation: i64) -> Option<(EventId, Launcher)> {
         if correlation == 0 {
             return None;
+        }
+        // The index keeps the last event of a launch kind with this id, whatever its
+        // phase: when that one is a call, it is the last call too.
+        let last = trace.correlation_index().launch(correlation)?;
+        if let Some(launcher) = self.of_call(last) {
+            return Some((last, launcher));
         }
         let map = self.by_correlation.get_or_init(|| {
             let corr = &trace.events.correlation;

@@ -19,6 +19,7 @@ mod category;
 mod derived;
 mod events;
 mod flows;
+mod id_rank;
 mod idmap;
 mod index;
 mod kernel_table;

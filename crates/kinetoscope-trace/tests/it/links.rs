@@ -232,3 +232,38 @@ fn correlation_index_agrees_with_the_events_for_dense_and_sparse_ids() {
         assert_eq!(got, expected, "scale {scale}: links in id order");
     }
 }
+
+/// A correlation id's call is the last complete runtime call with it, even when a later
+/// event of a runtime category carries the same id without being a call (an instant, in
+/// a hostile trace), and the last of two calls with one id.
+#[test]
+fn the_link_by_correlation_skips_events_that_are_not_calls() {
+    let t = read(&[
+        span("cpu_op", "aten::mm", 1, 0, 100, 5),
+        span("cpu_op", "aten::add", 1, 200, 100, 6),
+        call(1, 40, 5, 100),
+        kernel(50, 100),
+        r#"{"ph": "i", "s": "t", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 60, "args": {"correlation": 100}}"#.to_owned(),
+        call(1, 210, 6, 101),
+        call(1, 220, 6, 101),
+    ]);
+    let (call, launcher) = t.launch_links().of_correlation(&t, 100).unwrap();
+    assert_eq!(
+        (call, t.name(launcher_span(launcher))),
+        (EventId(2), "aten::mm")
+    );
+    let (call, launcher) = t.launch_links().of_correlation(&t, 101).unwrap();
+    assert_eq!(
+        (call, t.name(launcher_span(launcher))),
+        (EventId(6), "aten::add")
+    );
+    assert_eq!(t.launch_links().of_correlation(&t, 102), None);
+    assert_eq!(t.launch_links().of_correlation(&t, 0), None);
+}
+
+fn launcher_span(l: Launcher) -> EventId {
+    match l {
+        Launcher::Span(op) => op,
+        other => panic!("not a span: {other:?}"),
+    }
+}
