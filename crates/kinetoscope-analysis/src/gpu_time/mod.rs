@@ -17,7 +17,7 @@ pub mod idle;
 pub mod launches;
 pub mod temporal;
 
-use kinetoscope_trace::{CategoryKind, EventId, Phase, Trace, TrackKind};
+use kinetoscope_trace::{CategoryKind, EventId, IdRank, Phase, Trace, TrackKind};
 use serde::{Deserialize, Serialize};
 
 use crate::steps::{find_steps, StepSource};
@@ -181,13 +181,15 @@ fn is_gpu_row_kind(kind: CategoryKind) -> bool {
     )
 }
 
-/// Host-side launch calls (runtime and driver calls with a correlation id), sorted by
-/// correlation id for binary search: a lighter, allocation-free-per-event alternative to
-/// [`Trace::correlation_index`].
+/// Host-side launch calls (runtime and driver calls with a correlation id) by
+/// correlation id: a lighter alternative to [`Trace::correlation_index`], which keeps the
+/// last call of a repeated id where this keeps the first.
 #[derive(Clone, Debug, Default)]
 pub struct LaunchIndex {
-    /// (correlation, event index), sorted.
-    pairs: Vec<(i64, u32)>,
+    /// The ids, each answering its rank.
+    ids: IdRank,
+    /// The first call (event index) of each id, by rank.
+    call: Vec<u32>,
 }
 
 impl LaunchIndex {
@@ -208,17 +210,20 @@ impl LaunchIndex {
                 pairs.push((c, i as u32));
             }
         }
-        pairs.sort_unstable();
-        Self { pairs }
+        // Stable: each thread's calls come with rising ids, runs the stable sort merges
+        // (the keys are distinct). A repeated id's first call comes first.
+        pairs.sort();
+        pairs.dedup_by_key(|p| p.0);
+        let call = pairs.iter().map(|&(_, i)| i).collect();
+        let ids = IdRank::new(pairs.into_iter().map(|(c, _)| c).collect());
+        Self { ids, call }
     }
 
     /// The launch call of a correlation id (the first in file order if repeated).
     pub fn get(&self, corr: i64) -> Option<u32> {
-        let at = self.pairs.partition_point(|&(c, _)| c < corr);
-        self.pairs
-            .get(at)
-            .filter(|&&(c, _)| c == corr)
-            .map(|&(_, i)| i)
+        self.ids
+            .get(corr)
+            .and_then(|rank| self.call.get(rank as usize).copied())
     }
 }
 

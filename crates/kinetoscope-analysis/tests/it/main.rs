@@ -28,6 +28,7 @@ mod collectives;
 mod comm_ranks;
 mod common;
 mod critical_path;
+mod gpu_time;
 mod gpu_traces;
 mod hta_differences;
 mod hta_reference;

@@ -8,7 +8,7 @@
 
 /// The ids of a set, each answering its rank.
 #[derive(Clone, Debug)]
-pub(crate) enum IdRank {
+pub enum IdRank {
     /// Ids `min ..`: bit `id - min` of `bits` set for each id of the set; `before[w]` is
     /// how many ids lie in the words before `w`.
     Bits {
@@ -32,7 +32,7 @@ impl Default for IdRank {
 
 impl IdRank {
     /// The set of `ids`, which must be strictly increasing.
-    pub(crate) fn new(ids: Vec<i64>) -> Self {
+    pub fn new(ids: Vec<i64>) -> Self {
         let (Some(&min), Some(&max)) = (ids.first(), ids.last()) else {
             return Self::default();
         };
@@ -57,7 +57,7 @@ impl IdRank {
 
     /// The rank of `id` in the set, if it is in it.
     #[inline]
-    pub(crate) fn get(&self, id: i64) -> Option<u32> {
+    pub fn get(&self, id: i64) -> Option<u32> {
         match self {
             IdRank::Bits { min, bits, before } => {
                 let off = id.checked_sub(*min)?;

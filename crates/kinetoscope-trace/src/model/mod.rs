@@ -42,6 +42,7 @@ pub use category::*;
 pub use derived::Derived;
 pub use events::*;
 pub use flows::*;
+pub use id_rank::IdRank;
 pub use index::*;
 pub use key_averages::*;
 pub use links::*;
