@@ -287,6 +287,7 @@ enum CallIds {
 }
 
 impl CallIds {
+    /// The set of `ids` (any order, repeats allowed).
     fn new(ids: impl Iterator<Item = i64> + Clone) -> Self {
         let (mut min, mut max, mut n) = (i64::MAX, i64::MIN, 0u64);
         for id in ids.clone() {
@@ -306,15 +307,15 @@ impl CallIds {
         }
     }
 
+    /// Whether `id` is in the set.
     fn contains(&self, id: i64) -> bool {
         match self {
-            CallIds::Bits { min, bits } => {
-                let off = id.wrapping_sub(*min);
+            CallIds::Bits { min, bits } => id.checked_sub(*min).is_some_and(|off| {
                 off >= 0
                     && bits
                         .get(off as usize / 64)
                         .is_some_and(|w| w >> (off as usize % 64) & 1 == 1)
-            }
+            }),
             CallIds::Sorted(sorted) => sorted.binary_search(&id).is_ok(),
         }
     }
@@ -504,5 +505,32 @@ impl Enclosing {
             };
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CallIds;
+
+    #[test]
+    fn call_ids_hold_their_ids_and_no_other_at_the_ends_of_the_range() {
+        let near_max = [i64::MAX - 1, i64::MAX, i64::MAX - 70];
+        let sparse = [i64::MIN, 0, i64::MAX];
+        for ids in [&near_max[..], &sparse[..]] {
+            let set = CallIds::new(ids.iter().copied());
+            for &id in ids {
+                assert!(set.contains(id), "{id}");
+            }
+            // Far below the range (its difference to the smallest id overflows) or inside
+            // it without being an id.
+            for id in [i64::MIN + 1, i64::MIN + 1 + 70, 1, i64::MAX - 2] {
+                assert!(!set.contains(id), "{id}");
+            }
+        }
+        assert!(matches!(
+            CallIds::new(near_max.into_iter()),
+            CallIds::Bits { .. }
+        ));
+        assert!(!CallIds::new(std::iter::empty()).contains(0));
     }
 }
