@@ -18,7 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kinetoscope_trace::{CategoryKind, EventId, Phase, RawId, StrId, Trace};
+use kinetoscope_trace::{CategoryKind, EventId, Groups, Phase, RawId, StrId, Trace};
 
 use super::{Device, MemoryInput, MemoryRecord, MemorySource, OpForest, OpNode};
 
@@ -186,9 +186,8 @@ fn operator_spans(
     let mut local_name: Vec<u32> = vec![NO_NAME; trace.strings.len()];
     let mut seen: Vec<bool> = vec![false; trace.strings.len()];
     let mut names: Vec<String> = Vec::new();
-    // (event, local name) of every span, and how many each thread has.
+    // (event, local name) of every span, in file order.
     let mut picked: Vec<(u32, u32)> = Vec::new();
-    let mut thread_start = vec![0usize; threads + 1];
     for i in 0..e.len() {
         if e.phase[i] != Phase::Complete {
             continue;
@@ -207,36 +206,28 @@ fn operator_spans(
             }
         }
         let n = local_name.get(name).copied().unwrap_or(NO_NAME);
-        let Some(&thread) = thread_of_track.get(e.track[i].index()) else {
-            continue;
-        };
-        if n == NO_NAME {
-            continue;
+        if n != NO_NAME && e.track[i].index() < thread_of_track.len() {
+            picked.push((i as u32, n));
         }
-        picked.push((i as u32, n));
-        thread_start[thread as usize + 1] += 1;
     }
-    for t in 0..threads {
-        thread_start[t + 1] += thread_start[t];
-    }
-    let mut fill = thread_start.clone();
-    let mut spans: Vec<OpSpan> = vec![(0, 0, 0, 0, 0); picked.len()];
-    for &(i, n) in &picked {
-        let i = i as usize;
-        let thread = thread_of_track[e.track[i].index()];
-        let start = e.ts_ns[i];
-        let end = start + e.dur_ns.at(i).max(0);
-        let at = &mut fill[thread as usize];
-        spans[*at] = (thread, start, end, i as u32, n);
-        *at += 1;
-    }
+    let mut spans = Groups::build(threads, |put| {
+        for &(i, n) in &picked {
+            let i = i as usize;
+            let thread = thread_of_track[e.track[i].index()];
+            let start = e.ts_ns[i];
+            let end = start + e.dur_ns.at(i).max(0);
+            put(thread as usize, (thread, start, end, i as u32, n));
+        }
+    });
     drop(picked);
     for t in 0..threads {
         // Stable: each thread's spans come nearly in time order, in runs the stable
         // sort merges in about one pass (the keys are distinct).
-        spans[thread_start[t]..thread_start[t + 1]]
+        spans
+            .group_mut(t)
             .sort_by_key(|&(_, s, end, i, _)| (s, std::cmp::Reverse(end), i));
     }
+    let spans = spans.into_items();
     (spans, names)
 }
 

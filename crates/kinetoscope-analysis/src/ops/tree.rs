@@ -12,7 +12,7 @@
 //! * a same-name merge (an operator whose only child is an operator of the same name is
 //!   folded into one call) keeps the runtimes of both levels.
 
-use kinetoscope_trace::{CategoryKind, Phase, Trace};
+use kinetoscope_trace::{CategoryKind, Groups, Phase, Trace};
 
 use super::names::NameFlags;
 
@@ -20,10 +20,11 @@ use super::names::NameFlags;
 pub(crate) const NONE: u32 = u32::MAX;
 
 /// What a node is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum NodeKind {
     /// An operator: can be merged with a same-name only child, and is a table row unless
     /// its name is excluded ([`is_excluded_op`]).
+    #[default]
     Op,
     /// A `ProfilerStep#N` span.
     Step,
@@ -108,42 +109,30 @@ impl NodeTree {
         // interleaves the threads), then each track's sorted on its own.
         let op_args = &trace.args.op;
         let tracks = trace.tracks.len();
-        let mut track_start = vec![0usize; tracks + 1];
-        for_each_node_event(trace, |i, _| {
-            if let Some(n) = track_start.get_mut(e.track[i].index() + 1) {
-                *n += 1;
-            }
+        let mut order: Groups<(u32, i64, i64, u32, NodeKind, u32)> = Groups::build(tracks, |put| {
+            let mut cursor = 0usize;
+            for_each_node_event(trace, |i, k| {
+                while cursor < op_args.len() && (op_args[cursor].event.0 as usize) < i {
+                    cursor += 1;
+                }
+                let arg = if cursor < op_args.len() && op_args[cursor].event.0 as usize == i {
+                    cursor as u32
+                } else {
+                    NONE
+                };
+                let ts = e.ts_ns[i];
+                let node = (e.track[i].0, ts, -(ts + e.dur_ns.at(i)), i as u32, k, arg);
+                put(e.track[i].index(), node);
+            });
         });
-        for t in 0..tracks {
-            track_start[t + 1] += track_start[t];
-        }
-        let mut fill = track_start.clone();
-        let mut order: Vec<(u32, i64, i64, u32, NodeKind, u32)> =
-            vec![(0, 0, 0, 0, NodeKind::Op, NONE); track_start[tracks]];
-        let mut cursor = 0usize;
-        for_each_node_event(trace, |i, k| {
-            let Some(at) = fill.get_mut(e.track[i].index()) else {
-                return;
-            };
-            while cursor < op_args.len() && (op_args[cursor].event.0 as usize) < i {
-                cursor += 1;
-            }
-            let arg = if cursor < op_args.len() && op_args[cursor].event.0 as usize == i {
-                cursor as u32
-            } else {
-                NONE
-            };
-            let ts = e.ts_ns[i];
-            order[*at] = (e.track[i].0, ts, -(ts + e.dur_ns.at(i)), i as u32, k, arg);
-            *at += 1;
-        });
-        drop(fill);
         for t in 0..tracks {
             // Stable: file order holds each track's events nearly in time order, in runs
             // the stable sort merges in about one pass (the keys are distinct).
-            order[track_start[t]..track_start[t + 1]]
+            order
+                .group_mut(t)
                 .sort_by_key(|&(_, s, ne, i, _, _)| (s, ne, i));
         }
+        let order = order.into_items();
 
         let n = order.len();
         let mut tree = NodeTree {

@@ -1,6 +1,7 @@
 //! Links that are computed on first use: parent/child nesting of host events per track,
 //! and the CUPTI correlation lookup between runtime calls and GPU activities.
 
+use super::groups::Groups;
 use super::id_rank::IdRank;
 use super::{CategoryKind, EventId, Phase, Trace};
 
@@ -21,31 +22,18 @@ impl Nesting {
         let mut parent = vec![u32::MAX; e.len()];
         let is_span = |i: usize| {
             let kind = trace.categories.kind(e.cat[i]);
-            e.phase[i] == Phase::Complete
-                && !kind.is_gpu()
-                && kind != CategoryKind::TraceSpan
-                && e.track[i].index() < tracks
+            e.phase[i] == Phase::Complete && !kind.is_gpu() && kind != CategoryKind::TraceSpan
         };
-        // (start, -duration, event) of every span, grouped by track in file order (a
-        // counting sort into one list): the sort compares keys held in place.
-        let mut track_start = vec![0usize; tracks + 1];
-        for i in (0..e.len()).filter(|&i| is_span(i)) {
-            track_start[e.track[i].index() + 1] += 1;
-        }
-        for t in 0..tracks {
-            track_start[t + 1] += track_start[t];
-        }
-        let mut fill = track_start.clone();
-        let mut spans = vec![(0i64, 0i64, 0u32); track_start[tracks]];
-        for i in (0..e.len()).filter(|&i| is_span(i)) {
-            let at = &mut fill[e.track[i].index()];
-            spans[*at] = (e.ts_ns[i], -e.dur_ns.at(i), i as u32);
-            *at += 1;
-        }
-        drop(fill);
+        // (start, -duration, event) of every span, grouped by track in file order: the
+        // sort compares keys held in place.
+        let mut spans = Groups::build(tracks, |put| {
+            for i in (0..e.len()).filter(|&i| is_span(i)) {
+                put(e.track[i].index(), (e.ts_ns[i], -e.dur_ns.at(i), i as u32));
+            }
+        });
         let mut stack: Vec<u32> = Vec::new();
         for t in 0..tracks {
-            let spans = &mut spans[track_start[t]..track_start[t + 1]];
+            let spans = spans.group_mut(t);
             // Stable: a track's spans come nearly in time order, in a few long runs
             // that the stable sort merges in about one pass (the keys are distinct).
             spans.sort();

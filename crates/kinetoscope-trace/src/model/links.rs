@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use super::groups::Groups;
 use super::idmap::IdMap;
 use super::{CategoryKind, EventId, Phase, Trace};
 
@@ -358,12 +359,10 @@ impl Cursors {
     /// No search made yet on any track of `enclosing`.
     fn new(enclosing: &Enclosing) -> Self {
         Self {
-            at: enclosing
-                .track_start
-                .iter()
-                .map(|&lo| Cursor {
+            at: (0..enclosing.spans.len())
+                .map(|t| Cursor {
                     start: i64::MIN,
-                    past: lo,
+                    past: enclosing.spans.range(t).start as u32,
                 })
                 .collect(),
         }
@@ -378,10 +377,9 @@ const MAX_WALK: usize = 256;
 /// the innermost one enclosing a call. One flat list (track by track) keeps the
 /// allocation count and the peak memory low.
 struct Enclosing {
-    /// Event indexes sorted by (track, start, end descending, file order).
-    spans: Vec<u32>,
-    /// Where each track's spans begin in `spans` (one more entry than tracks).
-    track_start: Vec<u32>,
+    /// Event indexes grouped by track, each track's sorted by (start, end descending,
+    /// file order).
+    spans: Groups<u32>,
     /// The position in `spans` of each span's parent (`u32::MAX` for none).
     parent: Vec<u32>,
 }
@@ -393,82 +391,69 @@ impl Enclosing {
         let tracks = trace.tracks.len();
         let is_span = |i: usize| {
             e.phase[i] == Phase::Complete
-                && e.track[i].index() < tracks
                 && kinds
                     .get(e.cat[i].0 as usize)
                     .is_some_and(|&k| is_launcher_kind(k))
         };
-        // Spans grouped by track in file order (a counting sort), then each track's
-        // sorted by (start, end descending, file order): Kineto writes each thread's
-        // spans mostly in start order, so each track's sort is short work, and its
-        // comparisons read the columns in near file order.
-        let mut track_start = vec![0u32; tracks + 1];
-        for i in (0..e.len()).filter(|&i| is_span(i)) {
-            track_start[e.track[i].index() + 1] += 1;
-        }
+        // Spans grouped by track in file order, then each track's sorted by (start, end
+        // descending, file order): Kineto writes each thread's spans mostly in start
+        // order, so each track's sort is short work, and its comparisons read the
+        // columns in near file order.
+        let mut spans = Groups::build(tracks, |put| {
+            for i in (0..e.len()).filter(|&i| is_span(i)) {
+                put(e.track[i].index(), i as u32);
+            }
+        });
         for t in 0..tracks {
-            track_start[t + 1] += track_start[t];
-        }
-        let mut fill = track_start.clone();
-        let mut spans = vec![0u32; track_start[tracks] as usize];
-        for i in (0..e.len()).filter(|&i| is_span(i)) {
-            let at = &mut fill[e.track[i].index()];
-            spans[*at as usize] = i as u32;
-            *at += 1;
-        }
-        for t in 0..tracks {
-            let list = &mut spans[track_start[t] as usize..track_start[t + 1] as usize];
             // By start, then end descending (parents first), then file order; the end is
             // read only on equal starts. Stable (the keys are distinct, so the order is
             // the same): it merges the runs a thread's spans come in, about one pass.
-            list.sort_by(|&a, &b| {
+            spans.group_mut(t).sort_by(|&a, &b| {
                 let (a, b) = (a as usize, b as usize);
                 (e.ts_ns[a].cmp(&e.ts_ns[b]))
                     .then_with(|| end(trace, b).cmp(&end(trace, a)))
                     .then(a.cmp(&b))
             });
         }
-        let mut parent = vec![u32::MAX; spans.len()];
+        let list = spans.items();
+        let mut parent = vec![u32::MAX; list.len()];
         let mut stack: Vec<u32> = Vec::new();
         for t in 0..tracks {
             stack.clear();
-            for pos in track_start[t]..track_start[t + 1] {
-                let i = spans[pos as usize] as usize;
+            for pos in spans.range(t) {
+                let i = list[pos] as usize;
                 let (start, stop) = (e.ts_ns[i], end(trace, i));
                 // Close the spans that end before this one starts (or at its start,
                 // unless it is empty and so still inside them).
                 while stack.last().is_some_and(|&top| {
-                    let top_end = end(trace, spans[top as usize] as usize);
+                    let top_end = end(trace, list[top as usize] as usize);
                     top_end < start || (top_end == start && stop > start)
                 }) {
                     stack.pop();
                 }
                 // The innermost open span that contains this one (spans that overlap it
                 // without containing it are skipped, not closed).
-                parent[pos as usize] = stack
+                parent[pos] = stack
                     .iter()
                     .rev()
                     .take(MAX_WALK)
                     .copied()
-                    .find(|&top| end(trace, spans[top as usize] as usize) >= stop)
+                    .find(|&top| end(trace, list[top as usize] as usize) >= stop)
                     .unwrap_or(u32::MAX);
-                stack.push(pos);
+                stack.push(pos as u32);
             }
         }
-        Self {
-            spans,
-            track_start,
-            parent,
-        }
+        Self { spans, parent }
     }
 
     /// The innermost span on `call`'s track that encloses it, as an event index.
     fn innermost(&self, trace: &Trace, call: usize, cursors: &mut Cursors) -> Option<u32> {
         let track = trace.events.track[call].index();
-        let (lo, hi) = (
-            *self.track_start.get(track)? as usize,
-            *self.track_start.get(track + 1)? as usize,
-        );
+        if track >= self.spans.len() {
+            return None;
+        }
+        let std::ops::Range { start: lo, end: hi } = self.spans.range(track);
+        let spans = self.spans.items();
         let start = trace.events.ts_ns[call];
         let starts_by = |i: u32| trace.events.ts_ns[i as usize] <= start;
         // The spans starting at or before the call: `lo .. past`.
@@ -479,15 +464,15 @@ impl Enclosing {
             // that jump back and forth must not cost a walk each).
             let mut past = cursor.past as usize;
             let near = hi.min(past + 16);
-            while past < near && starts_by(self.spans[past]) {
+            while past < near && starts_by(spans[past]) {
                 past += 1;
             }
             if past == near {
-                past += self.spans[past..hi].partition_point(|&i| starts_by(i));
+                past += spans[past..hi].partition_point(|&i| starts_by(i));
             }
             past
         } else {
-            lo + self.spans[lo..hi].partition_point(|&i| starts_by(i))
+            lo + spans[lo..hi].partition_point(|&i| starts_by(i))
         };
         *cursor = Cursor {
             start,
@@ -495,7 +480,7 @@ impl Enclosing {
         };
         let mut pos = past.checked_sub(1).filter(|&p| p >= lo)?;
         for _ in 0..MAX_WALK {
-            let span = self.spans[pos];
+            let span = spans[pos];
             if encloses(trace, span as usize, call) {
                 return Some(span);
             }
