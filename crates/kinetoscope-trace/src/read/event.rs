@@ -1,7 +1,9 @@
 //! Parsing one element of `traceEvents` into a [`RawEvent`]: spans into the buffer plus
 //! the arguments analyses need, whatever the key order.
 
-use super::lexer::{micros_to_ns, parse_f64, parse_i64, Lex, LexError, Lexer, StrSpan};
+use super::lexer::{
+    has_control_byte, micros_to_ns, parse_f64, parse_i64, Lex, LexError, Lexer, StrSpan,
+};
 
 /// A `pid`/`tid` value as found: an integer or a string span.
 #[derive(Clone, Copy, Debug, Default)]
@@ -202,11 +204,8 @@ pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
         return Ok(());
     }
     loop {
-        let key = lx.string()?;
-        lx.expect(b':', "expected `:` after a key")?;
-        let kb = &lx.buf[key.start..key.end];
-        match kb {
-            b"ph" => {
+        match event_key(lx)? {
+            EventKey::Ph => {
                 let s = lx.string()?;
                 ev.ph = lx
                     .buf
@@ -215,11 +214,11 @@ pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
                     .filter(|_| s.end > s.start)
                     .unwrap_or(0);
             }
-            b"cat" => ev.cat = Some(lx.string()?),
-            b"name" => ev.name = Some(name_string(lx, &mut ev.defects)?),
-            b"pid" => ev.pid = id_value(lx, &mut ev.defects, &mut ev.string_id)?,
-            b"tid" => ev.tid = id_value(lx, &mut ev.defects, &mut ev.string_id)?,
-            b"ts" => {
+            EventKey::Cat => ev.cat = Some(lx.string()?),
+            EventKey::Name => ev.name = Some(name_string(lx, &mut ev.defects)?),
+            EventKey::Pid => ev.pid = id_value(lx, &mut ev.defects, &mut ev.string_id)?,
+            EventKey::Tid => ev.tid = id_value(lx, &mut ev.defects, &mut ev.string_id)?,
+            EventKey::Ts => {
                 let (s, e) = lx.scalar()?;
                 let text = &lx.buf[s..e];
                 ev.ts_ns = micros_to_ns(text);
@@ -228,7 +227,7 @@ pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
                     ev.defects.bare_token = true;
                 }
             }
-            b"dur" => {
+            EventKey::Dur => {
                 let (s, e) = lx.scalar()?;
                 match micros_to_ns(&lx.buf[s..e]) {
                     Some(d) => {
@@ -238,7 +237,7 @@ pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
                     None => ev.defects.bare_token = true,
                 }
             }
-            b"id" => {
+            EventKey::Id => {
                 if lx.peek()? == b'"' {
                     let s = lx.string()?;
                     ev.id = std::str::from_utf8(&lx.buf[s.start..s.end])
@@ -253,8 +252,8 @@ pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
                     ev.id = parse_i64(&lx.buf[s..e]).map(|v| v as u64);
                 }
             }
-            b"args" => parse_args(lx, ev)?,
-            _ => {
+            EventKey::Args => parse_args(lx, ev)?,
+            EventKey::Other => {
                 let mut bare = false;
                 lx.skip_value(&mut bare)?;
                 ev.defects.bare_token |= bare;
@@ -280,6 +279,107 @@ pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
             }
         }
     }
+}
+
+/// The keys of an event that kinetoscope reads.
+#[derive(Clone, Copy)]
+enum EventKey {
+    Ph,
+    Cat,
+    Name,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Id,
+    Args,
+    Other,
+}
+
+/// A key as written with its quotes and colon (`"ph":`, at most 8 bytes): its bytes as
+/// a little-endian word, the mask of those bytes, and its length.
+#[derive(Clone, Copy)]
+struct KeyWord {
+    word: u64,
+    mask: u64,
+    len: usize,
+}
+
+impl KeyWord {
+    const fn of(text: &[u8]) -> Self {
+        let mut word = 0u64;
+        let mut i = 0;
+        while i < text.len() {
+            word |= (text[i] as u64) << (8 * i);
+            i += 1;
+        }
+        let mask = if text.len() >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * text.len())) - 1
+        };
+        Self {
+            word,
+            mask,
+            len: text.len(),
+        }
+    }
+}
+
+const PH: KeyWord = KeyWord::of(br#""ph":"#);
+const CAT: KeyWord = KeyWord::of(br#""cat":"#);
+const NAME: KeyWord = KeyWord::of(br#""name":"#);
+const PID: KeyWord = KeyWord::of(br#""pid":"#);
+const TID: KeyWord = KeyWord::of(br#""tid":"#);
+const TS: KeyWord = KeyWord::of(br#""ts":"#);
+const DUR: KeyWord = KeyWord::of(br#""dur":"#);
+const ID: KeyWord = KeyWord::of(br#""id":"#);
+const ARGS: KeyWord = KeyWord::of(br#""args":"#);
+
+/// Read an event's key and the colon after it. A key of the format written as Kineto
+/// writes it (the colon right after the closing quote) is recognised from one 8-byte
+/// load; anything else goes through the lexer, with the same result.
+#[inline(always)]
+fn event_key(lx: &mut Lexer<'_>) -> Lex<EventKey> {
+    lx.skip_ws();
+    let Some(bytes) = lx.buf.get(lx.pos..lx.pos + 8) else {
+        return event_key_lexed(lx);
+    };
+    let w = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+    let is = |k: KeyWord| w & k.mask == k.word;
+    let (key, len) = match bytes[1] {
+        b'p' if is(PH) => (EventKey::Ph, PH.len),
+        b'p' if is(PID) => (EventKey::Pid, PID.len),
+        b'c' if is(CAT) => (EventKey::Cat, CAT.len),
+        b'n' if is(NAME) => (EventKey::Name, NAME.len),
+        b't' if is(TID) => (EventKey::Tid, TID.len),
+        b't' if is(TS) => (EventKey::Ts, TS.len),
+        b'd' if is(DUR) => (EventKey::Dur, DUR.len),
+        b'a' if is(ARGS) => (EventKey::Args, ARGS.len),
+        b'i' if is(ID) => (EventKey::Id, ID.len),
+        _ => return event_key_lexed(lx),
+    };
+    lx.pos += len;
+    Ok(key)
+}
+
+/// [`event_key`] through the lexer: any key, any spacing.
+#[inline(never)]
+fn event_key_lexed(lx: &mut Lexer<'_>) -> Lex<EventKey> {
+    let key = lx.string()?;
+    lx.expect(b':', "expected `:` after a key")?;
+    Ok(match &lx.buf[key.start..key.end] {
+        b"ph" => EventKey::Ph,
+        b"cat" => EventKey::Cat,
+        b"name" => EventKey::Name,
+        b"pid" => EventKey::Pid,
+        b"tid" => EventKey::Tid,
+        b"ts" => EventKey::Ts,
+        b"dur" => EventKey::Dur,
+        b"id" => EventKey::Id,
+        b"args" => EventKey::Args,
+        _ => EventKey::Other,
+    })
 }
 
 /// A `name` value, repairing a quote that was not escaped: when the string does not end
@@ -325,7 +425,7 @@ fn name_string(lx: &mut Lexer<'_>, defects: &mut ElementDefects) -> Lex<StrSpan>
         end,
         escaped,
     };
-    if buf[span.start..span.end].iter().any(|&b| b < 0x20) {
+    if has_control_byte(&buf[span.start..span.end]) {
         defects.control_char = true;
     }
     Ok(span)
@@ -690,5 +790,50 @@ mod tests {
         assert_eq!((a.device, a.stream, a.grid), (None, Some(7), None));
         assert!(a.input_dims.is_none() && a.addr.is_none() && a.collective_name.is_none());
         assert!(a.python_id.is_none() && a.external_id.is_none());
+    }
+
+    /// The keys read from one 8-byte load give what the lexer gives: the same event
+    /// compact, spaced, with an escaped key, and cut so that keys fall within the last
+    /// eight bytes of the buffer.
+    #[test]
+    fn event_keys_read_alike_however_written() {
+        let fields = |text: &[u8]| {
+            let mut ev = RawEvent::default();
+            parse_event(&mut Lexer::new(text, 0), &mut ev).unwrap();
+            let span = |s: Option<StrSpan>| s.map(|s| text[s.start..s.end].to_vec());
+            let id = |v: IdValue| match v {
+                IdValue::Int(i) => i,
+                _ => -1,
+            };
+            (
+                ev.ph,
+                span(ev.cat),
+                span(ev.name),
+                id(ev.pid),
+                id(ev.tid),
+                ev.ts_ns,
+                ev.dur_ns,
+                ev.id,
+                ev.args.external_id,
+            )
+        };
+        let compact = br#"{"ph":"X","cat":"c","name":"n","pid":1,"tid":2,"ts":3.5,"dur":4,"id":5,"args":{"External id":6}}"#;
+        let want = fields(compact);
+        assert_eq!(want.0, b'X');
+        assert_eq!(
+            (want.5, want.6, want.7, want.8),
+            (Some(3500), 4000, Some(5), Some(6))
+        );
+        let spaced = br#"{ "ph" : "X", "cat" :"c", "name": "n", "pid"	:1, "tid":2, "ts" : 3.5, "dur":4, "id" :5, "args" : {"External id": 6} }"#;
+        assert_eq!(fields(spaced), want);
+        // An escaped key is not the key it spells: it is skipped, by both paths.
+        let escaped = br#"{"ph":"X","cat":"c","name":"n","pid":1,"tid":2,"ts":3.5,"dur":4,"id":5,"args":{"External id":6},"p\u0068":"Y"}"#;
+        assert_eq!(fields(escaped), want);
+        // Keys that are near-misses of the known ones are skipped.
+        let near = br#"{"phx":"Y","ca":"d","names":"m","ph":"X","cat":"c","name":"n","pid":1,"tid":2,"ts":3.5,"dur":4,"id":5,"args":{"External id":6},"ids":9,"tsx":1}"#;
+        assert_eq!(fields(near), want);
+        // The short keys last, so that fewer than eight bytes follow them.
+        let tail = br#"{"args":{"External id":6},"ph":"X","cat":"c","name":"n","pid":1,"tid":2,"ts":3.5,"dur":4,"id":5}"#;
+        assert_eq!(fields(tail), want);
     }
 }

@@ -46,7 +46,8 @@ impl<'a> Lexer<'a> {
     #[inline]
     pub fn skip_ws(&mut self) {
         while let Some(&b) = self.buf.get(self.pos) {
-            if b == b' ' || b == b'\n' || b == b'\r' || b == b'\t' {
+            // One comparison for the usual case, a byte that is not whitespace.
+            if b <= b' ' && (b == b' ' || b == b'\n' || b == b'\r' || b == b'\t') {
                 self.pos += 1;
             } else {
                 break;
@@ -73,15 +74,46 @@ impl<'a> Lexer<'a> {
     }
 
     /// Read a string starting at the current (non-whitespace) byte, which must be `"`.
-    #[inline]
+    ///
+    /// Most strings in a trace are keys and short values that end within 16 bytes: those
+    /// are found here, inline, two words at a time; longer or escaped strings go to
+    /// [`Lexer::string_rest`].
+    #[inline(always)]
     pub fn string(&mut self) -> Lex<StrSpan> {
-        if self.peek()? != b'"' {
-            return Err(LexError::Bad("expected a string"));
-        }
+        self.skip_ws();
         let buf = self.buf;
+        match buf.get(self.pos) {
+            Some(b'"') => {}
+            Some(_) => return Err(LexError::Bad("expected a string")),
+            None => return Err(LexError::Eof),
+        }
         let start = self.pos + 1;
-        // Most strings in a trace are short keys and names: scanning eight bytes at a
-        // time beats setting up a SIMD search there.
+        if let Some(words) = buf.get(start..start + 16) {
+            let lo = u64::from_le_bytes(words[..8].try_into().expect("8 bytes"));
+            let hi = u64::from_le_bytes(words[8..].try_into().expect("8 bytes"));
+            let at = match first_quote_or_backslash(lo) {
+                Some(k) => k,
+                None => 8 + first_quote_or_backslash(hi).unwrap_or(8),
+            };
+            if at < 16 && words[at] == b'"' {
+                self.pos = start + at + 1;
+                return Ok(StrSpan {
+                    start,
+                    end: start + at,
+                    escaped: false,
+                });
+            }
+        }
+        self.string_rest(start)
+    }
+
+    /// The rest of [`Lexer::string`]: a string whose text starts at `start` and that
+    /// did not end plainly within 16 bytes.
+    #[inline(never)]
+    fn string_rest(&mut self, start: usize) -> Lex<StrSpan> {
+        let buf = self.buf;
+        // Scanning eight bytes at a time beats setting up a SIMD search for the next
+        // 64 bytes.
         let limit = (start + 64).min(buf.len());
         let mut i = start;
         while i + 8 <= limit {
@@ -137,7 +169,7 @@ impl<'a> Lexer<'a> {
         let start = self.pos;
         let mut i = start;
         while let Some(&b) = self.buf.get(i) {
-            if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+' | b'/' | b'_') {
+            if SCALAR_BYTE[b as usize] {
                 i += 1;
             } else {
                 break;
@@ -177,40 +209,90 @@ impl<'a> Lexer<'a> {
         let mut depth = 0usize;
         let buf = self.buf;
         let mut i = self.pos;
-        while i < buf.len() {
-            match buf[i] {
+        loop {
+            let at = next_structural(buf, i).ok_or(LexError::Eof)?;
+            match buf[at] {
                 b'"' => {
-                    self.pos = i;
+                    self.pos = at;
                     self.string()?;
                     i = self.pos;
                     continue;
                 }
                 b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
+                _ => {
                     depth -= 1;
                     if depth == 0 {
-                        self.pos = i + 1;
+                        self.pos = at + 1;
                         return Ok(());
                     }
                 }
-                _ => {}
             }
-            i += 1;
+            i = at + 1;
         }
-        Err(LexError::Eof)
     }
 }
+
+/// The first `"`, `{`, `}`, `[` or `]` in `buf` from `i`, eight bytes at a time.
+#[inline]
+fn next_structural(buf: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(word) = buf.get(i..i + 8) {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        // `| 0x20` maps `[` to `{` and `]` to `}`, and no other byte to either.
+        let folded = word | (LO * 0x20);
+        let hits = zero_bytes(word ^ (LO * b'"' as u64))
+            | zero_bytes(folded ^ (LO * b'{' as u64))
+            | zero_bytes(folded ^ (LO * b'}' as u64));
+        if hits != 0 {
+            return Some(i + (hits.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    buf.get(i..)?
+        .iter()
+        .position(|b| matches!(b, b'"' | b'{' | b'}' | b'[' | b']'))
+        .map(|k| i + k)
+}
+
+/// Each byte's lowest bit, repeated.
+const LO: u64 = 0x0101_0101_0101_0101;
+
+/// The high bit of each zero byte of `word` is set ("has zero byte" bit trick). Bytes
+/// above a zero byte may be flagged too; the lowest flagged byte is always a zero.
+#[inline]
+fn zero_bytes(word: u64) -> u64 {
+    word.wrapping_sub(LO) & !word & (LO * 0x80)
+}
+
+/// Whether `bytes` holds a byte below 0x20 (a raw control character), eight at a time.
+pub fn has_control_byte(bytes: &[u8]) -> bool {
+    let mut words = bytes.chunks_exact(8);
+    let below_space = words.any(|w| {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        // Borrow-free for bytes >= 0x20; a flagged byte above a true hit is harmless.
+        w.wrapping_sub(LO * 0x20) & !w & (LO * 0x80) != 0
+    });
+    below_space || words.remainder().iter().any(|&b| b < 0x20)
+}
+
+/// The bytes a number or a bare token (`N/A`, `nan`, `-inf`) is made of: ASCII letters
+/// and digits and `.`, `-`, `+`, `/`, `_`.
+static SCALAR_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'+' | b'/' | b'_');
+        b += 1;
+    }
+    t
+};
 
 /// Index (0–7) of the first `"` or `\\` byte in a little-endian word, if any. Uses the
 /// classic "has zero byte" bit trick on the word XOR each target byte; the lowest flagged
 /// byte is always a true match.
 #[inline]
 fn first_quote_or_backslash(word: u64) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let q = word ^ (LO * b'"' as u64);
-    let b = word ^ (LO * b'\\' as u64);
-    let hits = (q.wrapping_sub(LO) & !q | b.wrapping_sub(LO) & !b) & HI;
+    let hits = zero_bytes(word ^ (LO * b'"' as u64)) | zero_bytes(word ^ (LO * b'\\' as u64));
     (hits != 0).then(|| (hits.trailing_zeros() / 8) as usize)
 }
 
@@ -238,12 +320,7 @@ pub fn micros_to_ns(s: &[u8]) -> Option<i64> {
         b'-' => (true, &s[1..]),
         _ => (false, s),
     };
-    let mut int: i64 = 0;
-    let mut i = 0;
-    while i < body.len() && body[i].is_ascii_digit() {
-        int = int.checked_mul(10)?.checked_add((body[i] - b'0') as i64)?;
-        i += 1;
-    }
+    let (int, mut i) = leading_digits(body)?;
     if i == 0 {
         return None;
     }
@@ -276,18 +353,66 @@ pub fn micros_to_ns(s: &[u8]) -> Option<i64> {
     Some(if neg { -ns } else { ns })
 }
 
+/// The value of the decimal digits `body` starts with, and how many there are; `None`
+/// when they overflow `i64`. Eighteen digits cannot overflow, so only the digits after
+/// them are checked.
+#[inline]
+fn leading_digits(body: &[u8]) -> Option<(i64, usize)> {
+    let mut v: i64 = 0;
+    let mut i = 0;
+    while i <= 10 {
+        let Some(word) = body.get(i..i + 8) else {
+            break;
+        };
+        match eight_digits(u64::from_le_bytes(word.try_into().expect("8 bytes"))) {
+            Some(d) => {
+                v = v * 100_000_000 + d as i64;
+                i += 8;
+            }
+            None => break,
+        }
+    }
+    while i < body.len() && body[i].is_ascii_digit() {
+        let d = (body[i] - b'0') as i64;
+        v = if i < 18 {
+            v * 10 + d
+        } else {
+            v.checked_mul(10)?.checked_add(d)?
+        };
+        i += 1;
+    }
+    Some((v, i))
+}
+
+/// The value of eight ASCII digits read as a little-endian word (the first digit in the
+/// lowest byte), or `None` when a byte is not a digit. The digits are combined in pairs,
+/// then fours, then the eight, with three multiplications in all.
+#[inline]
+fn eight_digits(word: u64) -> Option<u64> {
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    const HIGH_NIBBLES: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    // Every byte is 0x30..=0x3F, and adding 6 to its low nibble does not carry.
+    if word & HIGH_NIBBLES != ZEROS {
+        return None;
+    }
+    let d = word - ZEROS;
+    if d.wrapping_add(0x0606_0606_0606_0606) & HIGH_NIBBLES != 0 {
+        return None;
+    }
+    // Each 16-bit lane: first digit × 10 + second.
+    let pairs = (d * 10 + (d >> 8)) & 0x00FF_00FF_00FF_00FF;
+    // Each 32-bit lane: first pair × 100 + second.
+    let fours = (pairs * 100 + (pairs >> 16)) & 0x0000_FFFF_0000_FFFF;
+    Some((fours & 0xFFFF) * 10_000 + (fours >> 32))
+}
+
 /// Parse an integer; a float is truncated toward zero. `None` when not a number.
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
     let (neg, body) = match s.first()? {
         b'-' => (true, &s[1..]),
         _ => (false, s),
     };
-    let mut v: i64 = 0;
-    let mut i = 0;
-    while i < body.len() && body[i].is_ascii_digit() {
-        v = v.checked_mul(10)?.checked_add((body[i] - b'0') as i64)?;
-        i += 1;
-    }
+    let (v, i) = leading_digits(body)?;
     if i == 0 {
         return None;
     }
@@ -392,6 +517,80 @@ mod tests {
             first_quote_or_backslash(u64::from_le_bytes(*b"abcdefgh")),
             None
         );
+    }
+
+    #[test]
+    fn digits_eight_at_a_time_match_one_at_a_time() {
+        // Every digit count from 1 to 20 (past i64 at 19 digits), with and without a
+        // fraction or sign, against the standard library's reading.
+        for len in 1..=20usize {
+            let int: String = (0..len)
+                .map(|i| (b'1' + (i * 7 % 9) as u8) as char)
+                .collect();
+            let std = int.parse::<i64>().ok();
+            for neg in [false, true] {
+                let sign = if neg { "-" } else { "" };
+                let signed = std.map(|v| if neg { -v } else { v });
+                assert_eq!(
+                    parse_i64(format!("{sign}{int}").as_bytes()),
+                    signed,
+                    "{int}"
+                );
+                let ns = std.and_then(|v| v.checked_mul(1000));
+                for (frac, add) in [("", 0), (".5", 500), (".0015", 2)] {
+                    let text = format!("{sign}{int}{frac}");
+                    let want = ns.map(|ns| if neg { -(ns + add) } else { ns + add });
+                    assert_eq!(micros_to_ns(text.as_bytes()), want, "{text}");
+                }
+            }
+        }
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"9223372036854775808"), None);
+        assert_eq!(
+            parse_i64(b"999999999999999999"),
+            Some(999_999_999_999_999_999)
+        );
+        assert_eq!(
+            eight_digits(u64::from_le_bytes(*b"12345678")),
+            Some(12_345_678)
+        );
+        assert_eq!(eight_digits(u64::from_le_bytes(*b"00000000")), Some(0));
+        assert_eq!(
+            eight_digits(u64::from_le_bytes(*b"99999999")),
+            Some(99_999_999)
+        );
+        for bad in [
+            *b"1234567.",
+            *b"1234567:",
+            *b"/2345678",
+            *b"12345 78",
+            *b"1234567\xb9",
+        ] {
+            assert_eq!(eight_digits(u64::from_le_bytes(bad)), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn structural_bytes_and_control_bytes_at_every_position() {
+        for len in 0..40 {
+            for at in 0..len {
+                for b in [b'"', b'{', b'}', b'[', b']'] {
+                    let mut text = vec![b'a'; len];
+                    text[at] = b;
+                    assert_eq!(next_structural(&text, 0), Some(at), "len {len} at {at}");
+                }
+                let mut text = vec![0xC3u8; len];
+                text[at] = 0x1F;
+                assert!(has_control_byte(&text), "len {len} at {at}");
+                text[at] = b' ';
+                assert!(!has_control_byte(&text), "len {len} at {at}");
+            }
+            // Bytes one away from a structural byte, and UTF-8, are not structural.
+            let near: Vec<u8> = (0..len)
+                .map(|i| [b'#', b'Z', b'\\', b'^', b'|', 0xFB][i % 6])
+                .collect();
+            assert_eq!(next_structural(&near, 0), None, "len {len}");
+        }
     }
 
     #[test]
