@@ -36,13 +36,25 @@ impl IdRank {
         let (Some(&min), Some(&max)) = (ids.first(), ids.last()) else {
             return Self::default();
         };
-        let span = max as i128 - min as i128 + 1;
-        if span > 64 * ids.len() as i128 + 4096 {
+        if !Self::fits_bits(min, max, ids.len()) {
             return IdRank::Sorted(ids);
         }
-        let words = (span as usize).div_ceil(64);
+        Self::bits(min, max, ids.into_iter())
+    }
+
+    /// Whether `n` ids from `min` to `max` are dense enough for a bit per id of their
+    /// range (at most 64 bits per id, beyond a floor of 4096).
+    pub fn fits_bits(min: i64, max: i64, n: usize) -> bool {
+        (max as i128 - min as i128) < 64 * n as i128 + 4096
+    }
+
+    /// The set of `ids`, in any order and repeated or not, all within `min ..= max`, as
+    /// a bit per id of that range (check [`IdRank::fits_bits`] first): no sort.
+    pub fn bits(min: i64, max: i64, ids: impl Iterator<Item = i64>) -> Self {
+        let span = (max as i128 - min as i128 + 1) as usize;
+        let words = span.div_ceil(64);
         let mut bits = vec![0u64; words];
-        for &id in &ids {
+        for id in ids {
             let off = (id - min) as usize;
             bits[off / 64] |= 1 << (off % 64);
         }
@@ -53,6 +65,22 @@ impl IdRank {
             n += w.count_ones();
         }
         IdRank::Bits { min, bits, before }
+    }
+
+    /// How many ids the set holds.
+    pub fn len(&self) -> usize {
+        match self {
+            IdRank::Bits { bits, before, .. } => match (bits.last(), before.last()) {
+                (Some(w), Some(&b)) => b as usize + w.count_ones() as usize,
+                _ => 0,
+            },
+            IdRank::Sorted(ids) => ids.len(),
+        }
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The rank of `id` in the set, if it is in it.
@@ -92,7 +120,16 @@ mod tests {
                 assert_eq!(set.get(id), None, "id {id}");
             }
         }
+        // Built from the ids unsorted and repeated, the bits answer the same.
+        let mut shuffled = vec![501i64, -5, 64, 58, 128, -4, 63, 0, 127, 59, 500, -5, 64];
+        let set = IdRank::bits(-5, 501, shuffled.drain(..));
+        assert_eq!(set.len(), 11);
+        assert_eq!(
+            (set.get(-5), set.get(501), set.get(64)),
+            (Some(0), Some(10), Some(6))
+        );
         assert_eq!(IdRank::new(Vec::new()).get(0), None);
+        assert!(IdRank::new(Vec::new()).is_empty());
         assert_eq!(IdRank::default().get(0), None);
     }
 }

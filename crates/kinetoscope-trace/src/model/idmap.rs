@@ -1,9 +1,13 @@
 //! A map from trace ids (`External id`, `correlation`) to `u32` values. Kineto draws both
 //! ids from counters, so they are usually dense: then the map is a plain vector indexed
 //! by `id - min` (one array access per lookup) when that takes at most 4 slots per id
-//! (16 bytes, what a pair costs); otherwise a sorted vector of (id, value) pairs searched
-//! by bisection (16 bytes per id, less than a hash map's table). An Nsight Systems export
-//! whose runtime calls hold one correlation id in ten gets the pairs.
+//! (16 bytes, what a pair costs). Sparser ids, down to one in 64 of the range (a subset
+//! of a counter's ids: the operators among everything that carries an `External id`),
+//! get the values by the id's rank ([`IdRank`], a bit per id of the range): built
+//! without a sort, at most 12 bytes per id. Sparser still, a sorted vector of (id,
+//! value) pairs searched by bisection (16 bytes per id, less than a hash map's table).
+
+use super::id_rank::IdRank;
 
 /// The value a dense slot holds when the id is absent.
 const ABSENT: u32 = u32::MAX;
@@ -17,6 +21,13 @@ pub(crate) enum IdMap {
         min: i64,
         /// Value per id offset, [`ABSENT`] when none.
         slots: Vec<u32>,
+    },
+    /// Ids at least one in 64 of their range: the value of each id at its rank.
+    Ranked {
+        /// The ids.
+        ids: IdRank,
+        /// Value per rank.
+        values: Vec<u32>,
     },
     /// Any ids: (id, value) sorted by id, one pair per id.
     Sparse(Vec<(i64, u32)>),
@@ -60,6 +71,16 @@ impl IdMap {
                 }
             }
             IdMap::Dense { min, slots }
+        } else if n > 0 && IdRank::fits_bits(min, max, n) {
+            let ids = IdRank::bits(min, max, pairs().map(|(id, _)| id));
+            let mut values = vec![ABSENT; ids.len()];
+            for (id, v) in pairs() {
+                let s = &mut values[ids.get(id).expect("an id of the set") as usize];
+                if !first_wins || *s == ABSENT {
+                    *s = v;
+                }
+            }
+            IdMap::Ranked { ids, values }
         } else {
             let mut list: Vec<(i64, u32)> = Vec::with_capacity(n);
             list.extend(pairs());
@@ -89,6 +110,7 @@ impl IdMap {
                 let v = slots[off as usize];
                 (v != ABSENT).then_some(v)
             }
+            IdMap::Ranked { ids, values } => ids.get(id).map(|r| values[r as usize]),
             IdMap::Sparse(list) => list
                 .binary_search_by_key(&id, |p| p.0)
                 .ok()
@@ -102,18 +124,43 @@ mod tests {
     use super::IdMap;
 
     #[test]
-    fn dense_and_sparse_agree() {
+    fn dense_ranked_and_sparse_agree() {
         let dense = [(10i64, 1u32), (12, 2), (10, 3)];
+        // One id in ten of a range too long for slots: ranked.
+        let ranked = [(10i64, 1u32), (50_010, 2), (10, 3)];
+        let ranked: Vec<(i64, u32)> = ranked
+            .into_iter()
+            .chain((1..1000).map(|k| (10 + 10 * k, 100 + k as u32)))
+            .collect();
         let sparse = [(10i64, 1u32), (1 << 40, 2), (10, 3)];
         for first_wins in [true, false] {
             let d = IdMap::build(|| dense.iter().copied(), first_wins);
+            let r = IdMap::build(|| ranked.iter().copied(), first_wins);
             let s = IdMap::build(|| sparse.iter().copied(), first_wins);
             assert!(matches!(d, IdMap::Dense { .. }) && matches!(s, IdMap::Sparse(_)));
+            assert!(matches!(r, IdMap::Ranked { .. }));
             let want = if first_wins { 1 } else { 3 };
-            assert_eq!((d.get(10), s.get(10)), (Some(want), Some(want)));
+            assert_eq!(
+                (d.get(10), r.get(10), s.get(10)),
+                (Some(want), Some(want), Some(want))
+            );
             assert_eq!((d.get(11), d.get(9), d.get(13)), (None, None, None));
-            assert_eq!((d.get(12), s.get(1 << 40)), (Some(2), Some(2)));
-            assert_eq!(s.get(11), None);
+            assert_eq!(
+                (d.get(12), s.get(1 << 40), r.get(50_010)),
+                (Some(2), Some(2), Some(2))
+            );
+            assert_eq!(
+                (s.get(11), r.get(11), r.get(9), r.get(50_011)),
+                (None, None, None, None)
+            );
+            for k in 1..1000 {
+                assert_eq!(
+                    r.get(10 + 10 * k),
+                    Some(100 + k as u32),
+                    "id {}",
+                    10 + 10 * k
+                );
+            }
         }
         let empty = IdMap::build(std::iter::empty, true);
         assert_eq!(empty.get(0), None);

@@ -95,30 +95,36 @@ impl LaunchLinks {
         let kinds: Vec<CategoryKind> = trace.categories.iter().map(|(_, c)| c.kind).collect();
         let kind = |i: usize| kinds.get(e.cat[i].0 as usize).copied();
         let complete = |i: usize| e.phase[i] == Phase::Complete;
-        let by_ext = IdMap::build(
-            || {
-                (0..e.len())
-                    .filter(|&i| {
-                        complete(i)
-                            && kind(i).is_some_and(is_launcher_kind)
-                            && e.external_id.at(i) != 0
-                    })
-                    .map(|i| (e.external_id.at(i), i as u32))
-            },
-            true,
-        );
-        let is_call = |i: usize| complete(i) && kind(i).is_some_and(CategoryKind::is_launch_call);
-        let n = (0..e.len()).filter(|&i| is_call(i)).count();
+        // One pass over the events: the operators with an `External id`, and the calls.
+        let mut ops: Vec<(i64, u32)> = Vec::new();
+        let mut calls: Vec<u32> = Vec::new();
+        for i in 0..e.len() {
+            if !complete(i) {
+                continue;
+            }
+            let Some(k) = kind(i) else {
+                continue;
+            };
+            if is_launcher_kind(k) {
+                let ext = e.external_id.at(i);
+                if ext != 0 {
+                    ops.push((ext, i as u32));
+                }
+            }
+            if k.is_launch_call() {
+                calls.push(i as u32);
+            }
+        }
+        let by_ext = IdMap::build(|| ops.iter().copied(), true);
+        drop(ops);
         let mut links = Self {
-            calls: Vec::with_capacity(n),
-            launcher: Vec::with_capacity(n),
+            launcher: Vec::with_capacity(calls.len()),
+            calls,
             by_correlation: OnceLock::new(),
         };
         let mut pending = false;
-        for i in 0..e.len() {
-            if !is_call(i) {
-                continue;
-            }
+        for &call in &links.calls {
+            let i = call as usize;
             let ext = e.external_id.at(i);
             let launcher = match (ext, by_ext.get(ext)) {
                 (0, _) => OUTSIDE,
@@ -131,7 +137,6 @@ impl LaunchLinks {
                 (_, None) => NO_SUCH_ID,
             };
             pending |= launcher == REJECTED || launcher == NO_SUCH_ID;
-            links.calls.push(i as u32);
             links.launcher.push(launcher);
         }
         drop(by_ext);
