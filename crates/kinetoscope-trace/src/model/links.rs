@@ -95,8 +95,9 @@ impl LaunchLinks {
         let kinds: Vec<CategoryKind> = trace.categories.iter().map(|(_, c)| c.kind).collect();
         let kind = |i: usize| kinds.get(e.cat[i].0 as usize).copied();
         let complete = |i: usize| e.phase[i] == Phase::Complete;
-        // One pass over the events: the operators with an `External id`, and the calls.
-        let mut ops: Vec<(i64, u32)> = Vec::new();
+        // One pass over the events: the operators with an `External id` (their indexes:
+        // 4 bytes each while the map is built), and the calls.
+        let mut ops: Vec<u32> = Vec::new();
         let mut calls: Vec<u32> = Vec::new();
         for i in 0..e.len() {
             if !complete(i) {
@@ -106,16 +107,18 @@ impl LaunchLinks {
                 continue;
             };
             if is_launcher_kind(k) {
-                let ext = e.external_id.at(i);
-                if ext != 0 {
-                    ops.push((ext, i as u32));
+                if e.external_id.at(i) != 0 {
+                    ops.push(i as u32);
                 }
             }
             if k.is_launch_call() {
                 calls.push(i as u32);
             }
         }
-        let by_ext = IdMap::build(|| ops.iter().copied(), true);
+        let by_ext = IdMap::build(
+            || ops.iter().map(|&i| (e.external_id.at(i as usize), i)),
+            true,
+        );
         drop(ops);
         let mut links = Self {
             launcher: Vec::with_capacity(calls.len()),
