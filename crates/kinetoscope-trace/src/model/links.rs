@@ -106,10 +106,8 @@ impl LaunchLinks {
             let Some(k) = kind(i) else {
                 continue;
             };
-            if is_launcher_kind(k) {
-                if e.external_id.at(i) != 0 {
-                    ops.push(i as u32);
-                }
+            if is_launcher_kind(k) && e.external_id.at(i) != 0 {
+                ops.push(i as u32);
             }
             if k.is_launch_call() {
                 calls.push(i as u32);
