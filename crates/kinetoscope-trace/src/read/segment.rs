@@ -122,9 +122,16 @@ pub(crate) struct Segment {
     pub first_problem: Option<FirstProblem>,
     pub elements: u64,
     pub features: FormatFeatures,
-    /// The raw bytes of the last category seen, and its id.
-    last_cat: (Vec<u8>, CatId),
+    /// The raw bytes of the categories seen, each with its id (at most [`RAW_CATS`] of at
+    /// most [`RAW_CAT_BYTES`]; a trace has a dozen): a category is found by its bytes,
+    /// with no decoding or hashing.
+    raw_cats: Vec<(Box<[u8]>, CatId)>,
 }
+
+/// How many categories' raw bytes a segment keeps for finding them again, and the
+/// longest it keeps (a hostile trace's categories cost no more than this).
+const RAW_CATS: usize = 32;
+const RAW_CAT_BYTES: usize = 256;
 
 impl Segment {
     pub fn new() -> Self {
@@ -141,7 +148,7 @@ impl Segment {
             first_problem: None,
             elements: 0,
             features: FormatFeatures::default(),
-            last_cat: (Vec::new(), CategoryTable::NONE),
+            raw_cats: Vec::new(),
         }
     }
 
@@ -280,13 +287,18 @@ impl Segment {
         }
         let name = self.opt_text(buf, ev.name);
         let cat = match ev.cat {
-            // Events come in runs of one category: check the last one first.
-            Some(s) if self.last_cat.0 == buf[s.start..s.end] => self.last_cat.1,
             Some(s) => {
-                let raw = decode_str(&buf[s.start..s.end], s.escaped);
-                let id = self.cats.intern(&raw);
-                self.last_cat = (buf[s.start..s.end].to_vec(), id);
-                id
+                let raw = &buf[s.start..s.end];
+                match self.raw_cats.iter().find(|(r, _)| **r == *raw) {
+                    Some(&(_, id)) => id,
+                    None => {
+                        let id = self.cats.intern(&decode_str(raw, s.escaped));
+                        if self.raw_cats.len() < RAW_CATS && raw.len() <= RAW_CAT_BYTES {
+                            self.raw_cats.push((raw.into(), id));
+                        }
+                        id
+                    }
+                }
             }
             None if ev.ph == b'M' => CategoryTable::METADATA,
             None if matches!(self.strings.get(name), "[memory]" | "[OutOfMemory]") => {
