@@ -2,7 +2,7 @@
 //! the arguments analyses need, whatever the key order.
 
 use super::lexer::{
-    has_control_byte, micros_to_ns, parse_f64, parse_i64, Lex, LexError, Lexer, StrSpan,
+    has_control_byte, micros_to_ns, parse_f64, parse_i64, word_at, Lex, LexError, Lexer, StrSpan,
 };
 
 /// A `pid`/`tid` value as found: an integer or a string span.
@@ -342,12 +342,11 @@ const ARGS: KeyWord = KeyWord::of(br#""args":"#);
 #[inline(always)]
 fn event_key(lx: &mut Lexer<'_>) -> Lex<EventKey> {
     lx.skip_ws();
-    let Some(bytes) = lx.buf.get(lx.pos..lx.pos + 8) else {
+    let Some(w) = word_at(lx.buf, lx.pos) else {
         return event_key_lexed(lx);
     };
-    let w = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
     let is = |k: KeyWord| w & k.mask == k.word;
-    let (key, len) = match bytes[1] {
+    let (key, len) = match (w >> 8) as u8 {
         b'p' if is(PH) => (EventKey::Ph, PH.len),
         b'p' if is(PID) => (EventKey::Pid, PID.len),
         b'c' if is(CAT) => (EventKey::Cat, CAT.len),

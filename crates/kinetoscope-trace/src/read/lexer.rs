@@ -68,10 +68,8 @@ impl<'a> Lexer<'a> {
                 return;
             }
             self.pos += 1;
-            while let Some(word) = self.buf.get(self.pos..self.pos + 8) {
-                let other = nonzero_bytes(
-                    u64::from_le_bytes(word.try_into().expect("8 bytes")) ^ (LO * b' ' as u64),
-                );
+            while let Some(word) = word_at(self.buf, self.pos) {
+                let other = nonzero_bytes(word ^ (LO * b' ' as u64));
                 if other != 0 {
                     self.pos += (other.trailing_zeros() / 8) as usize;
                     break;
@@ -114,9 +112,10 @@ impl<'a> Lexer<'a> {
             None => return Err(LexError::Eof),
         }
         let start = self.pos + 1;
-        if let Some(words) = buf.get(start..start + 16) {
-            let lo = u64::from_le_bytes(words[..8].try_into().expect("8 bytes"));
-            let hi = u64::from_le_bytes(words[8..].try_into().expect("8 bytes"));
+        // One bounds check for both words: the 16 bytes are taken first.
+        let words = buf.get(start..start + 16);
+        if let Some((words, Some(lo), Some(hi))) = words.map(|w| (w, word_at(w, 0), word_at(w, 8)))
+        {
             let at = match first_quote_or_backslash(lo) {
                 Some(k) => k,
                 None => 8 + first_quote_or_backslash(hi).unwrap_or(8),
@@ -143,7 +142,7 @@ impl<'a> Lexer<'a> {
         let limit = (start + 64).min(buf.len());
         let mut i = start;
         while i + 8 <= limit {
-            let word = u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
+            let Some(word) = word_at(buf, i) else { break };
             match first_quote_or_backslash(word) {
                 Some(k) => {
                     i += k;
@@ -261,8 +260,7 @@ impl<'a> Lexer<'a> {
 /// The first `"`, `{`, `}`, `[` or `]` in `buf` from `i`, eight bytes at a time.
 #[inline]
 fn next_structural(buf: &[u8], mut i: usize) -> Option<usize> {
-    while let Some(word) = buf.get(i..i + 8) {
-        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+    while let Some(word) = word_at(buf, i) {
         // `| 0x20` maps `[` to `{` and `]` to `}`, and no other byte to either.
         let folded = word | (LO * 0x20);
         let hits = zero_bytes(word ^ (LO * b'"' as u64))
@@ -282,11 +280,25 @@ fn next_structural(buf: &[u8], mut i: usize) -> Option<usize> {
 /// Each byte's lowest bit, repeated.
 const LO: u64 = 0x0101_0101_0101_0101;
 
-/// The high bit of each zero byte of `word` is set ("has zero byte" bit trick). Bytes
-/// above a zero byte may be flagged too; the lowest flagged byte is always a zero.
+/// The little-endian word of the eight bytes of `buf` from `i`; `None` past its end.
+#[inline(always)]
+pub(crate) fn word_at(buf: &[u8], i: usize) -> Option<u64> {
+    let bytes = buf.get(i..i.checked_add(8)?)?;
+    Some(u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
+}
+
+/// The high bit of each byte of `word` below `n` (1 ..= 0x80) is set (the "has zero
+/// byte" bit trick, generalised). Bytes above a flagged byte may be flagged too; the
+/// lowest flagged byte is always below `n`.
+#[inline]
+fn bytes_below(word: u64, n: u8) -> u64 {
+    word.wrapping_sub(LO * n as u64) & !word & (LO * 0x80)
+}
+
+/// The high bit of each zero byte of `word` is set, as [`bytes_below`] `1`.
 #[inline]
 fn zero_bytes(word: u64) -> u64 {
-    word.wrapping_sub(LO) & !word & (LO * 0x80)
+    bytes_below(word, 1)
 }
 
 /// The high bit of each nonzero byte of `word` is set, and only those: exact for every
@@ -299,13 +311,14 @@ fn nonzero_bytes(word: u64) -> u64 {
 
 /// Whether `bytes` holds a byte below 0x20 (a raw control character), eight at a time.
 pub fn has_control_byte(bytes: &[u8]) -> bool {
-    let mut words = bytes.chunks_exact(8);
-    let below_space = words.any(|w| {
-        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
-        // Borrow-free for bytes >= 0x20; a flagged byte above a true hit is harmless.
-        w.wrapping_sub(LO * 0x20) & !w & (LO * 0x80) != 0
-    });
-    below_space || words.remainder().iter().any(|&b| b < 0x20)
+    let mut i = 0;
+    while let Some(word) = word_at(bytes, i) {
+        if bytes_below(word, 0x20) != 0 {
+            return true;
+        }
+        i += 8;
+    }
+    bytes[i..].iter().any(|&b| b < 0x20)
 }
 
 /// The bytes a number or a bare token (`N/A`, `nan`, `-inf`) is made of: ASCII letters
@@ -395,10 +408,10 @@ fn leading_digits(body: &[u8]) -> Option<(i64, usize)> {
     let mut v: i64 = 0;
     let mut i = 0;
     while i <= 10 {
-        let Some(word) = body.get(i..i + 8) else {
+        let Some(word) = word_at(body, i) else {
             break;
         };
-        match eight_digits(u64::from_le_bytes(word.try_into().expect("8 bytes"))) {
+        match eight_digits(word) {
             Some(d) => {
                 v = v * 100_000_000 + d as i64;
                 i += 8;
@@ -625,6 +638,30 @@ mod tests {
                 .collect();
             assert_eq!(next_structural(&near, 0), None, "len {len}");
         }
+    }
+
+    #[test]
+    fn bytes_below_flags_the_first_byte_below_the_threshold() {
+        for n in [1u8, 0x20, 0x21, 0x80] {
+            for at in 0..8 {
+                for b in 0..=255u8 {
+                    // `b` at `at`, among bytes that are never below `n`.
+                    let mut bytes = [0xFFu8; 8];
+                    bytes[at] = b;
+                    let flags = bytes_below(u64::from_le_bytes(bytes), n);
+                    let first = (flags != 0).then(|| flags.trailing_zeros() as usize / 8);
+                    let want = (b < n).then_some(at);
+                    assert_eq!(first, want, "n {n:#x} byte {b:#x} at {at}");
+                }
+            }
+        }
+        let buf: Vec<u8> = (1..=12).collect();
+        assert_eq!(
+            word_at(&buf, 4),
+            Some(u64::from_le_bytes(*b"\x05\x06\x07\x08\x09\x0a\x0b\x0c"))
+        );
+        assert_eq!(word_at(&buf, 5), None);
+        assert_eq!(word_at(&buf, usize::MAX - 3), None);
     }
 
     #[test]
