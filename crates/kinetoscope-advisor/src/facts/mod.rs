@@ -711,16 +711,18 @@ impl<'a> Facts<'a> {
     pub fn callers(&self, skip: impl Fn(&str) -> bool + 'a) -> Callers<'_, 'a> {
         let t = self.trace;
         let kind = move |a: usize| t.categories.kind(t.events.cat[a]);
-        let name = move |a: usize| t.name(EventId(a as u32));
+        let mut user_frame = NameMemo::new(t, is_user_frame);
+        let mut named_operator = NameMemo::new(t, move |n: &str| {
+            !n.starts_with("ProfilerStep#") && !skip(n)
+        });
         Callers {
             facts: self,
             frame: self.ancestor_search(Box::new(move |a| {
-                kind(a) == CategoryKind::PythonFunction && is_user_frame(name(a))
+                kind(a) == CategoryKind::PythonFunction && user_frame.get(t.events.name[a])
             })),
             operator: self.ancestor_search(Box::new(move |a| {
                 matches!(kind(a), CategoryKind::CpuOp | CategoryKind::UserAnnotation)
-                    && !name(a).starts_with("ProfilerStep#")
-                    && !skip(name(a))
+                    && named_operator.get(t.events.name[a])
             })),
         }
     }
@@ -786,22 +788,22 @@ impl Facts<'_> {
             for v in m.values_mut() {
                 v.sort_by_key(|s| (s.0, std::cmp::Reverse(s.1), s.2));
             }
-            let mut up = self.ancestor_search(|a| self.is_host_work(a));
+            let t = self.trace;
+            let mut by_name = NameMemo::new(t, |n: &str| HostName {
+                operator: !n.starts_with("ProfilerStep#"),
+                user_frame: is_user_frame(n),
+            });
+            let mut up = self.ancestor_search(|a| {
+                let name = by_name.get(e.name[a]);
+                match t.categories.kind(e.cat[a]) {
+                    CategoryKind::CpuOp | CategoryKind::UserAnnotation => name.operator,
+                    CategoryKind::PythonFunction => name.user_frame,
+                    _ => false,
+                }
+            });
             HostWork::new(m, |i| up.nearest(i), e.len())
         });
         work.work_in(track, lo, hi)
-    }
-
-    /// Whether an event is host work of [`Self::host_work_in`].
-    fn is_host_work(&self, event: usize) -> bool {
-        let name = self.name(event);
-        match self.trace.categories.kind(self.trace.events.cat[event]) {
-            CategoryKind::CpuOp | CategoryKind::UserAnnotation => {
-                !name.starts_with("ProfilerStep#")
-            }
-            CategoryKind::PythonFunction => is_user_frame(name),
-            _ => false,
-        }
     }
 
     /// The innermost user-code Python frame on the event's thread whose span contains
@@ -833,6 +835,15 @@ impl Facts<'_> {
         let hi = v.frames.partition_point(|f| f.0 <= start);
         v.ends.last_at_least(hi, end).map(|k| v.frames[k].2)
     }
+}
+
+/// What [`Facts::host_work_in`] asks of a name: whether an operator or annotation of
+/// that name is host work (steps are not), and whether a Python frame of that name is
+/// user code.
+#[derive(Clone, Copy)]
+struct HostName {
+    operator: bool,
+    user_frame: bool,
 }
 
 /// The host span of each kept step: the `ProfilerStep#` span of the same name that
