@@ -643,15 +643,17 @@ mod tests {
     #[test]
     fn bytes_below_flags_the_first_byte_below_the_threshold() {
         for n in [1u8, 0x20, 0x21, 0x80] {
-            for at in 0..8 {
+            // `b` at `at`, among bytes that are not below `n` (at the edge, in the middle,
+            // with and without the high bit).
+            let fillers = [n, 0x7F, 0x80, 0xFF].into_iter().filter(|&f| f >= n);
+            for (at, filler) in (0..8).flat_map(|at| fillers.clone().map(move |f| (at, f))) {
                 for b in 0..=255u8 {
-                    // `b` at `at`, among bytes that are never below `n`.
-                    let mut bytes = [0xFFu8; 8];
+                    let mut bytes = [filler; 8];
                     bytes[at] = b;
                     let flags = bytes_below(u64::from_le_bytes(bytes), n);
                     let first = (flags != 0).then(|| flags.trailing_zeros() as usize / 8);
                     let want = (b < n).then_some(at);
-                    assert_eq!(first, want, "n {n:#x} byte {b:#x} at {at}");
+                    assert_eq!(first, want, "n {n:#x} byte {b:#x} at {at} in {filler:#x}");
                 }
             }
         }
