@@ -230,10 +230,48 @@ impl<'a> Lexer<'a> {
         Ok((start, self.pos))
     }
 
+    /// Skip the array or object at the current position (its first byte is `[` or `{`).
+    /// Eight bytes at a time: every bracket of a word is counted from its exact masks
+    /// (shapes such as `[[16, 559, 64], []]` have one every few bytes), a string is
+    /// skipped by [`Lexer::string`]; the last bytes of the buffer one at a time.
     fn skip_nested(&mut self) -> Lex<()> {
-        let mut depth = 0usize;
         let buf = self.buf;
+        let mut depth = 0usize;
         let mut i = self.pos;
+        'words: while let Some(word) = word_at(buf, i) {
+            // `| 0x20` maps `[` to `{` and `]` to `}`, and no other byte to either.
+            let folded = word | (LO * 0x20);
+            let quotes = equal_bytes(word, b'"');
+            let opens = equal_bytes(folded, b'{');
+            let mut hits = quotes | opens | equal_bytes(folded, b'}');
+            while hits != 0 {
+                let bit = hits & hits.wrapping_neg();
+                let at = i + (bit.trailing_zeros() / 8) as usize;
+                if quotes & bit != 0 {
+                    self.pos = at;
+                    self.string()?;
+                    i = self.pos;
+                    continue 'words;
+                }
+                if opens & bit != 0 {
+                    depth += 1;
+                } else {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.pos = at + 1;
+                        return Ok(());
+                    }
+                }
+                hits &= hits - 1;
+            }
+            i += 8;
+        }
+        self.skip_nested_tail(i, depth)
+    }
+
+    /// [`Lexer::skip_nested`] from `i` at `depth`, one structural byte at a time.
+    fn skip_nested_tail(&mut self, mut i: usize, mut depth: usize) -> Lex<()> {
+        let buf = self.buf;
         loop {
             let at = next_structural(buf, i).ok_or(LexError::Eof)?;
             match buf[at] {
@@ -299,6 +337,13 @@ fn bytes_below(word: u64, n: u8) -> u64 {
 #[inline]
 fn zero_bytes(word: u64) -> u64 {
     bytes_below(word, 1)
+}
+
+/// The high bit of each byte of `word` equal to `b` is set, and only those (exact, unlike
+/// [`zero_bytes`]).
+#[inline]
+fn equal_bytes(word: u64, b: u8) -> u64 {
+    !nonzero_bytes(word ^ (LO * b as u64)) & (LO * 0x80)
 }
 
 /// The high bit of each nonzero byte of `word` is set, and only those: exact for every
@@ -637,6 +682,62 @@ mod tests {
                 .map(|i| [b'#', b'Z', b'\\', b'^', b'|', 0xFB][i % 6])
                 .collect();
             assert_eq!(next_structural(&near, 0), None, "len {len}");
+        }
+    }
+
+    /// The next number below `n` from `seed` (a linear congruential generator).
+    fn below(seed: &mut u64, n: u64) -> u64 {
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (*seed >> 33) % n
+    }
+
+    /// A nested JSON-like value from `seed`: arrays, objects, numbers, and strings with
+    /// brackets and escaped quotes inside; sometimes with a mismatched bracket.
+    fn nested_value(seed: &mut u64, depth: u32, out: &mut Vec<u8>) {
+        let (open, close) = if below(seed, 2) == 0 {
+            (b'[', b']')
+        } else {
+            (b'{', b'}')
+        };
+        out.push(open);
+        for k in 0..below(seed, 5) {
+            if k > 0 {
+                out.extend_from_slice([&b","[..], b", ", b",\n  "][below(seed, 3) as usize]);
+            }
+            match below(seed, if depth < 4 { 5 } else { 3 }) {
+                0 => out.extend_from_slice(b"559"),
+                1 => out.extend_from_slice(br#""c10::BFloat16""#),
+                2 => out.extend_from_slice(br#""a [\"q\"] {x} \\""#),
+                _ => nested_value(seed, depth + 1, out),
+            }
+        }
+        out.push(if below(seed, 50) == 0 {
+            b']' ^ b'}' ^ close
+        } else {
+            close
+        });
+    }
+
+    #[test]
+    fn skip_nested_by_words_agrees_with_byte_by_byte() {
+        let mut seed = 7u64;
+        for case in 0..3000 {
+            let mut value = Vec::new();
+            nested_value(&mut seed, 0, &mut value);
+            // At every alignment, whole, cut short, and with text after it.
+            let pad = case % 9;
+            let mut text = vec![b' '; pad];
+            text.extend_from_slice(&value);
+            let cut = pad + (seed as usize % (value.len() + 1));
+            for buf in [&text[..], &text[..cut], &[&text[..], b", 1]"].concat()[..]] {
+                let mut words = Lexer::new(buf, pad);
+                let mut bytes = Lexer::new(buf, pad);
+                let got = words.skip_nested().map(|()| words.pos);
+                let want = bytes.skip_nested_tail(pad, 0).map(|()| bytes.pos);
+                assert_eq!(got, want, "{:?}", String::from_utf8_lossy(buf));
+            }
         }
     }
 
