@@ -295,20 +295,9 @@ impl<'a> Lexer<'a> {
     }
 }
 
-/// The first `"`, `{`, `}`, `[` or `]` in `buf` from `i`, eight bytes at a time.
-#[inline]
-fn next_structural(buf: &[u8], mut i: usize) -> Option<usize> {
-    while let Some(word) = word_at(buf, i) {
-        // `| 0x20` maps `[` to `{` and `]` to `}`, and no other byte to either.
-        let folded = word | (LO * 0x20);
-        let hits = zero_bytes(word ^ (LO * b'"' as u64))
-            | zero_bytes(folded ^ (LO * b'{' as u64))
-            | zero_bytes(folded ^ (LO * b'}' as u64));
-        if hits != 0 {
-            return Some(i + (hits.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
+/// The first `"`, `{`, `}`, `[` or `]` in `buf` from `i`, one byte at a time: the walk
+/// of [`Lexer::skip_nested_tail`], which sees the last few bytes of a buffer only.
+fn next_structural(buf: &[u8], i: usize) -> Option<usize> {
     buf.get(i..)?
         .iter()
         .position(|b| matches!(b, b'"' | b'{' | b'}' | b'[' | b']'))
