@@ -27,6 +27,7 @@ pub mod facts;
 pub mod finding;
 pub mod flops;
 pub mod gemm;
+mod queue;
 pub mod rules;
 pub mod summary;
 
@@ -109,20 +110,14 @@ fn advise_with_facts<R>(
 ) -> (TraceReport, R) {
     // The facts several rules share are computed on a second thread (the memory view
     // is already under way on another: `advise_trace_with`), and the diff profile on a
-    // third, while the rules run on this one and a fourth (reading used both cores;
-    // these are most of what the advisor adds to it, and no one rule or fact holds most
-    // of it). A rule that needs a fact before it is ready waits for it.
+    // third, while this thread and a fourth take the rules, then the summary and the
+    // FLOPs estimate, one at a time from a shared queue (reading used both cores; these
+    // are most of what the advisor adds to it, and no one rule or fact holds most of
+    // it): whichever is free takes the next, so neither waits long for the other at the
+    // end. A rule that needs a fact before it is ready waits for it.
     let trace = facts.trace;
-    let all = rules::all();
-    // The rules at even or odd positions, each one's findings.
-    let check = |parity: usize| -> Vec<Vec<Finding>> {
-        all.iter()
-            .skip(parity)
-            .step_by(2)
-            .map(|r| r.check(facts, config))
-            .collect()
-    };
-    let (mut findings, profile) = std::thread::scope(|s| {
+    let queue = queue::Queue::new(rules::all(), facts, config);
+    let profile = std::thread::scope(|s| {
         s.spawn(|| facts.prepare());
         let profile = s.spawn(|| {
             kinetoscope_analysis::diff::profile_in(
@@ -132,24 +127,19 @@ fn advise_with_facts<R>(
                 facts.memory(),
             )
         });
-        let odd = s.spawn(|| check(1));
-        let even = check(0);
-        let odd = join(odd);
-        // Back in rule order: even, odd, even, ...
-        let mut odd = odd.into_iter();
-        let findings: Vec<Finding> = even
-            .into_iter()
-            .flat_map(|e| e.into_iter().chain(odd.next().into_iter().flatten()))
-            .collect();
-        (findings, join(profile))
+        let helper = s.spawn(|| queue.work());
+        queue.work();
+        join(helper);
+        join(profile)
     });
+    let (mut findings, summary, flops) = queue.finish();
     rank_findings(&mut findings);
     let extra = extra(facts);
     let report = TraceReport {
         path: trace.path.display().to_string(),
         rank: facts.overview.rank,
-        summary: summary::summarize(facts),
-        flops: flops::estimate(facts, config.peak_tflops),
+        summary,
+        flops,
         findings,
         profile: Some(profile),
     };

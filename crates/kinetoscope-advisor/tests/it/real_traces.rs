@@ -112,3 +112,37 @@ fn cupti_range_profiler_trace_says_device_activity_is_missing() {
     assert!(s.evidence.iter().all(|e| !e.contains("CPU-only")));
     assert!(r.flops.mfu.is_none() && r.flops.tflops_per_s.is_none());
 }
+
+/// The advisor's threads take the rules, the summary and the FLOPs estimate from a
+/// shared queue; whichever thread ran each, the report is what running them one after
+/// another on one thread gives: findings in rule order before ranking, the same summary
+/// and FLOPs.
+#[test]
+fn threads_taking_rules_in_turn_give_what_one_thread_gives() {
+    use kinetoscope_advisor::facts::Facts;
+    use kinetoscope_advisor::{advise_trace, flops, rank_findings, rules, summary};
+    let config = Config::default();
+    for path in [
+        fixture("inference__vllm_decode_full__graph_execution.json.gz"),
+        crate::common::fixtures().join("inference_rank_1.json.gz"),
+        crate::common::fixtures().join("mi250_minitoy_train_ROCm6_2_kineto.json.gz"),
+    ] {
+        let trace = crate::common::read_file(&path);
+        let report = advise_trace(&trace, &config);
+        let facts = Facts::new(&trace);
+        let mut findings: Vec<_> = rules::all()
+            .iter()
+            .flat_map(|r| r.check(&facts, &config))
+            .collect();
+        rank_findings(&mut findings);
+        assert!(!findings.is_empty(), "{}: no findings", path.display());
+        assert_eq!(report.findings, findings, "{}", path.display());
+        assert_eq!(report.summary, summary::summarize(&facts), "{}", path.display());
+        assert_eq!(
+            report.flops,
+            flops::estimate(&facts, config.peak_tflops),
+            "{}",
+            path.display()
+        );
+    }
+}
