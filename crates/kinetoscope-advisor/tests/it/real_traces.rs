@@ -137,7 +137,12 @@ fn threads_taking_rules_in_turn_give_what_one_thread_gives() {
         rank_findings(&mut findings);
         assert!(!findings.is_empty(), "{}: no findings", path.display());
         assert_eq!(report.findings, findings, "{}", path.display());
-        assert_eq!(report.summary, summary::summarize(&facts), "{}", path.display());
+        assert_eq!(
+            report.summary,
+            summary::summarize(&facts),
+            "{}",
+            path.display()
+        );
         assert_eq!(
             report.flops,
             flops::estimate(&facts, config.peak_tflops),
