@@ -47,15 +47,12 @@ impl GemmCall {
 pub(crate) fn gemm_calls(facts: &Facts) -> (Vec<GemmCall>, Vec<usize>) {
     let t = facts.trace;
     let candidates = facts.events(&[CategoryKind::CpuOp], is_gemm_op);
-    let shaped: Vec<Option<(Gemm, Vec<String>)>> = candidates
+    let shaped: Vec<Option<Gemm>> = candidates
         .iter()
         .map(|&i| {
             let args = t.args.op_of(EventId(i as u32))?;
             let dims = parse_dims(t.strings.get(args.input_dims))?;
-            let g = gemm_of(facts.name(i), &dims)?;
-            let types: Vec<String> =
-                serde_json::from_str(t.strings.get(args.input_types)).unwrap_or_default();
-            Some((g, types))
+            gemm_of(facts.name(i), &dims)
         })
         .collect();
     let recognised: rustc_hash::FxHashSet<usize> = candidates
@@ -70,10 +67,16 @@ pub(crate) fn gemm_calls(facts: &Facts) -> (Vec<GemmCall>, Vec<usize>) {
     let mut covered: rustc_hash::FxHashSet<usize> = Default::default();
     let mut in_recognised = facts.ancestor_search(|a| recognised.contains(&a));
     for (&i, s) in candidates.iter().zip(shaped) {
-        let Some((gemm, types)) = s else { continue };
+        let Some(gemm) = s else { continue };
         if in_recognised.any(i) {
             continue;
         }
+        // The types of the counted calls only (most recognised calls are inside one).
+        let types: Vec<String> = t
+            .args
+            .op_of(EventId(i as u32))
+            .and_then(|a| serde_json::from_str(t.strings.get(a.input_types)).ok())
+            .unwrap_or_default();
         let mut a = facts.parent_of(i);
         while let Some(p) = a.filter(|p| covered.insert(*p)) {
             a = facts.parent_of(p);
