@@ -5,11 +5,7 @@
 
 use kinetoscope_trace::Nesting;
 
-/// Not computed yet. Not 0 on purpose: a zeroed memo would be allocated as pages the
-/// kernel maps to its zero page and copies on the first write, one fault and one TLB
-/// flush of every core running the process per page, as the searches read before they
-/// write (on a 2-core VM, 8 % of `report`'s time after the read); filled with this
-/// value, each page of the memo is written once, when its chunk is made.
+/// Not computed yet: every slot of a chunk starts so.
 const UNKNOWN: u32 = u32::MAX;
 /// No ancestor passes.
 const NONE: u32 = u32::MAX - 1;
