@@ -71,7 +71,8 @@ pub(crate) fn gemm_calls(facts: &Facts) -> (Vec<GemmCall>, Vec<usize>) {
         if in_recognised.any(i) {
             continue;
         }
-        // The types of the counted calls only (most recognised calls are inside one).
+        // The types of the counted calls only (a recognised call inside another counts
+        // for nothing).
         let types: Vec<String> = t
             .args
             .op_of(EventId(i as u32))
