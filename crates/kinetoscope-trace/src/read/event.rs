@@ -218,25 +218,34 @@ pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
             EventKey::Name => ev.name = Some(name_string(lx, &mut ev.defects)?),
             EventKey::Pid => ev.pid = id_value(lx, &mut ev.defects, &mut ev.string_id)?,
             EventKey::Tid => ev.tid = id_value(lx, &mut ev.defects, &mut ev.string_id)?,
-            EventKey::Ts => {
-                let (s, e) = lx.scalar()?;
-                let text = &lx.buf[s..e];
-                ev.ts_ns = micros_to_ns(text);
-                ev.ts_fraction = memchr::memchr(b'.', text).is_some();
-                if ev.ts_ns.is_none() {
-                    ev.defects.bare_token = true;
+            EventKey::Ts => match lx.plain_micros() {
+                Some((ns, fraction)) => {
+                    ev.ts_ns = Some(ns);
+                    ev.ts_fraction = fraction;
                 }
-            }
-            EventKey::Dur => {
-                let (s, e) = lx.scalar()?;
-                match micros_to_ns(&lx.buf[s..e]) {
-                    Some(d) => {
-                        ev.defects.negative_duration |= d < 0;
-                        ev.dur_ns = d.max(0);
+                None => {
+                    let (s, e) = lx.scalar()?;
+                    let text = &lx.buf[s..e];
+                    ev.ts_ns = micros_to_ns(text);
+                    ev.ts_fraction = memchr::memchr(b'.', text).is_some();
+                    if ev.ts_ns.is_none() {
+                        ev.defects.bare_token = true;
                     }
-                    None => ev.defects.bare_token = true,
                 }
-            }
+            },
+            EventKey::Dur => match lx.plain_micros() {
+                Some((d, _)) => ev.dur_ns = d,
+                None => {
+                    let (s, e) = lx.scalar()?;
+                    match micros_to_ns(&lx.buf[s..e]) {
+                        Some(d) => {
+                            ev.defects.negative_duration |= d < 0;
+                            ev.dur_ns = d.max(0);
+                        }
+                        None => ev.defects.bare_token = true,
+                    }
+                }
+            },
             EventKey::Id => {
                 if lx.peek()? == b'"' {
                     let s = lx.string()?;
@@ -247,6 +256,8 @@ pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
                                 u64::from_str_radix(t.trim_start_matches("0x"), 16).ok()
                             })
                         });
+                } else if let Some(v) = lx.plain_int() {
+                    ev.id = Some(v as u64);
                 } else {
                     let (s, e) = lx.scalar()?;
                     ev.id = parse_i64(&lx.buf[s..e]).map(|v| v as u64);
@@ -468,6 +479,9 @@ fn id_value(
             _ => IdValue::Str(s),
         });
     }
+    if let Some(v) = lx.plain_int() {
+        return Ok(IdValue::Int(v));
+    }
     let (s, e) = lx.scalar()?;
     match parse_i64(&lx.buf[s..e]) {
         Some(v) => Ok(IdValue::Int(v)),
@@ -489,6 +503,9 @@ fn int_arg(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<i64>> {
             Ok(None)
         }
         _ => {
+            if let Some(v) = lx.plain_int() {
+                return Ok(Some(v));
+            }
             let (s, e) = lx.scalar()?;
             let v = parse_i64(&lx.buf[s..e]);
             if v.is_none() && !super::lexer::is_json_scalar(&lx.buf[s..e]) {

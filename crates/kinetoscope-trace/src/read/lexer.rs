@@ -305,7 +305,7 @@ fn next_structural(buf: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Each byte's lowest bit, repeated.
-const LO: u64 = 0x0101_0101_0101_0101;
+pub(crate) const LO: u64 = 0x0101_0101_0101_0101;
 
 /// The little-endian word of the eight bytes of `buf` from `i`; `None` past its end.
 #[inline(always)]
@@ -353,6 +353,12 @@ pub fn has_control_byte(bytes: &[u8]) -> bool {
         i += 8;
     }
     bytes[i..].iter().any(|&b| b < 0x20)
+}
+
+/// Whether `b` can be part of a number or a bare token ([`SCALAR_BYTE`]).
+#[inline(always)]
+pub(crate) fn is_scalar_byte(b: u8) -> bool {
+    SCALAR_BYTE[b as usize]
 }
 
 /// The bytes a number or a bare token (`N/A`, `nan`, `-inf`) is made of: ASCII letters

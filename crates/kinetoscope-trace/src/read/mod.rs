@@ -15,6 +15,7 @@ mod kineto;
 pub mod lexer;
 pub mod nsys;
 pub mod pickle;
+mod plain_number;
 pub mod pstats;
 mod segment;
 mod sniff;

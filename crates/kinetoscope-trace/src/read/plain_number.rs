@@ -1,0 +1,225 @@
+//! Plain numbers read in one pass: the digits of a timestamp, a duration or an id are
+//! found and valued from the same 8-byte loads, where [`Lexer::scalar`] would first find
+//! the number's end a byte at a time and [`parse_i64`](super::lexer::parse_i64) or
+//! [`micros_to_ns`](super::lexer::micros_to_ns) would then read it again.
+//!
+//! Only the shapes Kineto writes take this path: up to 15 digits, then for microseconds
+//! an optional `.` and up to 7 fraction digits, ended by a byte that cannot continue a
+//! number. Anything else (a sign, an exponent, a bare token, more digits, the last bytes
+//! of the buffer) returns `None` with the lexer unmoved, and the caller reads it through
+//! the general path, which gives the same value.
+
+use super::lexer::{is_scalar_byte, Lexer, LO};
+
+/// The high bit of each byte.
+const HIGH: u64 = LO * 0x80;
+
+/// How many of `word`'s bytes, from the lowest (the first in the text), are ASCII digits
+/// before the first byte that is not (8 when all are), with `word` minus `'0'` in every
+/// byte (the digits' values in the bytes that are digits).
+#[inline(always)]
+fn digit_run(word: u64) -> (usize, u64) {
+    let x = word ^ (LO * b'0' as u64);
+    // A byte is a digit when it is 0..=9 after the XOR: adding 0x76 to its low seven
+    // bits sets the high bit from 10 on, and no carry leaves the byte.
+    let not_digit = (((x & (LO * 0x7F)) + LO * 0x76) | x) & HIGH;
+    ((not_digit.trailing_zeros() / 8) as usize, x)
+}
+
+/// The value of the first `n` (1..=8) digits of `x` (digit values, the first in the
+/// lowest byte): moved to the top of the word, so that the bytes below read as leading
+/// zeros, then combined in pairs, fours and the eight.
+#[inline(always)]
+fn digits_value(x: u64, n: usize) -> u64 {
+    debug_assert!((1..=8).contains(&n));
+    let d = x << (8 * (8 - n));
+    let pairs = (d * 10 + (d >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let fours = (pairs * 100 + (pairs >> 16)) & 0x0000_FFFF_0000_FFFF;
+    (fours & 0xFFFF) * 10_000 + (fours >> 32)
+}
+
+/// The little-endian word at `i`, if eight bytes are left.
+#[inline(always)]
+fn word(buf: &[u8], i: usize) -> Option<u64> {
+    super::lexer::word_at(buf, i)
+}
+
+/// Up to 15 digits from `p`: their value and where they end; `None` when there are none
+/// or more.
+#[inline(always)]
+fn integer_digits(buf: &[u8], p: usize) -> Option<(u64, usize)> {
+    let (n, x) = digit_run(word(buf, p)?);
+    if n == 0 {
+        return None;
+    }
+    if n < 8 {
+        return Some((digits_value(x, n), p + n));
+    }
+    let high = digits_value(x, 8);
+    let (m, y) = digit_run(word(buf, p + 8)?);
+    if m == 8 {
+        return None;
+    }
+    if m == 0 {
+        return Some((high, p + 8));
+    }
+    Some((high * 10u64.pow(m as u32) + digits_value(y, m), p + 8 + m))
+}
+
+impl Lexer<'_> {
+    /// A plain non-negative integer at the current position (after whitespace): its
+    /// value, the lexer moved past it. `None`, the lexer only past the whitespace, for
+    /// anything else.
+    #[inline(always)]
+    pub fn plain_int(&mut self) -> Option<i64> {
+        self.skip_ws();
+        let (v, end) = integer_digits(self.buf, self.pos)?;
+        if is_scalar_byte(*self.buf.get(end)?) {
+            return None;
+        }
+        self.pos = end;
+        Some(v as i64)
+    }
+
+    /// A plain non-negative number of microseconds at the current position (after
+    /// whitespace), as [`micros_to_ns`](super::lexer::micros_to_ns) reads it (the fourth
+    /// fraction digit rounds half up), and whether it has a fraction; the lexer moved
+    /// past it. `None`, the lexer only past the whitespace, for anything else.
+    #[inline(always)]
+    pub fn plain_micros(&mut self) -> Option<(i64, bool)> {
+        self.skip_ws();
+        let (int, end) = integer_digits(self.buf, self.pos)?;
+        let next = *self.buf.get(end)?;
+        if next != b'.' {
+            if is_scalar_byte(next) {
+                return None;
+            }
+            self.pos = end;
+            return Some((int as i64 * 1000, false));
+        }
+        let (n, x) = digit_run(word(self.buf, end + 1)?);
+        if n == 0 || n == 8 {
+            return None;
+        }
+        let after = end + 1 + n;
+        if is_scalar_byte(*self.buf.get(after)?) {
+            return None;
+        }
+        let digit = |k: usize| if k < n { (x >> (8 * k)) & 0xFF } else { 0 };
+        let frac = digit(0) * 100 + digit(1) * 10 + digit(2) + u64::from(digit(3) >= 5);
+        self.pos = after;
+        Some(((int * 1000 + frac) as i64, true))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::lexer::{micros_to_ns, parse_i64};
+
+    /// The general path: the scalar's span, then its value.
+    fn general(text: &[u8], micros: bool) -> Option<(i64, usize)> {
+        let mut lx = Lexer::new(text, 0);
+        let (s, e) = lx.scalar().ok()?;
+        let v = if micros {
+            micros_to_ns(&text[s..e])
+        } else {
+            parse_i64(&text[s..e])
+        };
+        v.map(|v| (v, e))
+    }
+
+    /// Texts of every digit count and fraction length Kineto writes and beyond, with
+    /// whitespace before and every kind of byte after.
+    fn texts() -> Vec<Vec<u8>> {
+        let digits = b"9081726354";
+        let mut out = Vec::new();
+        for ints in 0..=19 {
+            for fracs in [
+                None,
+                Some(0),
+                Some(1),
+                Some(3),
+                Some(4),
+                Some(6),
+                Some(7),
+                Some(8),
+            ] {
+                for end in [
+                    &b","[..],
+                    b"}",
+                    b" ,",
+                    b"]",
+                    b"e3,",
+                    b"x,",
+                    b"-1,",
+                    b".5,",
+                    b"",
+                ] {
+                    for lead in [&b""[..], b" ", b"-", b"\n  "] {
+                        let mut t = lead.to_vec();
+                        t.extend((0..ints).map(|i| digits[(i * 7 + ints) % 10]));
+                        if let Some(f) = fracs {
+                            t.push(b'.');
+                            t.extend((0..f).map(|i| digits[(i * 3 + f) % 10]));
+                        }
+                        t.extend_from_slice(end);
+                        // Padding, so that the end is not at the buffer's last bytes.
+                        t.extend_from_slice(b"          ");
+                        out.push(t);
+                    }
+                }
+            }
+        }
+        // A fourth fraction digit of 5 and of 4, and 9s that carry.
+        for t in [
+            &b"1.0005,"[..],
+            b"1.0004,",
+            b"999.9995,",
+            b"0.000,",
+            b"00012,",
+        ] {
+            let mut t = t.to_vec();
+            t.extend_from_slice(b"        ");
+            out.push(t);
+        }
+        out
+    }
+
+    #[test]
+    fn plain_numbers_read_as_the_general_path_reads_them() {
+        let (mut fast_ints, mut fast_micros) = (0, 0);
+        for text in texts() {
+            let mut lx = Lexer::new(&text, 0);
+            match lx.plain_int() {
+                Some(v) => {
+                    fast_ints += 1;
+                    assert_eq!(Some((v, lx.pos)), general(&text, false), "{text:?}");
+                }
+                None => assert!(lx.pos <= text.iter().take_while(|b| b" \n".contains(b)).count()),
+            }
+            let mut lx = Lexer::new(&text, 0);
+            match lx.plain_micros() {
+                Some((ns, fraction)) => {
+                    fast_micros += 1;
+                    assert_eq!(Some((ns, lx.pos)), general(&text, true), "{text:?}");
+                    assert_eq!(fraction, text[..lx.pos].contains(&b'.'), "{text:?}");
+                }
+                None => assert!(lx.pos <= text.iter().take_while(|b| b" \n".contains(b)).count()),
+            }
+        }
+        // The fast path is taken for the usual shapes, not only refused.
+        assert!(
+            fast_ints > 200 && fast_micros > 1000,
+            "{fast_ints} {fast_micros}"
+        );
+    }
+
+    #[test]
+    fn the_last_bytes_of_a_buffer_go_to_the_general_path() {
+        for text in [&b"123"[..], b"123,", b"1234567", b"12345678,", b"1.5}"] {
+            assert_eq!(Lexer::new(text, 0).plain_int(), None);
+            assert_eq!(Lexer::new(text, 0).plain_micros(), None);
+        }
+    }
+}
