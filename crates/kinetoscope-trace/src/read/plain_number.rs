@@ -3,7 +3,7 @@
 //! the number's end a byte at a time and [`parse_i64`](super::lexer::parse_i64) or
 //! [`micros_to_ns`](super::lexer::micros_to_ns) would then read it again.
 //!
-//! Only the shapes Kineto writes take this path: up to 15 digits, then for microseconds
+//! Only the shapes Kineto writes take this path: up to 16 digits, then for microseconds
 //! an optional `.` and up to 7 fraction digits, ended by a byte that cannot continue a
 //! number. Anything else (a sign, an exponent, a bare token, more digits, the last bytes
 //! of the buffer) returns `None` with the lexer unmoved, and the caller reads it through
@@ -13,6 +13,8 @@ use super::lexer::{is_scalar_byte, Lexer, LO};
 
 /// The high bit of each byte.
 const HIGH: u64 = LO * 0x80;
+/// The most whole microseconds whose nanoseconds (with a rounded fraction) fit an `i64`.
+const MAX_MICROS: u64 = (i64::MAX as u64 - 1000) / 1000;
 
 /// How many of `word`'s bytes, from the lowest (the first in the text), are ASCII digits
 /// before the first byte that is not (8 when all are), with `word` minus `'0'` in every
@@ -44,8 +46,8 @@ fn word(buf: &[u8], i: usize) -> Option<u64> {
     super::lexer::word_at(buf, i)
 }
 
-/// Up to 15 digits from `p`: their value and where they end; `None` when there are none
-/// or more.
+/// Up to 16 digits from `p`: their value and where they end (the caller checks that no
+/// digit follows); `None` when there are none.
 #[inline(always)]
 fn integer_digits(buf: &[u8], p: usize) -> Option<(u64, usize)> {
     let (n, x) = digit_run(word(buf, p)?);
@@ -57,9 +59,6 @@ fn integer_digits(buf: &[u8], p: usize) -> Option<(u64, usize)> {
     }
     let high = digits_value(x, 8);
     let (m, y) = digit_run(word(buf, p + 8)?);
-    if m == 8 {
-        return None;
-    }
     if m == 0 {
         return Some((high, p + 8));
     }
@@ -89,6 +88,9 @@ impl Lexer<'_> {
     pub fn plain_micros(&mut self) -> Option<(i64, bool)> {
         self.skip_ws();
         let (int, end) = integer_digits(self.buf, self.pos)?;
+        if int > MAX_MICROS {
+            return None;
+        }
         let next = *self.buf.get(end)?;
         if next != b'.' {
             if is_scalar_byte(next) {
@@ -178,6 +180,12 @@ mod tests {
             b"999.9995,",
             b"0.000,",
             b"00012,",
+            b"9223372036854775,",
+            b"9223372036854774.999,",
+            b"9223372036854774.9995,",
+            b"9999999999999999,",
+            b"9999999999999999.9,",
+            b"1669783688037339,",
         ] {
             let mut t = t.to_vec();
             t.extend_from_slice(b"        ");
