@@ -205,6 +205,10 @@ pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
     }
     loop {
         match event_key(lx)? {
+            EventKey::Close => {
+                lx.pos += 1;
+                return Ok(());
+            }
             EventKey::Ph => {
                 let s = lx.string()?;
                 ev.ph = lx
@@ -271,14 +275,7 @@ pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
             }
         }
         match lx.peek()? {
-            b',' => {
-                lx.pos += 1;
-                if lx.peek()? == b'}' {
-                    // A trailing comma: tolerated.
-                    lx.pos += 1;
-                    return Ok(());
-                }
-            }
+            b',' => lx.pos += 1,
             b'}' => {
                 lx.pos += 1;
                 return Ok(());
@@ -305,6 +302,8 @@ enum EventKey {
     Id,
     Args,
     Other,
+    /// No key but the event's closing `}`, after a trailing comma (tolerated).
+    Close,
 }
 
 /// A key as written with its quotes and colon (`"ph":`, at most 8 bytes): its bytes as
@@ -349,7 +348,8 @@ const ARGS: KeyWord = KeyWord::of(br#""args":"#);
 
 /// Read an event's key and the colon after it. A key of the format written as Kineto
 /// writes it (the colon right after the closing quote) is recognised from one 8-byte
-/// load; anything else goes through the lexer, with the same result.
+/// load; anything else goes through the lexer, with the same result. A `}` in place of
+/// a key (after a trailing comma) reads as [`EventKey::Close`].
 #[inline(always)]
 fn event_key(lx: &mut Lexer<'_>) -> Lex<EventKey> {
     lx.skip_ws();
@@ -376,6 +376,9 @@ fn event_key(lx: &mut Lexer<'_>) -> Lex<EventKey> {
 /// [`event_key`] through the lexer: any key, any spacing.
 #[inline(never)]
 fn event_key_lexed(lx: &mut Lexer<'_>) -> Lex<EventKey> {
+    if lx.peek()? == b'}' {
+        return Ok(EventKey::Close);
+    }
     let key = lx.string()?;
     lx.expect(b':', "expected `:` after a key")?;
     Ok(match &lx.buf[key.start..key.end] {
@@ -851,5 +854,20 @@ mod tests {
         // The short keys last, so that fewer than eight bytes follow them.
         let tail = br#"{"args":{"External id":6},"ph":"X","cat":"c","name":"n","pid":1,"tid":2,"ts":3.5,"dur":4,"id":5}"#;
         assert_eq!(fields(tail), want);
+        // A trailing comma is tolerated, spaced or not, at the buffer's end or not; the
+        // lexer stops just past the event.
+        let event = br#"{"args":{"External id":6},"ph":"X","cat":"c","name":"n","pid":1,"tid":2,"ts":3.5,"dur":4,"id":5"#;
+        for (close, after) in [(&b",}"[..], &b""[..]), (b" , }", b", {\"ph\":\"X\"}")] {
+            let text = [&event[..], close, after].concat();
+            assert_eq!(fields(&text), want);
+            let mut lx = Lexer::new(&text, 0);
+            parse_event(&mut lx, &mut RawEvent::default()).unwrap();
+            assert_eq!(lx.pos, event.len() + close.len());
+        }
+        // Two commas, or a comma right after the brace, are still malformed.
+        for text in [&br#"{"ph":"X",,}"#[..], br#"{,"ph":"X"}"#] {
+            let got = parse_event(&mut Lexer::new(text, 0), &mut RawEvent::default());
+            assert!(matches!(got, Err(LexError::Bad(_))), "{got:?}");
+        }
     }
 }
