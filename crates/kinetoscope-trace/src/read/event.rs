@@ -555,6 +555,9 @@ fn float_arg(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<f32>> {
             Ok(None)
         }
         _ => {
+            if let Some(v) = lx.plain_float() {
+                return Ok(Some(v as f32));
+            }
             let (s, e) = lx.scalar()?;
             let v = parse_f64(&lx.buf[s..e])
                 .filter(|f| f.is_finite())
