@@ -360,26 +360,40 @@ impl Bench<'_> {
             max_rss_kib: Some(0),
         };
         for i in 0..self.runs.max(1) {
-            let run = run_child(&mut self.cmd(file, threads), Stdio::null(), None)?;
-            if run.code != Some(0) {
-                bail!(
-                    "run {i} on {} failed (exit {:?}): {}",
-                    file.display(),
-                    run.code,
-                    run.stderr.trim()
-                );
-            }
-            let _ = writeln!(
-                io::stderr().lock(),
-                "  run {}: {:.3} s, {:.0} MiB",
-                i + 1,
-                run.wall.as_secs_f64(),
-                run.max_rss_kib as f64 / 1024.0
-            );
-            row.times.push(run.wall.as_secs_f64());
-            row.max_rss_kib = row.max_rss_kib.max(Some(run.max_rss_kib));
+            let (wall, rss_kib) = self.run_once(file, threads, i)?;
+            row.times.push(wall);
+            row.max_rss_kib = row.max_rss_kib.max(Some(rss_kib));
         }
         Ok(row)
+    }
+
+    /// One timed run (run `i`, counted from 0): its wall time in seconds and peak RSS in
+    /// KiB; an error when it fails.
+    fn run_once(
+        &self,
+        file: &Path,
+        threads: Option<usize>,
+        i: usize,
+    ) -> anyhow::Result<(f64, u64)> {
+        let run = run_child(&mut self.cmd(file, threads), Stdio::null(), None)?;
+        if run.code != Some(0) {
+            bail!(
+                "run {i} on {} failed (exit {:?}): {}",
+                file.display(),
+                run.code,
+                run.stderr.trim()
+            );
+        }
+        let threads = threads.map(|j| format!(" -j {j}")).unwrap_or_default();
+        let _ = writeln!(
+            io::stderr().lock(),
+            "  {}{threads} run {}: {:.3} s, {:.0} MiB",
+            self.command.join(" "),
+            i + 1,
+            run.wall.as_secs_f64(),
+            run.max_rss_kib as f64 / 1024.0
+        );
+        Ok((run.wall.as_secs_f64(), run.max_rss_kib))
     }
 }
 

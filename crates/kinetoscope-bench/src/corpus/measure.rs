@@ -44,36 +44,49 @@ pub fn median(v: &[f64]) -> f64 {
     }
 }
 
-/// What one kinetoscope command measured: its times and its largest peak RSS.
-pub struct Measured {
-    /// Wall times.
-    pub timing: Timing,
-    /// The largest peak RSS of the timed runs, KiB.
-    pub max_rss_kib: u64,
+/// One kinetoscope command on one grown trace, timed one run at a time so that its runs
+/// can alternate with the other measurements' (see [`super::measure_size`]).
+pub struct Series<'a> {
+    bench: Bench<'a>,
+    threads: usize,
+    times: Vec<f64>,
+    max_rss_kib: u64,
 }
 
-/// Times `kinetoscope <command> FILE --format json -j <threads>` `runs` times (after one
-/// untimed run that checks the output).
-pub fn kinetoscope(
-    bin: &Path,
-    command: &str,
-    file: &Path,
-    json_bytes: u64,
-    threads: usize,
-    runs: usize,
-) -> anyhow::Result<Measured> {
-    let bench = Bench {
-        kinetoscope: bin,
-        command: vec![command.to_string()],
-        threads: Some(threads),
-        runs,
-    };
-    let label = format!("{command} -j {threads}");
-    let row = bench.time(label, file, json_bytes, Some(threads))?;
-    Ok(Measured {
-        timing: Timing::new(row.times),
-        max_rss_kib: row.max_rss_kib.unwrap_or(0),
-    })
+impl<'a> Series<'a> {
+    /// `kinetoscope <command> FILE --format json -j <threads>`, not run yet.
+    pub fn new(bin: &'a Path, command: &str, threads: usize) -> Self {
+        Series {
+            bench: Bench {
+                kinetoscope: bin,
+                command: vec![command.to_string()],
+                threads: Some(threads),
+                runs: 1,
+            },
+            threads,
+            times: Vec::new(),
+            max_rss_kib: 0,
+        }
+    }
+
+    /// The untimed first run, which checks the output and warms the page cache.
+    pub fn check(&self, file: &Path) -> anyhow::Result<()> {
+        self.bench.check(file, Some(self.threads))
+    }
+
+    /// One timed run.
+    pub fn run(&mut self, file: &Path) -> anyhow::Result<()> {
+        let i = self.times.len();
+        let (wall, rss_kib) = self.bench.run_once(file, Some(self.threads), i)?;
+        self.times.push(wall);
+        self.max_rss_kib = self.max_rss_kib.max(rss_kib);
+        Ok(())
+    }
+
+    /// The runs' times and their largest peak RSS, KiB.
+    pub fn done(self) -> (Timing, u64) {
+        (Timing::new(self.times), self.max_rss_kib)
+    }
 }
 
 /// What the serde_json child prints.

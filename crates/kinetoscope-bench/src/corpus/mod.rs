@@ -18,7 +18,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 
 pub use measure::serde_child;
-use measure::{inflate_floor, kinetoscope, serde_in_child};
+use measure::{inflate_floor, serde_in_child, Series, Timing};
 use results::{judge, print_entry, print_targets, EntryResult, SizeResult, TargetResult};
 use sources::{Entry, Layout};
 
@@ -161,33 +161,44 @@ fn measure_size(
         minify,
     )?;
     let file_bytes = fs::metadata(&path)?.len();
-    let (inflate, json_bytes) = if entry.gzip {
-        let (t, n) = inflate_floor(&path, opts.runs)?;
-        (Some(t), n)
-    } else {
-        (None, file_bytes)
-    };
-    let runs = opts.runs;
     let bin = &opts.kinetoscope;
-    let summary_j1 = kinetoscope(bin, "summary", &path, json_bytes, 1, runs)?;
-    let summary_j2 = kinetoscope(bin, "summary", &path, json_bytes, 2, runs)?;
+    let mut summary_j1 = Series::new(bin, "summary", 1);
+    let mut summary_j2 = Series::new(bin, "summary", 2);
+    let mut report = Series::new(bin, "report", 2);
+    summary_j1.check(&path)?;
+    summary_j2.check(&path)?;
     let events = summary_events(&files[files.len() - 1]);
-    let report = kinetoscope(bin, "report", &path, json_bytes, 2, runs)?;
-    let serde = if entry.gzip {
-        None
-    } else {
-        Some(serde_in_child(&opts.bench, &path, runs)?)
-    };
+    report.check(&path)?;
+    // Round by round, each measurement once, so that the VM's drift while the entry runs
+    // falls on all of them alike and the ratios between them stay fair.
+    let mut inflate = Vec::new();
+    let mut serde = Vec::new();
+    let mut json_bytes = file_bytes;
+    for _ in 0..opts.runs.max(1) {
+        if entry.gzip {
+            let (t, n) = inflate_floor(&path, 1)?;
+            inflate.extend(t.runs);
+            json_bytes = n;
+        }
+        summary_j1.run(&path)?;
+        summary_j2.run(&path)?;
+        report.run(&path)?;
+        if !entry.gzip {
+            serde.extend(serde_in_child(&opts.bench, &path, 1)?.runs);
+        }
+    }
+    let (summary_j1, _) = summary_j1.done();
+    let (summary_j2, summary_rss_kib) = summary_j2.done();
     let result = SizeResult {
         size: size.to_string(),
         json_bytes,
         file_bytes,
-        summary_j1: summary_j1.timing,
-        summary_j2: summary_j2.timing,
-        report: report.timing,
-        serde,
-        inflate,
-        summary_rss_kib: summary_j2.max_rss_kib,
+        summary_j1,
+        summary_j2,
+        report: report.done().0,
+        serde: (!entry.gzip).then(|| Timing::new(serde)),
+        inflate: entry.gzip.then(|| Timing::new(inflate)),
+        summary_rss_kib,
     };
     Ok((result, events))
 }
