@@ -66,6 +66,42 @@ fn integer_digits(buf: &[u8], p: usize) -> Option<(u64, usize)> {
     Some((high * 10u64.pow(m as u32) + digits_value(y, m), p + 8 + m))
 }
 
+/// A plain number's parts: the value of its integer digits, its fraction digits (how
+/// many, and the word holding their values from its lowest byte) and where it ends.
+struct Plain {
+    int: u64,
+    fraction: Option<(usize, u64)>,
+    end: usize,
+}
+
+/// The plain number at `p`: up to 16 digits, then an optional `.` and 1 to 7 digits,
+/// followed by a byte that cannot continue a number.
+#[inline(always)]
+fn plain_at(buf: &[u8], p: usize) -> Option<Plain> {
+    let (int, end) = integer_digits(buf, p)?;
+    let next = *buf.get(end)?;
+    if next != b'.' {
+        return (!is_scalar_byte(next)).then_some(Plain {
+            int,
+            fraction: None,
+            end,
+        });
+    }
+    let (n, x) = digit_run(word(buf, end + 1)?);
+    if n == 0 || n == 8 {
+        return None;
+    }
+    let after = end + 1 + n;
+    if is_scalar_byte(*buf.get(after)?) {
+        return None;
+    }
+    Some(Plain {
+        int,
+        fraction: Some((n, x)),
+        end: after,
+    })
+}
+
 impl Lexer<'_> {
     /// A plain non-negative integer at the current position (after whitespace): its
     /// value, the lexer moved past it. `None`, the lexer only past the whitespace, for
@@ -73,12 +109,9 @@ impl Lexer<'_> {
     #[inline(always)]
     pub fn plain_int(&mut self) -> Option<i64> {
         self.skip_ws();
-        let (v, end) = integer_digits(self.buf, self.pos)?;
-        if is_scalar_byte(*self.buf.get(end)?) {
-            return None;
-        }
-        self.pos = end;
-        Some(v as i64)
+        let p = plain_at(self.buf, self.pos).filter(|p| p.fraction.is_none())?;
+        self.pos = p.end;
+        Some(p.int as i64)
     }
 
     /// A plain non-negative number of microseconds at the current position (after
@@ -88,63 +121,37 @@ impl Lexer<'_> {
     #[inline(always)]
     pub fn plain_micros(&mut self) -> Option<(i64, bool)> {
         self.skip_ws();
-        let (int, end) = integer_digits(self.buf, self.pos)?;
-        if int > MAX_MICROS {
-            return None;
-        }
-        let next = *self.buf.get(end)?;
-        if next != b'.' {
-            if is_scalar_byte(next) {
-                return None;
+        let p = plain_at(self.buf, self.pos).filter(|p| p.int <= MAX_MICROS)?;
+        let frac = match p.fraction {
+            None => 0,
+            Some((n, x)) => {
+                let digit = |k: usize| if k < n { (x >> (8 * k)) & 0xFF } else { 0 };
+                digit(0) * 100 + digit(1) * 10 + digit(2) + u64::from(digit(3) >= 5)
             }
-            self.pos = end;
-            return Some((int as i64 * 1000, false));
-        }
-        let (n, x) = digit_run(word(self.buf, end + 1)?);
-        if n == 0 || n == 8 {
-            return None;
-        }
-        let after = end + 1 + n;
-        if is_scalar_byte(*self.buf.get(after)?) {
-            return None;
-        }
-        let digit = |k: usize| if k < n { (x >> (8 * k)) & 0xFF } else { 0 };
-        let frac = digit(0) * 100 + digit(1) * 10 + digit(2) + u64::from(digit(3) >= 5);
-        self.pos = after;
-        Some(((int * 1000 + frac) as i64, true))
+        };
+        self.pos = p.end;
+        Some(((p.int * 1000 + frac) as i64, p.fraction.is_some()))
     }
 
     /// A plain non-negative decimal at the current position (after whitespace), as
-    /// `str::parse::<f64>` reads it: digits, then an optional `.` and up to 7 fraction
-    /// digits, of at most 15 significant digits in all, so that one division of exact
-    /// integers gives the correctly rounded value. The lexer moved past it; `None`, the
-    /// lexer only past the whitespace, for anything else.
+    /// `str::parse::<f64>` reads it, of at most 15 significant digits, so that one
+    /// division of exact integers gives the correctly rounded value. The lexer moved
+    /// past it; `None`, the lexer only past the whitespace, for anything else.
     #[inline]
     pub fn plain_float(&mut self) -> Option<f64> {
         self.skip_ws();
-        let (int, end) = integer_digits(self.buf, self.pos)?;
-        let next = *self.buf.get(end)?;
-        if next != b'.' {
-            if is_scalar_byte(next) || int > MAX_EXACT {
-                return None;
+        let p = plain_at(self.buf, self.pos)?;
+        let (mantissa, scale) = match p.fraction {
+            None => (p.int, 1),
+            Some((n, x)) => {
+                let scale = 10u64.pow(n as u32);
+                (p.int.checked_mul(scale)? + digits_value(x, n), scale)
             }
-            self.pos = end;
-            return Some(int as f64);
-        }
-        let (n, x) = digit_run(word(self.buf, end + 1)?);
-        if n == 0 || n == 8 {
-            return None;
-        }
-        let after = end + 1 + n;
-        if is_scalar_byte(*self.buf.get(after)?) {
-            return None;
-        }
-        let scale = 10u64.pow(n as u32);
-        let mantissa = int.checked_mul(scale)? + digits_value(x, n);
+        };
         if mantissa > MAX_EXACT {
             return None;
         }
-        self.pos = after;
+        self.pos = p.end;
         Some(mantissa as f64 / scale as f64)
     }
 }
@@ -175,27 +182,8 @@ mod tests {
         let digits = b"9081726354";
         let mut out = Vec::new();
         for ints in 0..=19 {
-            for fracs in [
-                None,
-                Some(0),
-                Some(1),
-                Some(3),
-                Some(4),
-                Some(6),
-                Some(7),
-                Some(8),
-            ] {
-                for end in [
-                    &b","[..],
-                    b"}",
-                    b" ,",
-                    b"]",
-                    b"e3,",
-                    b"x,",
-                    b"-1,",
-                    b".5,",
-                    b"",
-                ] {
+            for fracs in (0..=8).map(Some).chain([None]) {
+                for end in b",|}| ,|]|e3,|x,|-1,|.5,|".split(|&b| b == b'|') {
                     for lead in [&b""[..], b" ", b"-", b"\n  "] {
                         let mut t = lead.to_vec();
                         t.extend((0..ints).map(|i| digits[(i * 7 + ints) % 10]));
