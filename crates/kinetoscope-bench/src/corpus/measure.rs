@@ -48,7 +48,6 @@ pub fn median(v: &[f64]) -> f64 {
 /// can alternate with the other measurements' (see [`super::measure_size`]).
 pub struct Series<'a> {
     bench: Bench<'a>,
-    threads: usize,
     times: Vec<f64>,
     max_rss_kib: u64,
 }
@@ -63,7 +62,6 @@ impl<'a> Series<'a> {
                 threads: Some(threads),
                 runs: 1,
             },
-            threads,
             times: Vec::new(),
             max_rss_kib: 0,
         }
@@ -71,13 +69,13 @@ impl<'a> Series<'a> {
 
     /// The untimed first run, which checks the output and warms the page cache.
     pub fn check(&self, file: &Path) -> anyhow::Result<()> {
-        self.bench.check(file, Some(self.threads))
+        self.bench.check(file, self.bench.threads)
     }
 
     /// One timed run.
     pub fn run(&mut self, file: &Path) -> anyhow::Result<()> {
         let i = self.times.len();
-        let (wall, rss_kib) = self.bench.run_once(file, Some(self.threads), i)?;
+        let (wall, rss_kib) = self.bench.run_once(file, self.bench.threads, i)?;
         self.times.push(wall);
         self.max_rss_kib = self.max_rss_kib.max(rss_kib);
         Ok(())

@@ -486,11 +486,19 @@ fn eight_digits(word: u64) -> Option<u64> {
     if d.wrapping_add(0x0606_0606_0606_0606) & HIGH_NIBBLES != 0 {
         return None;
     }
-    // Each 16-bit lane: first digit × 10 + second.
+    Some(digits_value(d, 8))
+}
+
+/// The value of the first `n` (1..=8) digits of `x` (digit values, the first in the
+/// lowest byte): moved to the top of the word, so that the bytes below read as leading
+/// zeros, then combined in pairs, fours and the eight.
+#[inline(always)]
+pub(crate) fn digits_value(x: u64, n: usize) -> u64 {
+    debug_assert!((1..=8).contains(&n));
+    let d = x << (8 * (8 - n));
     let pairs = (d * 10 + (d >> 8)) & 0x00FF_00FF_00FF_00FF;
-    // Each 32-bit lane: first pair × 100 + second.
     let fours = (pairs * 100 + (pairs >> 16)) & 0x0000_FFFF_0000_FFFF;
-    Some((fours & 0xFFFF) * 10_000 + (fours >> 32))
+    (fours & 0xFFFF) * 10_000 + (fours >> 32)
 }
 
 /// Parse an integer; a float is truncated toward zero. `None` when not a number.

@@ -10,7 +10,7 @@
 //! returns `None` with the lexer only past the whitespace, and the caller reads it
 //! through the general path, which gives the same value.
 
-use super::lexer::{is_scalar_byte, Lexer, LO};
+use super::lexer::{digits_value, is_scalar_byte, word_at, Lexer, LO};
 
 /// The high bit of each byte.
 const HIGH: u64 = LO * 0x80;
@@ -29,29 +29,11 @@ fn digit_run(word: u64) -> (usize, u64) {
     ((not_digit.trailing_zeros() / 8) as usize, x)
 }
 
-/// The value of the first `n` (1..=8) digits of `x` (digit values, the first in the
-/// lowest byte): moved to the top of the word, so that the bytes below read as leading
-/// zeros, then combined in pairs, fours and the eight.
-#[inline(always)]
-fn digits_value(x: u64, n: usize) -> u64 {
-    debug_assert!((1..=8).contains(&n));
-    let d = x << (8 * (8 - n));
-    let pairs = (d * 10 + (d >> 8)) & 0x00FF_00FF_00FF_00FF;
-    let fours = (pairs * 100 + (pairs >> 16)) & 0x0000_FFFF_0000_FFFF;
-    (fours & 0xFFFF) * 10_000 + (fours >> 32)
-}
-
-/// The little-endian word at `i`, if eight bytes are left.
-#[inline(always)]
-fn word(buf: &[u8], i: usize) -> Option<u64> {
-    super::lexer::word_at(buf, i)
-}
-
 /// Up to 16 digits from `p`: their value and where they end (the caller checks that no
 /// digit follows); `None` when there are none.
 #[inline(always)]
 fn integer_digits(buf: &[u8], p: usize) -> Option<(u64, usize)> {
-    let (n, x) = digit_run(word(buf, p)?);
+    let (n, x) = digit_run(word_at(buf, p)?);
     if n == 0 {
         return None;
     }
@@ -59,7 +41,7 @@ fn integer_digits(buf: &[u8], p: usize) -> Option<(u64, usize)> {
         return Some((digits_value(x, n), p + n));
     }
     let high = digits_value(x, 8);
-    let (m, y) = digit_run(word(buf, p + 8)?);
+    let (m, y) = digit_run(word_at(buf, p + 8)?);
     if m == 0 {
         return Some((high, p + 8));
     }
@@ -87,7 +69,7 @@ fn plain_at(buf: &[u8], p: usize) -> Option<Plain> {
             end,
         });
     }
-    let (n, x) = digit_run(word(buf, end + 1)?);
+    let (n, x) = digit_run(word_at(buf, end + 1)?);
     if n == 0 || n == 8 {
         return None;
     }
