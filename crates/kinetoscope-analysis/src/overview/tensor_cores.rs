@@ -12,6 +12,10 @@
 //! case-sensitive substring test, as in the plugin. `docs/tb-plugin-differences.md`
 //! explains the choice.
 
+use std::sync::{Mutex, PoisonError};
+
+use rustc_hash::FxHashMap;
+
 /// The plugin's list (`tb_plugin/torch_tb_profiler/profiler/tensor_core.py`,
 /// `TC_Allowlist`): a kernel uses tensor cores if its name contains one of these.
 pub const PLUGIN_PATTERNS: [&str; 18] = [
@@ -120,7 +124,35 @@ pub fn is_trtllm_gen_gemm(kernel_name: &str) -> bool {
 
 /// Whether a kernel runs on tensor cores (NVIDIA) or matrix cores (AMD), by kinetoscope's
 /// list (the plugin's patterns plus the ones above, minus [`EXCLUDED`]).
+///
+/// Answers are kept per name for the life of the process (up to [`REMEMBERED`] names):
+/// testing the 41 patterns in turn costs about 14,000 instructions on a 500-byte C++
+/// template name, and several analyses and rules ask about the same few hundred kernels.
 pub fn uses_tensor_cores(kernel_name: &str) -> bool {
+    static SEEN: Mutex<Option<FxHashMap<Box<str>, bool>>> = Mutex::new(None);
+    let remembered = SEEN
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .and_then(|m| m.get(kernel_name).copied());
+    if let Some(answer) = remembered {
+        return answer;
+    }
+    let answer = matches_tensor_core_patterns(kernel_name);
+    let mut seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
+    let map = seen.get_or_insert_with(FxHashMap::default);
+    if map.len() >= REMEMBERED {
+        map.clear();
+    }
+    map.insert(kernel_name.into(), answer);
+    answer
+}
+
+/// How many kernel names [`uses_tensor_cores`] remembers before it starts afresh.
+pub const REMEMBERED: usize = 1 << 16;
+
+/// [`uses_tensor_cores`] without the memory: every pattern tested in turn.
+fn matches_tensor_core_patterns(kernel_name: &str) -> bool {
     if EXCLUDED.iter().any(|p| kernel_name.contains(p)) {
         return false;
     }
@@ -140,6 +172,30 @@ pub fn plugin_uses_tensor_cores(kernel_name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A remembered answer is the answer: each name asked twice (the second time from
+    /// memory) and again after the memory was full and started afresh.
+    #[test]
+    fn remembered_answers_are_the_answers() {
+        let names = [
+            "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_ffma",
+            "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >",
+            "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0",
+        ];
+        let expected = [false, true, false, true];
+        for round in 0..3 {
+            for (name, want) in names.iter().zip(expected) {
+                assert_eq!(matches_tensor_core_patterns(name), want, "{name}");
+                assert_eq!(uses_tensor_cores(name), want, "{name}, round {round}");
+            }
+            if round == 1 {
+                for k in 0..REMEMBERED {
+                    uses_tensor_cores(&format!("filler_{k}"));
+                }
+            }
+        }
+    }
 
     #[test]
     fn plugin_names_still_match() {
