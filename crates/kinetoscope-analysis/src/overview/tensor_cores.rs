@@ -125,14 +125,22 @@ pub fn is_trtllm_gen_gemm(kernel_name: &str) -> bool {
 /// Whether a kernel runs on tensor cores (NVIDIA) or matrix cores (AMD), by kinetoscope's
 /// list (the plugin's patterns plus the ones above, minus [`EXCLUDED`]).
 ///
-/// Answers are kept per name for the life of the process (up to [`REMEMBERED`] names):
-/// testing the 41 patterns in turn costs about 14,000 instructions on a 500-byte C++
-/// template name, and several analyses and rules ask about the same few hundred kernels.
+/// Answers are kept per name for the life of the process (up to [`REMEMBERED_BYTES`] of
+/// names, each at most [`LONGEST_REMEMBERED`] bytes): testing the 41 patterns in turn
+/// costs about 14,000 instructions on a 500-byte C++ template name, and several analyses
+/// and rules ask about the same few hundred kernels.
 pub fn uses_tensor_cores(kernel_name: &str) -> bool {
-    static SEEN: Mutex<Option<FxHashMap<Box<str>, bool>>> = Mutex::new(None);
+    static SEEN: Mutex<Remembered> = Mutex::new(Remembered {
+        answers: None,
+        bytes: 0,
+    });
+    if kernel_name.len() > LONGEST_REMEMBERED {
+        return matches_tensor_core_patterns(kernel_name);
+    }
     let remembered = SEEN
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
+        .answers
         .as_ref()
         .and_then(|m| m.get(kernel_name).copied());
     if let Some(answer) = remembered {
@@ -140,16 +148,30 @@ pub fn uses_tensor_cores(kernel_name: &str) -> bool {
     }
     let answer = matches_tensor_core_patterns(kernel_name);
     let mut seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
-    let map = seen.get_or_insert_with(FxHashMap::default);
-    if map.len() >= REMEMBERED {
-        map.clear();
+    if seen.bytes + kernel_name.len() > REMEMBERED_BYTES {
+        *seen = Remembered {
+            answers: None,
+            bytes: 0,
+        };
     }
-    map.insert(kernel_name.into(), answer);
+    seen.bytes += kernel_name.len();
+    seen.answers
+        .get_or_insert_with(FxHashMap::default)
+        .insert(kernel_name.into(), answer);
     answer
 }
 
-/// How many kernel names [`uses_tensor_cores`] remembers before it starts afresh.
-pub const REMEMBERED: usize = 1 << 16;
+/// The bytes of names [`uses_tensor_cores`] keeps before it starts afresh.
+pub const REMEMBERED_BYTES: usize = 8 << 20;
+
+/// Longer names are tested every time (a hostile trace's names can be megabytes).
+pub const LONGEST_REMEMBERED: usize = 16 << 10;
+
+/// The answers [`uses_tensor_cores`] keeps, and the bytes of their names.
+struct Remembered {
+    answers: Option<FxHashMap<Box<str>, bool>>,
+    bytes: usize,
+}
 
 /// [`uses_tensor_cores`] without the memory: every pattern tested in turn.
 fn matches_tensor_core_patterns(kernel_name: &str) -> bool {
@@ -174,24 +196,28 @@ mod tests {
     use super::*;
 
     /// A remembered answer is the answer: each name asked twice (the second time from
-    /// memory) and again after the memory was full and started afresh.
+    /// memory) and again after the memory was full and started afresh; a name too long
+    /// to keep is answered every time.
     #[test]
     fn remembered_answers_are_the_answers() {
+        let too_long = format!("{}_s16816gemm", "x".repeat(LONGEST_REMEMBERED));
         let names = [
-            "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_ffma",
-            "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn",
-            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >",
-            "Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0",
+            ("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_ffma", false),
+            ("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn", true),
+            ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >", false),
+            ("Cijk_Ailk_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0", true),
+            (too_long.as_str(), true),
         ];
-        let expected = [false, true, false, true];
         for round in 0..3 {
-            for (name, want) in names.iter().zip(expected) {
+            for (name, want) in names {
                 assert_eq!(matches_tensor_core_patterns(name), want, "{name}");
                 assert_eq!(uses_tensor_cores(name), want, "{name}, round {round}");
             }
             if round == 1 {
-                for k in 0..REMEMBERED {
-                    uses_tensor_cores(&format!("filler_{k}"));
+                // More than the memory holds, in names just short enough to be kept.
+                let filler = "f".repeat(LONGEST_REMEMBERED - 8);
+                for k in 0..=REMEMBERED_BYTES / (LONGEST_REMEMBERED - 8) {
+                    assert!(!uses_tensor_cores(&format!("{k:08}{filler}")));
                 }
             }
         }
