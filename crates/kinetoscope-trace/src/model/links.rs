@@ -70,6 +70,14 @@ impl LinkRepairs {
 }
 
 /// Whether events of this kind can launch GPU work: operators and annotations.
+/// A kernel, memcpy or memset: the GPU activities a runtime call launches.
+fn is_gpu_activity(kind: CategoryKind) -> bool {
+    matches!(
+        kind,
+        CategoryKind::Kernel | CategoryKind::GpuMemcpy | CategoryKind::GpuMemset
+    )
+}
+
 fn is_launcher_kind(kind: CategoryKind) -> bool {
     matches!(kind, CategoryKind::CpuOp | CategoryKind::UserAnnotation)
 }
@@ -89,16 +97,19 @@ pub struct LaunchLinks {
 }
 
 impl LaunchLinks {
-    /// Link every runtime call of `trace` and count the repairs.
-    pub fn build(trace: &Trace) -> (Self, LinkRepairs) {
+    /// Link every runtime call of `trace`, count the repairs, and count the GPU
+    /// activities without a launch ([`Self::count_without_launch`]).
+    pub fn build(trace: &Trace) -> (Self, LinkRepairs, u64) {
         let e = &trace.events;
         let kinds: Vec<CategoryKind> = trace.categories.iter().map(|(_, c)| c.kind).collect();
         let kind = |i: usize| kinds.get(e.cat[i].0 as usize).copied();
         let complete = |i: usize| e.phase[i] == Phase::Complete;
         // One pass over the events: the operators with an `External id` (their indexes:
-        // 4 bytes each while the map is built), and the calls.
+        // 4 bytes each while the map is built), the calls, and the GPU activities (so
+        // that those without a launch are counted without a second pass over all).
         let mut ops: Vec<u32> = Vec::new();
         let mut calls: Vec<u32> = Vec::new();
+        let mut gpu: Vec<u32> = Vec::new();
         for i in 0..e.len() {
             if !complete(i) {
                 continue;
@@ -112,6 +123,9 @@ impl LaunchLinks {
             if k.is_launch_call() {
                 calls.push(i as u32);
             }
+            if is_gpu_activity(k) {
+                gpu.push(i as u32);
+            }
         }
         let by_ext = IdMap::build(
             || ops.iter().map(|&i| (e.external_id.at(i as usize), i)),
@@ -123,6 +137,8 @@ impl LaunchLinks {
             calls,
             by_correlation: OnceLock::new(),
         };
+        let without_launch = links.without_launch(trace, gpu.iter().map(|&i| i as usize));
+        drop(gpu);
         let mut pending = false;
         for &call in &links.calls {
             let i = call as usize;
@@ -160,7 +176,7 @@ impl LaunchLinks {
                 *launcher = found.unwrap_or(UNKNOWN);
             }
         }
-        (links, repairs)
+        (links, repairs, without_launch)
     }
 
     /// The calls and their stored launchers, as a cache stores them.
@@ -252,25 +268,28 @@ impl LaunchLinks {
     /// need not build.
     pub fn count_without_launch(&self, trace: &Trace) -> u64 {
         let e = &trace.events;
+        self.without_launch(
+            trace,
+            (0..e.len()).filter(|&i| {
+                e.phase[i] == Phase::Complete && is_gpu_activity(trace.categories.kind(e.cat[i]))
+            }),
+        )
+    }
+
+    /// How many of the GPU activities `gpu` (event indexes) have no launch record.
+    fn without_launch(&self, trace: &Trace, gpu: impl Iterator<Item = usize>) -> u64 {
+        let e = &trace.events;
         let ids = CallIds::new(
             self.calls
                 .iter()
                 .filter_map(|&c| e.correlation.get(c as usize))
                 .filter(|&id| id != 0),
         );
-        (0..e.len())
-            .filter(|&i| {
-                e.phase[i] == Phase::Complete
-                    && matches!(
-                        trace.categories.kind(e.cat[i]),
-                        CategoryKind::Kernel | CategoryKind::GpuMemcpy | CategoryKind::GpuMemset
-                    )
-                    && {
-                        let c = e.correlation.at(i);
-                        c == 0 || !ids.contains(c)
-                    }
-            })
-            .count() as u64
+        gpu.filter(|&i| {
+            let c = e.correlation.at(i);
+            c == 0 || !ids.contains(c)
+        })
+        .count() as u64
     }
 
     /// The launcher of a GPU activity (by its `correlation`), as an operator or

@@ -393,10 +393,10 @@ impl TraceBuilder {
             };
         }
         super::devices::decide_devices(t);
-        let (links, repairs) = LaunchLinks::build(t);
+        let (links, repairs, without_launch) = LaunchLinks::build(t);
         t.links = links;
         t.report.launch_links = repairs;
-        t.report.gpu_without_launch = t.links.count_without_launch(t);
+        t.report.gpu_without_launch = without_launch;
         Ok(self.trace)
     }
 }

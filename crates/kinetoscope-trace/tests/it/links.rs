@@ -224,6 +224,10 @@ fn correlation_index_agrees_with_the_events_for_dense_and_sparse_ids() {
             without as u64,
             "scale {scale}: kernels without a launch call"
         );
+        assert_eq!(
+            t.report.gpu_without_launch, without as u64,
+            "scale {scale}: kernels without a launch call, as counted while reading"
+        );
         assert_eq!(index.launch(11 + 121 * scale), None);
         assert!(index.gpu(9).is_empty());
         let got: Vec<(Option<EventId>, Vec<EventId>)> =
