@@ -12,9 +12,10 @@
 //! case-sensitive substring test, as in the plugin. `docs/tb-plugin-differences.md`
 //! explains the choice.
 
+use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::FxBuildHasher;
 
 /// The plugin's list (`tb_plugin/torch_tb_profiler/profiler/tensor_core.py`,
 /// `TC_Allowlist`): a kernel uses tensor cores if its name contains one of these.
@@ -131,7 +132,7 @@ pub fn is_trtllm_gen_gemm(kernel_name: &str) -> bool {
 /// and rules ask about the same few hundred kernels.
 pub fn uses_tensor_cores(kernel_name: &str) -> bool {
     static SEEN: Mutex<Remembered> = Mutex::new(Remembered {
-        answers: None,
+        answers: HashMap::with_hasher(FxBuildHasher),
         bytes: 0,
     });
     if kernel_name.len() > LONGEST_REMEMBERED {
@@ -141,23 +142,19 @@ pub fn uses_tensor_cores(kernel_name: &str) -> bool {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .answers
-        .as_ref()
-        .and_then(|m| m.get(kernel_name).copied());
+        .get(kernel_name)
+        .copied();
     if let Some(answer) = remembered {
         return answer;
     }
     let answer = matches_tensor_core_patterns(kernel_name);
     let mut seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
     if seen.bytes + kernel_name.len() > REMEMBERED_BYTES {
-        *seen = Remembered {
-            answers: None,
-            bytes: 0,
-        };
+        seen.answers.clear();
+        seen.bytes = 0;
     }
     seen.bytes += kernel_name.len();
-    seen.answers
-        .get_or_insert_with(FxHashMap::default)
-        .insert(kernel_name.into(), answer);
+    seen.answers.insert(kernel_name.into(), answer);
     answer
 }
 
@@ -169,7 +166,7 @@ pub const LONGEST_REMEMBERED: usize = 16 << 10;
 
 /// The answers [`uses_tensor_cores`] keeps, and the bytes of their names.
 struct Remembered {
-    answers: Option<FxHashMap<Box<str>, bool>>,
+    answers: HashMap<Box<str>, bool, FxBuildHasher>,
     bytes: usize,
 }
 

@@ -69,7 +69,6 @@ impl LinkRepairs {
     }
 }
 
-/// Whether events of this kind can launch GPU work: operators and annotations.
 /// A kernel, memcpy or memset: the GPU activities a runtime call launches.
 fn is_gpu_activity(kind: CategoryKind) -> bool {
     matches!(
@@ -78,6 +77,7 @@ fn is_gpu_activity(kind: CategoryKind) -> bool {
     )
 }
 
+/// Whether events of this kind can launch GPU work: operators and annotations.
 fn is_launcher_kind(kind: CategoryKind) -> bool {
     matches!(kind, CategoryKind::CpuOp | CategoryKind::UserAnnotation)
 }
