@@ -5,6 +5,8 @@
 //! Hand-written because it is measurably faster than a general parser for this job
 //! (see `docs/architecture.md`, "Why a hand-written lexer").
 
+use super::block16::{block_at, not_whitespace, quote_or_backslash, structural, Structural};
+
 /// Why lexing stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LexError {
@@ -59,24 +61,27 @@ impl<'a> Lexer<'a> {
     }
 
     /// [`Lexer::skip_ws`] at a byte that may be whitespace, when it is not one space: a
-    /// run of spaces (a pretty-printed file's indentation) is skipped eight at a time.
-    /// Kept out of line: minified text never comes here.
+    /// newline and a pretty-printed file's indentation are skipped sixteen bytes at a
+    /// time. Kept out of line: minified text never comes here.
     #[inline(never)]
     fn skip_ws_run(&mut self) {
-        while let Some(&b) = self.buf.get(self.pos) {
-            if !(b == b' ' || b == b'\n' || b == b'\r' || b == b'\t') {
+        let buf = self.buf;
+        let mut i = self.pos;
+        while let Some(block) = block_at(buf, i) {
+            let other = not_whitespace(block);
+            if other != 0 {
+                self.pos = i + other.trailing_zeros() as usize;
                 return;
             }
-            self.pos += 1;
-            while let Some(word) = word_at(self.buf, self.pos) {
-                let other = nonzero_bytes(word ^ (LO * b' ' as u64));
-                if other != 0 {
-                    self.pos += (other.trailing_zeros() / 8) as usize;
-                    break;
-                }
-                self.pos += 8;
-            }
+            i += 16;
         }
+        while buf
+            .get(i)
+            .is_some_and(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+        {
+            i += 1;
+        }
+        self.pos = i;
     }
 
     /// The next non-whitespace byte, without consuming it.
@@ -100,7 +105,7 @@ impl<'a> Lexer<'a> {
     /// Read a string starting at the current (non-whitespace) byte, which must be `"`.
     ///
     /// Most strings in a trace are keys and short values that end within 16 bytes: those
-    /// are found here, inline, two words at a time; longer or escaped strings go to
+    /// are found here, inline, from one block; longer or escaped strings go to
     /// [`Lexer::string_rest`].
     #[inline(always)]
     pub fn string(&mut self) -> Lex<StrSpan> {
@@ -112,15 +117,10 @@ impl<'a> Lexer<'a> {
             None => return Err(LexError::Eof),
         }
         let start = self.pos + 1;
-        // One bounds check for both words: the 16 bytes are taken first.
-        let words = buf.get(start..start + 16);
-        if let Some((words, Some(lo), Some(hi))) = words.map(|w| (w, word_at(w, 0), word_at(w, 8)))
-        {
-            let at = match first_quote_or_backslash(lo) {
-                Some(k) => k,
-                None => 8 + first_quote_or_backslash(hi).unwrap_or(8),
-            };
-            if at < 16 && words[at] == b'"' {
+        if let Some(block) = block_at(buf, start) {
+            let hits = quote_or_backslash(block);
+            let at = hits.trailing_zeros() as usize;
+            if hits != 0 && block[at] == b'"' {
                 self.pos = start + at + 1;
                 return Ok(StrSpan {
                     start,
@@ -137,19 +137,17 @@ impl<'a> Lexer<'a> {
     #[inline(never)]
     fn string_rest(&mut self, start: usize) -> Lex<StrSpan> {
         let buf = self.buf;
-        // Scanning eight bytes at a time beats setting up a SIMD search for the next
-        // 64 bytes.
+        // Scanning by blocks beats setting up a general search for the next 64 bytes.
         let limit = (start + 64).min(buf.len());
         let mut i = start;
-        while i + 8 <= limit {
-            let Some(word) = word_at(buf, i) else { break };
-            match first_quote_or_backslash(word) {
-                Some(k) => {
-                    i += k;
-                    break;
-                }
-                None => i += 8,
+        while i + 16 <= limit {
+            let Some(block) = block_at(buf, i) else { break };
+            let hits = quote_or_backslash(block);
+            if hits != 0 {
+                i += hits.trailing_zeros() as usize;
+                break;
             }
+            i += 16;
         }
         while i < limit && buf[i] != b'"' && buf[i] != b'\\' {
             i += 1;
@@ -231,27 +229,28 @@ impl<'a> Lexer<'a> {
     }
 
     /// Skip the array or object at the current position (its first byte is `[` or `{`).
-    /// Eight bytes at a time: every bracket of a word is counted from its exact masks
+    /// Sixteen bytes at a time: every bracket of a block is counted from its exact masks
     /// (shapes such as `[[16, 559, 64], []]` have one every few bytes), a string is
     /// skipped by [`Lexer::string`]; the last bytes of the buffer one at a time.
     fn skip_nested(&mut self) -> Lex<()> {
         let buf = self.buf;
         let mut depth = 0usize;
         let mut i = self.pos;
-        'words: while let Some(word) = word_at(buf, i) {
-            // `| 0x20` maps `[` to `{` and `]` to `}`, and no other byte to either.
-            let folded = word | (LO * 0x20);
-            let quotes = equal_bytes(word, b'"');
-            let opens = equal_bytes(folded, b'{');
-            let mut hits = quotes | opens | equal_bytes(folded, b'}');
+        'blocks: while let Some(block) = block_at(buf, i) {
+            let Structural {
+                quotes,
+                opens,
+                closes,
+            } = structural(block);
+            let mut hits = quotes | opens | closes;
             while hits != 0 {
                 let bit = hits & hits.wrapping_neg();
-                let at = i + (bit.trailing_zeros() / 8) as usize;
+                let at = i + bit.trailing_zeros() as usize;
                 if quotes & bit != 0 {
                     self.pos = at;
                     self.string()?;
                     i = self.pos;
-                    continue 'words;
+                    continue 'blocks;
                 }
                 if opens & bit != 0 {
                     depth += 1;
@@ -264,7 +263,7 @@ impl<'a> Lexer<'a> {
                 }
                 hits &= hits - 1;
             }
-            i += 8;
+            i += 16;
         }
         self.skip_nested_tail(i, depth)
     }
@@ -322,27 +321,6 @@ fn bytes_below(word: u64, n: u8) -> u64 {
     word.wrapping_sub(LO * n as u64) & !word & (LO * 0x80)
 }
 
-/// The high bit of each zero byte of `word` is set, as [`bytes_below`] `1`.
-#[inline]
-fn zero_bytes(word: u64) -> u64 {
-    bytes_below(word, 1)
-}
-
-/// The high bit of each byte of `word` equal to `b` is set, and only those (exact, unlike
-/// [`zero_bytes`]).
-#[inline]
-fn equal_bytes(word: u64, b: u8) -> u64 {
-    !nonzero_bytes(word ^ (LO * b as u64)) & (LO * 0x80)
-}
-
-/// The high bit of each nonzero byte of `word` is set, and only those: exact for every
-/// byte (no borrow or carry crosses bytes).
-#[inline]
-fn nonzero_bytes(word: u64) -> u64 {
-    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-    (((word & LOW7) + LOW7) | word) & (LO * 0x80)
-}
-
 /// Whether `bytes` holds a byte below 0x20 (a raw control character), eight at a time.
 pub fn has_control_byte(bytes: &[u8]) -> bool {
     let mut i = 0;
@@ -373,15 +351,6 @@ static SCALAR_BYTE: [bool; 256] = {
     }
     t
 };
-
-/// Index (0–7) of the first `"` or `\\` byte in a little-endian word, if any. Uses the
-/// classic "has zero byte" bit trick on the word XOR each target byte; the lowest flagged
-/// byte is always a true match.
-#[inline]
-fn first_quote_or_backslash(word: u64) -> Option<usize> {
-    let hits = zero_bytes(word ^ (LO * b'"' as u64)) | zero_bytes(word ^ (LO * b'\\' as u64));
-    (hits != 0).then(|| (hits.trailing_zeros() / 8) as usize)
-}
 
 /// Whether `s` is a valid JSON number or literal.
 pub fn is_json_scalar(s: &[u8]) -> bool {
@@ -604,14 +573,6 @@ mod tests {
                 );
             }
         }
-        assert_eq!(
-            first_quote_or_backslash(u64::from_le_bytes(*b"ab\"cd\\ef")),
-            Some(2)
-        );
-        assert_eq!(
-            first_quote_or_backslash(u64::from_le_bytes(*b"abcdefgh")),
-            None
-        );
     }
 
     #[test]
@@ -786,16 +747,6 @@ mod tests {
                     assert_eq!(lx.pos, len, "len {len} ws {ws} end {end}");
                 }
             }
-        }
-        for x in [0u64, u64::MAX, 0x0100_0000_0000_0080, 0x8000_0000_0000_0001] {
-            let want = x.to_le_bytes().iter().enumerate().fold(0u64, |m, (i, &b)| {
-                if b != 0 {
-                    m | 0x80 << (8 * i)
-                } else {
-                    m
-                }
-            });
-            assert_eq!(nonzero_bytes(x), want, "{x:#x}");
         }
     }
 

@@ -5,6 +5,7 @@
 //! gzip (detected by content); any input by its content ([`sniff_path`] then
 //! [`Sniffed::read`]). Opening folders is the engine's (`kinetoscope-engine::input`).
 
+mod block16;
 mod builder;
 mod detect;
 mod devices;
