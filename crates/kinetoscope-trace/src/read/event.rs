@@ -447,11 +447,10 @@ fn name_string(lx: &mut Lexer<'_>, defects: &mut ElementDefects) -> Lex<StrSpan>
 /// Whether the quote at `q` can end a `name` value: it is followed by `,` and another
 /// key, or by `}` and what may follow an event. `None` when the buffer ends first.
 fn closes_name(buf: &[u8], q: usize) -> Option<bool> {
-    let skip = |mut p: usize| {
-        while p < buf.len() && matches!(buf[p], b' ' | b'\n' | b'\r' | b'\t') {
-            p += 1;
-        }
-        p
+    let skip = |p: usize| {
+        let mut lx = Lexer::new(buf, p);
+        lx.skip_ws();
+        lx.pos
     };
     let p = skip(q + 1);
     match *buf.get(p)? {
@@ -570,7 +569,15 @@ fn float_arg(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<f32>> {
     }
 }
 
+/// A kernel's `grid` or `block`: `[x, y, z]`. Three plain integers are read in place;
+/// anything else (other counts, signs, strings, nesting) is skipped as a value and read
+/// from its text, each part that is not an integer as 0.
 fn dim3_arg(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<[u32; 3]>> {
+    let start = lx.pos;
+    if let Some(dims) = plain_dim3(lx) {
+        return Ok(Some(dims));
+    }
+    lx.pos = start;
     let (s, e) = lx.skip_value(bare)?;
     let text = &lx.buf[s..e];
     if text.first() != Some(&b'[') {
@@ -584,6 +591,22 @@ fn dim3_arg(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<[u32; 3]>> {
         *slot = parse_i64(part.trim_ascii()).unwrap_or(0).max(0) as u32;
     }
     Ok(Some(out))
+}
+
+/// `[x, y, z]` of three plain non-negative integers (any whitespace between), the lexer
+/// moved past it; `None` for anything else, the lexer left anywhere in it.
+#[inline]
+fn plain_dim3(lx: &mut Lexer<'_>) -> Option<[u32; 3]> {
+    lx.peek().ok().filter(|&b| b == b'[')?;
+    lx.pos += 1;
+    let mut out = [0u32; 3];
+    for (k, slot) in out.iter_mut().enumerate() {
+        *slot = lx.plain_int()? as u32;
+        let want = if k == 2 { b']' } else { b',' };
+        lx.peek().ok().filter(|&b| b == want)?;
+        lx.pos += 1;
+    }
+    Some(out)
 }
 
 fn opt_str(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<StrSpan>> {
@@ -812,6 +835,53 @@ mod tests {
         assert_eq!((a.device, a.stream, a.grid), (None, Some(7), None));
         assert!(a.input_dims.is_none() && a.addr.is_none() && a.collective_name.is_none());
         assert!(a.python_id.is_none() && a.external_id.is_none());
+    }
+
+    /// `grid` and `block` read in place give what the value's text gives, however the
+    /// array is written, and leave the lexer just past it; what is not three plain
+    /// integers takes the general path, and a cut array is out of input on both.
+    #[test]
+    fn grid_and_block_read_alike_however_written() {
+        let by_text = |text: &[u8]| {
+            let inner = &text[1..text.len() - 1];
+            let mut out = [0u32; 3];
+            for (slot, part) in out.iter_mut().zip(inner.split(|&b| b == b',')) {
+                *slot = parse_i64(part.trim_ascii()).unwrap_or(0).max(0) as u32;
+            }
+            out
+        };
+        let cases: [&[u8]; 12] = [
+            b"[1, 2, 3]",
+            b"[17888,1,1]",
+            b"[\n          17888,\n          1,\n          1\n        ]",
+            b"[ 128 , 1 , 1 ]",
+            b"[4294967297, 0, 9999999999999999]",
+            b"[1, 2]",
+            b"[1, 2, 3, 4]",
+            b"[-1, 2, 3]",
+            b"[1.5, 2, 3]",
+            b"[\"1\", 2, 3]",
+            b"[1e3, 2, 3]",
+            b"[]",
+        ];
+        for case in cases {
+            let text = [case, &b", \"next\": 1"[..]].concat();
+            let mut lx = Lexer::new(&text, 0);
+            let got = dim3_arg(&mut lx, &mut false).unwrap();
+            assert_eq!(
+                got,
+                Some(by_text(case)),
+                "{}",
+                String::from_utf8_lossy(case)
+            );
+            assert_eq!(lx.pos, case.len(), "{}", String::from_utf8_lossy(case));
+        }
+        let mut lx = Lexer::new(b"7,", 0);
+        assert_eq!(dim3_arg(&mut lx, &mut false), Ok(None));
+        for cut in [&b"[1, 2, 3"[..], b"[1, 2", b"[1"] {
+            let mut lx = Lexer::new(cut, 0);
+            assert_eq!(dim3_arg(&mut lx, &mut false), Err(LexError::Eof));
+        }
     }
 
     /// The keys read from one 8-byte load give what the lexer gives: the same event
