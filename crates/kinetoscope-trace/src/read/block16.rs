@@ -1,11 +1,14 @@
 //! Sixteen bytes of text at a time: which of them are whitespace, quotes, backslashes
-//! or brackets, as a bit mask with bit `k` for byte `k`. The lexer's hot loops (a run of
+//! or brackets, as a [`Mask`] with one bit for each byte that answers yes (byte `k` is
+//! bit `k × STEP`: [`first`] turns the lowest into a position). The lexer's hot loops (a run of
 //! indentation, a string's end, a nested value it skips) ask these questions of every
 //! block.
 //!
 //! On x86-64 each answer is a few SSE2 instructions: SSE2 is part of every x86-64 CPU, so
-//! there is no runtime check. Elsewhere the same masks come from two 8-byte words. Both
-//! are tested against a byte-by-byte answer at every position.
+//! there is no runtime check, and a mask is 16 bits. Elsewhere the masks come from two
+//! 8-byte words, each byte's answer in its high bit (a 128-bit mask, not gathered into
+//! 16 bits: that would cost more than it saves). Both are tested against a
+//! byte-by-byte answer at every position.
 
 /// The sixteen bytes of `buf` from `i`; `None` when fewer remain.
 #[inline(always)]
@@ -13,15 +16,24 @@ pub(crate) fn block_at(buf: &[u8], i: usize) -> Option<&[u8; 16]> {
     buf.get(i..i.checked_add(16)?)?.try_into().ok()
 }
 
+/// One bit for each byte of a block: bit `k × STEP` for byte `k`, no other bits.
+pub(crate) type Mask = imp::Mask;
+
+/// The position of the lowest byte in `mask` (which is not empty).
+#[inline(always)]
+pub(crate) fn first(mask: Mask) -> usize {
+    (mask.trailing_zeros() / imp::STEP) as usize
+}
+
 /// The bytes that are not JSON whitespace (space, `\n`, `\r`, `\t`).
 #[inline(always)]
-pub(crate) fn not_whitespace(block: &[u8; 16]) -> u32 {
-    !imp::whitespace(block) & 0xFFFF
+pub(crate) fn not_whitespace(block: &[u8; 16]) -> Mask {
+    !imp::whitespace(block) & imp::ALL
 }
 
 /// The `"` and `\` bytes.
 #[inline(always)]
-pub(crate) fn quote_or_backslash(block: &[u8; 16]) -> u32 {
+pub(crate) fn quote_or_backslash(block: &[u8; 16]) -> Mask {
     imp::quote_or_backslash(block)
 }
 
@@ -33,13 +45,13 @@ pub(crate) fn structural(block: &[u8; 16]) -> Structural {
 
 /// The masks of [`structural`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Structural {
+pub(crate) struct Structural<M = Mask> {
     /// `"` bytes.
-    pub quotes: u32,
+    pub quotes: M,
     /// `{` and `[` bytes.
-    pub opens: u32,
+    pub opens: M,
     /// `}` and `]` bytes.
-    pub closes: u32,
+    pub closes: M,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -59,6 +71,13 @@ mod sse2 {
     };
 
     use super::Structural;
+
+    /// Bit `k` for byte `k`.
+    pub(super) type Mask = u32;
+    /// Bits per byte.
+    pub(super) const STEP: u32 = 1;
+    /// Every byte.
+    pub(super) const ALL: Mask = 0xFFFF;
 
     #[inline(always)]
     fn load(block: &[u8; 16]) -> __m128i {
@@ -104,7 +123,7 @@ mod sse2 {
     }
 
     #[inline(always)]
-    pub(super) fn structural(block: &[u8; 16]) -> Structural {
+    pub(super) fn structural(block: &[u8; 16]) -> Structural<Mask> {
         let v = load(block);
         // `| 0x20` maps `[` to `{` and `]` to `}`, and no other byte to either.
         // SAFETY: SSE2, as above.
@@ -117,49 +136,52 @@ mod sse2 {
     }
 }
 
-/// Two little-endian words, exact per byte (no borrow or carry crosses a byte).
+/// Two little-endian words, exact per byte (no borrow or carry crosses a byte): each
+/// byte's answer in its high bit, the two words side by side in 128 bits.
 #[cfg(any(test, not(target_arch = "x86_64")))]
 mod words {
     use super::Structural;
 
+    /// Bit `8k + 7` for byte `k`.
+    pub(super) type Mask = u128;
+    /// Bits per byte.
+    pub(super) const STEP: u32 = 8;
+    /// Every byte.
+    pub(super) const ALL: Mask = HIGH as u128 | (HIGH as u128) << 64;
+
     const LO: u64 = 0x0101_0101_0101_0101;
     const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    const HIGH: u64 = LO * 0x80;
 
     /// The high bit of each byte of `w` equal to `b`, and only those.
     #[inline(always)]
     fn eq(w: u64, b: u8) -> u64 {
         let x = w ^ (LO * b as u64);
-        !((((x & LOW7) + LOW7) | x) & (LO * 0x80)) & (LO * 0x80)
+        !((((x & LOW7) + LOW7) | x) & HIGH) & HIGH
     }
 
-    /// The high bit of each byte of `m` (0x80 or 0) gathered into the low 8 bits.
+    /// `f` of each word, side by side.
     #[inline(always)]
-    fn gather(m: u64) -> u32 {
-        ((m >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32
-    }
-
-    /// `f` of each word, gathered into one 16-bit mask.
-    #[inline(always)]
-    fn both(block: &[u8; 16], f: impl Fn(u64) -> u64) -> u32 {
+    fn both(block: &[u8; 16], f: impl Fn(u64) -> u64) -> Mask {
         let (lo, hi) = block.split_at(8);
         let word = |h: &[u8]| u64::from_le_bytes(h.try_into().expect("8 bytes"));
-        gather(f(word(lo))) | gather(f(word(hi))) << 8
+        f(word(lo)) as u128 | (f(word(hi)) as u128) << 64
     }
 
     #[inline(always)]
-    pub(super) fn whitespace(block: &[u8; 16]) -> u32 {
+    pub(super) fn whitespace(block: &[u8; 16]) -> Mask {
         both(block, |w| {
             eq(w, b' ') | eq(w, b'\n') | eq(w, b'\r') | eq(w, b'\t')
         })
     }
 
     #[inline(always)]
-    pub(super) fn quote_or_backslash(block: &[u8; 16]) -> u32 {
+    pub(super) fn quote_or_backslash(block: &[u8; 16]) -> Mask {
         both(block, |w| eq(w, b'"') | eq(w, b'\\'))
     }
 
     #[inline(always)]
-    pub(super) fn structural(block: &[u8; 16]) -> Structural {
+    pub(super) fn structural(block: &[u8; 16]) -> Structural<Mask> {
         Structural {
             quotes: both(block, |w| eq(w, b'"')),
             opens: both(block, |w| eq(w | (LO * 0x20), b'{')),
@@ -173,7 +195,7 @@ mod tests {
     use super::*;
 
     /// The masks byte by byte: whitespace, quote or backslash, structural.
-    fn by_bytes(block: &[u8; 16]) -> (u32, u32, Structural) {
+    fn by_bytes(block: &[u8; 16]) -> (u32, u32, Structural<u32>) {
         let mask = |f: &dyn Fn(u8) -> bool| {
             (0..16).fold(0u32, |m, k| if f(block[k]) { m | 1 << k } else { m })
         };
@@ -221,16 +243,45 @@ mod tests {
         out
     }
 
+    /// A 16-bit mask (bit `k` for byte `k`) as [`Mask`] writes it.
+    fn as_mask(bits: u32) -> Mask {
+        let step = imp::STEP;
+        (0..16)
+            .filter(|k| bits >> k & 1 == 1)
+            .fold(0, |m, k| m | 1 << (k * step + step - 1))
+    }
+
+    /// A 16-bit mask as the words write it: byte `k`'s bit at `8k + 7`.
+    fn spread(bits: u32) -> u128 {
+        (0..16)
+            .filter(|k| bits >> k & 1 == 1)
+            .fold(0, |m, k| m | 1u128 << (k * words::STEP + words::STEP - 1))
+    }
+
     #[test]
     fn every_mask_matches_byte_by_byte() {
         for b in blocks() {
             let (ws, qb, st) = by_bytes(&b);
-            assert_eq!(not_whitespace(&b), !ws & 0xFFFF, "{b:?}");
-            assert_eq!(quote_or_backslash(&b), qb, "{b:?}");
-            assert_eq!(structural(&b), st, "{b:?}");
-            assert_eq!(!words::whitespace(&b) & 0xFFFF, !ws & 0xFFFF, "{b:?}");
-            assert_eq!(words::quote_or_backslash(&b), qb, "{b:?}");
-            assert_eq!(words::structural(&b), st, "{b:?}");
+            assert_eq!(not_whitespace(&b), as_mask(!ws & 0xFFFF), "{b:?}");
+            assert_eq!(quote_or_backslash(&b), as_mask(qb), "{b:?}");
+            let got = structural(&b);
+            assert_eq!(
+                (got.quotes, got.opens, got.closes),
+                (as_mask(st.quotes), as_mask(st.opens), as_mask(st.closes)),
+                "{b:?}"
+            );
+            if qb != 0 {
+                assert_eq!(first(as_mask(qb)), qb.trailing_zeros() as usize, "{b:?}");
+            }
+            assert_eq!(words::whitespace(&b), spread(ws), "{b:?}");
+            assert_eq!(words::quote_or_backslash(&b), spread(qb), "{b:?}");
+            let w = words::structural(&b);
+            assert_eq!(
+                (w.quotes, w.opens, w.closes),
+                (spread(st.quotes), spread(st.opens), spread(st.closes)),
+                "{b:?}"
+            );
+            assert_eq!(!words::whitespace(&b) & words::ALL, spread(!ws & 0xFFFF));
         }
     }
 

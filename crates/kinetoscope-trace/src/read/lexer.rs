@@ -5,7 +5,7 @@
 //! Hand-written because it is measurably faster than a general parser for this job
 //! (see `docs/architecture.md`, "Why a hand-written lexer").
 
-use super::block16::{block_at, not_whitespace, quote_or_backslash, structural, Structural};
+use super::block16::{block_at, first, not_whitespace, quote_or_backslash, structural, Structural};
 
 /// Why lexing stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +70,7 @@ impl<'a> Lexer<'a> {
         while let Some(block) = block_at(buf, i) {
             let other = not_whitespace(block);
             if other != 0 {
-                self.pos = i + other.trailing_zeros() as usize;
+                self.pos = i + first(other);
                 return;
             }
             i += 16;
@@ -119,8 +119,8 @@ impl<'a> Lexer<'a> {
         let start = self.pos + 1;
         if let Some(block) = block_at(buf, start) {
             let hits = quote_or_backslash(block);
-            let at = hits.trailing_zeros() as usize;
-            if hits != 0 && block[at] == b'"' {
+            if hits != 0 && block[first(hits)] == b'"' {
+                let at = first(hits);
                 self.pos = start + at + 1;
                 return Ok(StrSpan {
                     start,
@@ -144,7 +144,7 @@ impl<'a> Lexer<'a> {
             let Some(block) = block_at(buf, i) else { break };
             let hits = quote_or_backslash(block);
             if hits != 0 {
-                i += hits.trailing_zeros() as usize;
+                i += first(hits);
                 break;
             }
             i += 16;
@@ -245,7 +245,7 @@ impl<'a> Lexer<'a> {
             let mut hits = quotes | opens | closes;
             while hits != 0 {
                 let bit = hits & hits.wrapping_neg();
-                let at = i + bit.trailing_zeros() as usize;
+                let at = i + first(bit);
                 if quotes & bit != 0 {
                     self.pos = at;
                     self.string()?;
