@@ -1,8 +1,7 @@
 //! Sixteen bytes of text at a time: which of them are whitespace, quotes, backslashes
-//! or brackets, as a [`Mask`] with one bit for each byte that answers yes (byte `k` is
-//! bit `k × STEP`: [`first`] turns the lowest into a position). The lexer's hot loops (a run of
-//! indentation, a string's end, a nested value it skips) ask these questions of every
-//! block.
+//! or brackets, as a [`Mask`] with one bit for each byte that answers yes ([`first`]
+//! turns the lowest into a position). The lexer's hot loops (a run of indentation, a
+//! string's end, a nested value it skips) ask these questions of every block.
 //!
 //! On x86-64 each answer is a few SSE2 instructions: SSE2 is part of every x86-64 CPU, so
 //! there is no runtime check, and a mask is 16 bits. Elsewhere the masks come from two
@@ -16,7 +15,8 @@ pub(crate) fn block_at(buf: &[u8], i: usize) -> Option<&[u8; 16]> {
     buf.get(i..i.checked_add(16)?)?.try_into().ok()
 }
 
-/// One bit for each byte of a block: bit `k × STEP` for byte `k`, no other bits.
+/// One bit for each byte of a block that answers yes: bit `k` for byte `k` from SSE2,
+/// bit `8k + 7` (the byte's high bit) from the words; no other bits.
 pub(crate) type Mask = imp::Mask;
 
 /// The position of the lowest byte in `mask` (which is not empty).
