@@ -119,8 +119,8 @@ impl<'a> Lexer<'a> {
         let start = self.pos + 1;
         if let Some(block) = block_at(buf, start) {
             let hits = quote_or_backslash(block);
-            if hits != 0 && block[first(hits)] == b'"' {
-                let at = first(hits);
+            let at = first(hits);
+            if hits != 0 && block[at] == b'"' {
                 self.pos = start + at + 1;
                 return Ok(StrSpan {
                     start,
