@@ -196,7 +196,7 @@ impl RawEvent {
 }
 
 /// Parse one element starting at `{`. On success the lexer is just past the closing `}`.
-#[inline]
+#[inline(always)]
 pub fn parse_event(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
     lx.expect(b'{', "expected `{` to open an event")?;
     if lx.peek()? == b'}' {

@@ -5,7 +5,7 @@
 //! Hand-written because it is measurably faster than a general parser for this job
 //! (see `docs/architecture.md`, "Why a hand-written lexer").
 
-use super::block16::{block_at, first, not_whitespace, quote_or_backslash, structural, Structural};
+use super::block16::{block_at, first, quote_or_backslash, structural, whitespace_end, Structural};
 
 /// Why lexing stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,27 +61,11 @@ impl<'a> Lexer<'a> {
     }
 
     /// [`Lexer::skip_ws`] at a byte that may be whitespace, when it is not one space: a
-    /// newline and a pretty-printed file's indentation are skipped sixteen bytes at a
-    /// time. Kept out of line: minified text never comes here.
+    /// newline and a pretty-printed file's indentation are skipped by blocks
+    /// ([`whitespace_end`]). Kept out of line: minified text never comes here.
     #[inline(never)]
     fn skip_ws_run(&mut self) {
-        let buf = self.buf;
-        let mut i = self.pos;
-        while let Some(block) = block_at(buf, i) {
-            let other = not_whitespace(block);
-            if other != 0 {
-                self.pos = i + first(other);
-                return;
-            }
-            i += 16;
-        }
-        while buf
-            .get(i)
-            .is_some_and(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
-        {
-            i += 1;
-        }
-        self.pos = i;
+        self.pos = whitespace_end(self.buf, self.pos);
     }
 
     /// The next non-whitespace byte, without consuming it.
