@@ -16,9 +16,10 @@
 //! Threads are matched by `(pid, tid)` with numeric strings read as numbers: 1.8/1.9
 //! traces write operator tids as strings (`"25738"`) and memory tids as integers.
 
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
 
-use kinetoscope_trace::{CategoryKind, EventId, Groups, Phase, RawId, StrId, Trace};
+use kinetoscope_trace::{sort_by_start, CategoryKind, EventId, Groups, Phase, RawId, StrId, Trace};
 
 use super::{Device, MemoryInput, MemoryRecord, MemorySource, OpForest, OpNode};
 
@@ -221,11 +222,12 @@ fn operator_spans(
     });
     drop(picked);
     for t in 0..threads {
-        // Stable: each thread's spans come nearly in time order, in runs the stable
-        // sort merges in about one pass (the keys are distinct).
-        spans
-            .group_mut(t)
-            .sort_by_key(|&(_, s, end, i, _)| (s, std::cmp::Reverse(end), i));
+        // Each thread's spans come in start order, ties aside (the keys are distinct).
+        sort_by_start(
+            spans.group_mut(t),
+            |s| s.1,
+            |a, b| (Reverse(a.2), a.3).cmp(&(Reverse(b.2), b.3)),
+        );
     }
     let spans = spans.into_items();
     (spans, names)

@@ -12,7 +12,7 @@
 //! * a same-name merge (an operator whose only child is an operator of the same name is
 //!   folded into one call) keeps the runtimes of both levels.
 
-use kinetoscope_trace::{CategoryKind, Groups, Phase, Trace};
+use kinetoscope_trace::{sort_by_start, CategoryKind, Groups, Phase, Trace};
 
 use super::names::NameFlags;
 
@@ -126,11 +126,13 @@ impl NodeTree {
             });
         });
         for t in 0..tracks {
-            // Stable: file order holds each track's events nearly in time order, in runs
-            // the stable sort merges in about one pass (the keys are distinct).
-            order
-                .group_mut(t)
-                .sort_by_key(|&(_, s, ne, i, _, _)| (s, ne, i));
+            // File order holds each track's events in start order, ties aside (the keys
+            // are distinct).
+            sort_by_start(
+                order.group_mut(t),
+                |n| n.1,
+                |a, b| (a.2, a.3).cmp(&(b.2, b.3)),
+            );
         }
         let order = order.into_items();
 

@@ -242,14 +242,15 @@ fn launches(trace: &Trace, classes: &Classes) -> Launches {
             to: devices.len() as u32,
         });
     }
-    // Sorted by (start, position in file order): compact keys, distinct; the stable
-    // sort merges the runs already in time order in about one pass.
+    // Sorted by (start, position in file order): compact keys; by start alone, as a
+    // stable sort keeps file order on ties. The launches come in start order but
+    // where two start together, so the sort is about one pass.
     let mut order: Vec<(i64, u32)> = list
         .iter()
         .enumerate()
         .map(|(k, l)| (l.start, k as u32))
         .collect();
-    order.sort();
+    order.sort_by_key(|&(start, _)| start);
     Launches {
         list: order
             .iter()

@@ -3,6 +3,7 @@
 
 use super::groups::Groups;
 use super::id_rank::IdRank;
+use super::start_order::sort_by_start;
 use super::{CategoryKind, EventId, Phase, Trace};
 
 /// Parent of each event on its track by time containment (host-side spans only; GPU
@@ -34,9 +35,8 @@ impl Nesting {
         let mut stack: Vec<u32> = Vec::new();
         for t in 0..tracks {
             let spans = spans.group_mut(t);
-            // Stable: a track's spans come nearly in time order, in a few long runs
-            // that the stable sort merges in about one pass (the keys are distinct).
-            spans.sort();
+            // A track's spans come in start order, ties aside (the keys are distinct).
+            sort_by_start(spans, |s| s.0, |a, b| (a.1, a.2).cmp(&(b.1, b.2)));
             stack.clear();
             for &(start, _, i) in spans.iter() {
                 let end = start + e.dur_ns.at(i as usize);

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::groups::Groups;
 use super::idmap::IdMap;
+use super::start_order::sort_by_start;
 use super::{CategoryKind, EventId, Phase, Trace};
 
 /// The stored launcher of a call launched outside any operator (`External id` 0).
@@ -431,14 +432,15 @@ impl Enclosing {
         });
         for t in 0..tracks {
             // By start, then end descending (parents first), then file order; the end is
-            // read only on equal starts. Stable (the keys are distinct, so the order is
-            // the same): it merges the runs a thread's spans come in, about one pass.
-            spans.group_mut(t).sort_by(|&a, &b| {
-                let (a, b) = (a as usize, b as usize);
-                (e.ts_ns[a].cmp(&e.ts_ns[b]))
-                    .then_with(|| end(trace, b).cmp(&end(trace, a)))
-                    .then(a.cmp(&b))
-            });
+            // read only on equal starts.
+            sort_by_start(
+                spans.group_mut(t),
+                |&i| e.ts_ns[i as usize],
+                |&a, &b| {
+                    let (a, b) = (a as usize, b as usize);
+                    end(trace, b).cmp(&end(trace, a)).then(a.cmp(&b))
+                },
+            );
         }
         let list = spans.items();
         let mut parent = vec![u32::MAX; list.len()];
