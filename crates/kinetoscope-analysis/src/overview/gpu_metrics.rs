@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use kinetoscope_trace::{StrId, Trace, TrackKind};
+use kinetoscope_trace::{sort_runs_by_key, StrId, Trace, TrackKind};
 
 use super::classify::{Class, Classes};
 use super::intervals::{intersect, merge, total};
@@ -12,6 +12,7 @@ use super::tensor_cores::uses_tensor_cores;
 use super::GpuMetrics;
 
 /// One kernel on one GPU.
+#[derive(Clone, Copy)]
 struct KernelRec {
     start: i64,
     end: i64,
@@ -77,7 +78,8 @@ pub(crate) fn gpu_metrics(
     per_gpu
         .into_iter()
         .map(|(id, mut kernels)| {
-            kernels.sort_by_key(|k| k.start);
+            // Each stream's kernels come in start order: a merge of runs.
+            sort_runs_by_key(&mut kernels, |k| k.start);
             let device = devices.get(&id).copied();
             let name = device.map(|d| d.display_name());
             let vendor = device.map_or(trace.meta.gpu_vendor.unwrap_or_default(), |d| d.vendor);

@@ -3,6 +3,8 @@
 //! performs. Ranges that touch are merged; empty ranges are dropped (they add nothing
 //! to any length).
 
+use kinetoscope_trace::sort_runs_by_key;
+
 /// A half-open range `[start, end)`, ns.
 pub(crate) type Span = (i64, i64);
 
@@ -10,10 +12,10 @@ pub(crate) type Span = (i64, i64);
 pub(crate) fn merge(mut v: Vec<Span>) -> Vec<Span> {
     v.retain(|&(s, e)| e > s);
     // By start alone: spans come from events in start order, but for ties (a parent
-    // and its first child), so this stable sort is about one pass where sorting on
-    // (start, end) would meet hundreds of short runs. The order of equal starts does
-    // not change the union.
-    v.sort_by_key(|&(start, _)| start);
+    // and its first child) and streams written one after the other, so this is about
+    // one pass where sorting on (start, end) would meet hundreds of short runs. The
+    // order of equal starts does not change the union.
+    sort_runs_by_key(&mut v, |&(start, _)| start);
     let mut out: Vec<Span> = Vec::with_capacity(v.len());
     for (s, e) in v {
         match out.last_mut() {

@@ -54,7 +54,7 @@ pub use narrow::NarrowColumn;
 pub use nsys::*;
 pub use pstats::*;
 pub use read_report::*;
-pub use start_order::sort_by_start;
+pub use start_order::{sort_by_start, sort_runs_by_key};
 pub use strings::StrId;
 pub use strings::StringTable;
 pub(crate) use strings::{TextArena, TextIndex};
