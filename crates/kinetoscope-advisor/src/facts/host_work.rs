@@ -69,16 +69,27 @@ impl HostWork {
         Self { threads }
     }
 
-    /// What thread `track` was executing during `[lo, hi)`: time per span (an event;
-    /// `None` for time in none), in order of first appearance.
-    pub(crate) fn work_in(&self, track: u32, lo: i64, hi: i64) -> Vec<(Option<usize>, i64)> {
-        let mut acc = Acc::default();
+    /// What thread `track` was executing during `[lo, hi)`: `add(span, time)` for each
+    /// stretch of it (an event; `None` for time in none), in time order. A span may be
+    /// handed more than one stretch; no stretch is empty.
+    pub(crate) fn work_in(
+        &self,
+        track: u32,
+        lo: i64,
+        hi: i64,
+        mut add: impl FnMut(Option<usize>, i64),
+    ) {
+        let mut add = |who, d: i64| {
+            if d > 0 {
+                add(who, d);
+            }
+        };
         if hi <= lo {
-            return acc.out;
+            return;
         }
         let Some(t) = self.threads.get(&track) else {
-            acc.add(None, hi - lo);
-            return acc.out;
+            add(None, hi - lo);
+            return;
         };
         let first = t.spans.partition_point(|s| s.0 <= lo);
         let mut stack = Stack {
@@ -95,11 +106,11 @@ impl HostWork {
                 if top_end > start {
                     break;
                 }
-                acc.add(Some(top), top_end.min(hi) - cur);
+                add(Some(top), top_end.min(hi) - cur);
                 cur = cur.max(top_end.min(hi));
                 stack.pop();
             }
-            acc.add(stack.top().map(|s| s.1), start - cur);
+            add(stack.top().map(|s| s.1), start - cur);
             cur = cur.max(start);
             stack.pushed.push((end, id));
         }
@@ -107,12 +118,11 @@ impl HostWork {
             if cur >= hi {
                 break;
             }
-            acc.add(Some(top), top_end.min(hi) - cur);
+            add(Some(top), top_end.min(hi) - cur);
             cur = cur.max(top_end.min(hi));
             stack.pop();
         }
-        acc.add(None, hi - cur);
-        acc.out
+        add(None, hi - cur);
     }
 }
 
@@ -140,28 +150,6 @@ impl Stack<'_> {
     fn pop(&mut self) {
         if self.pushed.pop().is_none() {
             self.chain = self.chain.and_then(|k| self.thread.parent(k));
-        }
-    }
-}
-
-/// Time per span in order of first appearance, with an index to add in O(1).
-#[derive(Default)]
-struct Acc {
-    out: Vec<(Option<usize>, i64)>,
-    at: FxHashMap<Option<usize>, usize>,
-}
-
-impl Acc {
-    fn add(&mut self, who: Option<usize>, d: i64) {
-        if d <= 0 {
-            return;
-        }
-        match self.at.get(&who) {
-            Some(&k) => self.out[k].1 += d,
-            None => {
-                self.at.insert(who, self.out.len());
-                self.out.push((who, d));
-            }
         }
     }
 }

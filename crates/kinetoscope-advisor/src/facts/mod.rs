@@ -35,7 +35,7 @@ use kinetoscope_analysis::ops::OperatorTree;
 use kinetoscope_analysis::overview::{overview_and_activity, TraceOverview};
 use kinetoscope_analysis::range_extremes::RangeExtremes;
 use kinetoscope_analysis::steps::{find_steps, Step, StepSource};
-use kinetoscope_trace::{CategoryKind, EventId, Phase, StrId, Trace, TrackKind};
+use kinetoscope_trace::{sort_by_start, CategoryKind, EventId, Phase, StrId, Trace, TrackKind};
 
 /// One step window, `[start_ns, end_ns)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -767,9 +767,10 @@ impl Facts<'_> {
     /// What host thread `track` was executing during `[lo, hi)`: for each instant, the
     /// innermost operator, annotation (DataLoader fetches and `record_function` ranges
     /// included, steps not) or user-code Python frame running then; time in none of them
-    /// is `None`. Time per span, in order of first appearance. O(log n) plus the spans
-    /// that start or end in the window ([`host_work`]).
-    pub fn host_work_in(&self, track: u32, lo: i64, hi: i64) -> Vec<(Option<usize>, i64)> {
+    /// is `None`. `add(span, time)` is called for each stretch, in time order (a span
+    /// may have several). O(log n) plus the spans that start or end in the window
+    /// ([`host_work`]).
+    pub fn host_work_in(&self, track: u32, lo: i64, hi: i64, add: impl FnMut(Option<usize>, i64)) {
         let work = self.host_work.get_or_init(|| {
             let e = &self.trace.events;
             let mut m: PerTrack<Vec<(i64, i64, usize)>> = Default::default();
@@ -786,7 +787,13 @@ impl Facts<'_> {
                 ));
             }
             for v in m.values_mut() {
-                v.sort_by_key(|s| (s.0, std::cmp::Reverse(s.1), s.2));
+                // The keys are distinct (the event last), so this is the order of one
+                // sort on all three.
+                sort_by_start(
+                    v,
+                    |s| s.0,
+                    |a, b| (std::cmp::Reverse(a.1), a.2).cmp(&(std::cmp::Reverse(b.1), b.2)),
+                );
             }
             let t = self.trace;
             let mut by_name = NameMemo::new(t, |n: &str| HostName {
@@ -803,7 +810,7 @@ impl Facts<'_> {
             });
             HostWork::new(m, |i| up.nearest(i), e.len())
         });
-        work.work_in(track, lo, hi)
+        work.work_in(track, lo, hi, add)
     }
 
     /// The innermost user-code Python frame on the event's thread whose span contains

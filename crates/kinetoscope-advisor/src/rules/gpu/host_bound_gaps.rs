@@ -149,12 +149,10 @@ fn work_in_steps(
             counted = true;
             let times = i64::from(windows);
             match launch {
-                Some(l) => {
-                    for (who, d) in facts.host_work_in(e.track[l].0, a, b) {
-                        let key = Who::of(facts, &mut in_dataloader, &mut dataloader_name, who);
-                        *by_who.entry(key).or_default() += d * times;
-                    }
-                }
+                Some(l) => facts.host_work_in(e.track[l].0, a, b, |who, d| {
+                    let key = Who::of(facts, &mut in_dataloader, &mut dataloader_name, who);
+                    *by_who.entry(key).or_default() += d * times;
+                }),
                 None => *by_who.entry(Who::UnknownThread).or_default() += (b - a) * times,
             }
         }
