@@ -147,18 +147,23 @@ fn merge_runs<T: Copy, K: Ord>(
 mod tests {
     use super::{sort_by_start, sort_runs_by_key, MIN_RUN};
 
+    /// Draws below `n` from a xorshift generator seeded with `seed`.
+    fn xorshift(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+
     #[test]
     fn same_order_as_one_stable_sort_on_both_keys() {
         // (start, end, input position): starts in order with children first on ties,
         // starts out of order, repeated (start, end) pairs, and the empty and one-item
         // cases.
-        let mut seed = 0x853C_49E6_748F_EA9Bu64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n) as i64
-        };
+        let mut draw = xorshift(0x853C_49E6_748F_EA9B);
+        let mut next = move |n: u64| draw(n) as i64;
         for case in 0..400 {
             let len = (case % 40) as usize;
             let mut items: Vec<(i64, i64, usize)> = (0..len)
@@ -176,13 +181,7 @@ mod tests {
 
     #[test]
     fn runs_merge_as_a_stable_sort_does() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
         // (key, input position): interleaved sorted streams (operators, then the runtime
         // calls of the same stretch), runs that do not overlap, runs of one item, a
         // reversed list, many equal keys, random order, and the empty list.
