@@ -48,7 +48,8 @@ enum RangeEnd {
 /// Parts a large window is cut into per parser thread: the parts are taken by whichever
 /// thread is free, and the calling thread merges each finished part in order between
 /// parsing its own, so that merging overlaps parsing and no thread waits for an equal
-/// half to end.
+/// half to end. The parts shrink towards the window's end (part `k` of `n` weighs
+/// `n - k`), so that a thread left without a part waits only for a short last one.
 pub(crate) const PARTS_PER_THREAD: usize = 4;
 
 /// Parse all complete elements of `buf[pos..]`, on `threads` threads when the window is
@@ -72,8 +73,12 @@ pub(crate) fn parse_window<E: Send>(
     let mut starts = vec![pos];
     if threads > 1 && parts > 1 && n >= MIN_PARALLEL {
         let finder = memmem::Finder::new(b"\"ph\"");
+        // Part k weighs parts - k (see PARTS_PER_THREAD).
+        let total = parts * (parts + 1) / 2;
+        let mut before = 0;
         for k in 1..parts {
-            let target = pos + n * k / parts;
+            before += parts + 1 - k;
+            let target = pos + n * before / total;
             if let Some(s) = find_event_start(buf, target, &finder) {
                 if s > *starts.last().unwrap() {
                     starts.push(s);
