@@ -73,11 +73,11 @@ pub(crate) fn parse_window<E: Send>(
     let mut starts = vec![pos];
     if threads > 1 && parts > 1 && n >= MIN_PARALLEL {
         let finder = memmem::Finder::new(b"\"ph\"");
-        // Part k weighs parts - k (see PARTS_PER_THREAD).
+        // Part j weighs parts - j (see PARTS_PER_THREAD); cut k ends part k - 1.
         let total = parts * (parts + 1) / 2;
         let mut before = 0;
         for k in 1..parts {
-            before += parts + 1 - k;
+            before += parts - (k - 1);
             let target = pos + n * before / total;
             if let Some(s) = find_event_start(buf, target, &finder) {
                 if s > *starts.last().unwrap() {
