@@ -15,7 +15,8 @@ pub struct Groups<T> {
 impl<T: Copy + Default> Groups<T> {
     /// Group the `(key, item)` pairs that `visit` hands to its argument (it is called
     /// twice: to count, then to place, and must hand the same pairs both times) into
-    /// `groups` groups; pairs whose key is `groups` or more are left out.
+    /// `groups` groups; pairs whose key is `groups` or more are left out. (Pairs left
+    /// out of the second call only leave the end of their group at `T::default()`.)
     pub fn build(groups: usize, visit: impl Fn(&mut dyn FnMut(usize, T))) -> Self {
         let mut starts = vec![0usize; groups + 1];
         visit(&mut |key, _| {

@@ -11,6 +11,7 @@
 //! thread. How many links were repaired so is counted in [`LinkRepairs`]
 //! (`ReadReport::launch_links`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -99,10 +100,53 @@ pub struct LaunchLinks {
 
 impl LaunchLinks {
     /// Link every runtime call of `trace`, count the repairs, and count the GPU
-    /// activities without a launch ([`Self::count_without_launch`]).
-    pub fn build(trace: &Trace) -> (Self, LinkRepairs, u64) {
-        let e = &trace.events;
+    /// activities without a launch ([`Self::count_without_launch`]). With `parallel`,
+    /// the operators' nesting, which the repairs need, is built on a second thread while
+    /// the calls are linked by id, and abandoned if no link needs repair.
+    pub fn build(trace: &Trace, parallel: bool) -> (Self, LinkRepairs, u64) {
         let kinds: Vec<CategoryKind> = trace.categories.iter().map(|(_, c)| c.kind).collect();
+        let never = AtomicBool::new(false);
+        if !parallel {
+            let (mut links, pending, without_launch) = Self::link_by_id(trace, &kinds);
+            let repairs = match pending {
+                true => Enclosing::build(trace, &kinds, &never)
+                    .map(|enclosing| links.repair(trace, &enclosing))
+                    .unwrap_or_default(),
+                false => LinkRepairs::default(),
+            };
+            return (links, repairs, without_launch);
+        }
+        let abandon = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let ahead = std::thread::Builder::new()
+                .name("kinetoscope-nesting".into())
+                .spawn_scoped(scope, || Enclosing::build(trace, &kinds, &abandon));
+            let (mut links, pending, without_launch) = Self::link_by_id(trace, &kinds);
+            if !pending {
+                abandon.store(true, Ordering::Relaxed);
+            }
+            // Without a second thread (the system refused one), the nesting is built here.
+            let enclosing = match ahead {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                Err(_) => pending
+                    .then(|| Enclosing::build(trace, &kinds, &never))
+                    .flatten(),
+            };
+            let repairs = match (pending, enclosing) {
+                (true, Some(enclosing)) => links.repair(trace, &enclosing),
+                _ => LinkRepairs::default(),
+            };
+            (links, repairs, without_launch)
+        })
+    }
+
+    /// Link each call to the operator its `External id` names, when the call lies inside
+    /// it on its thread; mark the others for repair. Returns the links, whether any call
+    /// is marked, and the number of GPU activities without a launch.
+    fn link_by_id(trace: &Trace, kinds: &[CategoryKind]) -> (Self, bool, u64) {
+        let e = &trace.events;
         let kind = |i: usize| kinds.get(e.cat[i].0 as usize).copied();
         let complete = |i: usize| e.phase[i] == Phase::Complete;
         // One pass over the events: the operators with an `External id` (their indexes:
@@ -157,27 +201,28 @@ impl LaunchLinks {
             pending |= launcher == REJECTED || launcher == NO_SUCH_ID;
             links.launcher.push(launcher);
         }
-        drop(by_ext);
+        (links, pending, without_launch)
+    }
 
+    /// Link each call marked for repair to the innermost operator enclosing it, and
+    /// count the repairs.
+    fn repair(&mut self, trace: &Trace, enclosing: &Enclosing) -> LinkRepairs {
         let mut repairs = LinkRepairs::default();
-        if pending {
-            let enclosing = Enclosing::build(trace, &kinds);
-            let mut cursors = Cursors::new(&enclosing);
-            for (&call, launcher) in links.calls.iter().zip(links.launcher.iter_mut()) {
-                if *launcher != REJECTED && *launcher != NO_SUCH_ID {
-                    continue;
-                }
-                let found = enclosing.innermost(trace, call as usize, &mut cursors);
-                match (*launcher == REJECTED, found) {
-                    (true, Some(_)) => repairs.relinked += 1,
-                    (true, None) => repairs.unlinked += 1,
-                    (false, Some(_)) => repairs.nested += 1,
-                    (false, None) => {}
-                }
-                *launcher = found.unwrap_or(UNKNOWN);
+        let mut cursors = Cursors::new(enclosing);
+        for (&call, launcher) in self.calls.iter().zip(self.launcher.iter_mut()) {
+            if *launcher != REJECTED && *launcher != NO_SUCH_ID {
+                continue;
             }
+            let found = enclosing.innermost(trace, call as usize, &mut cursors);
+            match (*launcher == REJECTED, found) {
+                (true, Some(_)) => repairs.relinked += 1,
+                (true, None) => repairs.unlinked += 1,
+                (false, Some(_)) => repairs.nested += 1,
+                (false, None) => {}
+            }
+            *launcher = found.unwrap_or(UNKNOWN);
         }
-        (links, repairs, without_launch)
+        repairs
     }
 
     /// The calls and their stored launchers, as a cache stores them.
@@ -401,6 +446,10 @@ impl Cursors {
 /// gives up: real traces nest a few dozen deep; hostile ones must not cost quadratic time.
 const MAX_WALK: usize = 256;
 
+/// How many events [`Enclosing::build`] groups between two looks at whether it is
+/// abandoned.
+const ABANDON_BLOCK: usize = 1 << 16;
+
 /// The operators and annotations of every track in pre-order, with their parents, to find
 /// the innermost one enclosing a call. One flat list (track by track) keeps the
 /// allocation count and the peak memory low.
@@ -413,8 +462,10 @@ struct Enclosing {
 }
 
 impl Enclosing {
-    /// Sort and nest the launcher spans of every track.
-    fn build(trace: &Trace, kinds: &[CategoryKind]) -> Self {
+    /// Sort and nest the launcher spans of every track; `None` once `abandon` is set
+    /// (it is read between blocks of events and between tracks).
+    fn build(trace: &Trace, kinds: &[CategoryKind], abandon: &AtomicBool) -> Option<Self> {
+        let abandoned = || abandon.load(Ordering::Relaxed);
         let e = &trace.events;
         let tracks = trace.tracks.len();
         let is_span = |i: usize| {
@@ -427,12 +478,23 @@ impl Enclosing {
         // descending, file order): Kineto writes each thread's spans mostly in start
         // order, so each track's sort is short work, and its comparisons read the
         // columns in near file order.
+        // An abandoned build may hand fewer spans to the second pass than to the first:
+        // its groups are incomplete, and thrown away.
         let mut spans = Groups::build(tracks, |put| {
-            for i in (0..e.len()).filter(|&i| is_span(i)) {
-                put(e.track[i].index(), i as u32);
+            for block in (0..e.len()).step_by(ABANDON_BLOCK) {
+                if abandoned() {
+                    return;
+                }
+                let block = block..(block + ABANDON_BLOCK).min(e.len());
+                for i in block.filter(|&i| is_span(i)) {
+                    put(e.track[i].index(), i as u32);
+                }
             }
         });
         for t in 0..tracks {
+            if abandoned() {
+                return None;
+            }
             // By start, then end descending (parents first), then file order; the end is
             // read only on equal starts.
             sort_by_start(
@@ -472,7 +534,7 @@ impl Enclosing {
                 stack.push(pos as u32);
             }
         }
-        Self { spans, parent }
+        Some(Self { spans, parent })
     }
 
     /// The innermost span on `call`'s track that encloses it, as an event index.
@@ -524,7 +586,22 @@ impl Enclosing {
 
 #[cfg(test)]
 mod tests {
-    use super::CallIds;
+    use super::{CallIds, CategoryKind, Enclosing};
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn an_abandoned_nesting_is_none() {
+        let json =
+            br#"[{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 9},
+            {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]"#;
+        let path = std::path::Path::new("inline.json");
+        let trace = crate::read::read_trace_bytes(path, json, &Default::default()).unwrap();
+        let kinds: Vec<CategoryKind> = trace.categories.iter().map(|(_, c)| c.kind).collect();
+        let built = Enclosing::build(&trace, &kinds, &AtomicBool::new(false)).unwrap();
+        assert_eq!(built.spans.items().len(), 2);
+        assert_eq!(built.parent, [u32::MAX, 0]);
+        assert!(Enclosing::build(&trace, &kinds, &AtomicBool::new(true)).is_none());
+    }
 
     #[test]
     fn call_ids_hold_their_ids_and_no_other_at_the_ends_of_the_range() {

@@ -312,9 +312,10 @@ impl TraceBuilder {
     }
 
     /// Apply the time base, row names and track kinds, decide the GPU vendor and device
-    /// numbers, link launches to operators; return the finished trace. The links and
-    /// the passes over the tracks are charged to the budget first.
-    pub fn finish(mut self) -> Result<Trace, MemoryError> {
+    /// numbers, link launches to operators (on two threads when `parallel`); return the
+    /// finished trace. The links and the passes over the tracks are charged to the
+    /// budget first.
+    pub fn finish(mut self, parallel: bool) -> Result<Trace, MemoryError> {
         let t = &mut self.trace;
         let links = (t.events.len() as u64) * 16 + (t.tracks.len() as u64) * 8;
         t.charge.take(links)?;
@@ -393,7 +394,7 @@ impl TraceBuilder {
             };
         }
         super::devices::decide_devices(t);
-        let (links, repairs, without_launch) = LaunchLinks::build(t);
+        let (links, repairs, without_launch) = LaunchLinks::build(t, parallel);
         t.links = links;
         t.report.launch_links = repairs;
         t.report.gpu_without_launch = without_launch;

@@ -123,7 +123,7 @@ pub(crate) fn read_kineto(
             apply_trailer(&mut builder, &mut top);
         }
         builder.trace.report.json_bytes = w.abs(w.end);
-        finish(path, builder, w.abs(w.end))
+        finish(path, builder, w.abs(w.end), opts)
     })
 }
 
@@ -352,7 +352,7 @@ pub(crate) fn read_contiguous(
     if let Some(progress) = &opts.progress {
         progress(data.len() as u64);
     }
-    finish(path, builder, data.len() as u64)
+    finish(path, builder, data.len() as u64, opts)
 }
 
 /// Feed `data[from..]` to `top` a block at a time, releasing what was walked; the step
@@ -426,9 +426,17 @@ fn apply_trailer(builder: &mut TraceBuilder, top: &mut TopLevel) {
     }
 }
 
-/// Finish the trace; running out of memory there is an error at the end of the input.
-fn finish(path: &Path, builder: TraceBuilder, offset: u64) -> TraceResult<Trace> {
-    builder.finish().map_err(|e| out_of_memory(path, offset, e))
+/// Finish the trace (its launch links on two threads when the read has two or more);
+/// running out of memory there is an error at the end of the input.
+fn finish(
+    path: &Path,
+    builder: TraceBuilder,
+    offset: u64,
+    opts: &ReadOptions,
+) -> TraceResult<Trace> {
+    builder
+        .finish(opts.threads > 1)
+        .map_err(|e| out_of_memory(path, offset, e))
 }
 
 /// One segment per part of a window: [`PARTS_PER_THREAD`] per parser thread, one when

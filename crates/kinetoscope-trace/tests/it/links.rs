@@ -271,3 +271,29 @@ fn launcher_span(l: Launcher) -> EventId {
         other => panic!("not a span: {other:?}"),
     }
 }
+
+/// With two threads the operators' nesting is built beside the links by id, and thrown
+/// away when no link needs it; the links and repairs are those of one thread, on traces
+/// that need repairs (PARAM-era ids, hundreds of calls) and on one that needs none.
+#[test]
+fn links_on_two_threads_are_those_of_one() {
+    for (name, repaired) in [
+        ("ranks/sampled_rank-0.json.gz", true),
+        ("event_sync_trace.json.gz", true),
+        ("worker0.1623143089861.pt.trace.json.gz", false),
+    ] {
+        let read = |threads| {
+            kinetoscope_trace::read::read_trace(&fixture(name), &crate::common::lenient(threads))
+                .unwrap()
+        };
+        let (one, two) = (read(1), read(2));
+        assert_eq!(!one.report.launch_links.is_empty(), repaired, "{name}");
+        assert_eq!(one.report.launch_links, two.report.launch_links, "{name}");
+        let links = |t: &Trace| t.launch_links().iter().collect::<Vec<_>>();
+        assert_eq!(links(&one), links(&two), "{name}");
+        assert_eq!(
+            one.report.gpu_without_launch, two.report.gpu_without_launch,
+            "{name}"
+        );
+    }
+}

@@ -1069,7 +1069,8 @@ impl<'c> Loader<'c> {
         let mut b = TraceBuilder::new(self.trace);
         b.meta = self.meta;
         b.elements = elements;
-        b.finish().map_err(|e| TraceError::OutOfMemory {
+        // No `External id`s: every call is linked by id (to none), so no repair.
+        b.finish(false).map_err(|e| TraceError::OutOfMemory {
             path: path.to_owned(),
             offset: 0,
             needed: e.needed,
