@@ -118,7 +118,7 @@ impl LaunchLinks {
         }
         let abandon = AtomicBool::new(false);
         std::thread::scope(|scope| {
-            let ahead = std::thread::Builder::new()
+            let nesting = std::thread::Builder::new()
                 .name("kinetoscope-nesting".into())
                 .spawn_scoped(scope, || Enclosing::build(trace, &kinds, &abandon));
             let (mut links, pending, without_launch) = Self::link_by_id(trace, &kinds);
@@ -126,7 +126,7 @@ impl LaunchLinks {
                 abandon.store(true, Ordering::Relaxed);
             }
             // Without a second thread (the system refused one), the nesting is built here.
-            let enclosing = match ahead {
+            let enclosing = match nesting {
                 Ok(handle) => handle
                     .join()
                     .unwrap_or_else(|p| std::panic::resume_unwind(p)),
