@@ -105,33 +105,28 @@ impl LaunchLinks {
     /// the calls are linked by id, and abandoned if no link needs repair.
     pub fn build(trace: &Trace, parallel: bool) -> (Self, LinkRepairs, u64) {
         let kinds: Vec<CategoryKind> = trace.categories.iter().map(|(_, c)| c.kind).collect();
-        let never = AtomicBool::new(false);
-        if !parallel {
-            let (mut links, pending, without_launch) = Self::link_by_id(trace, &kinds);
-            let repairs = match pending {
-                true => Enclosing::build(trace, &kinds, &never)
-                    .map(|enclosing| links.repair(trace, &enclosing))
-                    .unwrap_or_default(),
-                false => LinkRepairs::default(),
-            };
-            return (links, repairs, without_launch);
-        }
         let abandon = AtomicBool::new(false);
         std::thread::scope(|scope| {
-            let nesting = std::thread::Builder::new()
-                .name("kinetoscope-nesting".into())
-                .spawn_scoped(scope, || Enclosing::build(trace, &kinds, &abandon));
+            let nesting = parallel
+                .then(|| {
+                    std::thread::Builder::new()
+                        .name("kinetoscope-nesting".into())
+                        .spawn_scoped(scope, || Enclosing::build(trace, &kinds, &abandon))
+                        .ok()
+                })
+                .flatten();
             let (mut links, pending, without_launch) = Self::link_by_id(trace, &kinds);
             if !pending {
                 abandon.store(true, Ordering::Relaxed);
             }
-            // Without a second thread (the system refused one), the nesting is built here.
+            // On one thread (or when the system refused a second), the nesting is built
+            // here, and only when a call needs it.
             let enclosing = match nesting {
-                Ok(handle) => handle
+                Some(handle) => handle
                     .join()
                     .unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                Err(_) => pending
-                    .then(|| Enclosing::build(trace, &kinds, &never))
+                None => pending
+                    .then(|| Enclosing::build(trace, &kinds, &abandon))
                     .flatten(),
             };
             let repairs = match (pending, enclosing) {
