@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../fuzz"
 secs=${1:-20}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(kineto_plain kineto_gzip snapshot_pickle memory_timeline pipeline pstats)
+[ ${#targets[@]} -gt 0 ] || targets=(kineto_plain kineto_gzip snapshot_pickle memory_timeline pipeline pstats writers)
 command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
 ./seed.sh
 cargo +nightly fuzz build

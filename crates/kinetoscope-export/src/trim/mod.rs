@@ -8,6 +8,7 @@
 //! what is kept, [`overlap`] and [`repair`] decide the few rewrites, [`writer`] writes
 //! into any [`Write`] (a file, gzip, memory).
 
+pub mod frame;
 pub mod overlap;
 pub mod repair;
 pub mod select;
@@ -70,8 +71,11 @@ pub enum TrimError {
 /// The repairs of a trim, counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Repairs {
-    /// JSON fixes in kept events.
+    /// JSON fixes in kept events and in the text around the event array.
     pub json: JsonFixes,
+    /// Top-level members before or after the event array dropped: not valid JSON even
+    /// fixed, or cut short (a file truncated after its event array).
+    pub members_dropped: u64,
     /// Host slices moved to an added thread because they overlapped without nesting.
     pub moved_to_overlap_threads: u64,
     /// Threads added for them.
@@ -237,6 +241,7 @@ impl TrimInput {
             truncated: recs.suffix.is_none(),
             repairs: Repairs {
                 json: written.json,
+                members_dropped: written.members_dropped,
                 moved_to_overlap_threads: overlaps.moved,
                 overlap_threads_added: overlaps.threads.len() as u64,
                 clipped_durations: overlaps.clipped,

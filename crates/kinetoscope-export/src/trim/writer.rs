@@ -1,11 +1,13 @@
 //! Writing the trimmed trace: the input's text before the event array, the kept
 //! elements joined by `,\n` (each its original bytes unless a repair rewrote it), the
-//! threads added for moved slices, and the input's text from the array's `]` on.
+//! threads added for moved slices, and the input's text from the array's `]` on (the
+//! text around the array valid JSON: [`super::frame`]).
 
 use std::io::{self, Write};
 
 use kinetoscope_trace::read::spans::value_range;
 
+use super::frame::frame;
 use super::overlap::{Edit, Overlaps};
 use super::repair::{fix_json, JsonFixes};
 use super::select::Records;
@@ -19,6 +21,9 @@ pub struct Written {
     pub rewritten: u64,
     /// The JSON fixes made.
     pub json: JsonFixes,
+    /// Top-level members before or after the event array dropped (not valid JSON even
+    /// fixed, or cut short).
+    pub members_dropped: u64,
     /// Bytes written.
     pub bytes: u64,
 }
@@ -36,7 +41,9 @@ pub fn write(
         bytes: 0,
     };
     let mut w = Written::default();
-    out.write_all(recs.prefix)?;
+    let frame = frame(recs.prefix, recs.suffix, recs.bare, &mut w.json);
+    w.members_dropped = frame.members_dropped;
+    out.write_all(&frame.prefix)?;
     let mut fixed = Vec::new();
     let mut edited = Vec::new();
     let mut first = true;
@@ -78,11 +85,7 @@ pub fn write(
         w.elements += 1;
     }
     out.write_all(b"\n")?;
-    match recs.suffix {
-        Some(s) => out.write_all(s)?,
-        None if recs.bare => out.write_all(b"]\n")?,
-        None => out.write_all(b"]}\n")?,
-    }
+    out.write_all(&frame.suffix)?;
     w.bytes = out.bytes;
     Ok(w)
 }

@@ -336,19 +336,45 @@ static SCALAR_BYTE: [bool; 256] = {
     t
 };
 
-/// Whether `s` is a valid JSON number or literal.
+/// Whether `s` is a valid JSON number or literal: exactly RFC 8259's grammar, so that
+/// `1.2.3`, `5-`, `01` or `1.` are bare tokens, not numbers.
 pub fn is_json_scalar(s: &[u8]) -> bool {
-    match s {
-        b"true" | b"false" | b"null" => true,
-        _ => {
-            let body = s.strip_prefix(b"-").unwrap_or(s);
-            !body.is_empty()
-                && body[0].is_ascii_digit()
-                && body
-                    .iter()
-                    .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+    matches!(s, b"true" | b"false" | b"null") || is_json_number(s)
+}
+
+/// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`, the whole of `s`.
+fn is_json_number(s: &[u8]) -> bool {
+    let digits = |i: &mut usize| {
+        let from = *i;
+        while s.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i > from
+    };
+    let mut i = usize::from(s.first() == Some(&b'-'));
+    match s.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if s.get(i) == Some(&b'.') {
+        i += 1;
+        if !digits(&mut i) {
+            return false;
         }
     }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(s.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    i == s.len()
 }
 
 /// Parse a JSON number of microseconds into exact integer nanoseconds: the integer part
@@ -498,6 +524,49 @@ pub fn decode_str(raw: &[u8], escaped: bool) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_scalars_are_exactly_the_grammars() {
+        for ok in [
+            "0", "-0", "12", "-12.5", "1e3", "1E+3", "2.5e-07", "0.0", "true", "null",
+        ] {
+            assert!(is_json_scalar(ok.as_bytes()), "{ok}");
+        }
+        for bad in [
+            "",
+            "-",
+            "01",
+            "1.",
+            ".5",
+            "1.2.3",
+            "5-",
+            "1e",
+            "1e+",
+            "+1",
+            "2413669095762.43-",
+            "nan",
+            "N/A",
+            "inf",
+            "-inf",
+            "True",
+            "1_000",
+        ] {
+            assert!(!is_json_scalar(bad.as_bytes()), "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any token of number-like bytes is a scalar exactly when `serde_json` reads it
+        /// as a value.
+        #[test]
+        fn json_scalars_agree_with_serde_json(s in "[-+.eE0-9]{1,8}|true|false|null|nan") {
+            let read = serde_json::from_str::<serde_json::Value>(&s);
+            // `1e999` is valid JSON that serde_json cannot hold as an f64.
+            proptest::prop_assume!(!read.as_ref().is_err_and(|e| e.to_string().contains("out of range")));
+            let serde = read.is_ok();
+            proptest::prop_assert_eq!(is_json_scalar(s.as_bytes()), serde, "{}", s);
+        }
+    }
 
     #[test]
     fn micros_are_exact_nanoseconds() {

@@ -198,6 +198,12 @@ fn summary(r: &TrimReport) -> String {
             p.overlap_threads_added,
             p.clipped_durations
         );
+        if p.members_dropped > 0 {
+            s += &format!(
+                "; {} top-level members around the event array dropped (invalid or cut short)",
+                p.members_dropped
+            );
+        }
     }
     s
 }

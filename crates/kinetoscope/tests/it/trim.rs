@@ -368,6 +368,79 @@ fn refuses_to_overwrite_the_input() {
     );
 }
 
+/// A file cut short after its event array closed (a profiler killed while it wrote the
+/// trailer), just after the `]` and around the start, middle and end of each member of
+/// PyTorch 2.4's trailer (`traceName`, `displayTimeUnit`, `baseTimeNanoseconds`): the
+/// trim is valid JSON with the events of the whole file's trim, and keeps exactly the trailer's members that were whole, a member being
+/// whole once the `,` or `}` after it is in the file (a number at the very end may be
+/// cut short). Found by the `writers` fuzz target: the trailer was copied as it was.
+#[test]
+fn a_trailer_cut_short_keeps_its_whole_members() {
+    let full = text(&fixtures().join("torch-2.4.1_tb_w0.1795239112653061314.pt.trace.json.gz"));
+    let whole: Value = serde_json::from_str(&full).unwrap();
+    let close = full.rfind(']').unwrap();
+    // Each trailer member: where its key starts and where the `,` or `}` after it is.
+    let members: Vec<(&str, usize, usize)> =
+        ["traceName", "displayTimeUnit", "baseTimeNanoseconds"]
+            .into_iter()
+            .map(|k| {
+                let start = close + full[close..].find(&format!("\"{k}\"")).unwrap();
+                let end = start + full[start..].find([',', '}']).unwrap();
+                (k, start, end)
+            })
+            .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let written = trim(
+        dir.path(),
+        &fixtures().join("torch-2.4.1_tb_w0.1795239112653061314.pt.trace.json.gz"),
+        "whole.json",
+        &[],
+    );
+    let events = written[0]["elements_written"].as_u64().unwrap() as usize;
+    // The cuts: just after the `]`, and around each member's start, middle and end.
+    let mut cuts = vec![close + 1, full.len()];
+    for &(_, start, end) in &members {
+        cuts.extend([start, start + 1, (start + end) / 2, end - 1, end, end + 1]);
+    }
+    let input = dir.path().join("cut.json");
+    for cut in cuts {
+        std::fs::write(&input, &full[..cut]).unwrap();
+        let reports = trim(dir.path(), &input, "out.json", &[]);
+        let out = text(&dir.path().join("out.json"));
+        let doc: Value = serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("cut at {cut}: invalid JSON ({e}): {out}"));
+        assert_eq!(
+            doc["traceEvents"].as_array().unwrap().len(),
+            events,
+            "cut at {cut}"
+        );
+        let mut kept: Vec<&str> = doc
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .filter(|k| members.iter().any(|m| m.0 == *k))
+            .collect();
+        kept.sort_unstable();
+        let mut want: Vec<&str> = members
+            .iter()
+            .filter(|(_, _, end)| cut > *end)
+            .map(|m| m.0)
+            .collect();
+        want.sort_unstable();
+        assert_eq!(kept, want, "cut at {cut}");
+        for k in kept {
+            assert_eq!(doc[k], whole[k], "cut at {cut}: {k}");
+        }
+        let cut_inside = members.iter().any(|(_, s, e)| cut > *s && cut <= *e);
+        assert_eq!(
+            reports[0]["repairs"]["members_dropped"],
+            u64::from(cut_inside),
+            "cut at {cut}"
+        );
+    }
+}
+
 #[test]
 fn unreadable_input_and_missing_steps_name_the_file() {
     let dir = tempfile::tempdir().unwrap();
