@@ -12,6 +12,7 @@ pub mod frame;
 pub mod overlap;
 pub mod repair;
 pub mod select;
+pub mod valid;
 pub mod window;
 pub mod writer;
 
@@ -112,6 +113,8 @@ pub struct TrimReport {
     pub flows_dropped: u64,
     /// Elements the reader could not read, dropped.
     pub malformed_dropped: u64,
+    /// Elements that were to be kept but stayed invalid JSON after the repairs, dropped.
+    pub invalid_dropped: u64,
     /// The input ended inside the event array (its array and object were closed).
     pub truncated: bool,
     /// The repairs.
@@ -214,20 +217,24 @@ impl TrimInput {
         let (window, steps) = self.window(opts)?;
         let text = self.text.bytes();
         let release = |upto| self.text.release(upto);
-        let recs = select::record(self.text.spans()?, text, self.facts.base_ns, &release);
-        let filter = select::Filter {
-            window,
-            kernels_only: opts.kernels_only,
-            drop_stacks: opts.drop_stacks,
-        };
-        let kept = select::decide(&recs, &filter);
-        let overlaps = overlap::repair_overlaps(&recs, &kept.keep);
-        let written = writer::write(text, &recs, &kept.keep, &overlaps, out)?;
+        let mut recs = select::record(self.text.spans()?, text, self.facts.base_ns, &release);
         let malformed = recs
             .items
             .iter()
             .filter(|r| r.class == select::Class::Malformed)
             .count();
+        let filter = select::Filter {
+            window,
+            kernels_only: opts.kernels_only,
+            drop_stacks: opts.drop_stacks,
+        };
+        let mut kept = select::decide(&recs, &filter);
+        let mut fixed = valid::Fixed::default();
+        while fixed.check(text, &mut recs, &kept.keep) > 0 {
+            kept = select::decide(&recs, &filter);
+        }
+        let overlaps = overlap::repair_overlaps(&recs, &kept.keep);
+        let written = writer::write(text, &recs, &kept.keep, &fixed, &overlaps, out)?;
         Ok(TrimReport {
             input: self.path().to_owned(),
             rank: self.rank(),
@@ -238,6 +245,7 @@ impl TrimInput {
             elements_rewritten: written.rewritten,
             flows_dropped: kept.flows_dropped,
             malformed_dropped: malformed as u64,
+            invalid_dropped: fixed.invalid,
             truncated: recs.suffix.is_none(),
             repairs: Repairs {
                 json: written.json,

@@ -204,4 +204,14 @@ mod tests {
         assert_eq!(f.bare_values, 1);
         assert_eq!(f.trailing_commas, 2);
     }
+
+    /// Number-like words that are not JSON numbers are bare values too (the `writers`
+    /// fuzz target found a `ts` of `2413669095762.43-` copied as it was).
+    #[test]
+    fn malformed_numbers_become_null() {
+        let ev = r#"{"ts": 2413669095762.43-, "dur": 1.2.3, "x": 01, "y": 1e5}"#;
+        let (out, f) = fixed(ev, None);
+        assert_eq!(out, r#"{"ts": null, "dur": null, "x": null, "y": 1e5}"#);
+        assert_eq!(f.bare_values, 3);
+    }
 }

@@ -1,5 +1,6 @@
 //! Writing the trimmed trace: the input's text before the event array, the kept
-//! elements joined by `,\n` (each its original bytes unless a repair rewrote it), the
+//! elements joined by `,\n` (each its original bytes unless a repair rewrote it:
+//! [`super::valid`], [`super::overlap`]), the
 //! threads added for moved slices, and the input's text from the array's `]` on (the
 //! text around the array valid JSON: [`super::frame`]).
 
@@ -9,8 +10,9 @@ use kinetoscope_trace::read::spans::value_range;
 
 use super::frame::frame;
 use super::overlap::{Edit, Overlaps};
-use super::repair::{fix_json, JsonFixes};
+use super::repair::JsonFixes;
 use super::select::Records;
+use super::valid::Fixed;
 
 /// What the writer wrote.
 #[derive(Debug, Default)]
@@ -33,6 +35,7 @@ pub fn write(
     text: &[u8],
     recs: &Records<'_>,
     keep: &[bool],
+    fixed: &Fixed,
     overlaps: &Overlaps,
     out: &mut dyn Write,
 ) -> io::Result<Written> {
@@ -40,11 +43,13 @@ pub fn write(
         inner: out,
         bytes: 0,
     };
-    let mut w = Written::default();
+    let mut w = Written {
+        json: fixed.fixes,
+        ..Written::default()
+    };
     let frame = frame(recs.prefix, recs.suffix, recs.bare, &mut w.json);
     w.members_dropped = frame.members_dropped;
     out.write_all(&frame.prefix)?;
-    let mut fixed = Vec::new();
     let mut edited = Vec::new();
     let mut first = true;
     let mut sep = |out: &mut Counting<'_>| -> io::Result<()> {
@@ -55,14 +60,7 @@ pub fn write(
     };
     for (i, r) in recs.items.iter().enumerate().filter(|(i, _)| keep[*i]) {
         let original = &text[r.start..r.end];
-        let name = r
-            .name
-            .filter(|_| r.unescaped_quote)
-            .map(|(s, e)| (s - r.start, e - r.start));
-        let mut bytes = original;
-        if fix_json(original, name, &mut fixed, &mut w.json) {
-            bytes = &fixed;
-        }
+        let mut bytes = fixed.bytes.get(&i).map_or(original, Vec::as_slice);
         if let Some(edit) = overlaps.edits.get(&i) {
             apply(bytes, edit, &mut edited);
             bytes = &edited;

@@ -179,6 +179,12 @@ fn summary(r: &TrimReport) -> String {
     if r.malformed_dropped > 0 {
         s += &format!("; {} unreadable elements dropped", r.malformed_dropped);
     }
+    if r.invalid_dropped > 0 {
+        s += &format!(
+            "; {} elements dropped that stayed invalid JSON after the repairs",
+            r.invalid_dropped
+        );
+    }
     if r.truncated {
         s += "; the input was truncated (array closed)";
     }

@@ -441,6 +441,36 @@ fn a_trailer_cut_short_keeps_its_whole_members() {
     }
 }
 
+/// An event the reader reads but that stays invalid JSON after every repair (stray
+/// bytes or a missing comma inside a nested value, which the reader skips over) is
+/// dropped and counted, and the output stays valid JSON. Found by the `writers` fuzz
+/// target: such events were copied as they were.
+#[test]
+fn events_still_invalid_after_the_repairs_are_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("stray.json");
+    let mut t = b"{\"traceEvents\": [\n".to_vec();
+    t.extend_from_slice(b"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 5, \"args\": {\"x\": [[128\xff\xff, 1]]}},\n");
+    t.extend_from_slice(b"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, \"ts\": 20, \"dur\": 5, \"args\": {\"y\": [1 2]}},\n");
+    t.extend_from_slice(b"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c\", \"pid\": 1, \"tid\": 1, \"ts\": 30, \"dur\": 5}\n]}\n");
+    std::fs::write(&input, &t).unwrap();
+    let reports = trim(dir.path(), &input, "out.json", &[]);
+    let out = std::fs::read(dir.path().join("out.json")).unwrap();
+    let doc: Value = serde_json::from_slice(&out).expect("valid JSON");
+    let names: Vec<&str> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["c"]);
+    assert_eq!(reports[0]["invalid_dropped"], 2);
+    assert_eq!(
+        reports[0]["malformed_dropped"], 0,
+        "the reader read all three"
+    );
+}
+
 #[test]
 fn unreadable_input_and_missing_steps_name_the_file() {
     let dir = tempfile::tempdir().unwrap();
