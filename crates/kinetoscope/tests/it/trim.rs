@@ -371,9 +371,10 @@ fn refuses_to_overwrite_the_input() {
 /// A file cut short after its event array closed (a profiler killed while it wrote the
 /// trailer), just after the `]` and around the start, middle and end of each member of
 /// PyTorch 2.4's trailer (`traceName`, `displayTimeUnit`, `baseTimeNanoseconds`): the
-/// trim is valid JSON with the events of the whole file's trim, and keeps exactly the trailer's members that were whole, a member being
-/// whole once the `,` or `}` after it is in the file (a number at the very end may be
-/// cut short). Found by the `writers` fuzz target: the trailer was copied as it was.
+/// trim is valid JSON with the events of the whole file's trim, and keeps exactly the
+/// trailer's members that were whole, a member being whole once the `,` or `}` after it
+/// is in the file (a number at the very end may be cut short). Found by the `writers`
+/// fuzz target: the trailer was copied as it was.
 #[test]
 fn a_trailer_cut_short_keeps_its_whole_members() {
     let full = text(&fixtures().join("torch-2.4.1_tb_w0.1795239112653061314.pt.trace.json.gz"));
