@@ -11,7 +11,7 @@
 
 use kinetoscope_trace::read::lexer::{LexError, Lexer};
 
-use super::repair::{fix_json, JsonFixes};
+use super::repair::{fix_json, is_valid_json as valid, JsonFixes};
 
 /// The header and trailer as written.
 #[derive(Debug, Default)]
@@ -58,11 +58,6 @@ fn as_is(text: &[u8], whole: impl Fn(&[u8]) -> Vec<u8>, fixes: &mut JsonFixes) -
         *fixes = trial;
         t
     })
-}
-
-/// Whether `text` is one valid JSON value.
-fn valid(text: &[u8]) -> bool {
-    serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok()
 }
 
 /// `text` with its JSON fixes made (counted into `fixes`).

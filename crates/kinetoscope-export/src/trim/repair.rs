@@ -6,6 +6,12 @@
 
 use kinetoscope_trace::read::lexer::is_json_scalar;
 
+/// Whether `text` is one valid JSON value, by `serde_json`'s judgement (a parser
+/// independent of the reader's lenient lexer).
+pub fn is_valid_json(text: &[u8]) -> bool {
+    serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok()
+}
+
 /// How many of each JSON fix were made.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct JsonFixes {

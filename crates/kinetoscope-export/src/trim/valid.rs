@@ -7,7 +7,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::repair::{fix_json, JsonFixes};
+use super::repair::{fix_json, is_valid_json, JsonFixes};
 use super::select::{Class, Records};
 
 /// The kept elements' bytes where the fixes changed them, and what was found.
@@ -43,7 +43,7 @@ impl Fixed {
             let mut fixes = self.fixes;
             let changed = fix_json(original, name, &mut buf, &mut fixes);
             let bytes = if changed { &buf[..] } else { original };
-            if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err() {
+            if !is_valid_json(bytes) {
                 r.class = Class::Malformed;
                 found += 1;
                 continue;
