@@ -618,6 +618,8 @@ fn opt_str(lx: &mut Lexer<'_>, bare: &mut bool) -> Lex<Option<StrSpan>> {
     }
 }
 
+/// Parse an event's `args` object (any other value is skipped), keeping the keys
+/// analyses need in `ev.args`.
 fn parse_args(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
     if lx.peek()? != b'{' {
         let mut bare = false;
@@ -630,173 +632,11 @@ fn parse_args(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
         lx.pos += 1;
         return Ok(());
     }
-    let a = &mut ev.args;
     let mut bare = false;
     loop {
         let key = lx.string()?;
         lx.expect(b':', "expected `:` after an argument name")?;
-        let kb = &lx.buf[key.start..key.end];
-        match kb {
-            b"External id" | b"external id" => a.external_id = int_arg(lx, &mut bare)?,
-            b"correlation" => a.correlation = int_arg(lx, &mut bare)?,
-            b"device" | b"toDevice" => {
-                a.device = int_arg(lx, &mut bare)?;
-                a.touched |= KERNEL;
-            }
-            b"stream" => {
-                a.stream = int_arg(lx, &mut bare)?;
-                a.touched |= KERNEL;
-            }
-            b"grid" => {
-                a.grid = dim3_arg(lx, &mut bare)?;
-                a.touched |= KERNEL;
-            }
-            b"block" => {
-                a.block = dim3_arg(lx, &mut bare)?;
-                a.touched |= KERNEL;
-            }
-            b"registers per thread" => {
-                a.registers = int_arg(lx, &mut bare)?.map(|v| v.max(0) as u32);
-                a.touched |= KERNEL;
-            }
-            b"shared memory" => {
-                a.shared_memory = int_arg(lx, &mut bare)?.map(|v| v.max(0) as u64);
-                a.touched |= KERNEL;
-            }
-            b"blocks per SM" => {
-                a.blocks_per_sm = float_arg(lx, &mut bare)?;
-                a.touched |= KERNEL;
-            }
-            b"warps per SM" => {
-                a.warps_per_sm = float_arg(lx, &mut bare)?;
-                a.touched |= KERNEL;
-            }
-            b"est. achieved occupancy %" => {
-                a.occupancy = float_arg(lx, &mut bare)?.filter(|v| *v >= 0.0);
-                a.touched |= KERNEL;
-            }
-            b"bytes" | b"Bytes" => a.bytes = int_arg(lx, &mut bare)?,
-            b"Input Dims" | b"Input dims" => {
-                a.input_dims = Some(lx.skip_value(&mut bare)?);
-                a.touched |= OP;
-            }
-            b"Input type" => {
-                a.input_types = Some(lx.skip_value(&mut bare)?);
-                a.touched |= OP;
-            }
-            b"Input Strides" => {
-                a.input_strides = Some(lx.skip_value(&mut bare)?);
-                a.touched |= OP;
-            }
-            b"Concrete Inputs" => {
-                a.concrete_inputs = Some(lx.skip_value(&mut bare)?);
-                a.touched |= OP;
-            }
-            b"Call stack" => {
-                a.call_stack = opt_str(lx, &mut bare)?;
-                a.touched |= OP;
-            }
-            b"Module Hierarchy" => {
-                a.module_hierarchy = opt_str(lx, &mut bare)?;
-                a.touched |= OP;
-            }
-            b"Sequence number" => {
-                a.sequence_number = int_arg(lx, &mut bare)?;
-                a.touched |= OP;
-            }
-            b"Fwd thread id" => {
-                a.fwd_thread_id = int_arg(lx, &mut bare)?;
-                a.touched |= OP;
-            }
-            b"Addr" => {
-                a.addr = int_arg(lx, &mut bare)?.map(|v| v as u64);
-                a.touched |= MEMORY;
-            }
-            b"Total Allocated" => {
-                a.total_allocated = int_arg(lx, &mut bare)?;
-                a.touched |= MEMORY;
-            }
-            b"Total Reserved" => {
-                a.total_reserved = int_arg(lx, &mut bare)?;
-                a.touched |= MEMORY;
-            }
-            b"Device Type" => {
-                a.device_type = int_arg(lx, &mut bare)?;
-                a.touched |= MEMORY;
-            }
-            b"Device Id" => {
-                a.device_id = int_arg(lx, &mut bare)?;
-                a.touched |= MEMORY;
-            }
-            b"Collective name" => {
-                a.collective_name = opt_str(lx, &mut bare)?;
-                a.touched |= COLLECTIVE;
-            }
-            b"dtype" => {
-                a.dtype = opt_str(lx, &mut bare)?;
-                a.touched |= COLLECTIVE;
-            }
-            b"In msg nelems" => {
-                a.in_msg_nelems = int_arg(lx, &mut bare)?;
-                a.touched |= COLLECTIVE;
-            }
-            b"Out msg nelems" => {
-                a.out_msg_nelems = int_arg(lx, &mut bare)?;
-                a.touched |= COLLECTIVE;
-            }
-            b"Group size" => {
-                a.group_size = int_arg(lx, &mut bare)?;
-                a.touched |= COLLECTIVE;
-            }
-            b"Process Group Name" | b"Process Group ID" => {
-                a.pg_name = Some(lx.skip_value(&mut bare)?);
-                a.touched |= COLLECTIVE;
-            }
-            b"Process Group Description" => {
-                a.pg_desc = opt_str(lx, &mut bare)?;
-                a.touched |= COLLECTIVE;
-            }
-            b"Process Group Ranks" => {
-                a.pg_ranks = Some(lx.skip_value(&mut bare)?);
-                a.touched |= COLLECTIVE;
-            }
-            b"Seq" => {
-                a.seq = int_arg(lx, &mut bare)?;
-                a.touched |= COLLECTIVE;
-            }
-            b"Comms Id" => {
-                a.comms_id = u64_arg(lx, &mut bare)?;
-                a.touched |= COLLECTIVE;
-            }
-            b"Python id" => {
-                a.python_id = int_arg(lx, &mut bare)?;
-                a.touched |= PYTHON;
-            }
-            b"Python parent id" => {
-                a.python_parent_id = int_arg(lx, &mut bare)?;
-                a.touched |= PYTHON;
-            }
-            b"Python module id" => {
-                a.python_module_id = int_arg(lx, &mut bare)?;
-                a.touched |= PYTHON;
-            }
-            b"name" | b"labels" => a.meta_text = opt_str(lx, &mut bare)?,
-            b"Ev Idx" => {
-                a.saw_ev_idx = true;
-                lx.skip_value(&mut bare)?;
-            }
-            b"Profiler Event Index" => {
-                a.saw_profiler_event_index = true;
-                lx.skip_value(&mut bare)?;
-            }
-            b"Record function id" => {
-                a.saw_record_function_id = true;
-                lx.skip_value(&mut bare)?;
-            }
-            _ => {
-                lx.skip_value(&mut bare)?;
-            }
-        }
+        arg_value(lx, key, &mut ev.args, &mut bare)?;
         match lx.peek()? {
             b',' => {
                 lx.pos += 1;
@@ -813,6 +653,92 @@ fn parse_args(lx: &mut Lexer<'_>, ev: &mut RawEvent) -> Lex<()> {
         }
     }
     ev.defects.bare_token |= bare;
+    Ok(())
+}
+
+/// `v`, once `group` is marked as touched (so that the next event clears it).
+#[inline(always)]
+fn touch<T>(touched: &mut u8, group: u8, v: T) -> T {
+    *touched |= group;
+    v
+}
+
+/// Read the value of the argument named by `key` into `a` when analyses need it;
+/// skip it otherwise.
+#[inline(always)]
+fn arg_value(lx: &mut Lexer<'_>, key: StrSpan, a: &mut ArgsScratch, bare: &mut bool) -> Lex<()> {
+    let t = &mut a.touched;
+    match &lx.buf[key.start..key.end] {
+        b"External id" | b"external id" => a.external_id = int_arg(lx, bare)?,
+        b"correlation" => a.correlation = int_arg(lx, bare)?,
+        // A kernel's launch.
+        b"device" | b"toDevice" => a.device = touch(t, KERNEL, int_arg(lx, bare)?),
+        b"stream" => a.stream = touch(t, KERNEL, int_arg(lx, bare)?),
+        b"grid" => a.grid = touch(t, KERNEL, dim3_arg(lx, bare)?),
+        b"block" => a.block = touch(t, KERNEL, dim3_arg(lx, bare)?),
+        b"registers per thread" => {
+            a.registers = touch(t, KERNEL, int_arg(lx, bare)?.map(|v| v.max(0) as u32))
+        }
+        b"shared memory" => {
+            a.shared_memory = touch(t, KERNEL, int_arg(lx, bare)?.map(|v| v.max(0) as u64))
+        }
+        b"blocks per SM" => a.blocks_per_sm = touch(t, KERNEL, float_arg(lx, bare)?),
+        b"warps per SM" => a.warps_per_sm = touch(t, KERNEL, float_arg(lx, bare)?),
+        b"est. achieved occupancy %" => {
+            a.occupancy = touch(t, KERNEL, float_arg(lx, bare)?.filter(|v| *v >= 0.0))
+        }
+        b"bytes" | b"Bytes" => a.bytes = int_arg(lx, bare)?,
+        // An operator's shapes, stack and module.
+        b"Input Dims" | b"Input dims" => a.input_dims = touch(t, OP, Some(lx.skip_value(bare)?)),
+        b"Input type" => a.input_types = touch(t, OP, Some(lx.skip_value(bare)?)),
+        b"Input Strides" => a.input_strides = touch(t, OP, Some(lx.skip_value(bare)?)),
+        b"Concrete Inputs" => a.concrete_inputs = touch(t, OP, Some(lx.skip_value(bare)?)),
+        b"Call stack" => a.call_stack = touch(t, OP, opt_str(lx, bare)?),
+        b"Module Hierarchy" => a.module_hierarchy = touch(t, OP, opt_str(lx, bare)?),
+        b"Sequence number" => a.sequence_number = touch(t, OP, int_arg(lx, bare)?),
+        b"Fwd thread id" => a.fwd_thread_id = touch(t, OP, int_arg(lx, bare)?),
+        // A `[memory]` instant.
+        b"Addr" => a.addr = touch(t, MEMORY, int_arg(lx, bare)?.map(|v| v as u64)),
+        b"Total Allocated" => a.total_allocated = touch(t, MEMORY, int_arg(lx, bare)?),
+        b"Total Reserved" => a.total_reserved = touch(t, MEMORY, int_arg(lx, bare)?),
+        b"Device Type" => a.device_type = touch(t, MEMORY, int_arg(lx, bare)?),
+        b"Device Id" => a.device_id = touch(t, MEMORY, int_arg(lx, bare)?),
+        // A collective.
+        b"Collective name" => a.collective_name = touch(t, COLLECTIVE, opt_str(lx, bare)?),
+        b"dtype" => a.dtype = touch(t, COLLECTIVE, opt_str(lx, bare)?),
+        b"In msg nelems" => a.in_msg_nelems = touch(t, COLLECTIVE, int_arg(lx, bare)?),
+        b"Out msg nelems" => a.out_msg_nelems = touch(t, COLLECTIVE, int_arg(lx, bare)?),
+        b"Group size" => a.group_size = touch(t, COLLECTIVE, int_arg(lx, bare)?),
+        b"Process Group Name" | b"Process Group ID" => {
+            a.pg_name = touch(t, COLLECTIVE, Some(lx.skip_value(bare)?))
+        }
+        b"Process Group Description" => a.pg_desc = touch(t, COLLECTIVE, opt_str(lx, bare)?),
+        b"Process Group Ranks" => a.pg_ranks = touch(t, COLLECTIVE, Some(lx.skip_value(bare)?)),
+        b"Seq" => a.seq = touch(t, COLLECTIVE, int_arg(lx, bare)?),
+        b"Comms Id" => a.comms_id = touch(t, COLLECTIVE, u64_arg(lx, bare)?),
+        // A Python frame (`with_stack`).
+        b"Python id" => a.python_id = touch(t, PYTHON, int_arg(lx, bare)?),
+        b"Python parent id" => a.python_parent_id = touch(t, PYTHON, int_arg(lx, bare)?),
+        b"Python module id" => a.python_module_id = touch(t, PYTHON, int_arg(lx, bare)?),
+        // A metadata event's text.
+        b"name" | b"labels" => a.meta_text = opt_str(lx, bare)?,
+        // Keys whose presence only is noted.
+        b"Ev Idx" => {
+            a.saw_ev_idx = true;
+            lx.skip_value(bare)?;
+        }
+        b"Profiler Event Index" => {
+            a.saw_profiler_event_index = true;
+            lx.skip_value(bare)?;
+        }
+        b"Record function id" => {
+            a.saw_record_function_id = true;
+            lx.skip_value(bare)?;
+        }
+        _ => {
+            lx.skip_value(bare)?;
+        }
+    }
     Ok(())
 }
 

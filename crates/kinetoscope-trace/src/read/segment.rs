@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::event::{IdValue, RawEvent};
+use super::event::{ArgsScratch, IdValue, RawEvent};
 use super::lexer::{decode_str, StrSpan};
 use crate::model::*;
 
@@ -34,6 +34,10 @@ pub(crate) struct RawInterner {
     /// the read fails with this.
     pub failed: Option<MemoryError>,
 }
+
+/// Times beyond ± this (from corrupt input) are clamped, so that sums of a base, a start
+/// and a duration can never overflow.
+const TIME_LIMIT: i64 = 1 << 61;
 
 /// A worker forgets its names (and its tracks) once it holds more than this many bytes
 /// of them, so its tables stay bounded whatever the number of distinct names.
@@ -257,6 +261,43 @@ impl Segment {
 
     /// Add one parsed element that started at `offset` in `buf`.
     pub fn push(&mut self, ev: &RawEvent, buf: &[u8], offset: usize) {
+        self.note_defects(ev, offset);
+        let name = self.opt_text(buf, ev.name);
+        let cat = self.category(ev, buf, name);
+        self.note_features(ev);
+        if ev.ph == b'M' {
+            self.push_meta(ev, buf, name, cat);
+            return;
+        }
+        let Some(ts) = ev.ts_ns.map(|t| t.clamp(-TIME_LIMIT, TIME_LIMIT)) else {
+            self.defect(
+                DefectKind::MissingTimestamp,
+                offset,
+                "an event without a numeric `ts`",
+            );
+            self.elements += 1;
+            return;
+        };
+        self.cats.add_count(cat, 1);
+        self.elements += 1;
+        let pid = self.raw_id(buf, ev.pid);
+        let tid = self.raw_id(buf, ev.tid);
+        let track = self.track(pid, tid);
+        let kind = self.cats.kind(cat);
+        if matches!(ev.ph, b's' | b'f' | b't') || kind.is_flow() {
+            self.push_flow(ev, cat, ts, track);
+            return;
+        }
+        let event = self.push_event(ev, name, cat, ts, track);
+        self.push_kind_args(kind, event, &ev.args, buf);
+        if ev.args.collective_name.is_some() {
+            self.push_collective(event, &ev.args, buf);
+        }
+    }
+
+    /// Count the defects the lexer repaired in the element.
+    #[inline]
+    fn note_defects(&mut self, ev: &RawEvent, offset: usize) {
         if ev.defects.unescaped_quote {
             self.defect(
                 DefectKind::UnescapedQuote,
@@ -285,8 +326,13 @@ impl Segment {
                 "a negative duration (read as 0)",
             );
         }
-        let name = self.opt_text(buf, ev.name);
-        let cat = match ev.cat {
+    }
+
+    /// The element's category: its `cat` (the last few raw texts remembered, so a
+    /// repeated one costs a comparison), or the one its phase or name implies.
+    #[inline]
+    fn category(&mut self, ev: &RawEvent, buf: &[u8], name: StrId) -> CatId {
+        match ev.cat {
             Some(s) => {
                 let raw = &buf[s.start..s.end];
                 match self.raw_cats.iter().find(|(r, _)| **r == *raw) {
@@ -305,8 +351,12 @@ impl Segment {
                 self.cats.intern("cpu_instant_event")
             }
             None => CategoryTable::NONE,
-        };
-        let kind = self.cats.kind(cat);
+        }
+    }
+
+    /// Note which optional profiler features the element shows.
+    #[inline]
+    fn note_features(&mut self, ev: &RawEvent) {
         let a = &ev.args;
         self.features.ev_idx |= a.saw_ev_idx;
         self.features.profiler_event_index |= a.saw_profiler_event_index;
@@ -314,57 +364,54 @@ impl Segment {
         self.features.concrete_inputs |= a.concrete_inputs.is_some();
         self.features.fractional_ts |= ev.ts_fraction;
         self.features.string_tids |= ev.string_id;
+    }
 
-        if ev.ph == b'M' {
-            self.cats.add_count(cat, 1);
-            self.elements += 1;
-            let pid = self.raw_id(buf, ev.pid);
-            let tid = self.raw_id(buf, ev.tid);
-            let value = self.opt_text(buf, a.meta_text);
-            self.meta.push(MetaRecord {
-                pid,
-                tid,
-                key: name,
-                value,
-            });
-            return;
-        }
-        // Absurd times (from corrupt input) are clamped so sums of a base, a start and a
-        // duration can never overflow.
-        const LIMIT: i64 = 1 << 61;
-        let Some(ts) = ev.ts_ns.map(|t| t.clamp(-LIMIT, LIMIT)) else {
-            self.defect(
-                DefectKind::MissingTimestamp,
-                offset,
-                "an event without a numeric `ts`",
-            );
-            self.elements += 1;
-            return;
-        };
+    /// Keep a metadata (`ph: "M"`) element: a process's or thread's name or label.
+    #[inline]
+    fn push_meta(&mut self, ev: &RawEvent, buf: &[u8], name: StrId, cat: CatId) {
         self.cats.add_count(cat, 1);
         self.elements += 1;
         let pid = self.raw_id(buf, ev.pid);
         let tid = self.raw_id(buf, ev.tid);
-        let track = self.track(pid, tid);
+        let value = self.opt_text(buf, ev.args.meta_text);
+        self.meta.push(MetaRecord {
+            pid,
+            tid,
+            key: name,
+            value,
+        });
+    }
 
-        if matches!(ev.ph, b's' | b'f' | b't') || kind.is_flow() {
-            self.flows.cat.push(cat);
-            self.flows.id.push(ev.id.unwrap_or(0) as i64);
-            self.flows.end.push(match ev.ph {
-                b's' => FlowEnd::Start,
-                b't' => FlowEnd::Step,
-                _ => FlowEnd::Finish,
-            });
-            self.flows.ts_ns.push(ts);
-            self.flows.track.push(track);
-            return;
-        }
+    /// Keep a flow element (`ph` `s`, `t` or `f`, or a flow category).
+    #[inline]
+    fn push_flow(&mut self, ev: &RawEvent, cat: CatId, ts: i64, track: TrackId) {
+        self.flows.cat.push(cat);
+        self.flows.id.push(ev.id.unwrap_or(0) as i64);
+        self.flows.end.push(match ev.ph {
+            b's' => FlowEnd::Start,
+            b't' => FlowEnd::Step,
+            _ => FlowEnd::Finish,
+        });
+        self.flows.ts_ns.push(ts);
+        self.flows.track.push(track);
+    }
 
+    /// Add the element's row to the event columns; returns its id.
+    #[inline]
+    fn push_event(
+        &mut self,
+        ev: &RawEvent,
+        name: StrId,
+        cat: CatId,
+        ts: i64,
+        track: TrackId,
+    ) -> EventId {
         let event = EventId(self.events.len() as u32);
+        let a = &ev.args;
         let e = &mut self.events;
         e.ts_ns.push(ts);
         e.dur_ns.push(if ev.ph == b'X' {
-            ev.dur_ns.min(LIMIT)
+            ev.dur_ns.min(TIME_LIMIT)
         } else {
             0
         });
@@ -379,7 +426,14 @@ impl Segment {
         e.track.push(track);
         e.external_id.push(a.external_id.unwrap_or(0));
         e.correlation.push(a.correlation.unwrap_or(0));
+        event
+    }
 
+    /// Keep the arguments that events of `kind` carry: a kernel's launch, a copy's
+    /// bytes, an operator's shapes and stack, a memory instant's totals, a Python
+    /// frame's ids.
+    #[inline]
+    fn push_kind_args(&mut self, kind: CategoryKind, event: EventId, a: &ArgsScratch, buf: &[u8]) {
         match kind {
             CategoryKind::Kernel => self.args.kernel.push(KernelArgs {
                 event,
@@ -414,22 +468,7 @@ impl Segment {
                     || a.sequence_number.is_some()
                     || a.module_hierarchy.is_some() =>
             {
-                let op = OpArgs {
-                    event,
-                    input_dims: self.raw_text(buf, a.input_dims),
-                    input_types: self.raw_text(buf, a.input_types),
-                    input_strides: self.raw_text(buf, a.input_strides),
-                    concrete_inputs: self.raw_text(buf, a.concrete_inputs),
-                    call_stack: self.opt_text(buf, a.call_stack),
-                    module_hierarchy: self.opt_text(buf, a.module_hierarchy),
-                };
-                self.args.op.push(op);
-                self.args
-                    .op_sequence_number
-                    .push(a.sequence_number.unwrap_or(-1));
-                self.args
-                    .op_fwd_thread_id
-                    .push(a.fwd_thread_id.unwrap_or(-1));
+                self.push_op_args(event, a, buf)
             }
             CategoryKind::CpuInstantEvent if a.bytes.is_some() || a.total_allocated.is_some() => {
                 self.args.memory.push(MemoryArgs {
@@ -452,31 +491,53 @@ impl Segment {
             }
             _ => {}
         }
-        if a.collective_name.is_some() {
-            let c = CollectiveArgs {
-                event,
-                collective_name: self.opt_text(buf, a.collective_name),
-                dtype: self.opt_text(buf, a.dtype),
-                in_msg_nelems: a.in_msg_nelems.unwrap_or(-1),
-                out_msg_nelems: a.out_msg_nelems.unwrap_or(-1),
-                group_size: a.group_size.unwrap_or(-1),
-                pg_name: match a.pg_name {
-                    Some((s, e)) if buf[s] == b'"' => {
-                        self.strings.intern(&buf[s + 1..e - 1], false)
-                    }
-                    other => self.raw_text(buf, other),
-                },
-                pg_desc: self.opt_text(buf, a.pg_desc),
-                pg_ranks: match a.pg_ranks {
-                    Some((s, e)) if buf[s] == b'"' => {
-                        self.strings.intern(&buf[s + 1..e - 1], false)
-                    }
-                    other => self.raw_text(buf, other),
-                },
-                seq: a.seq.unwrap_or(-1),
-                comms_id: a.comms_id,
-            };
-            self.args.collective.push(c);
+    }
+
+    /// Keep an operator's recorded shapes, types, stack and module.
+    #[inline]
+    fn push_op_args(&mut self, event: EventId, a: &ArgsScratch, buf: &[u8]) {
+        let op = OpArgs {
+            event,
+            input_dims: self.raw_text(buf, a.input_dims),
+            input_types: self.raw_text(buf, a.input_types),
+            input_strides: self.raw_text(buf, a.input_strides),
+            concrete_inputs: self.raw_text(buf, a.concrete_inputs),
+            call_stack: self.opt_text(buf, a.call_stack),
+            module_hierarchy: self.opt_text(buf, a.module_hierarchy),
+        };
+        self.args.op.push(op);
+        self.args
+            .op_sequence_number
+            .push(a.sequence_number.unwrap_or(-1));
+        self.args
+            .op_fwd_thread_id
+            .push(a.fwd_thread_id.unwrap_or(-1));
+    }
+
+    /// Keep a collective's arguments (`record_param_comms` and its kernels).
+    fn push_collective(&mut self, event: EventId, a: &ArgsScratch, buf: &[u8]) {
+        let c = CollectiveArgs {
+            event,
+            collective_name: self.opt_text(buf, a.collective_name),
+            dtype: self.opt_text(buf, a.dtype),
+            in_msg_nelems: a.in_msg_nelems.unwrap_or(-1),
+            out_msg_nelems: a.out_msg_nelems.unwrap_or(-1),
+            group_size: a.group_size.unwrap_or(-1),
+            pg_name: self.quoted_or_raw_text(buf, a.pg_name),
+            pg_desc: self.opt_text(buf, a.pg_desc),
+            pg_ranks: self.quoted_or_raw_text(buf, a.pg_ranks),
+            seq: a.seq.unwrap_or(-1),
+            comms_id: a.comms_id,
+        };
+        self.args.collective.push(c);
+    }
+
+    /// A value's text: a string's contents without its quotes, any other value as it
+    /// is written.
+    fn quoted_or_raw_text(&mut self, buf: &[u8], span: Option<(usize, usize)>) -> StrId {
+        match span {
+            Some((s, e)) if buf[s] == b'"' => self.strings.intern(&buf[s + 1..e - 1], false),
+            other => self.raw_text(buf, other),
         }
     }
 }

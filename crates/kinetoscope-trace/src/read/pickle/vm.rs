@@ -439,6 +439,7 @@ impl<'a> Vm<'a, '_> {
         self.push(t)
     }
 
+    /// Run the program until its STOP opcode; the root object is left in `self.out`.
     fn run(&mut self) -> Result<(), PickleError> {
         loop {
             self.op_at = self.pos;
@@ -447,30 +448,17 @@ impl<'a> Vm<'a, '_> {
             }
             let op = self.u8()?;
             match op {
-                0x80 => {
-                    let p = self.u8()?;
-                    if p > 5 {
-                        return Err(self.err(format!("unsupported pickle protocol {p}")));
-                    }
-                    self.out.protocol = p;
-                }
-                0x95 => {
-                    // FRAME: an 8-byte length; frames only help buffered readers.
-                    self.u64()?;
-                }
                 b'.' => {
                     let root = self.pop()?;
                     self.out.root = Some(root);
                     return Ok(());
                 }
-                b'(' => {
-                    if self.marks.len() >= MAX_MARKS {
-                        return Err(self.err(format!(
-                            "more than {MAX_MARKS} nested MARKs (limit against hostile input)"
-                        )));
-                    }
-                    self.marks.push(self.stack.len());
+                0x80 => self.protocol()?,
+                // FRAME: an 8-byte length; frames only help buffered readers.
+                0x95 => {
+                    self.u64()?;
                 }
+                b'(' => self.mark()?,
                 b'0' => {
                     self.pop()?;
                 }
@@ -484,170 +472,193 @@ impl<'a> Vm<'a, '_> {
                 b'N' => self.push(Val::None)?,
                 0x88 => self.push(Val::Bool(true))?,
                 0x89 => self.push(Val::Bool(false))?,
-                b'J' => {
-                    let v = self.u32()? as i32;
-                    self.push(Val::Int(v as i64))?;
-                }
-                b'K' => {
-                    let v = self.u8()?;
-                    self.push(Val::Int(v as i64))?;
-                }
-                b'M' => {
-                    let v = self.u16()?;
-                    self.push(Val::Int(v as i64))?;
-                }
-                0x8a => {
-                    let n = self.u8()? as usize;
-                    self.long(n)?;
-                }
-                0x8b => {
-                    let n = self.u32()? as i32;
-                    if n < 0 {
-                        return Err(self.err("LONG4 with a negative length"));
-                    }
-                    self.long(n as usize)?;
-                }
-                b'G' => {
-                    let b = self.take(8)?;
-                    let mut a = [0u8; 8];
-                    a.copy_from_slice(b);
-                    self.push(Val::Float(f64::from_be_bytes(a)))?;
-                }
-                0x8c => {
-                    let n = self.u8()? as usize;
-                    self.string(n)?;
-                }
-                b'X' => {
-                    let n = self.u32()? as usize;
-                    self.string(n)?;
-                }
-                0x8d => {
-                    let n = self.len_u64()?;
-                    self.string(n)?;
-                }
-                b'U' => {
-                    let n = self.u8()? as usize;
-                    self.string(n)?;
-                }
-                b'T' => {
-                    let n = self.u32()? as i32;
-                    if n < 0 {
-                        return Err(self.err("BINSTRING with a negative length"));
-                    }
-                    self.string(n as usize)?;
-                }
-                b'C' => {
-                    let n = self.u8()? as usize;
-                    self.bytes(n)?;
-                }
-                b'B' => {
-                    let n = self.u32()? as usize;
-                    self.bytes(n)?;
-                }
-                0x8e | 0x96 => {
-                    let n = self.len_u64()?;
-                    self.bytes(n)?;
-                }
-                b'}' => {
-                    let d = self.new_obj(Obj::Dict(Vec::new()))?;
-                    self.push(d)?;
-                }
-                b'd' => {
-                    let items = self.pop_mark()?;
-                    let d = self.new_obj(Obj::Dict(Vec::new()))?;
-                    self.extend_dict(d.clone(), items)?;
-                    self.push(d)?;
-                }
-                b's' => {
-                    let v = self.pop()?;
-                    let k = self.pop()?;
-                    let d = self.top()?.clone();
-                    self.extend_dict(d, vec![k, v])?;
-                }
-                b'u' => {
-                    let items = self.pop_mark()?;
-                    let d = self.top()?.clone();
-                    self.extend_dict(d, items)?;
-                }
-                b']' => {
-                    let l = self.new_obj(Obj::List(Vec::new()))?;
-                    self.push(l)?;
-                }
-                b'l' => {
-                    let items = self.pop_mark()?;
-                    let l = self.new_obj(Obj::List(items))?;
-                    self.push(l)?;
-                }
-                b'a' => {
-                    let v = self.pop()?;
-                    let l = self.top()?.clone();
-                    self.extend_list(l, vec![v])?;
-                }
-                b'e' => {
-                    let items = self.pop_mark()?;
-                    let l = self.top()?.clone();
-                    self.extend_list(l, items)?;
-                }
-                0x8f => {
-                    let s = self.new_obj(Obj::Set(Vec::new()))?;
-                    self.push(s)?;
-                }
-                0x90 => {
-                    let items = self.pop_mark()?;
-                    let s = self.top()?.clone();
-                    self.extend_list(s, items)?;
-                }
-                0x91 => {
-                    let items = self.pop_mark()?;
-                    let s = self.new_obj(Obj::Set(items))?;
-                    self.push(s)?;
-                }
-                b')' => {
-                    let t = self.new_obj(Obj::Tuple(Vec::new()))?;
-                    self.push(t)?;
-                }
-                b't' => {
-                    let items = self.pop_mark()?;
-                    let t = self.new_obj(Obj::Tuple(items))?;
-                    self.push(t)?;
-                }
+                b'J' | b'K' | b'M' => self.small_int(op)?,
+                0x8a | 0x8b => self.long_op(op)?,
+                b'G' => self.float()?,
+                0x8c | b'X' | 0x8d | b'U' | b'T' => self.string_op(op)?,
+                b'C' | b'B' | 0x8e | 0x96 => self.bytes_op(op)?,
+                b'}' | b']' | 0x8f | b')' => self.empty_container(op)?,
+                b'd' | b'l' | 0x91 | b't' => self.container_from_mark(op)?,
+                b's' | b'u' | b'a' | b'e' | 0x90 => self.add_to_top(op)?,
                 0x85 => self.tuple_of(1)?,
                 0x86 => self.tuple_of(2)?,
                 0x87 => self.tuple_of(3)?,
-                b'q' => {
-                    let k = self.u8()? as u32;
-                    self.memo_put(k)?;
-                }
-                b'r' => {
-                    let k = self.u32()?;
-                    self.memo_put(k)?;
-                }
-                0x94 => {
-                    let k =
-                        u32::try_from(self.memo.len()).map_err(|_| self.err("memo overflow"))?;
-                    self.memo_put(k)?;
-                }
-                b'h' => {
-                    let k = self.u8()? as u32;
-                    self.memo_get(k)?;
-                }
-                b'j' => {
-                    let k = self.u32()?;
-                    self.memo_get(k)?;
-                }
-                _ => {
-                    let offset = self.op_at as u64;
-                    if let Some((_, name)) = REFUSED_OPCODES.iter().find(|(o, _)| *o == op) {
-                        return Err(PickleError::Refused { name, op, offset });
-                    }
-                    let name = UNSUPPORTED_OPCODES
-                        .iter()
-                        .find(|(o, _)| *o == op)
-                        .map_or("unknown", |(_, n)| n);
-                    return Err(PickleError::Unsupported { name, op, offset });
-                }
+                b'q' | b'r' | 0x94 => self.memo_put_op(op)?,
+                b'h' | b'j' => self.memo_get_op(op)?,
+                _ => return Err(self.unsupported(op)),
             }
         }
+    }
+
+    /// PROTO: the protocol version (up to 5).
+    fn protocol(&mut self) -> Result<(), PickleError> {
+        let p = self.u8()?;
+        if p > 5 {
+            return Err(self.err(format!("unsupported pickle protocol {p}")));
+        }
+        self.out.protocol = p;
+        Ok(())
+    }
+
+    /// MARK, with a bound on nesting against hostile input.
+    fn mark(&mut self) -> Result<(), PickleError> {
+        if self.marks.len() >= MAX_MARKS {
+            return Err(self.err(format!(
+                "more than {MAX_MARKS} nested MARKs (limit against hostile input)"
+            )));
+        }
+        self.marks.push(self.stack.len());
+        Ok(())
+    }
+
+    /// BININT, BININT1, BININT2: a 4-, 1- or 2-byte integer.
+    fn small_int(&mut self, op: u8) -> Result<(), PickleError> {
+        let v = match op {
+            b'J' => self.u32()? as i32 as i64,
+            b'K' => self.u8()? as i64,
+            _ => self.u16()? as i64,
+        };
+        self.push(Val::Int(v))
+    }
+
+    /// LONG1, LONG4: a little-endian two's-complement integer of 1- or 4-byte length.
+    fn long_op(&mut self, op: u8) -> Result<(), PickleError> {
+        let n = if op == 0x8a {
+            self.u8()? as usize
+        } else {
+            let n = self.u32()? as i32;
+            if n < 0 {
+                return Err(self.err("LONG4 with a negative length"));
+            }
+            n as usize
+        };
+        self.long(n)
+    }
+
+    /// BINFLOAT: a big-endian double.
+    fn float(&mut self) -> Result<(), PickleError> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        self.push(Val::Float(f64::from_be_bytes(a)))
+    }
+
+    /// SHORT_BINUNICODE, BINUNICODE, BINUNICODE8, SHORT_BINSTRING, BINSTRING: a string
+    /// whose length is read by the opcode's width.
+    fn string_op(&mut self, op: u8) -> Result<(), PickleError> {
+        let n = match op {
+            0x8c | b'U' => self.u8()? as usize,
+            b'X' => self.u32()? as usize,
+            0x8d => self.len_u64()?,
+            _ => {
+                let n = self.u32()? as i32;
+                if n < 0 {
+                    return Err(self.err("BINSTRING with a negative length"));
+                }
+                n as usize
+            }
+        };
+        self.string(n)
+    }
+
+    /// SHORT_BINBYTES, BINBYTES, BINBYTES8, BYTEARRAY8: bytes whose length is read by
+    /// the opcode's width.
+    fn bytes_op(&mut self, op: u8) -> Result<(), PickleError> {
+        let n = match op {
+            b'C' => self.u8()? as usize,
+            b'B' => self.u32()? as usize,
+            _ => self.len_u64()?,
+        };
+        self.bytes(n)
+    }
+
+    /// EMPTY_DICT, EMPTY_LIST, EMPTY_SET, EMPTY_TUPLE.
+    fn empty_container(&mut self, op: u8) -> Result<(), PickleError> {
+        let obj = match op {
+            b'}' => Obj::Dict(Vec::new()),
+            b']' => Obj::List(Vec::new()),
+            0x8f => Obj::Set(Vec::new()),
+            _ => Obj::Tuple(Vec::new()),
+        };
+        let v = self.new_obj(obj)?;
+        self.push(v)
+    }
+
+    /// DICT, LIST, FROZENSET, TUPLE: a container of the items above the last mark.
+    fn container_from_mark(&mut self, op: u8) -> Result<(), PickleError> {
+        let items = self.pop_mark()?;
+        let v = match op {
+            b'd' => {
+                let d = self.new_obj(Obj::Dict(Vec::new()))?;
+                self.extend_dict(d.clone(), items)?;
+                d
+            }
+            b'l' => self.new_obj(Obj::List(items))?,
+            0x91 => self.new_obj(Obj::Set(items))?,
+            _ => self.new_obj(Obj::Tuple(items))?,
+        };
+        self.push(v)
+    }
+
+    /// SETITEM, SETITEMS, APPEND, APPENDS, ADDITEMS: items added to the container on
+    /// top of the stack.
+    fn add_to_top(&mut self, op: u8) -> Result<(), PickleError> {
+        match op {
+            b's' => {
+                let v = self.pop()?;
+                let k = self.pop()?;
+                let d = self.top()?.clone();
+                self.extend_dict(d, vec![k, v])
+            }
+            b'u' => {
+                let items = self.pop_mark()?;
+                let d = self.top()?.clone();
+                self.extend_dict(d, items)
+            }
+            b'a' => {
+                let v = self.pop()?;
+                let l = self.top()?.clone();
+                self.extend_list(l, vec![v])
+            }
+            // APPENDS and ADDITEMS.
+            _ => {
+                let items = self.pop_mark()?;
+                let l = self.top()?.clone();
+                self.extend_list(l, items)
+            }
+        }
+    }
+
+    /// BINPUT, LONG_BINPUT, MEMOIZE: the top of the stack kept under a key.
+    fn memo_put_op(&mut self, op: u8) -> Result<(), PickleError> {
+        let k = match op {
+            b'q' => self.u8()? as u32,
+            b'r' => self.u32()?,
+            _ => u32::try_from(self.memo.len()).map_err(|_| self.err("memo overflow"))?,
+        };
+        self.memo_put(k)
+    }
+
+    /// BINGET, LONG_BINGET: a kept object pushed again.
+    fn memo_get_op(&mut self, op: u8) -> Result<(), PickleError> {
+        let k = match op {
+            b'h' => self.u8()? as u32,
+            _ => self.u32()?,
+        };
+        self.memo_get(k)
+    }
+
+    /// The error for an opcode this reader refuses (code execution) or does not know.
+    fn unsupported(&self, op: u8) -> PickleError {
+        let offset = self.op_at as u64;
+        if let Some((_, name)) = REFUSED_OPCODES.iter().find(|(o, _)| *o == op) {
+            return PickleError::Refused { name, op, offset };
+        }
+        let name = UNSUPPORTED_OPCODES
+            .iter()
+            .find(|(o, _)| *o == op)
+            .map_or("unknown", |(_, n)| n);
+        PickleError::Unsupported { name, op, offset }
     }
 }
 
