@@ -62,11 +62,6 @@ impl DeviceActivity {
     pub fn missing(&self) -> bool {
         self.gpu_activities == 0 && self.kernel_launch_calls > 0
     }
-
-    /// Share of kernel time replayed from graphs (0–1); `None` without kernel time.
-    pub fn graph_kernel_share(&self) -> Option<f64> {
-        (self.kernel_ns > 0).then(|| self.graph_kernel_ns as f64 / self.kernel_ns as f64)
-    }
 }
 
 /// Busy and queued time of one device (or of all devices together).

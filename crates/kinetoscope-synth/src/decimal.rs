@@ -173,9 +173,6 @@ pub struct Factor {
 }
 
 impl Factor {
-    /// The factor 1.
-    pub const ONE: Factor = Factor { num: 1, den: 1 };
-
     /// Parses a decimal such as `1.3` or `2`; it must be positive.
     pub fn parse(text: &str) -> Option<Factor> {
         let d = parse_decimal(text.trim())?;
