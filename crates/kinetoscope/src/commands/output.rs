@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use kinetoscope_engine::{ReadFailure, SkippedFile};
+use kinetoscope_engine::{Document, ReadFailure, SkippedFile};
 use kinetoscope_report::sanitize;
 use serde::Serialize;
 
@@ -104,6 +104,9 @@ pub fn note_skipped(skipped: &[SkippedFile]) {
     }
 }
 
+/// A document's CSV form, for the views that have one.
+pub type CsvOf<'a, D> = Option<&'a dyn Fn(&D) -> String>;
+
 /// A document's text in `format`: `table` for the terminal, `csv` when the view has a
 /// CSV form (else CSV is refused with the formats it has), JSON by serialising the
 /// document itself.
@@ -111,7 +114,7 @@ pub fn render<D: Serialize>(
     doc: &D,
     format: ViewFormat,
     table: impl FnOnce(&D) -> String,
-    csv: Option<&dyn Fn(&D) -> String>,
+    csv: CsvOf<'_, D>,
 ) -> anyhow::Result<String> {
     Ok(match format {
         ViewFormat::Table => table(doc),
@@ -141,13 +144,27 @@ pub fn finish(text: &str, format: ViewFormat, errors: &[ReadFailure]) -> anyhow:
     })
 }
 
+/// Note `doc`'s skipped files on stderr, then write it in `format` ([`emit`]).
+pub fn emit_document<T, X>(
+    doc: &Document<T, X>,
+    format: ViewFormat,
+    table: impl FnOnce(&Document<T, X>) -> String,
+    csv: CsvOf<'_, Document<T, X>>,
+) -> anyhow::Result<ExitCode>
+where
+    Document<T, X>: Serialize,
+{
+    note_skipped(&doc.skipped);
+    emit(doc, &doc.errors, format, table, csv)
+}
+
 /// [`render`] then [`finish`].
 pub fn emit<D: Serialize>(
     doc: &D,
     errors: &[ReadFailure],
     format: ViewFormat,
     table: impl FnOnce(&D) -> String,
-    csv: Option<&dyn Fn(&D) -> String>,
+    csv: CsvOf<'_, D>,
 ) -> anyhow::Result<ExitCode> {
     if format == ViewFormat::Json {
         write_json_stdout(doc)?;

@@ -14,7 +14,7 @@ use kinetoscope_engine::{
 };
 use kinetoscope_report as render;
 
-use super::output::{emit, note_skipped};
+use super::output::{emit, emit_document, note_skipped};
 use super::{engine, source};
 use crate::args::{
     ClockArg, CommArgs, CriticalPathArgs, GpuTimeArgs, IdleArgs, KernelsArgs, KernelsGroupBy,
@@ -43,10 +43,8 @@ pub fn overview(args: OverviewArgs) -> anyhow::Result<ExitCode> {
     let v = &args.view;
     let doc = engine(&v.read).overview(&src(v))?;
     let order = args.sort.unwrap_or_default();
-    note_skipped(&doc.skipped);
-    emit(
+    emit_document(
         &doc,
-        &doc.errors,
         v.format,
         |d| render::overview::to_table(d, order, v.top),
         Some(&|d| render::overview::to_csv(d, order, v.top)),
@@ -67,10 +65,8 @@ pub fn ops(args: OpsArgs) -> anyhow::Result<ExitCode> {
         top: v.top,
     };
     let doc = engine(&v.read).ops(&src(v), &opts)?;
-    note_skipped(&doc.skipped);
-    emit(
+    emit_document(
         &doc,
-        &doc.errors,
         v.format,
         render::ops::to_table,
         Some(&render::ops::to_csv),
@@ -94,10 +90,8 @@ pub fn perf(args: PerfArgs) -> anyhow::Result<ExitCode> {
         top: v.top,
     };
     let doc = engine(&v.read).perf(&src(v), &opts)?;
-    note_skipped(&doc.skipped);
-    emit(
+    emit_document(
         &doc,
-        &doc.errors,
         v.format,
         render::perf::to_table,
         Some(&render::perf::to_csv),
@@ -109,10 +103,8 @@ pub fn kernels(args: KernelsArgs) -> anyhow::Result<ExitCode> {
     let v = &args.view;
     if args.by_class {
         let doc = engine(&v.read).kernel_classes(&src(v), compat(args.hta_compat), v.top)?;
-        note_skipped(&doc.skipped);
-        return emit(
+        return emit_document(
             &doc,
-            &doc.errors,
             v.format,
             render::gpu_time::classes_table,
             Some(&render::gpu_time::classes_csv),
@@ -127,10 +119,8 @@ pub fn kernels(args: KernelsArgs) -> anyhow::Result<ExitCode> {
         top: v.top,
     };
     let doc = engine(&v.read).kernels(&src(v), &opts)?;
-    note_skipped(&doc.skipped);
-    emit(
+    emit_document(
         &doc,
-        &doc.errors,
         v.format,
         render::kernels::to_table,
         Some(&render::kernels::to_csv),
@@ -141,10 +131,8 @@ pub fn kernels(args: KernelsArgs) -> anyhow::Result<ExitCode> {
 pub fn temporal(args: GpuTimeArgs) -> anyhow::Result<ExitCode> {
     let v = &args.view;
     let doc = engine(&v.read).temporal(&src(v), compat(args.hta_compat))?;
-    note_skipped(&doc.skipped);
-    emit(
+    emit_document(
         &doc,
-        &doc.errors,
         v.format,
         render::gpu_time::temporal_table,
         Some(&render::gpu_time::temporal_csv),
@@ -159,10 +147,8 @@ pub fn idle(args: IdleArgs) -> anyhow::Result<ExitCode> {
         kernel_wait_ns: ns(args.kernel_wait_us),
     };
     let doc = engine(&v.read).idle(&src(v), opts)?;
-    note_skipped(&doc.skipped);
-    emit(
+    emit_document(
         &doc,
-        &doc.errors,
         v.format,
         render::gpu_time::idle_table,
         Some(&render::gpu_time::idle_csv),
@@ -182,10 +168,8 @@ pub fn launches(args: LaunchesArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let doc = engine(&v.read).launches(&src(v), opts)?;
-    note_skipped(&doc.skipped);
-    emit(
+    emit_document(
         &doc,
-        &doc.errors,
         v.format,
         render::gpu_time::launches_table,
         Some(&render::gpu_time::launches_csv),
@@ -200,10 +184,8 @@ pub fn comm(args: CommArgs) -> anyhow::Result<ExitCode> {
     };
     let doc = engine(&v.read).comm(&src(v), opts)?;
     let top = v.top;
-    note_skipped(&doc.skipped);
-    emit(
+    emit_document(
         &doc,
-        &doc.errors,
         v.format,
         |d| render::comm::to_table(d, top),
         Some(&|d| render::comm::to_csv(d, top)),
@@ -242,10 +224,8 @@ pub fn sequences(args: SequencesArgs) -> anyhow::Result<ExitCode> {
         top: args.top,
     };
     let doc = engine(&args.read).sequences(&source(Some(&args.path)), &opts)?;
-    note_skipped(&doc.skipped);
-    emit(
+    emit_document(
         &doc,
-        &doc.errors,
         args.format,
         render::sequences::to_table,
         Some(&render::sequences::to_csv),
@@ -259,10 +239,8 @@ pub fn nvtx(args: NvtxArgs) -> anyhow::Result<ExitCode> {
         top: args.top,
     };
     let doc = engine(&args.read).nvtx(&source(Some(&args.path)), &opts)?;
-    note_skipped(&doc.skipped);
-    emit(
+    emit_document(
         &doc,
-        &doc.errors,
         args.format,
         render::nvtx::to_table,
         Some(&render::nvtx::to_csv),
@@ -276,10 +254,8 @@ pub fn critical_path(args: CriticalPathArgs) -> anyhow::Result<ExitCode> {
         top: args.top,
     };
     let doc = engine(&args.read).critical_path(&source(Some(&args.path)), opts)?;
-    note_skipped(&doc.skipped);
-    emit(
+    emit_document(
         &doc,
-        &doc.errors,
         args.format,
         render::critical_path::to_table,
         Some(&render::critical_path::to_csv),
