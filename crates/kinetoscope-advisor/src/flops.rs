@@ -144,9 +144,57 @@ fn peak_for(p: Precision, peak_override: Option<f64>, gpu: Option<&GpuPeak>) -> 
 
 /// Count FLOPs in the steps of a trace and estimate MFU.
 pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
-    let t: &Trace = facts.trace;
     let n_steps = facts.n_steps().max(1) as f64;
     let missing = facts.device_activity_missing();
+    let (calls, unshaped) = counted_calls(facts);
+    let gpu = facts
+        .overview
+        .devices
+        .iter()
+        .find_map(|d| gpu_peak(&d.name));
+    let (classes, by_prec) = totals(&calls, peak_override, gpu.as_ref());
+    let (class_rows, refused) = class_rows(classes, n_steps);
+    let mut by_precision: Vec<(Precision, f64)> =
+        by_prec.into_iter().map(|(p, f)| (p, f / n_steps)).collect();
+    by_precision.sort_by_key(|p| p.0);
+    let flops_per_step: f64 = by_precision.iter().map(|p| p.1).sum();
+    let step_s = facts.mean_step_ns() / 1e9;
+    let mut notes = rate_notes(missing, flops_per_step, &refused);
+    let tflops_per_s =
+        (!missing && step_s > 0.0 && flops_per_step > 0.0).then(|| flops_per_step / step_s / 1e12);
+    let basis = MfuBasis {
+        flops_per_step,
+        step_s,
+        missing,
+        has_gpu: facts.has_gpu,
+        peak_override,
+        gpu: gpu.as_ref(),
+    };
+    let (mut mfu, note) = basis.mfu(&by_precision);
+    notes.extend(note);
+    if mfu.is_some_and(|m| m > 1.0) {
+        mfu = None;
+        notes.push(
+            "MFU refused: the counted FLOPs would exceed the peak over the step time".to_owned(),
+        );
+    }
+    FlopsSummary {
+        classes: class_rows,
+        flops_per_step,
+        tflops_per_s,
+        by_precision,
+        gpu,
+        peak_override_tflops: peak_override,
+        mfu,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+        unshaped_calls: unshaped,
+    }
+}
+
+/// The counted calls in the steps (GEMMs, then convolutions and attention), and the
+/// calls of counted operators whose shapes were missing or did not fit.
+fn counted_calls(facts: &Facts) -> (Vec<Call>, u64) {
+    let t: &Trace = facts.trace;
     let mut calls: Vec<Call> = Vec::new();
     for g in facts.gemms() {
         if facts.step_of_event(g.event).is_none() {
@@ -178,26 +226,41 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
         .iter()
         .filter(|&&i| facts.step_of_event(i).is_some())
         .count() as u64;
-    let gpu = facts
-        .overview
-        .devices
-        .iter()
-        .find_map(|d| gpu_peak(&d.name));
-    let mut notes: Vec<String> = Vec::new();
-    // Per class: calls, FLOPs, time, and the least time the FLOPs take at peak.
-    let mut classes: FxHashMap<OpClass, (u64, f64, i64, Option<f64>)> = FxHashMap::default();
+    (calls, unshaped)
+}
+
+/// Per class: calls, FLOPs, time, and the least time the FLOPs take at peak (`None`
+/// when a call's precision has no peak).
+type ClassTotals = (u64, f64, i64, Option<f64>);
+
+/// The calls summed per class, and their FLOPs per precision.
+fn totals(
+    calls: &[Call],
+    peak_override: Option<f64>,
+    gpu: Option<&GpuPeak>,
+) -> (FxHashMap<OpClass, ClassTotals>, FxHashMap<Precision, f64>) {
+    let mut classes: FxHashMap<OpClass, ClassTotals> = FxHashMap::default();
     let mut by_prec: FxHashMap<Precision, f64> = FxHashMap::default();
-    for c in &calls {
+    for c in calls {
         let row = classes.entry(c.class).or_insert((0, 0.0, 0, Some(0.0)));
         row.0 += 1;
         row.1 += c.flops;
         row.2 += c.time_ns;
-        row.3 = match (row.3, peak_for(c.precision, peak_override, gpu.as_ref())) {
+        row.3 = match (row.3, peak_for(c.precision, peak_override, gpu)) {
             (Some(s), Some(p)) => Some(s + c.flops / (p * 1e12)),
             _ => None,
         };
         *by_prec.entry(c.precision).or_default() += c.flops;
     }
+    (classes, by_prec)
+}
+
+/// The per-class rows over `n_steps`, in [`OpClass`] order, and the classes whose rate
+/// was refused (above the dense peak), sorted.
+fn class_rows(
+    classes: FxHashMap<OpClass, ClassTotals>,
+    n_steps: f64,
+) -> (Vec<ClassFlops>, Vec<OpClass>) {
     let mut refused: Vec<OpClass> = Vec::new();
     let mut class_rows: Vec<ClassFlops> = classes
         .into_iter()
@@ -218,11 +281,12 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
         .collect();
     class_rows.sort_by_key(|c| c.class);
     refused.sort();
-    let mut by_precision: Vec<(Precision, f64)> =
-        by_prec.into_iter().map(|(p, f)| (p, f / n_steps)).collect();
-    by_precision.sort_by_key(|p| p.0);
-    let flops_per_step: f64 = by_precision.iter().map(|p| p.1).sum();
-    let step_s = facts.mean_step_ns() / 1e9;
+    (class_rows, refused)
+}
+
+/// The notes on rates: none measured (device activity missing), or some refused.
+fn rate_notes(missing: bool, flops_per_step: f64, refused: &[OpClass]) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
     if missing && flops_per_step > 0.0 {
         notes.push(
             "device activity is missing from the trace: FLOPs are counted from the shapes, \
@@ -242,64 +306,69 @@ pub fn estimate(facts: &Facts, peak_override: Option<f64>) -> FlopsSummary {
                 .join(", ")
         ));
     }
-    let tflops_per_s =
-        (!missing && step_s > 0.0 && flops_per_step > 0.0).then(|| flops_per_step / step_s / 1e12);
-    let (mut mfu, note) = match (peak_override, &gpu) {
-        _ if flops_per_step == 0.0 => (
-            None,
-            Some("no countable GEMM, convolution or attention operators with shapes (record_shapes=True)".to_owned()),
-        ),
-        _ if missing => (None, None),
-        _ if step_s <= 0.0 => (None, Some("no steps".to_owned())),
-        (Some(peak), _) if peak > 0.0 => (
-            Some(flops_per_step / step_s / (peak * 1e12)),
-            Some(format!("against --peak-tflops {peak}")),
-        ),
-        (_, Some(g)) => {
-            let mut secs = 0.0;
-            let mut absent = Vec::new();
-            for (p, f) in &by_precision {
-                let peak = g.for_precision(*p);
-                if peak > 0.0 {
-                    secs += f / (peak * 1e12);
+    notes
+}
+
+/// What MFU is measured against: the counted FLOPs, the step time and the peaks.
+struct MfuBasis<'g> {
+    /// Σ counted FLOPs per step.
+    flops_per_step: f64,
+    /// Mean step time, s.
+    step_s: f64,
+    /// Whether the trace's device activity is missing.
+    missing: bool,
+    /// Whether the trace has a GPU.
+    has_gpu: bool,
+    /// The `--peak-tflops` override.
+    peak_override: Option<f64>,
+    /// The peak-table row of the trace's GPU.
+    gpu: Option<&'g GpuPeak>,
+}
+
+impl MfuBasis<'_> {
+    /// MFU (before the check against 1), and the note that says what it assumes or
+    /// why it is missing.
+    fn mfu(&self, by_precision: &[(Precision, f64)]) -> (Option<f64>, Option<String>) {
+        let (flops_per_step, step_s) = (self.flops_per_step, self.step_s);
+        match (self.peak_override, self.gpu) {
+            _ if flops_per_step == 0.0 => (
+                None,
+                Some("no countable GEMM, convolution or attention operators with shapes (record_shapes=True)".to_owned()),
+            ),
+            _ if self.missing => (None, None),
+            _ if step_s <= 0.0 => (None, Some("no steps".to_owned())),
+            (Some(peak), _) if peak > 0.0 => (
+                Some(flops_per_step / step_s / (peak * 1e12)),
+                Some(format!("against --peak-tflops {peak}")),
+            ),
+            (_, Some(g)) => {
+                let mut secs = 0.0;
+                let mut absent = Vec::new();
+                for (p, f) in by_precision {
+                    let peak = g.for_precision(*p);
+                    if peak > 0.0 {
+                        secs += f / (peak * 1e12);
+                    } else {
+                        absent.push(format!("{p:?}"));
+                    }
+                }
+                if absent.is_empty() {
+                    (
+                        Some(secs / step_s),
+                        Some(format!("dense datasheet peak of {} per precision", g.model)),
+                    )
                 } else {
-                    absent.push(format!("{p:?}"));
+                    (None, Some(format!("no {} peak for {} in the table", absent.join(", "), g.model)))
                 }
             }
-            if absent.is_empty() {
-                (
-                    Some(secs / step_s),
-                    Some(format!("dense datasheet peak of {} per precision", g.model)),
-                )
-            } else {
-                (None, Some(format!("no {} peak for {} in the table", absent.join(", "), g.model)))
-            }
+            _ if self.has_gpu => (
+                None,
+                Some("GPU not in the peak table: pass --peak-tflops".to_owned()),
+            ),
+            _ => (
+                None,
+                Some("no GPU in the trace: pass --peak-tflops to compare with a CPU peak".to_owned()),
+            ),
         }
-        _ if facts.has_gpu => (
-            None,
-            Some("GPU not in the peak table: pass --peak-tflops".to_owned()),
-        ),
-        _ => (
-            None,
-            Some("no GPU in the trace: pass --peak-tflops to compare with a CPU peak".to_owned()),
-        ),
-    };
-    notes.extend(note);
-    if mfu.is_some_and(|m| m > 1.0) {
-        mfu = None;
-        notes.push(
-            "MFU refused: the counted FLOPs would exceed the peak over the step time".to_owned(),
-        );
-    }
-    FlopsSummary {
-        classes: class_rows,
-        flops_per_step,
-        tflops_per_s,
-        by_precision,
-        gpu,
-        peak_override_tflops: peak_override,
-        mfu,
-        note: (!notes.is_empty()).then(|| notes.join("; ")),
-        unshaped_calls: unshaped,
     }
 }

@@ -226,6 +226,8 @@ pub struct ClassBreakdown {
     pub comm_comp_overlap_share: Option<f64>,
 }
 
+/// Duration statistics of one kernel name under construction (Welford's running mean
+/// and sum of squared deviations).
 #[derive(Clone, Copy)]
 struct Acc {
     class: KernelClass,
@@ -235,6 +237,70 @@ struct Acc {
     max: i64,
     mean: f64,
     m2: f64,
+}
+
+impl Acc {
+    /// Statistics of a kernel of `class` without rows.
+    fn new(class: KernelClass) -> Self {
+        Self {
+            class,
+            count: 0,
+            sum: 0,
+            min: i64::MAX,
+            max: i64::MIN,
+            mean: 0.0,
+            m2: 0.0,
+        }
+    }
+
+    /// Add one row of `dur` ns.
+    fn add(&mut self, dur: i64) {
+        self.count += 1;
+        self.sum += dur;
+        self.min = self.min.min(dur);
+        self.max = self.max.max(dur);
+        let d = dur as f64 - self.mean;
+        self.mean += d / self.count as f64;
+        self.m2 += d * (dur as f64 - self.mean);
+    }
+
+    /// The statistics of the kernels in `rest` (of `class`) taken together.
+    fn pooled(class: KernelClass, rest: &[(StrId, Acc)]) -> Self {
+        let count: u64 = rest.iter().map(|(_, a)| a.count).sum();
+        let sum: i64 = rest.iter().map(|(_, a)| a.sum).sum();
+        // Exact pooled statistics of the folded rows.
+        let mean = sum as f64 / count as f64;
+        let m2: f64 = rest
+            .iter()
+            .map(|(_, a)| a.m2 + a.count as f64 * (a.mean - mean).powi(2))
+            .sum();
+        Self {
+            class,
+            count,
+            sum,
+            min: rest.iter().map(|(_, a)| a.min).min().unwrap_or(0),
+            max: rest.iter().map(|(_, a)| a.max).max().unwrap_or(0),
+            mean,
+            m2,
+        }
+    }
+
+    /// The finished statistics, under `name`.
+    fn stat(&self, name: String) -> KernelStat {
+        KernelStat {
+            name,
+            count: self.count,
+            sum_ns: self.sum,
+            max_ns: self.max,
+            min_ns: self.min,
+            mean_ns: self.mean,
+            std_ns: if self.count > 1 {
+                (self.m2 / (self.count - 1) as f64).sqrt()
+            } else {
+                0.0
+            },
+        }
+    }
 }
 
 /// The label of a class mask (bits 1, 2, 4 = computation, communication, memory).
@@ -255,6 +321,36 @@ pub fn breakdown_of(
     rules: ClassRules,
     top: usize,
 ) -> ClassBreakdown {
+    let (accs, merged) = per_name(trace, rows, rules);
+    let classes = class_totals(trace, accs, &merged, top);
+    let overlaps = class_overlaps(&merged);
+    let cc = comm_comp(
+        &merged[KernelClass::Communication as usize],
+        &merged[KernelClass::Computation as usize],
+    );
+
+    ClassBreakdown {
+        path: trace.path.display().to_string(),
+        rank: trace.meta.rank.map(|r| r.value),
+        window: rows.window.clone(),
+        rules,
+        classes,
+        overlaps,
+        comm_comp_overlap_share: cc.share(),
+    }
+}
+
+/// Per reported class ([`KernelClass::REPORTED`] order), the merged spans of its rows
+/// in time order.
+type ClassSpans = Vec<Vec<(i64, i64)>>;
+
+/// Per kernel name, its class and duration statistics; and the spans of each reported
+/// class.
+fn per_name(
+    trace: &Trace,
+    rows: &GpuRows,
+    rules: ClassRules,
+) -> (FxHashMap<StrId, Acc>, ClassSpans) {
     let e = &trace.events;
     let mut cache = ClassCache::new(trace, rules);
     let mut accs: FxHashMap<StrId, Acc> = FxHashMap::default();
@@ -264,29 +360,24 @@ pub fn breakdown_of(
         let (ts, end) = rows.clock.span(trace, i);
         let dur = end - ts;
         let class = cache.get(trace, e.name[i]);
-        let a = accs.entry(e.name[i]).or_insert(Acc {
-            class,
-            count: 0,
-            sum: 0,
-            min: i64::MAX,
-            max: i64::MIN,
-            mean: 0.0,
-            m2: 0.0,
-        });
-        a.count += 1;
-        a.sum += dur;
-        a.min = a.min.min(dur);
-        a.max = a.max.max(dur);
-        let d = dur as f64 - a.mean;
-        a.mean += d / a.count as f64;
-        a.m2 += d * (dur as f64 - a.mean);
+        accs.entry(e.name[i]).or_insert(Acc::new(class)).add(dur);
         if class != KernelClass::Other {
             spans[class as usize].push((ts, end));
         }
     }
     // Rows are in start order, so each class's spans are too.
-    let merged: Vec<Vec<(i64, i64)>> = spans.into_iter().map(merge_sorted).collect();
+    let merged: ClassSpans = spans.into_iter().map(merge_sorted).collect();
+    (accs, merged)
+}
 
+/// One total per class present, in class order, with its `top` kernels; `merged` the
+/// merged spans per reported class.
+fn class_totals(
+    trace: &Trace,
+    accs: FxHashMap<StrId, Acc>,
+    merged: &[Vec<(i64, i64)>],
+    top: usize,
+) -> Vec<ClassTotal> {
     let mut by_class: [Vec<(StrId, Acc)>; 4] = Default::default();
     for (name, a) in accs {
         by_class[a.class as usize].push((name, a));
@@ -302,51 +393,7 @@ pub fn breakdown_of(
                 .cmp(&a.1.sum)
                 .then_with(|| trace.strings.get(a.0).cmp(trace.strings.get(b.0)))
         });
-        let stat = |name: String, a: &Acc| KernelStat {
-            name,
-            count: a.count,
-            sum_ns: a.sum,
-            max_ns: a.max,
-            min_ns: a.min,
-            mean_ns: a.mean,
-            std_ns: if a.count > 1 {
-                (a.m2 / (a.count - 1) as f64).sqrt()
-            } else {
-                0.0
-            },
-        };
-        let keep = if top == 0 {
-            list.len()
-        } else {
-            top.min(list.len())
-        };
-        let mut top_rows: Vec<KernelStat> = list[..keep]
-            .iter()
-            .map(|(n, a)| stat(trace.strings.get(*n).to_owned(), a))
-            .collect();
-        if keep < list.len() {
-            let rest = &list[keep..];
-            let count: u64 = rest.iter().map(|(_, a)| a.count).sum();
-            let sum: i64 = rest.iter().map(|(_, a)| a.sum).sum();
-            // Exact pooled statistics of the folded rows.
-            let mean = sum as f64 / count as f64;
-            let m2: f64 = rest
-                .iter()
-                .map(|(_, a)| a.m2 + a.count as f64 * (a.mean - mean).powi(2))
-                .sum();
-            top_rows.push(stat(
-                "others".to_owned(),
-                &Acc {
-                    class,
-                    count,
-                    sum,
-                    min: rest.iter().map(|(_, a)| a.min).min().unwrap_or(0),
-                    max: rest.iter().map(|(_, a)| a.max).max().unwrap_or(0),
-                    mean,
-                    m2,
-                },
-            ));
-        }
+        let top_rows = top_kernels(trace, class, &list, top);
         classes.push(ClassTotal {
             class,
             count: list.iter().map(|(_, a)| a.count).sum(),
@@ -358,7 +405,35 @@ pub fn breakdown_of(
             top: top_rows,
         });
     }
+    classes
+}
 
+/// The first `top` kernels of one class's `list` (longest first; 0 = all), then one
+/// `others` row for the rest (if any).
+fn top_kernels(
+    trace: &Trace,
+    class: KernelClass,
+    list: &[(StrId, Acc)],
+    top: usize,
+) -> Vec<KernelStat> {
+    let keep = if top == 0 {
+        list.len()
+    } else {
+        top.min(list.len())
+    };
+    let mut top_rows: Vec<KernelStat> = list[..keep]
+        .iter()
+        .map(|(n, a)| a.stat(trace.strings.get(*n).to_owned()))
+        .collect();
+    if keep < list.len() {
+        top_rows.push(Acc::pooled(class, &list[keep..]).stat("others".to_owned()));
+    }
+    top_rows
+}
+
+/// The time covered by each combination of classes, largest first, from the merged
+/// spans per reported class.
+fn class_overlaps(merged: &[Vec<(i64, i64)>]) -> Vec<ClassOverlap> {
     // Sweep over the class boundaries: each elementary segment goes to the classes
     // running then. Each class's merged interval adds its bit at its start and subtracts
     // it at its end, as HTA does; the running sum then names the classes present. For
@@ -392,20 +467,7 @@ pub fn breakdown_of(
             .cmp(&a.time_ns)
             .then_with(|| a.label.cmp(&b.label))
     });
-    let cc = comm_comp(
-        &merged[KernelClass::Communication as usize],
-        &merged[KernelClass::Computation as usize],
-    );
-
-    ClassBreakdown {
-        path: trace.path.display().to_string(),
-        rank: trace.meta.rank.map(|r| r.value),
-        window: rows.window.clone(),
-        rules,
-        classes,
-        overlaps,
-        comm_comp_overlap_share: cc.share(),
-    }
+    overlaps
 }
 
 /// The boundaries of merged intervals, each class weighted: `(time, +weight)` at a start

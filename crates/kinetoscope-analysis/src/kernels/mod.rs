@@ -10,7 +10,7 @@
 
 mod sort;
 
-use kinetoscope_trace::{CategoryKind, GpuVendor, Phase, StrId, Trace};
+use kinetoscope_trace::{CategoryKind, GpuVendor, KernelArgs, LaunchLinks, Phase, StrId, Trace};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
@@ -168,6 +168,7 @@ impl Weighted {
 /// registers, shared memory. Name grouping leaves everything but the name at zero.
 type RowKey = (u32, u32, [u32; 3], [u32; 3], u32, u64);
 
+/// One row under construction.
 struct Acc {
     key: RowKey,
     calls: u64,
@@ -177,6 +178,68 @@ struct Acc {
     blocks: Weighted,
     occupancy: Weighted,
     windows: Vec<u32>,
+}
+
+impl Acc {
+    /// A row of `key` without launches.
+    fn new(key: RowKey) -> Self {
+        Self {
+            key,
+            calls: 0,
+            total: 0,
+            min: i64::MAX,
+            max: i64::MIN,
+            blocks: Weighted::default(),
+            occupancy: Weighted::default(),
+            windows: Vec::new(),
+        }
+    }
+
+    /// Add one launch: its duration, launch arguments and the window it ran in.
+    fn add(&mut self, dur: i64, args: Option<KernelArgs>, window: Option<u32>) {
+        self.calls += 1;
+        self.total += dur;
+        self.min = self.min.min(dur);
+        self.max = self.max.max(dur);
+        self.blocks
+            .add(args.and_then(|x| x.launch.blocks_per_sm), dur);
+        self.occupancy
+            .add(args.and_then(|x| x.launch.est_achieved_occupancy_pct), dur);
+        if let Some(w) = window {
+            if self.windows.last() != Some(&w) {
+                self.windows.push(w);
+            }
+        }
+    }
+
+    /// The finished row.
+    fn into_row(
+        self,
+        trace: &Trace,
+        tensor_cores: bool,
+        properties: Option<KernelProperties>,
+    ) -> KernelRow {
+        KernelRow {
+            name: trace.strings.get(StrId(self.key.0)).to_owned(),
+            properties,
+            calls: self.calls,
+            total_ns: self.total,
+            mean_ns: self.total as f64 / self.calls as f64,
+            min_ns: self.min,
+            max_ns: self.max,
+            tensor_cores,
+            mean_blocks_per_sm: self.blocks.mean(),
+            mean_est_achieved_occupancy: self.occupancy.mean().map(|pct| pct / 100.0),
+            windows: {
+                // Kernels come in file order, not always time order.
+                let mut w = self.windows;
+                w.sort_unstable();
+                w.dedup();
+                w.shrink_to_fit();
+                w
+            },
+        }
+    }
 }
 
 /// Build the kernel table of a trace, sorted by total time.
@@ -192,13 +255,38 @@ pub fn analyze_kernels_in(
     group_by: KernelGroupBy,
     windows: Option<&[(i64, i64)]>,
 ) -> KernelsTable {
+    let by_props = group_by == KernelGroupBy::Properties;
+    let accs = accumulate(trace, by_props, windows);
+    let (rows, total_kernel_ns, tensor_core_kernel_ns) = rows_of(trace, accs, by_props);
+    let mut table = KernelsTable {
+        path: trace.path.display().to_string(),
+        rank: trace.meta.rank.map(|r| r.value),
+        group_by,
+        sort: KernelSortKey::Total,
+        total_rows: rows.len(),
+        total_kernel_ns,
+        tensor_core_kernel_ns,
+        tensor_core_share: if total_kernel_ns > 0 {
+            tensor_core_kernel_ns as f64 / total_kernel_ns as f64
+        } else {
+            0.0
+        },
+        rows,
+        vendor: trace.meta.gpu_vendor.unwrap_or_default(),
+    };
+    table.sort_by(KernelSortKey::Total);
+    table
+}
+
+/// Every kernel event (inside one of `windows` when given) added to its row; rows in
+/// the order of their first kernel.
+fn accumulate(trace: &Trace, by_props: bool, windows: Option<&[(i64, i64)]>) -> Vec<Acc> {
     let e = &trace.events;
     let window_of = |ts: i64| -> Option<u32> {
         let w = windows?;
         let at = w.partition_point(|x| x.0 <= ts).checked_sub(1)?;
         (ts < w[at].1).then_some(at as u32)
     };
-    let by_props = group_by == KernelGroupBy::Properties;
 
     let links = trace.launch_links();
 
@@ -219,55 +307,51 @@ pub fn analyze_kernels_in(
             cursor += 1;
         }
         let args = kargs.get(cursor).filter(|a| a.event.0 as usize == i);
-        let key: RowKey = if by_props {
-            let launcher = links
-                .of_correlation(trace, e.correlation.at(i))
-                .map(|(_, l)| l);
-            let op = launcher_key(launcher, |op| e.name[op.index()].0);
-            match args {
-                Some(a) => (
-                    e.name[i].0,
-                    op,
-                    a.launch.grid,
-                    a.launch.block,
-                    a.launch.registers_per_thread,
-                    a.launch.shared_memory,
-                ),
-                None => (e.name[i].0, op, [0; 3], [0; 3], 0, 0),
-            }
-        } else {
-            (e.name[i].0, 0, [0; 3], [0; 3], 0, 0)
-        };
+        let key = row_key(trace, links, i, args, by_props);
         let next = accs.len() as u32;
         let slot = *index.entry(key).or_insert(next) as usize;
         if slot == next as usize {
-            accs.push(Acc {
-                key,
-                calls: 0,
-                total: 0,
-                min: i64::MAX,
-                max: i64::MIN,
-                blocks: Weighted::default(),
-                occupancy: Weighted::default(),
-                windows: Vec::new(),
-            });
+            accs.push(Acc::new(key));
         }
-        let dur = e.dur_ns.at(i);
-        let a = &mut accs[slot];
-        a.calls += 1;
-        a.total += dur;
-        a.min = a.min.min(dur);
-        a.max = a.max.max(dur);
-        a.blocks.add(args.and_then(|x| x.launch.blocks_per_sm), dur);
-        a.occupancy
-            .add(args.and_then(|x| x.launch.est_achieved_occupancy_pct), dur);
-        if let Some(w) = window {
-            if a.windows.last() != Some(&w) {
-                a.windows.push(w);
-            }
-        }
+        accs[slot].add(e.dur_ns.at(i), args, window);
     }
+    accs
+}
 
+/// The row key of kernel event `i` (`args` its launch arguments): its name, and when
+/// grouping by properties its launching operator and launch properties.
+fn row_key(
+    trace: &Trace,
+    links: &LaunchLinks,
+    i: usize,
+    args: Option<KernelArgs>,
+    by_props: bool,
+) -> RowKey {
+    let e = &trace.events;
+    if by_props {
+        let launcher = links
+            .of_correlation(trace, e.correlation.at(i))
+            .map(|(_, l)| l);
+        let op = launcher_key(launcher, |op| e.name[op.index()].0);
+        match args {
+            Some(a) => (
+                e.name[i].0,
+                op,
+                a.launch.grid,
+                a.launch.block,
+                a.launch.registers_per_thread,
+                a.launch.shared_memory,
+            ),
+            None => (e.name[i].0, op, [0; 3], [0; 3], 0, 0),
+        }
+    } else {
+        (e.name[i].0, 0, [0; 3], [0; 3], 0, 0)
+    }
+}
+
+/// The rows of `accs`, in their order, with the Σ duration of all kernels and of the
+/// tensor-core kernels, ns.
+fn rows_of(trace: &Trace, accs: Vec<Acc>, by_props: bool) -> (Vec<KernelRow>, i64, i64) {
     let mut tc = NameFlags::new(&trace.strings, uses_tensor_cores);
     let tc_rows: Vec<bool> = accs
         .iter()
@@ -281,7 +365,6 @@ pub fn analyze_kernels_in(
         .collect();
     let mut eligible = NameFlags::new(&trace.strings, is_eligible_name);
 
-    drop(index);
     let mut total_kernel_ns = 0;
     let mut tensor_core_kernel_ns = 0;
     let rows: Vec<KernelRow> = accs
@@ -292,64 +375,37 @@ pub fn analyze_kernels_in(
             if tensor_cores {
                 tensor_core_kernel_ns += a.total;
             }
-            let (name, op, grid, block, registers_per_thread, shared_memory_bytes) = a.key;
-            let properties = by_props.then(|| {
-                let (operator, op_tc_eligible) = match op {
-                    ROOT => (CALL_TREE_ROOT.to_owned(), false),
-                    UNMATCHED => (UNKNOWN_OP.to_owned(), false),
-                    id => (
-                        trace.strings.get(StrId(id)).to_owned(),
-                        eligible.get(&trace.strings, StrId(id)) || ops_with_tc.contains(&id),
-                    ),
-                };
-                KernelProperties {
-                    operator,
-                    grid,
-                    block,
-                    registers_per_thread,
-                    shared_memory_bytes,
-                    op_tc_eligible,
-                }
-            });
-            KernelRow {
-                name: trace.strings.get(StrId(name)).to_owned(),
-                properties,
-                calls: a.calls,
-                total_ns: a.total,
-                mean_ns: a.total as f64 / a.calls as f64,
-                min_ns: a.min,
-                max_ns: a.max,
-                tensor_cores,
-                mean_blocks_per_sm: a.blocks.mean(),
-                mean_est_achieved_occupancy: a.occupancy.mean().map(|pct| pct / 100.0),
-                windows: {
-                    // Kernels come in file order, not always time order.
-                    let mut w = a.windows;
-                    w.sort_unstable();
-                    w.dedup();
-                    w.shrink_to_fit();
-                    w
-                },
-            }
+            let properties =
+                by_props.then(|| properties_of(trace, a.key, &mut eligible, &ops_with_tc));
+            a.into_row(trace, tensor_cores, properties)
         })
         .collect();
+    (rows, total_kernel_ns, tensor_core_kernel_ns)
+}
 
-    let mut table = KernelsTable {
-        path: trace.path.display().to_string(),
-        rank: trace.meta.rank.map(|r| r.value),
-        group_by,
-        sort: KernelSortKey::Total,
-        total_rows: rows.len(),
-        total_kernel_ns,
-        tensor_core_kernel_ns,
-        tensor_core_share: if total_kernel_ns > 0 {
-            tensor_core_kernel_ns as f64 / total_kernel_ns as f64
-        } else {
-            0.0
-        },
-        rows,
-        vendor: trace.meta.gpu_vendor.unwrap_or_default(),
+/// The launch properties of the row of `key`; `eligible` tells tensor-core eligible
+/// operator names, `ops_with_tc` the operators that launched a tensor-core kernel.
+fn properties_of(
+    trace: &Trace,
+    key: RowKey,
+    eligible: &mut NameFlags<impl Fn(&str) -> bool>,
+    ops_with_tc: &FxHashSet<u32>,
+) -> KernelProperties {
+    let (_, op, grid, block, registers_per_thread, shared_memory_bytes) = key;
+    let (operator, op_tc_eligible) = match op {
+        ROOT => (CALL_TREE_ROOT.to_owned(), false),
+        UNMATCHED => (UNKNOWN_OP.to_owned(), false),
+        id => (
+            trace.strings.get(StrId(id)).to_owned(),
+            eligible.get(&trace.strings, StrId(id)) || ops_with_tc.contains(&id),
+        ),
     };
-    table.sort_by(KernelSortKey::Total);
-    table
+    KernelProperties {
+        operator,
+        grid,
+        block,
+        registers_per_thread,
+        shared_memory_bytes,
+        op_tc_eligible,
+    }
 }

@@ -9,19 +9,19 @@
 //!    `Seq`), else its order: the k-th call of that collective in that process group,
 //!    counted from the start of each numbered step (`ProfilerStep#N`, so traces that start
 //!    at different steps still line up), or from the start of the trace without steps.
-//! 3. **Clocks** ([`ClockMode`]): Kineto stamps events with each host's clock. A
-//!    synchronising collective ends at (nearly) the same instant on every rank, so the
-//!    offset of rank r is estimated as the median over matched collectives of
+//! 3. **Clocks** ([`ClockMode`], module `clock`): Kineto stamps events with each host's
+//!    clock. A synchronising collective ends at (nearly) the same instant on every rank,
+//!    so the offset of rank r is estimated as the median over matched collectives of
 //!    `end_r − end_ref` (ref = the lowest rank). In `auto` mode it is applied only when a
 //!    constant offset explains the data — the median absolute deviation of the
 //!    differences is at most 10 % of the offset (or 5 µs) — i.e. a fixed clock offset,
 //!    not ranks that really end at different times; otherwise the clocks are taken as
 //!    shared. The offsets and the decision are reported.
-//! 4. Per matched collective: the rank arrives when its work starts (the kernel, the
-//!    backend's worker span, or the call of a host collective); start skew (max − min
-//!    arrival), each rank's wait (the last arriver's arrival − its own) and the last
-//!    arriver's margin over the second-last. Listed: the `top_collectives` calls with
-//!    the largest skew (a row holds a wait per rank) and, per (process group,
+//! 4. Per matched collective (module `waits`): the rank arrives when its work starts
+//!    (the kernel, the backend's worker span, or the call of a host collective); start
+//!    skew (max − min arrival), each rank's wait (the last arriver's arrival − its own)
+//!    and the last arriver's margin over the second-last. Listed: the `top_collectives`
+//!    calls with the largest skew (a row holds a wait per rank) and, per (process group,
 //!    collective), the skew distribution (mean, median, p90, max) and the rank most
 //!    often last, for the kinds with the largest total skew (module `skew`); the summary
 //!    statistics cover every matched call. The size of the report is bounded whatever
@@ -42,8 +42,10 @@
 //!    that waited least. Without matched collectives, its excess time outside
 //!    collectives over the median rank, at most the median rank's time in collectives.
 
+mod clock;
 mod skew;
 mod summary;
+mod waits;
 mod what_if;
 
 pub use skew::CollectiveSkew;
@@ -54,6 +56,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::note::Note;
 use crate::overview::Parts;
+use clock::Clocks;
+use waits::{RankWaits, Waits};
 
 /// How clock offsets between ranks are handled.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -474,218 +478,33 @@ fn matched_row(
 }
 
 /// Compare the ranks of one job.
-pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksReport {
+pub fn compare_ranks(ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksReport {
     let mut warnings = Vec::new();
-    // Rank ids: from the traces, else the position; sorted by rank.
-    let mut ids: Vec<i64> = ranks
-        .iter()
-        .enumerate()
-        .map(|(i, r)| r.rank.unwrap_or(i as i64))
-        .collect();
-    let mut seen = ids.clone();
-    seen.sort_unstable();
-    seen.dedup();
-    if seen.len() != ids.len() {
-        warnings.push(Note::DuplicateRanks);
-        ids = (0..ranks.len() as i64).collect();
-    }
-    let mut order: Vec<usize> = (0..ranks.len()).collect();
-    order.sort_by_key(|&i| ids[i]);
-    let mut taken: Vec<Option<RankSummary>> = ranks.drain(..).map(Some).collect();
-    ranks = order
-        .iter()
-        .map(|&i| taken[i].take().expect("each rank once"))
-        .collect();
-    let ids: Vec<i64> = order.iter().map(|&i| ids[i]).collect();
+    let (ranks, ids) = by_rank(ranks, &mut warnings);
     let n = ranks.len();
-
-    let mut groups = Interner::default();
-    let mut names = Interner::default();
-    let entries = entries(&ranks, &mut groups, &mut names);
-    // Runs of equal keys.
-    let mut runs: Vec<(usize, usize)> = Vec::new();
-    let mut i = 0;
-    while i < entries.len() {
-        let mut j = i + 1;
-        while j < entries.len() && entries[j].key == entries[i].key {
-            j += 1;
-        }
-        runs.push((i, j));
-        i = j;
-    }
-    let matched_runs: Vec<(usize, usize)> =
-        runs.iter().copied().filter(|(a, b)| b - a >= 2).collect();
-    let unmatched = runs.len() - matched_runs.len();
-
-    // Clock offsets from collective ends, relative to rank index 0.
-    let mut diffs: Vec<Vec<i64>> = vec![Vec::new(); n];
-    for &(a, b) in &matched_runs {
-        let run = &entries[a..b];
-        if run[0].rank != 0 {
-            continue;
-        }
-        for e in &run[1..] {
-            diffs[e.rank].push(e.end - run[0].end);
-        }
-    }
-    let mut offsets = vec![0i64; n];
-    let mut applied = vec![false; n];
-    for r in 1..n {
-        if diffs[r].is_empty() {
-            continue;
-        }
-        let med = median_i64(&mut diffs[r]);
-        let mut dev: Vec<i64> = diffs[r].iter().map(|d| (d - med).abs()).collect();
-        let mad = median_i64(&mut dev);
-        offsets[r] = med;
-        applied[r] = match opts.clock {
-            ClockMode::None => false,
-            ClockMode::CollectiveEnd => true,
-            ClockMode::Auto => med != 0 && mad <= (med.abs() / 10).max(5_000),
-        };
-    }
-
-    // Per matched collective: skew and waits.
-    let mut total_wait = vec![0i64; n];
-    let mut arrived_last = vec![0usize; n];
-    let mut matched_count = vec![0usize; n];
-    let mut caused = vec![0f64; n];
-    let mut saving = vec![(0i64, 0usize); n];
-    let mut scratch = Vec::new();
-    let mut by_kind_skew = skew::SkewByKind::default();
-    let mut skews: Vec<i64> = Vec::with_capacity(matched_runs.len());
-    let mut by_kind = MatchCounts::default();
-    // (skew, first arrival, run): only the runs listed get a row (a row holds a wait
-    // per rank, so one row per run would be runs × ranks).
-    let mut listed: Vec<(i64, i64, usize)> = Vec::new();
-    let corr = |r: usize, t: i64| if applied[r] { t - offsets[r] } else { t };
-    for &(a, b) in &matched_runs {
-        let run = &entries[a..b];
-        let starts: Vec<(usize, i64)> = run
-            .iter()
-            .map(|e| (e.rank, corr(e.rank, e.start)))
-            .collect();
-        let (last_r, last_s) = *starts
-            .iter()
-            .max_by_key(|(r, s)| (*s, std::cmp::Reverse(*r)))
-            .expect("non-empty");
-        let first_s = starts.iter().map(|x| x.1).min().expect("non-empty");
-        let mut others = 0i64;
-        for &(r, s) in &starts {
-            total_wait[r] += last_s - s;
-            matched_count[r] += 1;
-            if r != last_r {
-                others += last_s - s;
-            }
-        }
-        arrived_last[last_r] += 1;
-        caused[last_r] += others as f64 / (starts.len() - 1) as f64;
-        let saved = what_if::saving_at(run, corr, (last_r, last_s), &mut scratch);
-        if saved > 0 {
-            saving[last_r].0 += saved;
-            saving[last_r].1 += 1;
-        }
-        let skew = last_s - first_s;
-        skews.push(skew);
-        by_kind_skew.push((run[0].group, run[0].name), skew, last_r);
-        *match run[0].key.matched_by() {
-            MatchedBy::CommsId => &mut by_kind.comms_id,
-            MatchedBy::Seq => &mut by_kind.seq,
-            MatchedBy::Order => &mut by_kind.order,
-        } += 1;
-        listed.push((skew, first_s, listed.len()));
-    }
-    listed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    listed.truncate(opts.top_collectives);
-    let listed: Vec<MatchedCollective> = listed
-        .into_iter()
-        .map(|(skew, first_s, k)| {
-            let (a, b) = matched_runs[k];
-            matched_row(
-                &entries[a..b],
-                corr,
-                (&groups, &names),
-                &ids,
-                (skew, first_s),
-            )
-        })
-        .collect();
-    let (by_collective, kinds) = by_kind_skew.finish(
-        opts.top_collectives,
-        |(g, k)| {
-            (
-                groups.table[g as usize].clone(),
-                names.table[k as usize].clone(),
-            )
-        },
-        &ids,
-    );
-    let skew = SkewSummary {
-        matched: matched_runs.len(),
-        unmatched,
-        matched_by: by_kind,
-        mean_skew_ns: if skews.is_empty() {
-            0.0
-        } else {
-            skews.iter().sum::<i64>() as f64 / skews.len() as f64
-        },
-        median_skew_ns: median_f64(skews.iter().map(|&s| s as f64).collect()),
-        p90_skew_ns: p90(&mut skews),
-        max_skew_ns: skews.iter().copied().max().unwrap_or(0),
-        by_collective,
-        kinds,
-    };
-    if n >= 2 && matched_runs.is_empty() {
+    let matching = Matching::of(&ranks);
+    let clocks = Clocks::estimate(&matching, n, opts.clock);
+    let Waits {
+        per_rank,
+        skew,
+        listed,
+    } = Waits::of(&matching, n, &clocks);
+    let listed = matching.listed_rows(listed, opts.top_collectives, &clocks, &ids);
+    let skew = skew.summary(&matching, opts.top_collectives, &ids);
+    if n >= 2 && matching.matched_runs.is_empty() {
         warnings.push(Note::NoMatchedCollectives);
     }
 
     let steps = steps_across(&ranks, &ids);
+    let rows = rank_rows(&ranks, &ids, &clocks, &per_rank);
 
-    // Rank rows.
-    let rows: Vec<RankRow> = ranks
-        .iter()
-        .enumerate()
-        .map(|(r, s)| {
-            let k = s.steps.len().max(1) as f64;
-            let mut sums = [0i64; 8];
-            for st in &s.steps {
-                for (x, v) in sums.iter_mut().zip(st.parts_ns.to_array()) {
-                    *x += v;
-                }
-            }
-            let mean_step_ns = s.steps.iter().map(|x| x.dur_ns).sum::<i64>() as f64 / k;
-            let mean_parts_ns = Parts::from_array(sums.map(|v| v as f64 / k));
-            RankRow {
-                rank: ids[r],
-                path: s.path.clone(),
-                steps: s.steps.len(),
-                mean_step_ns,
-                max_step_ns: s.steps.iter().map(|x| x.dur_ns).max().unwrap_or(0),
-                outside_collectives_ns: mean_step_ns - mean_parts_ns.communication,
-                mean_parts_ns,
-                clock_offset_ns: offsets[r],
-                clock_offset_applied: applied[r],
-                collectives: s.collectives.len(),
-                matched: matched_count[r],
-                total_wait_ns: total_wait[r],
-                arrived_last: arrived_last[r],
-                arrived_last_share: if matched_count[r] > 0 {
-                    arrived_last[r] as f64 / matched_count[r] as f64
-                } else {
-                    0.0
-                },
-                comm_kernel_ns: s.comm_kernel_ns,
-            }
-        })
-        .collect();
-
-    let straggler_basis = if matched_runs.is_empty() {
+    let straggler_basis = if matching.matched_runs.is_empty() {
         StragglerBasis::OutsideCollectives
     } else {
         StragglerBasis::CausedWait
     };
     let stragglers = if n >= 2 {
-        stragglers(&rows, &caused, &saving, straggler_basis)
+        stragglers(&rows, &per_rank.caused, &per_rank.saving, straggler_basis)
     } else {
         warnings.push(Note::OneRank);
         Vec::new()
@@ -711,6 +530,154 @@ pub fn compare_ranks(mut ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksRe
         stragglers,
         warnings,
     }
+}
+
+/// The ranks sorted by rank, with their rank ids: from the traces, else the position
+/// (the position for every rank, with a warning, when two traces give the same rank).
+fn by_rank(mut ranks: Vec<RankSummary>, warnings: &mut Vec<Note>) -> (Vec<RankSummary>, Vec<i64>) {
+    // Rank ids: from the traces, else the position; sorted by rank.
+    let mut ids: Vec<i64> = ranks
+        .iter()
+        .enumerate()
+        .map(|(i, r)| r.rank.unwrap_or(i as i64))
+        .collect();
+    let mut seen = ids.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() != ids.len() {
+        warnings.push(Note::DuplicateRanks);
+        ids = (0..ranks.len() as i64).collect();
+    }
+    let mut order: Vec<usize> = (0..ranks.len()).collect();
+    order.sort_by_key(|&i| ids[i]);
+    let mut taken: Vec<Option<RankSummary>> = ranks.drain(..).map(Some).collect();
+    ranks = order
+        .iter()
+        .map(|&i| taken[i].take().expect("each rank once"))
+        .collect();
+    let ids: Vec<i64> = order.iter().map(|&i| ids[i]).collect();
+    (ranks, ids)
+}
+
+/// Every rank's collectives, keyed, and the runs of entries with one key.
+struct Matching {
+    /// Sorted by key, then rank index.
+    entries: Vec<Entry>,
+    /// Process group ids.
+    groups: Interner,
+    /// Collective name ids.
+    names: Interner,
+    /// The runs (`entries[a..b]`) of a key found on at least two ranks.
+    matched_runs: Vec<(usize, usize)>,
+    /// Keys found on one rank only.
+    unmatched: usize,
+}
+
+impl Matching {
+    /// Key the collectives of `ranks` and find the runs of equal keys.
+    fn of(ranks: &[RankSummary]) -> Self {
+        let mut groups = Interner::default();
+        let mut names = Interner::default();
+        let entries = entries(ranks, &mut groups, &mut names);
+        // Runs of equal keys.
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        let mut i = 0;
+        while i < entries.len() {
+            let mut j = i + 1;
+            while j < entries.len() && entries[j].key == entries[i].key {
+                j += 1;
+            }
+            runs.push((i, j));
+            i = j;
+        }
+        let matched_runs: Vec<(usize, usize)> =
+            runs.iter().copied().filter(|(a, b)| b - a >= 2).collect();
+        let unmatched = runs.len() - matched_runs.len();
+        Self {
+            entries,
+            groups,
+            names,
+            matched_runs,
+            unmatched,
+        }
+    }
+
+    /// The entries of each matched run, in key order.
+    fn matched(&self) -> impl Iterator<Item = &[Entry]> + '_ {
+        self.matched_runs.iter().map(|&(a, b)| &self.entries[a..b])
+    }
+
+    /// The rows of the `top` matched collectives of largest skew (the earliest first on
+    /// a tie), from `listed`'s (skew, first arrival, matched run).
+    fn listed_rows(
+        &self,
+        mut listed: Vec<(i64, i64, usize)>,
+        top: usize,
+        clocks: &Clocks,
+        ids: &[i64],
+    ) -> Vec<MatchedCollective> {
+        listed.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        listed.truncate(top);
+        listed
+            .into_iter()
+            .map(|(skew, first_s, k)| {
+                let (a, b) = self.matched_runs[k];
+                matched_row(
+                    &self.entries[a..b],
+                    |r, t| clocks.corr(r, t),
+                    (&self.groups, &self.names),
+                    ids,
+                    (skew, first_s),
+                )
+            })
+            .collect()
+    }
+}
+
+/// One row per rank: its steps and breakdown, its clock offset and what the matched
+/// collectives add up to for it.
+fn rank_rows(
+    ranks: &[RankSummary],
+    ids: &[i64],
+    clocks: &Clocks,
+    waits: &RankWaits,
+) -> Vec<RankRow> {
+    ranks
+        .iter()
+        .enumerate()
+        .map(|(r, s)| {
+            let k = s.steps.len().max(1) as f64;
+            let mut sums = [0i64; 8];
+            for st in &s.steps {
+                for (x, v) in sums.iter_mut().zip(st.parts_ns.to_array()) {
+                    *x += v;
+                }
+            }
+            let mean_step_ns = s.steps.iter().map(|x| x.dur_ns).sum::<i64>() as f64 / k;
+            let mean_parts_ns = Parts::from_array(sums.map(|v| v as f64 / k));
+            RankRow {
+                rank: ids[r],
+                path: s.path.clone(),
+                steps: s.steps.len(),
+                mean_step_ns,
+                max_step_ns: s.steps.iter().map(|x| x.dur_ns).max().unwrap_or(0),
+                outside_collectives_ns: mean_step_ns - mean_parts_ns.communication,
+                mean_parts_ns,
+                clock_offset_ns: clocks.offsets[r],
+                clock_offset_applied: clocks.applied[r],
+                collectives: s.collectives.len(),
+                matched: waits.matched[r],
+                total_wait_ns: waits.total_wait[r],
+                arrived_last: waits.arrived_last[r],
+                arrived_last_share: if waits.matched[r] > 0 {
+                    waits.arrived_last[r] as f64 / waits.matched[r] as f64
+                } else {
+                    0.0
+                },
+                comm_kernel_ns: s.comm_kernel_ns,
+            }
+        })
+        .collect()
 }
 
 /// Steps across ranks, by number (or name).

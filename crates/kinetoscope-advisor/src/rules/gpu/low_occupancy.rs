@@ -188,26 +188,7 @@ impl Rule for LowOccupancy {
         let flagged_ns: i64 = flagged.iter().map(|r| r.0.total_ns).sum();
         let per_step = flagged_ns as f64 / n;
         let share = 100.0 * per_step / facts.mean_step_ns().max(1.0);
-        // Time-weighted occupancy over the flagged kernels that record it.
-        let (w_sum, w_ns) =
-            flagged
-                .iter()
-                .fold((0.0, 0i64), |acc, (r, _)| match occupancy_pct(r) {
-                    Some(o) => (acc.0 + o * r.total_ns as f64, acc.1 + r.total_ns),
-                    None => acc,
-                });
-        let mean_occ = w_sum / w_ns.max(1) as f64;
-        let impact: f64 = flagged
-            .iter()
-            .map(|(r, g)| r.total_ns as f64 * g.clamp(0.0, 1.0))
-            .sum::<f64>()
-            / n;
-        let mut steps_seen: Vec<u32> = flagged
-            .iter()
-            .flat_map(|(r, _)| r.windows.iter().copied())
-            .collect();
-        steps_seen.sort_unstable();
-        steps_seen.dedup();
+        let (mean_occ, w_ns) = time_weighted_occupancy(&flagged);
         let mut evidence = vec![format!(
             "{} of the {dominant} kernel(s) that make up {:.0} % of kernel time run below {} % \
              occupancy (or, for tuned GEMM/convolution/attention kernels, on fewer blocks than \
@@ -218,68 +199,8 @@ impl Rule for LowOccupancy {
             th.warning_below_pct,
             ms(per_step)
         )];
-        // Launch shapes of the flagged kernels: their longest (name, operator, grid,
-        // block, registers, shared memory) row.
-        let shown: Vec<&KernelRow> = flagged.iter().take(4).map(|(r, _)| *r).collect();
-        let shapes = analyze_kernels_in(
-            facts.trace,
-            KernelGroupBy::Properties,
-            Some(&facts.step_windows()),
-        );
-        let mut any_small_grid = false;
-        for r in shown {
-            let bpsm = r.mean_blocks_per_sm;
-            let small = bpsm.is_some_and(|b| b < th.small_grid_blocks_per_sm);
-            any_small_grid |= small;
-            let shape = shapes
-                .rows
-                .iter()
-                .find(|p| p.name == r.name)
-                .and_then(|p| p.properties.as_ref())
-                .map(|k| {
-                    format!(
-                        "; block {}×{}×{}, {} registers/thread, {} B shared memory",
-                        k.block[0],
-                        k.block[1],
-                        k.block[2],
-                        k.registers_per_thread,
-                        k.shared_memory_bytes
-                    )
-                })
-                .unwrap_or_default();
-            evidence.push(format!(
-                "{}: {:.1} calls, {:.3} ms per step, occupancy {}{}{shape}",
-                super::fp32_gemm::shorten(&r.name),
-                r.calls as f64 / n,
-                ms(r.total_ns as f64 / n),
-                occupancy_pct(r)
-                    .map(|o| format!("{o:.1} %"))
-                    .unwrap_or_else(|| "unknown".to_owned()),
-                bpsm.map(|b| format!(
-                    ", {b:.2} blocks per SM{}",
-                    if small {
-                        " (grid smaller than the SM count)"
-                    } else {
-                        ""
-                    }
-                ))
-                .unwrap_or_default()
-            ));
-        }
-        let mut fix = String::from(
-            "Give each launch more parallel work: larger batches, fused kernels \
-             (torch.compile), fewer tiny per-tensor kernels.",
-        );
-        if any_small_grid {
-            fix.push_str(
-                " Grids smaller than the SM count leave SMs idle: larger problem sizes, \
-                 split-K or batching independent launches together.",
-            );
-        }
-        fix.push_str(
-            " For custom (Triton/CUDA) kernels limited by registers or shared memory: \
-             smaller tiles, num_warps / __launch_bounds__ tuning.",
-        );
+        let (shapes, any_small_grid) = launch_shapes(facts, th, &flagged);
+        evidence.extend(shapes);
         vec![finish(
             &META,
             facts,
@@ -299,28 +220,144 @@ impl Rule for LowOccupancy {
                 } else {
                     Severity::Info
                 },
-                impact_ns: impact,
-                steps_seen: steps_seen.len(),
+                impact_ns: impact_per_step(&flagged, n),
+                steps_seen: steps_seen(&flagged),
                 evidence,
-                fix,
-                details: format!(
-                    "Kernels covering {} % of kernel time with time-weighted est. achieved \
-                     occupancy < {} % (both proposals; weighting as the TensorBoard plugin and \
-                     kinetoscope kernels; a 0 % kernel with a full grid is unknown, as Kineto \
-                     writes 0 when it cannot compute it); tuned GEMM/convolution/attention \
-                     kernels and kernels of unknown occupancy only when blocks per SM < {}; \
-                     communication kernels not judged; \
-                     warning from {} % of the step (proposal). Impact: time × (1 − occupancy / \
-                     {} %), or × (1 − blocks per SM) for small grids; optimistic.",
-                    th.dominant_share_pct,
-                    th.warning_below_pct,
-                    th.small_grid_blocks_per_sm,
-                    th.warning_step_share_pct,
-                    th.warning_below_pct
-                ),
+                fix: fix(any_small_grid),
+                details: details(th),
             },
         )]
     }
+}
+
+/// Time-weighted occupancy over the flagged kernels that record it (%), and the
+/// kernel time it weighs, ns.
+fn time_weighted_occupancy(flagged: &[(&KernelRow, f64)]) -> (f64, i64) {
+    let (w_sum, w_ns) = flagged
+        .iter()
+        .fold((0.0, 0i64), |acc, (r, _)| match occupancy_pct(r) {
+            Some(o) => (acc.0 + o * r.total_ns as f64, acc.1 + r.total_ns),
+            None => acc,
+        });
+    (w_sum / w_ns.max(1) as f64, w_ns)
+}
+
+/// The time the flagged kernels could save per step (over `n` steps), ns.
+fn impact_per_step(flagged: &[(&KernelRow, f64)], n: f64) -> f64 {
+    flagged
+        .iter()
+        .map(|(r, g)| r.total_ns as f64 * g.clamp(0.0, 1.0))
+        .sum::<f64>()
+        / n
+}
+
+/// The number of steps in which a flagged kernel ran.
+fn steps_seen(flagged: &[(&KernelRow, f64)]) -> usize {
+    let mut steps_seen: Vec<u32> = flagged
+        .iter()
+        .flat_map(|(r, _)| r.windows.iter().copied())
+        .collect();
+    steps_seen.sort_unstable();
+    steps_seen.dedup();
+    steps_seen.len()
+}
+
+/// One evidence line per flagged kernel shown (the first four), with its launch shape;
+/// and whether any of them has a grid smaller than the SM count.
+fn launch_shapes(
+    facts: &Facts,
+    th: &crate::config::LowOccupancy,
+    flagged: &[(&KernelRow, f64)],
+) -> (Vec<String>, bool) {
+    let n = facts.n_steps() as f64;
+    let mut evidence = Vec::new();
+    // Launch shapes of the flagged kernels: their longest (name, operator, grid,
+    // block, registers, shared memory) row.
+    let shown: Vec<&KernelRow> = flagged.iter().take(4).map(|(r, _)| *r).collect();
+    let shapes = analyze_kernels_in(
+        facts.trace,
+        KernelGroupBy::Properties,
+        Some(&facts.step_windows()),
+    );
+    let mut any_small_grid = false;
+    for r in shown {
+        let bpsm = r.mean_blocks_per_sm;
+        let small = bpsm.is_some_and(|b| b < th.small_grid_blocks_per_sm);
+        any_small_grid |= small;
+        let shape = shapes
+            .rows
+            .iter()
+            .find(|p| p.name == r.name)
+            .and_then(|p| p.properties.as_ref())
+            .map(|k| {
+                format!(
+                    "; block {}×{}×{}, {} registers/thread, {} B shared memory",
+                    k.block[0],
+                    k.block[1],
+                    k.block[2],
+                    k.registers_per_thread,
+                    k.shared_memory_bytes
+                )
+            })
+            .unwrap_or_default();
+        evidence.push(format!(
+            "{}: {:.1} calls, {:.3} ms per step, occupancy {}{}{shape}",
+            super::fp32_gemm::shorten(&r.name),
+            r.calls as f64 / n,
+            ms(r.total_ns as f64 / n),
+            occupancy_pct(r)
+                .map(|o| format!("{o:.1} %"))
+                .unwrap_or_else(|| "unknown".to_owned()),
+            bpsm.map(|b| format!(
+                ", {b:.2} blocks per SM{}",
+                if small {
+                    " (grid smaller than the SM count)"
+                } else {
+                    ""
+                }
+            ))
+            .unwrap_or_default()
+        ));
+    }
+    (evidence, any_small_grid)
+}
+
+/// The fix, with the advice for small grids when a kernel shown has one.
+fn fix(any_small_grid: bool) -> String {
+    let mut fix = String::from(
+        "Give each launch more parallel work: larger batches, fused kernels \
+         (torch.compile), fewer tiny per-tensor kernels.",
+    );
+    if any_small_grid {
+        fix.push_str(
+            " Grids smaller than the SM count leave SMs idle: larger problem sizes, \
+             split-K or batching independent launches together.",
+        );
+    }
+    fix.push_str(
+        " For custom (Triton/CUDA) kernels limited by registers or shared memory: \
+         smaller tiles, num_warps / __launch_bounds__ tuning.",
+    );
+    fix
+}
+
+/// The thresholds and the impact model, as the finding's details.
+fn details(th: &crate::config::LowOccupancy) -> String {
+    format!(
+        "Kernels covering {} % of kernel time with time-weighted est. achieved \
+         occupancy < {} % (both proposals; weighting as the TensorBoard plugin and \
+         kinetoscope kernels; a 0 % kernel with a full grid is unknown, as Kineto \
+         writes 0 when it cannot compute it); tuned GEMM/convolution/attention \
+         kernels and kernels of unknown occupancy only when blocks per SM < {}; \
+         communication kernels not judged; \
+         warning from {} % of the step (proposal). Impact: time × (1 − occupancy / \
+         {} %), or × (1 − blocks per SM) for small grids; optimistic.",
+        th.dominant_share_pct,
+        th.warning_below_pct,
+        th.small_grid_blocks_per_sm,
+        th.warning_step_share_pct,
+        th.warning_below_pct
+    )
 }
 
 /// A kernel row's mean achieved occupancy as a percentage (the thresholds' unit);

@@ -53,6 +53,7 @@ use std::collections::BTreeMap;
 
 use kinetoscope_analysis::gpu_time::union_sorted;
 use kinetoscope_trace::CategoryKind;
+use rustc_hash::FxHashSet;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
@@ -190,72 +191,120 @@ impl Rule for HostDeviceSync {
         if facts.n_steps() == 0 {
             return Vec::new();
         }
-        let e = &facts.trace.events;
-        let runtime = [
-            CategoryKind::CudaRuntime,
-            CategoryKind::CudaDriver,
-            CategoryKind::OtherRuntime,
-        ];
-        // Blocking by name, and asynchronous copies that block: to pageable host memory
-        // the copy must wait for the stream's queued work.
-        let mut calls = facts.events(&runtime, |n| sync_call(n).is_some());
-        calls.extend(
-            facts
-                .events(&runtime, |n| n.ends_with("MemcpyAsync"))
-                .into_iter()
-                .filter(|&i| {
-                    facts
-                        .launched_by(i)
-                        .any(|g| facts.name(g).contains("-> Pageable"))
-                }),
-        );
-        calls.extend(
-            facts
-                .events(&runtime, sync_memset)
-                .into_iter()
-                .filter(|&i| facts.launched_by(i).any(|g| host_visible(facts.name(g)))),
-        );
-        calls.sort_unstable();
-        let reads =
-            facts.outermost(&facts.events(&[CategoryKind::CpuOp], |n| SCALAR_READS.contains(&n)));
-        let mut in_optimizer = facts.named_ancestor_search(|n| n.starts_with("Optimizer.step#"));
-        let reads: rustc_hash::FxHashSet<usize> = reads
-            .into_iter()
-            .filter(|&i| !in_optimizer.any(i))
-            .collect();
-        // A sync call inside a scalar read is that read; on a trace with runtime calls
-        // a read without one did not synchronise.
         let cpu_only = !facts.has_gpu && facts.device.kernel_launch_calls == 0;
-        let mut syncing_reads: rustc_hash::FxHashSet<usize> = Default::default();
-        let mut points: Vec<Point> = Vec::new();
-        let mut in_read = facts.ancestor_search(|a| reads.contains(&a));
-        for &i in &calls {
-            match in_read.nearest(i) {
-                Some(r) => {
-                    syncing_reads.insert(r);
-                }
-                None => points.extend(facts.step_of_event(i).map(|step| Point {
-                    event: i,
-                    kind: blocking_kind(facts.name(i)),
-                    step,
-                })),
-            }
-        }
-        let mut reads: Vec<usize> = reads.iter().copied().collect();
-        reads.sort_unstable();
-        for r in reads {
-            if cpu_only || syncing_reads.contains(&r) {
-                points.extend(facts.step_of_event(r).map(|step| Point {
-                    event: r,
-                    kind: Kind::ScalarRead,
-                    step,
-                }));
-            }
-        }
+        let points = sync_points(facts, cpu_only);
         if points.is_empty() {
             return Vec::new();
         }
-        points.sort_by_key(|p| (e.ts_ns[p.event], p.event));
+        vec![Syncs::measure(facts, cpu_only, points).finding(config)]
+    }
+}
+
+/// The host runtime and driver calls that block until the device is done, in event
+/// order.
+fn blocking_calls(facts: &Facts) -> Vec<usize> {
+    let runtime = [
+        CategoryKind::CudaRuntime,
+        CategoryKind::CudaDriver,
+        CategoryKind::OtherRuntime,
+    ];
+    // Blocking by name, and asynchronous copies that block: to pageable host memory
+    // the copy must wait for the stream's queued work.
+    let mut calls = facts.events(&runtime, |n| sync_call(n).is_some());
+    calls.extend(
+        facts
+            .events(&runtime, |n| n.ends_with("MemcpyAsync"))
+            .into_iter()
+            .filter(|&i| {
+                facts
+                    .launched_by(i)
+                    .any(|g| facts.name(g).contains("-> Pageable"))
+            }),
+    );
+    calls.extend(
+        facts
+            .events(&runtime, sync_memset)
+            .into_iter()
+            .filter(|&i| facts.launched_by(i).any(|g| host_visible(facts.name(g)))),
+    );
+    calls.sort_unstable();
+    calls
+}
+
+/// The outermost scalar reads, those inside `Optimizer.step` left out.
+fn scalar_reads(facts: &Facts) -> FxHashSet<usize> {
+    let reads =
+        facts.outermost(&facts.events(&[CategoryKind::CpuOp], |n| SCALAR_READS.contains(&n)));
+    let mut in_optimizer = facts.named_ancestor_search(|n| n.starts_with("Optimizer.step#"));
+    reads
+        .into_iter()
+        .filter(|&i| !in_optimizer.any(i))
+        .collect()
+}
+
+/// The sync points inside steps, in time order: the blocking calls outside scalar
+/// reads, and the scalar reads that synchronised.
+fn sync_points(facts: &Facts, cpu_only: bool) -> Vec<Point> {
+    let e = &facts.trace.events;
+    let calls = blocking_calls(facts);
+    let reads = scalar_reads(facts);
+    // A sync call inside a scalar read is that read; on a trace with runtime calls
+    // a read without one did not synchronise.
+    let mut syncing_reads: FxHashSet<usize> = Default::default();
+    let mut points: Vec<Point> = Vec::new();
+    let mut in_read = facts.ancestor_search(|a| reads.contains(&a));
+    for &i in &calls {
+        match in_read.nearest(i) {
+            Some(r) => {
+                syncing_reads.insert(r);
+            }
+            None => points.extend(facts.step_of_event(i).map(|step| Point {
+                event: i,
+                kind: blocking_kind(facts.name(i)),
+                step,
+            })),
+        }
+    }
+    let mut reads: Vec<usize> = reads.iter().copied().collect();
+    reads.sort_unstable();
+    for r in reads {
+        if cpu_only || syncing_reads.contains(&r) {
+            points.extend(facts.step_of_event(r).map(|step| Point {
+                event: r,
+                kind: Kind::ScalarRead,
+                step,
+            }));
+        }
+    }
+    points.sort_by_key(|p| (e.ts_ns[p.event], p.event));
+    points
+}
+
+/// The sync points of a trace with the host time they blocked and the GPU idle they
+/// caused.
+struct Syncs<'f, 'a> {
+    facts: &'f Facts<'a>,
+    idle: Idle<'f, 'a>,
+    /// In time order.
+    points: Vec<Point>,
+    /// Per point, the window in which it makes the GPU idle.
+    own: Vec<Option<(i64, i64)>>,
+    /// GPU idle caused per step (the union of its points' windows), ns.
+    per_step_idle: Vec<i64>,
+    /// Host time blocked in the points, ns.
+    blocked: i64,
+    /// Of it, the time the GPU had work (running or queued), ns.
+    busy_under: i64,
+    /// GPU idle caused, mean per step, ns.
+    mean_idle: f64,
+    /// Whether the trace's device activity is missing (the GPU idle is unknown).
+    missing: bool,
+}
+
+impl<'f, 'a> Syncs<'f, 'a> {
+    /// Measure what `points` (not empty) cost.
+    fn measure(facts: &'f Facts<'a>, cpu_only: bool, points: Vec<Point>) -> Self {
+        let e = &facts.trace.events;
         let n_steps = facts.n_steps();
         let n = n_steps as f64;
         let missing = facts.device_activity_missing();
@@ -280,27 +329,79 @@ impl Rule for HostDeviceSync {
             own.push(window);
         }
         let per_step_idle: Vec<i64> = step_windows.into_iter().map(|w| idle.in_union(w)).collect();
+        let mean_idle = per_step_idle.iter().sum::<i64>() as f64 / n;
+        Self {
+            facts,
+            idle,
+            points,
+            own,
+            per_step_idle,
+            blocked,
+            busy_under,
+            mean_idle,
+            missing,
+        }
+    }
+
+    /// The finding: severity by the GPU idle's share of the step (or, on a CPU-only
+    /// trace, the calls per step).
+    fn finding(&self, config: &Config) -> Finding {
+        let facts = self.facts;
+        let n_steps = facts.n_steps();
+        let n = n_steps as f64;
         let mut counts = vec![0u64; n_steps];
-        for p in &points {
+        for p in &self.points {
             counts[p.step] += 1;
         }
         let seen = counts.iter().filter(|c| **c > 0).count();
-        let total = points.len();
-        let per_step_calls = total as f64 / n;
-        let mean_idle = per_step_idle.iter().sum::<i64>() as f64 / n;
+        let per_step_calls = self.points.len() as f64 / n;
         let th = &config.host_device_sync;
-        let share = 100.0 * mean_idle / facts.mean_step_ns().max(1.0);
-        let severity =
-            if share >= th.min_share_pct || (cpu_only && per_step_calls >= th.min_per_step) {
-                Severity::Warning
-            } else {
-                Severity::Info
-            };
-        let kinds = |k: Kind| points.iter().filter(|p| p.kind == k).count();
-        // Callers: (count, host time, GPU idle windows).
+        let share = 100.0 * self.mean_idle / facts.mean_step_ns().max(1.0);
+        let severity = if share >= th.min_share_pct
+            || (self.idle.cpu_only && per_step_calls >= th.min_per_step)
+        {
+            Severity::Warning
+        } else {
+            Severity::Info
+        };
+        finish(
+            &META,
+            facts,
+            config,
+            Draft {
+                about: About::Trace,
+                title: self.title(per_step_calls),
+                severity,
+                impact_ns: self.mean_idle,
+                steps_seen: seen,
+                evidence: self.evidence(),
+                fix: self.fix(),
+                details: format!(
+                    "Sync points in {seen} of {n_steps} steps (host step spans); warning \
+                     when the GPU idle they cause reaches {} % of the step, or on a \
+                     CPU-only trace from {} calls per step (host_device_sync.*, proposals), \
+                     else info. Impact: the GPU idle the sync points cause, from each \
+                     call's start until the host queues work again (the call's own time \
+                     when the GPU was already waiting), counted once; on a CPU-only trace \
+                     the calls' host time.",
+                    th.min_share_pct, th.min_per_step
+                ),
+            },
+        )
+    }
+
+    /// How many sync points are of kind `k`.
+    fn count(&self, k: Kind) -> usize {
+        self.points.iter().filter(|p| p.kind == k).count()
+    }
+
+    /// Callers, the costliest first: (count, host time, GPU idle in the union of their
+    /// windows).
+    fn callers(&self) -> Vec<(String, (u64, i64, i64))> {
+        let (facts, e) = (self.facts, &self.facts.trace.events);
         let mut by_caller: BTreeMap<String, CallerAcc> = BTreeMap::new();
         let mut caller = facts.callers(|n| SCALAR_READS.contains(&n) || sync_call(n).is_some());
-        for (p, window) in points.iter().zip(&own) {
+        for (p, window) in self.points.iter().zip(&self.own) {
             let c = caller.of(p.event);
             let entry = by_caller
                 .entry(format!("{} ← {c}", facts.name(p.event)))
@@ -311,7 +412,7 @@ impl Rule for HostDeviceSync {
         }
         let mut callers: Vec<(String, (u64, i64, i64))> = by_caller
             .into_iter()
-            .map(|(k, (c, d, windows))| (k, (c, d, idle.in_union(windows))))
+            .map(|(k, (c, d, windows))| (k, (c, d, self.idle.in_union(windows))))
             .collect();
         callers.sort_by(|a, b| {
             b.1 .2
@@ -319,40 +420,50 @@ impl Rule for HostDeviceSync {
                 .then(b.1 .0.cmp(&a.1 .0))
                 .then(a.0.cmp(&b.0))
         });
+        callers
+    }
+
+    /// The evidence: sync points by kind with their cost, the GPU idle per step, the
+    /// top five callers, and what the trace cannot tell.
+    fn evidence(&self) -> Vec<String> {
+        let facts = self.facts;
+        let n_steps = facts.n_steps();
+        let n = n_steps as f64;
+        let (missing, blocked) = (self.missing, self.blocked);
         let mut evidence = vec![format!(
             "{} sync point(s) in {n_steps} step(s) ({} scalar reads, {} synchronize calls, {} \
              blocking copies, {}{} device frees): host blocked {:.3} ms per step, GPU idle \
              caused {}",
-            total,
-            kinds(Kind::ScalarRead),
-            kinds(Kind::Synchronize),
-            kinds(Kind::BlockingCopy),
-            match kinds(Kind::BlockingMemset) {
+            self.points.len(),
+            self.count(Kind::ScalarRead),
+            self.count(Kind::Synchronize),
+            self.count(Kind::BlockingCopy),
+            match self.count(Kind::BlockingMemset) {
                 0 => String::new(),
                 n => format!("{n} blocking memsets of host-visible memory, "),
             },
-            kinds(Kind::Free),
+            self.count(Kind::Free),
             ms(blocked as f64 / n),
             if missing {
                 "unknown".to_owned()
             } else {
-                format!("{:.3} ms per step", ms(mean_idle))
+                format!("{:.3} ms per step", ms(self.mean_idle))
             }
         )];
         if facts.has_gpu && blocked > 0 {
             evidence.push(format!(
                 "the GPU had work (running or queued) {:.1} % of the time the host was \
                  blocked in them",
-                100.0 * busy_under as f64 / blocked as f64
+                100.0 * self.busy_under as f64 / blocked as f64
             ));
         }
         if !missing {
             evidence.push(format!(
                 "GPU idle caused per step: {}",
-                step_list_ms(&per_step_idle)
+                step_list_ms(&self.per_step_idle)
             ));
         }
-        for (who, (c, d, idle)) in callers.iter().take(5) {
+        for (who, (c, d, idle)) in self.callers().iter().take(5) {
             evidence.push(format!(
                 "{who}: {:.1} per step, host {:.3} ms, GPU idle {} per step",
                 *c as f64 / n,
@@ -364,7 +475,7 @@ impl Rule for HostDeviceSync {
                 }
             ));
         }
-        if cpu_only {
+        if self.idle.cpu_only {
             evidence.push(
                 "CPU-only trace: these calls are cheap here, but each one drains the GPU \
                  queue when the same code runs on a GPU"
@@ -378,10 +489,14 @@ impl Rule for HostDeviceSync {
                     .to_owned(),
             );
         }
-        // Fixes for the kinds present, the costliest kind first.
+        evidence
+    }
+
+    /// The kinds present with their GPU idle and count, the costliest first.
+    fn cost_by_kind(&self) -> Vec<(Kind, i64, usize)> {
         let mut cost_by_kind: Vec<(Kind, i64, usize)> = Vec::new();
-        for (p, window) in points.iter().zip(&own) {
-            let idle = window.map_or(0, |w| idle.in_union(vec![w]));
+        for (p, window) in self.points.iter().zip(&self.own) {
+            let idle = window.map_or(0, |w| self.idle.in_union(vec![w]));
             match cost_by_kind.iter_mut().find(|c| c.0 == p.kind) {
                 Some(c) => {
                     c.1 += idle;
@@ -391,8 +506,13 @@ impl Rule for HostDeviceSync {
             }
         }
         cost_by_kind.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
+        cost_by_kind
+    }
+
+    /// The fix: for the kinds present, the costliest kind first.
+    fn fix(&self) -> String {
         let mut fix = String::new();
-        for (kind, ..) in &cost_by_kind {
+        for (kind, ..) in &self.cost_by_kind() {
             fix.push_str(match kind {
                 Kind::ScalarRead | Kind::Synchronize
                     if fix.contains("Keep values on the device") =>
@@ -423,6 +543,14 @@ impl Rule for HostDeviceSync {
             });
         }
         fix.push_str("torch.cuda.set_sync_debug_mode(\"warn\") lists every sync.");
+        fix
+    }
+
+    /// The title: sync points per step (or in all, below one per step) and the GPU
+    /// idle they leave.
+    fn title(&self, per_step_calls: f64) -> String {
+        let facts = self.facts;
+        let total = self.points.len();
         let (title, one) = if per_step_calls >= 1.0 {
             let one = per_step_calls.round() == 1.0;
             let s = if one { "" } else { "s" };
@@ -432,45 +560,24 @@ impl Rule for HostDeviceSync {
             )
         } else {
             (
-                format!("{total} host-device sync point(s) in {n_steps} steps"),
+                format!(
+                    "{total} host-device sync point(s) in {} steps",
+                    facts.n_steps()
+                ),
                 total == 1,
             )
         };
-        let title = if missing {
+        if self.missing {
             format!("{title} (GPU idle unknown: device activity missing)")
         } else if facts.has_gpu {
             format!(
                 "{title} {} the GPU idle {:.2} ms per step",
                 if one { "leaves" } else { "leave" },
-                ms(mean_idle)
+                ms(self.mean_idle)
             )
         } else {
             format!("{title} (.item() / synchronize)")
-        };
-        vec![finish(
-            &META,
-            facts,
-            config,
-            Draft {
-                about: About::Trace,
-                title,
-                severity,
-                impact_ns: mean_idle,
-                steps_seen: seen,
-                evidence,
-                fix,
-                details: format!(
-                    "Sync points in {seen} of {n_steps} steps (host step spans); warning \
-                     when the GPU idle they cause reaches {} % of the step, or on a \
-                     CPU-only trace from {} calls per step (host_device_sync.*, proposals), \
-                     else info. Impact: the GPU idle the sync points cause, from each \
-                     call's start until the host queues work again (the call's own time \
-                     when the GPU was already waiting), counted once; on a CPU-only trace \
-                     the calls' host time.",
-                    th.min_share_pct, th.min_per_step
-                ),
-            },
-        )]
+        }
     }
 }
 
