@@ -526,6 +526,8 @@ fn run_corpus(cli: &Cli) -> anyhow::Result<()> {
     corpus::run(&opts)
 }
 
+/// The mode the options ask for; by default the data files, the timed runs, the table
+/// and the targets.
 fn run(cli: Cli) -> anyhow::Result<()> {
     if let Some(file) = &cli.serde_child {
         return corpus::serde_child(file, cli.runs);
@@ -537,32 +539,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let abs = |p: &Option<PathBuf>, default: PathBuf| -> PathBuf { p.clone().unwrap_or(default) };
     let kinetoscope = abs(&cli.kinetoscope, root.join("target/release/kinetoscope"));
     if cli.adversarial {
-        if !kinetoscope.is_file() {
-            bail!(
-                "kinetoscope binary not found at {} (run `cargo build --release --workspace`, or pass --kinetoscope)",
-                kinetoscope.display()
-            );
-        }
-        let opts = adversarial::Options {
-            units: cli.units.max(1),
-            scales: cli.scales.clone(),
-            shapes: if cli.shapes.is_empty() {
-                Shape::ALL.to_vec()
-            } else {
-                cli.shapes.clone()
-            },
-            views: if cli.views.is_empty() {
-                adversarial::VIEWS.iter().map(|v| v.to_string()).collect()
-            } else {
-                cli.views.clone()
-            },
-            baseline: cli.baseline.clone(),
-            limit: Duration::from_secs(cli.limit.max(1)),
-            runs: cli.runs,
-            max_ratio: cli.max_ratio,
-            keep: cli.keep,
-        };
-        return adversarial::run(&root, &kinetoscope, &opts);
+        return run_adversarial(&cli, &root, &kinetoscope);
     }
     if let Some(trace) = cli.serve.as_ref().filter(|t| !t.as_os_str().is_empty()) {
         return serve::run(&kinetoscope, trace);
@@ -572,9 +549,54 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         &cli.from,
         root.join("../shared/external/hta/negative_queue_length_values_check/rank0.json.gz"),
     );
+    check_inputs(&kinetoscope, &synth_bin, &from)?;
+    let files = data_files(&cli, &root, &synth_bin, &from)?;
+
+    if cli.serve.is_some() {
+        return serve::run(&kinetoscope, &files.plain);
+    }
+
+    let timings = timed_runs(&cli, &kinetoscope, &files)?;
+    let mut out = io::stdout().lock();
+    print_results(&mut out, &cli, &timings, &kinetoscope, &from)?;
+    print_targets(&mut out, &cli, &timings)
+}
+
+/// `--adversarial`: the complexity benchmark, with the options from the command line.
+fn run_adversarial(cli: &Cli, root: &Path, kinetoscope: &Path) -> anyhow::Result<()> {
+    if !kinetoscope.is_file() {
+        bail!(
+            "kinetoscope binary not found at {} (run `cargo build --release --workspace`, or pass --kinetoscope)",
+            kinetoscope.display()
+        );
+    }
+    let opts = adversarial::Options {
+        units: cli.units.max(1),
+        scales: cli.scales.clone(),
+        shapes: if cli.shapes.is_empty() {
+            Shape::ALL.to_vec()
+        } else {
+            cli.shapes.clone()
+        },
+        views: if cli.views.is_empty() {
+            adversarial::VIEWS.iter().map(|v| v.to_string()).collect()
+        } else {
+            cli.views.clone()
+        },
+        baseline: cli.baseline.clone(),
+        limit: Duration::from_secs(cli.limit.max(1)),
+        runs: cli.runs,
+        max_ratio: cli.max_ratio,
+        keep: cli.keep,
+    };
+    adversarial::run(root, kinetoscope, &opts)
+}
+
+/// An error unless both binaries and the source trace are files.
+fn check_inputs(kinetoscope: &Path, synth_bin: &Path, from: &Path) -> anyhow::Result<()> {
     for (what, p) in [
-        ("kinetoscope", &kinetoscope),
-        ("kinetoscope-synth", &synth_bin),
+        ("kinetoscope", kinetoscope),
+        ("kinetoscope-synth", synth_bin),
     ] {
         if !p.is_file() {
             bail!(
@@ -587,6 +609,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     if !from.is_file() {
         bail!("source trace not found at {} (pass --from)", from.display());
     }
+    Ok(())
+}
+
+/// The generated trace, plain and gzip, and its length in bytes of JSON.
+struct DataFiles {
+    plain: PathBuf,
+    gz: PathBuf,
+    plain_len: u64,
+}
+
+/// The data files, generated from `from` unless they look right (or --regenerate).
+fn data_files(cli: &Cli, root: &Path, synth_bin: &Path, from: &Path) -> anyhow::Result<DataFiles> {
     let target = kinetoscope_synth::parse_size(&cli.size)?;
     let data = root.join("bench/data");
     fs::create_dir_all(&data)?;
@@ -595,15 +629,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let gz = data.join(format!("bench-{label}.json.gz"));
 
     // (2) the data files, reused when they look right.
-    let src_len = json_len(&from)?;
+    let src_len = json_len(from)?;
     let plain_ok =
         |p: &Path| fs::metadata(p).is_ok_and(|m| m.len() >= target && m.len() <= target + src_len);
     if cli.regenerate || !plain_ok(&plain) {
-        synth(&synth_bin, &from, &cli.size, &plain, &[])?;
+        synth(synth_bin, from, &cli.size, &plain, &[])?;
     }
     let plain_len = fs::metadata(&plain)?.len();
     if !cli.plain_only && (cli.regenerate || gzip_isize(&gz) != Some(plain_len as u32)) {
-        synth(&synth_bin, &from, &cli.size, &gz, &[])?;
+        synth(synth_bin, from, &cli.size, &gz, &[])?;
         if gzip_isize(&gz) != Some(plain_len as u32) {
             bail!(
                 "{} does not decompress to the size of {}",
@@ -612,36 +646,65 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             );
         }
     }
+    Ok(DataFiles {
+        plain,
+        gz,
+        plain_len,
+    })
+}
 
-    if cli.serve.is_some() {
-        return serve::run(&kinetoscope, &plain);
-    }
+/// ` -j N` when a thread count is given, else empty.
+fn jobs_label(threads: Option<usize>) -> String {
+    threads.map_or_else(String::new, |j| format!(" -j {j}"))
+}
 
-    // (3) the timed runs.
+/// A file's name, for a row label.
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+/// What the timed runs measured.
+struct Timings {
+    /// The timed kinetoscope subcommand and its options.
+    command: Vec<String>,
+    /// The load average before the first run.
+    load_before: String,
+    /// The command on the plain file, on the gzip file (unless --plain-only), then with
+    /// `-j 1` (--compare-serde).
+    rows: Vec<Row>,
+    /// One row per --compare-views view.
+    view_rows: Vec<Row>,
+    /// The serde_json baseline and the events it parsed (--compare-serde).
+    serde_row: Option<(Row, u64)>,
+}
+
+/// (3) the timed runs: the command on each file, each view, then the serde_json baseline.
+fn timed_runs(cli: &Cli, kinetoscope: &Path, files: &DataFiles) -> anyhow::Result<Timings> {
+    let DataFiles {
+        plain,
+        gz,
+        plain_len,
+    } = files;
+    let plain_len = *plain_len;
     let bench = Bench {
-        kinetoscope: &kinetoscope,
+        kinetoscope,
         command: cli.command.split_whitespace().map(String::from).collect(),
         threads: cli.threads,
         runs: cli.runs,
     };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let jobs_label = |t: Option<usize>| t.map_or_else(String::new, |j| format!(" -j {j}"));
     let load_before = load_average();
     let mut rows = Vec::new();
-    let name = |p: &Path| {
-        p.file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-    };
     rows.push(bench.time(
-        format!("{}{}", name(&plain), jobs_label(bench.threads)),
-        &plain,
+        format!("{}{}", file_name(plain), jobs_label(bench.threads)),
+        plain,
         plain_len,
         bench.threads,
     )?);
     if !cli.plain_only {
         rows.push(bench.time(
-            format!("{}{}", name(&gz), jobs_label(bench.threads)),
-            &gz,
+            format!("{}{}", file_name(gz), jobs_label(bench.threads)),
+            gz,
             plain_len,
             bench.threads,
         )?);
@@ -649,14 +712,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let mut view_rows = Vec::new();
     for view in &cli.compare_views {
         let vb = Bench {
-            kinetoscope: &kinetoscope,
+            kinetoscope,
             command: view.split_whitespace().map(String::from).collect(),
             threads: cli.threads,
             runs: cli.runs,
         };
         view_rows.push(vb.time(
-            format!("{view} {}", name(&plain)),
-            &plain,
+            format!("{view} {}", file_name(plain)),
+            plain,
             plain_len,
             cli.threads,
         )?);
@@ -665,13 +728,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     // Last: the in-process baseline grows this process, and a child spawned afterwards
     // could report that in its peak RSS.
     if cli.compare_serde {
-        rows.push(bench.time(format!("{} -j 1", name(&plain)), &plain, plain_len, Some(1))?);
+        rows.push(bench.time(
+            format!("{} -j 1", file_name(plain)),
+            plain,
+            plain_len,
+            Some(1),
+        )?);
         let _ = writeln!(
             io::stderr().lock(),
             "serde_json baseline: reading {}…",
             plain.display()
         );
-        let buf = fs::read(&plain)?;
+        let buf = fs::read(plain)?;
         let (times, events, _) = serde_baseline(&buf, cli.runs)?;
         serde_row = Some((
             Row {
@@ -683,29 +751,45 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             events,
         ));
     }
+    Ok(Timings {
+        command: bench.command,
+        load_before,
+        rows,
+        view_rows,
+        serde_row,
+    })
+}
 
-    // (4) the table.
-    let mut out = io::stdout().lock();
+/// (4) the table: what was timed where, the load, one row per timing, the baseline.
+fn print_results(
+    out: &mut impl Write,
+    cli: &Cli,
+    timings: &Timings,
+    kinetoscope: &Path,
+    from: &Path,
+) -> anyhow::Result<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     writeln!(
         out,
         "kinetoscope-bench: `{} FILE --format json{}` on {} ({} cores), source {}",
-        bench.command.join(" "),
-        jobs_label(bench.threads),
+        timings.command.join(" "),
+        jobs_label(cli.threads),
         kinetoscope.display(),
         cores,
         from.display()
     )?;
     writeln!(
         out,
-        "load average before: {load_before}, after: {}",
+        "load average before: {}, after: {}",
+        timings.load_before,
         load_average()
     )?;
-    let mut all: Vec<&Row> = rows.iter().chain(&view_rows).collect();
-    if let Some((row, _)) = &serde_row {
+    let mut all: Vec<&Row> = timings.rows.iter().chain(&timings.view_rows).collect();
+    if let Some((row, _)) = &timings.serde_row {
         all.push(row);
     }
-    print_table(&mut out, &all)?;
-    if let Some((row, events)) = &serde_row {
+    print_table(out, &all)?;
+    if let Some((row, events)) = &timings.serde_row {
         writeln!(
             out,
             "serde_json baseline: {events} events, parse only (buffer already in memory), best {:.3} s = {:.0} MB/s",
@@ -713,8 +797,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             row.mbps(row.best())
         )?;
     }
-    // The targets (bench/README.md).
+    Ok(())
+}
+
+/// The targets (bench/README.md), each `ok` or `MISS`.
+fn print_targets(out: &mut impl Write, cli: &Cli, timings: &Timings) -> anyhow::Result<()> {
     let pass = |ok: bool| if ok { "ok  " } else { "MISS" };
+    let rows = &timings.rows;
     let plain_row = &rows[0];
     writeln!(out, "targets:")?;
     writeln!(
@@ -732,17 +821,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             g.mbps(g.best())
         )?;
     }
-    for (view, r) in cli.compare_views.iter().zip(&view_rows) {
+    for (view, r) in cli.compare_views.iter().zip(&timings.view_rows) {
         let ratio = r.best() / plain_row.best();
         writeln!(
             out,
             "  {} `{view}` ≤ {:.1} × `{}` (best times): {ratio:.2} ×",
             pass(ratio <= cli.max_view_ratio),
             cli.max_view_ratio,
-            bench.command.join(" ")
+            timings.command.join(" ")
         )?;
     }
-    for r in &rows {
+    for r in rows {
         if let Some(ratio) = r.rss_ratio() {
             writeln!(
                 out,

@@ -7,7 +7,8 @@
 //! largest segments, and the allocator settings.
 
 use kinetoscope_analysis::memory::snapshot::{
-    OomCause, OomReport, Site, SnapshotDevice, TimelinePoint,
+    AllocatorState, HistorySummary, OomCause, OomReport, Site, SnapshotDevice, TimelinePoint,
+    TopSites,
 };
 use kinetoscope_engine::SnapshotDocument;
 
@@ -137,9 +138,28 @@ fn sites_table(title: String, sites: &[Site]) -> String {
     t.to_terminal()
 }
 
+/// A device's section: its allocator state, recorded history, top sites, OOMs, leak
+/// suspects and largest segments, in that order.
 fn device_section(d: &SnapshotDevice, out: &mut String) {
-    let s = &d.state;
     out.push_str(&format!("\n== {} ==\n", d.device));
+    out.push_str(&state_table(&d.state));
+    if let Some(h) = &d.history {
+        out.push_str(&history_table(h));
+        out.push_str(&format!(
+            "active memory by entry  {}\n",
+            sparkline(&d.timeline, 60)
+        ));
+    }
+    out.push_str(&top_sites_table(&d.top_sites));
+    oom_blocks(d, out);
+    if d.history.is_some() {
+        out.push_str(&leak_suspects_block(d));
+    }
+    out.push_str(&segments_table(d));
+}
+
+/// The allocator state at snapshot time, one row per quantity.
+fn state_table(s: &AllocatorState) -> String {
     let mut t = Tabular::new(["allocator state at snapshot", "value"]);
     let mut row = |k: &str, v: String| t.push(vec![k.into(), v.into()]);
     row(
@@ -194,65 +214,65 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
                 format!("{} (1 − largest free block / free)", pct(f))
             }),
     );
-    out.push_str(&t.to_terminal());
+    t.to_terminal()
+}
 
-    if let Some(h) = &d.history {
-        let mut t = Tabular::new(["recorded history", "value"]);
-        let mut row = |k: &str, v: String| t.push(vec![k.into(), v.into()]);
-        row("entries", count(h.entries));
-        row(
-            "actions",
-            h.actions
-                .iter()
-                .map(|(k, v)| format!("{k} {}", count(*v)))
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-        if let (Some(a), Some(b)) = (h.first_time_ns, h.last_time_ns) {
-            row("span", format!("{:.3} s", (b - a) as f64 / 1e9));
-        }
-        row("active at start", bytes(h.start_active_bytes));
-        row(
-            "peak active",
-            format!(
-                "{} at entry {}{}",
-                bytes(h.peak_active_bytes),
-                count(h.peak_index),
-                h.peak_time_ns
-                    .zip(h.first_time_ns)
-                    .map(|(p, f)| format!(" (+{:.3} s)", (p - f) as f64 / 1e9))
-                    .unwrap_or_default()
-            ),
-        );
-        row("active at end", bytes(h.end_active_bytes));
-        row("peak reserved", bytes(h.peak_reserved_bytes));
-        row(
-            "cudaMalloc/cudaFree after warm-up",
-            format!(
-                "{}{}",
-                count(h.late_segment_events),
-                if h.late_segment_events > 0 {
-                    " (cudaFree synchronises the device; cudaMalloc does when the \
-                     allocator must first free cached blocks; see expandable_segments, \
-                     static shapes)"
-                } else {
-                    ""
-                }
-            ),
-        );
-        out.push_str(&t.to_terminal());
-        out.push_str(&format!(
-            "active memory by entry  {}\n",
-            sparkline(&d.timeline, 60)
-        ));
+/// What the recorded history shows: entries, actions, span, peaks, late segment calls.
+fn history_table(h: &HistorySummary) -> String {
+    let mut t = Tabular::new(["recorded history", "value"]);
+    let mut row = |k: &str, v: String| t.push(vec![k.into(), v.into()]);
+    row("entries", count(h.entries));
+    row(
+        "actions",
+        h.actions
+            .iter()
+            .map(|(k, v)| format!("{k} {}", count(*v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    if let (Some(a), Some(b)) = (h.first_time_ns, h.last_time_ns) {
+        row("span", format!("{:.3} s", (b - a) as f64 / 1e9));
     }
+    row("active at start", bytes(h.start_active_bytes));
+    row(
+        "peak active",
+        format!(
+            "{} at entry {}{}",
+            bytes(h.peak_active_bytes),
+            count(h.peak_index),
+            h.peak_time_ns
+                .zip(h.first_time_ns)
+                .map(|(p, f)| format!(" (+{:.3} s)", (p - f) as f64 / 1e9))
+                .unwrap_or_default()
+        ),
+    );
+    row("active at end", bytes(h.end_active_bytes));
+    row("peak reserved", bytes(h.peak_reserved_bytes));
+    row(
+        "cudaMalloc/cudaFree after warm-up",
+        format!(
+            "{}{}",
+            count(h.late_segment_events),
+            if h.late_segment_events > 0 {
+                " (cudaFree synchronises the device; cudaMalloc does when the \
+                 allocator must first free cached blocks; see expandable_segments, \
+                 static shapes)"
+            } else {
+                ""
+            }
+        ),
+    );
+    t.to_terminal()
+}
 
-    let ts = &d.top_sites;
+/// The top allocation sites live at the peak (or at snapshot time), titled with their
+/// total.
+fn top_sites_table(ts: &TopSites) -> String {
     let at = match ts.index {
         Some(i) => format!("live at the peak (entry {})", count(i)),
         None => "live at snapshot time".to_owned(),
     };
-    out.push_str(&sites_table(
+    sites_table(
         format!(
             "top allocation sites, {at}: {} in {} sites{}",
             bytes(ts.bytes),
@@ -264,8 +284,12 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
             }
         ),
         &ts.sites,
-    ));
+    )
+}
 
+/// Each OOM reported: its numbers, their reading, its frame and what was live; then how
+/// many more were not shown.
+fn oom_blocks(d: &SnapshotDevice, out: &mut String) {
     for o in &d.ooms {
         out.push_str(&format!(
             "OOM at entry {}: asked for {} on stream {}; active {}, reserved {}, \
@@ -291,43 +315,46 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
             count(d.ooms_total - d.ooms.len() as u64)
         ));
     }
+}
 
-    if d.history.is_some() {
-        let growing: Vec<_> = d.leak_suspects.iter().filter(|l| l.growing).collect();
-        if growing.is_empty() {
-            out.push_str(&format!(
-                "leak suspects: none ({} stacks hold allocations never freed, none growing)\n",
-                d.leak_groups_total
-            ));
-        } else {
-            let mut t = Tabular::new([
-                "never freed",
-                "count",
-                "per quarter",
-                "growth",
-                "site (first user frame or operator, its callers)",
-            ])
-            .titled("leak suspects: allocations never freed, accumulating across the trace");
-            for l in growing {
-                t.push(vec![
-                    Value::Text(bytes(l.bytes)),
-                    l.count.into(),
-                    l.per_quarter
-                        .iter()
-                        .map(u64::to_string)
-                        .collect::<Vec<_>>()
-                        .join("/")
-                        .into(),
-                    l.growth_bytes_per_s
-                        .map_or(String::new(), |g| format!("{}/s", bytes(g as u64)))
-                        .into(),
-                    stack_cell(site_label(&l.user_frame, &l.op_site), &l.frames).into(),
-                ]);
-            }
-            out.push_str(&t.to_terminal());
-        }
+/// The growing leak suspects as a table, or the line saying there are none.
+fn leak_suspects_block(d: &SnapshotDevice) -> String {
+    let growing: Vec<_> = d.leak_suspects.iter().filter(|l| l.growing).collect();
+    if growing.is_empty() {
+        return format!(
+            "leak suspects: none ({} stacks hold allocations never freed, none growing)\n",
+            d.leak_groups_total
+        );
     }
+    let mut t = Tabular::new([
+        "never freed",
+        "count",
+        "per quarter",
+        "growth",
+        "site (first user frame or operator, its callers)",
+    ])
+    .titled("leak suspects: allocations never freed, accumulating across the trace");
+    for l in growing {
+        t.push(vec![
+            Value::Text(bytes(l.bytes)),
+            l.count.into(),
+            l.per_quarter
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join("/")
+                .into(),
+            l.growth_bytes_per_s
+                .map_or(String::new(), |g| format!("{}/s", bytes(g as u64)))
+                .into(),
+            stack_cell(site_label(&l.user_frame, &l.op_site), &l.frames).into(),
+        ]);
+    }
+    t.to_terminal()
+}
 
+/// The largest segments, one row each.
+fn segments_table(d: &SnapshotDevice) -> String {
     let mut t = Tabular::new([
         "segment",
         "type",
@@ -360,7 +387,7 @@ fn device_section(d: &SnapshotDevice, out: &mut String) {
             r.blocks.into(),
         ]);
     }
-    out.push_str(&t.to_terminal());
+    t.to_terminal()
 }
 
 /// Render for the terminal.

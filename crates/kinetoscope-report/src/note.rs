@@ -2,7 +2,7 @@
 
 use kinetoscope_analysis::note::Note;
 use kinetoscope_engine::{ReadFailure, SkippedFile, SpecialFileKind};
-use kinetoscope_trace::NsysFeature;
+use kinetoscope_trace::{Defect, NsysFeature};
 
 /// The line for a special file of an input folder that was skipped.
 pub fn skipped(s: &SkippedFile) -> String {
@@ -19,104 +19,29 @@ pub fn skipped(s: &SkippedFile) -> String {
 /// One note as a line of text.
 pub fn text(note: &Note) -> String {
     match note {
-        Note::LenientRead { defects } => {
-            let parts: Vec<String> = defects
-                .iter()
-                .map(|d| {
-                    format!(
-                        "{} {} (first at byte {}, event #{})",
-                        d.count,
-                        d.kind.describe(),
-                        d.first_offset,
-                        d.first_event_index
-                    )
-                })
-                .collect();
-            format!("lenient read: {}", parts.join("; "))
-        }
+        Note::LenientRead { defects } => lenient_read(defects),
         Note::RepairedLaunchLinks {
             relinked,
             unlinked,
             nested,
-        } => {
-            let mut parts = Vec::new();
-            if relinked + unlinked > 0 {
-                parts.push(format!(
-                    "{} whose External id names an operator they do not run inside",
-                    relinked + unlinked
-                ));
-            }
-            if *nested > 0 {
-                parts.push(format!("{nested} whose External id names no operator"));
-            }
-            let none = if *unlinked > 0 {
-                format!(" ({unlinked} with none around them are in no operator's row)")
-            } else {
-                String::new()
-            };
-            format!(
-                "launch links repaired: runtime calls {}; each is linked to the innermost \
-                 operator around it on its thread{none}",
-                parts.join(", ")
-            )
-        }
+        } => repaired_launch_links(*relinked, *unlinked, *nested),
         Note::GpuWithoutLaunch { count } => format!(
             "{count} GPU kernels, copies or sets have no launch record (launched before the \
              profiler window): views by operator leave them out, views by kernel keep them"
         ),
-        Note::NsysMissing { features } => {
-            let parts: Vec<&str> = features
-                .iter()
-                .map(|f| match f {
-                    NsysFeature::CudaTrace => {
-                        "no CUDA trace (no kernel, copy, set or runtime call: --trace=cuda was \
-                         off or CUDA profiling did not start), so no GPU time is measured"
-                    }
-                    NsysFeature::Nvtx => "no NVTX ranges (--trace=nvtx off or none pushed)",
-                    NsysFeature::GpuInfo => {
-                        "no GPU properties (TARGET_INFO_GPU): no device name, SM count or peak"
-                    }
-                })
-                .collect();
-            format!("this capture has {}", parts.join("; "))
-        }
+        Note::NsysMissing { features } => nsys_missing(features),
         Note::NsysExported { to } => {
             format!("exported with nsys to {to} (kinetoscope's cache; the report is unchanged)")
         }
         Note::NsysOpenRanges { count } => format!(
             "{count} NVTX ranges were still open when the capture ended: kept, cut at its end"
         ),
-        Note::NsysStepRangeCandidates { names } => {
-            let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
-            match quoted.as_slice() {
-                [one] => format!(
-                    "steps: no NVTX range is named as a step; the outermost range that \
-                     repeats is {one}: --nvtx-step {one} takes it as the step"
-                ),
-                _ => format!(
-                    "steps: no NVTX range is named as a step; these repeat side by side at \
-                     the outermost level: {} (--nvtx-step NAME takes one as the step)",
-                    quoted.join(", ")
-                ),
-            }
-        }
+        Note::NsysStepRangeCandidates { names } => nsys_step_range_candidates(names),
         Note::NoDevicePeak {
             device,
             compute,
             bandwidth,
-        } => {
-            let what = match (compute, bandwidth) {
-                (true, true) => "compute or bandwidth peak",
-                (true, false) => "compute peak",
-                _ => "bandwidth peak",
-            };
-            let device = device.as_deref().unwrap_or("no GPU recorded");
-            format!(
-                "no {what} for the device ({device}) in the peak table: rates are shown \
-                 without bound, roofline fraction or time lost; pass --peak-tflops / \
-                 --peak-tbps"
-            )
-        }
+        } => no_device_peak(device.as_deref(), *compute, *bandwidth),
         Note::RatesAbovePeak { rows } => format!(
             "{rows} rows would run faster than the device's peak: their device time was not \
              all recorded or their shapes are wrong, so their rates are not shown"
@@ -130,12 +55,7 @@ pub fn text(note: &Note) -> String {
              them), so this is not a CPU-only trace and GPU time, FLOP/s and MFU cannot be \
              measured from it"
         ),
-        Note::DroppedTailSteps { steps } => format!(
-            "dropped the last {} step(s) ({}): they launched no GPU work, or less than 0.8× \
-             the step before, so the profiler probably missed some of their kernels",
-            steps.len(),
-            steps.join(", ")
-        ),
+        Note::DroppedTailSteps { steps } => dropped_tail_steps(steps),
         Note::OverlappingSpans { count } => format!(
             "{count} host spans started inside another span on the same thread and ended \
              after it; they are kept as its siblings (the TensorBoard plugin drops them)"
@@ -151,12 +71,7 @@ pub fn text(note: &Note) -> String {
         Note::PartialPath {
             length_ns,
             window_ns,
-        } => format!(
-            "the path covers {:.1} µs of the {:.1} µs window (it stopped where no \
-             predecessor was found)",
-            *length_ns as f64 / 1e3,
-            *window_ns as f64 / 1e3
-        ),
+        } => partial_path(*length_ns, *window_ns),
         Note::NoMatchingOperator { operator, min_len } => format!(
             "no operator whose name contains {operator:?} launched at least {min_len} kernels"
         ),
@@ -191,6 +106,116 @@ pub fn text(note: &Note) -> String {
         Note::EmptySnapshot => "the snapshot is empty: no segments and no history".to_owned(),
         Note::NoDeviceMatches => "no device matches --device".to_owned(),
     }
+}
+
+/// The reader's defects, each kind with its count and first location.
+fn lenient_read(defects: &[Defect]) -> String {
+    let parts: Vec<String> = defects
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} (first at byte {}, event #{})",
+                d.count,
+                d.kind.describe(),
+                d.first_offset,
+                d.first_event_index
+            )
+        })
+        .collect();
+    format!("lenient read: {}", parts.join("; "))
+}
+
+/// The runtime calls whose launch link was repaired, by why their id did not hold.
+fn repaired_launch_links(relinked: u64, unlinked: u64, nested: u64) -> String {
+    let mut parts = Vec::new();
+    if relinked + unlinked > 0 {
+        parts.push(format!(
+            "{} whose External id names an operator they do not run inside",
+            relinked + unlinked
+        ));
+    }
+    if nested > 0 {
+        parts.push(format!("{nested} whose External id names no operator"));
+    }
+    let none = if unlinked > 0 {
+        format!(" ({unlinked} with none around them are in no operator's row)")
+    } else {
+        String::new()
+    };
+    format!(
+        "launch links repaired: runtime calls {}; each is linked to the innermost \
+         operator around it on its thread{none}",
+        parts.join(", ")
+    )
+}
+
+/// What an Nsight Systems capture lacks, each with what is missing because of it.
+fn nsys_missing(features: &[NsysFeature]) -> String {
+    let parts: Vec<&str> = features
+        .iter()
+        .map(|f| match f {
+            NsysFeature::CudaTrace => {
+                "no CUDA trace (no kernel, copy, set or runtime call: --trace=cuda was \
+                 off or CUDA profiling did not start), so no GPU time is measured"
+            }
+            NsysFeature::Nvtx => "no NVTX ranges (--trace=nvtx off or none pushed)",
+            NsysFeature::GpuInfo => {
+                "no GPU properties (TARGET_INFO_GPU): no device name, SM count or peak"
+            }
+        })
+        .collect();
+    format!("this capture has {}", parts.join("; "))
+}
+
+/// The NVTX ranges offered for `--nvtx-step`: the one that repeats, or those side by side.
+fn nsys_step_range_candidates(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    match quoted.as_slice() {
+        [one] => format!(
+            "steps: no NVTX range is named as a step; the outermost range that \
+             repeats is {one}: --nvtx-step {one} takes it as the step"
+        ),
+        _ => format!(
+            "steps: no NVTX range is named as a step; these repeat side by side at \
+             the outermost level: {} (--nvtx-step NAME takes one as the step)",
+            quoted.join(", ")
+        ),
+    }
+}
+
+/// Which of the device's peaks the perf model lacks, and how to give them.
+fn no_device_peak(device: Option<&str>, compute: bool, bandwidth: bool) -> String {
+    let what = match (compute, bandwidth) {
+        (true, true) => "compute or bandwidth peak",
+        (true, false) => "compute peak",
+        _ => "bandwidth peak",
+    };
+    let device = device.unwrap_or("no GPU recorded");
+    format!(
+        "no {what} for the device ({device}) in the peak table: rates are shown \
+         without bound, roofline fraction or time lost; pass --peak-tflops / \
+         --peak-tbps"
+    )
+}
+
+/// The trailing steps dropped, and why.
+fn dropped_tail_steps(steps: &[String]) -> String {
+    format!(
+        "dropped the last {} step(s) ({}): they launched no GPU work, or less than 0.8× \
+         the step before, so the profiler probably missed some of their kernels",
+        steps.len(),
+        steps.join(", ")
+    )
+}
+
+/// How much of the step window a critical path cut short covers, in µs.
+fn partial_path(length_ns: i64, window_ns: i64) -> String {
+    format!(
+        "the path covers {:.1} µs of the {:.1} µs window (it stopped where no \
+         predecessor was found)",
+        length_ns as f64 / 1e3,
+        window_ns as f64 / 1e3
+    )
 }
 
 /// A trace section's closing lines: one `  warning: …` line per note.

@@ -12,7 +12,8 @@
 
 use std::fmt::Write;
 
-use kinetoscope_advisor::summary::{ForwardSource, Phases};
+use kinetoscope_advisor::flops::FlopsSummary;
+use kinetoscope_advisor::summary::{ForwardSource, Phases, Summary};
 use kinetoscope_advisor::{Finding, TraceReport};
 use kinetoscope_analysis::note::Note;
 use kinetoscope_analysis::ops::OpSortKey;
@@ -301,6 +302,22 @@ fn trace_section(out: &mut String, t: &TraceReport, findings: bool) {
     let s = &t.summary;
     let rank = t.rank.map(|r| format!(" (rank {r})")).unwrap_or_default();
     let _ = writeln!(out, "kinetoscope report: {}{rank}", t.path);
+    step_lines(out, s);
+    gpu_lines(out, s);
+    launch_lines(out, s);
+    memory_lines(out, s);
+    flops_lines(out, &t.flops);
+    for w in &s.warnings {
+        let _ = writeln!(out, "  warning: {}", crate::note::text(w));
+    }
+    out.push('\n');
+    if findings {
+        trace_findings(out, t);
+    }
+}
+
+/// The step statistics, the step-time breakdown and the host phases.
+fn step_lines(out: &mut String, s: &Summary) {
     match &s.step_stats {
         Some(st) => {
             let _ = writeln!(
@@ -342,6 +359,10 @@ fn trace_section(out: &mut String, t: &TraceReport, findings: bool) {
     if !phases.is_empty() {
         let _ = writeln!(out, "  phases      {phases}  (host, per step)");
     }
+}
+
+/// One line per GPU with its metrics, or the line saying why there is none.
+fn gpu_lines(out: &mut String, s: &Summary) {
     let lost = s.warnings.iter().find_map(|w| match w {
         Note::NoDeviceActivity { launch_calls } => Some(*launch_calls),
         _ => None,
@@ -376,6 +397,10 @@ fn trace_section(out: &mut String, t: &TraceReport, findings: bool) {
             pct(g.tensor_core_ratio)
         );
     }
+}
+
+/// How the host launches work: CUDA graph replays and the runtime calls per step.
+fn launch_lines(out: &mut String, s: &Summary) {
     if let Some(g) = &s.graphs {
         let _ = writeln!(
             out,
@@ -401,6 +426,10 @@ fn trace_section(out: &mut String, t: &TraceReport, findings: bool) {
             .collect();
         let _ = writeln!(out, "  runtime     {}  (host, per step)", calls.join(" · "));
     }
+}
+
+/// One line per device with its memory peaks, against its capacity when known.
+fn memory_lines(out: &mut String, s: &Summary) {
     for m in &s.memory {
         let cap = match (m.capacity_bytes, m.peak_share_of_capacity) {
             (Some(c), Some(p)) => format!(" of {} ({:.1} %)", bytes(c), percent(p)),
@@ -418,7 +447,10 @@ fn trace_section(out: &mut String, t: &TraceReport, findings: bool) {
             bytes(m.peak_allocated_bytes.max(0) as u64)
         );
     }
-    let f = &t.flops;
+}
+
+/// The FLOPs per step by class (when any were counted), then the MFU.
+fn flops_lines(out: &mut String, f: &FlopsSummary) {
     if f.flops_per_step > 0.0 {
         let classes: Vec<String> = f
             .classes
@@ -453,13 +485,10 @@ fn trace_section(out: &mut String, t: &TraceReport, findings: bool) {
             .map(|n| format!(" ({n})"))
             .unwrap_or_default()
     );
-    for w in &s.warnings {
-        let _ = writeln!(out, "  warning: {}", crate::note::text(w));
-    }
-    out.push('\n');
-    if !findings {
-        return;
-    }
+}
+
+/// One trace's findings in rank order, or the line saying there are none.
+fn trace_findings(out: &mut String, t: &TraceReport) {
     if t.findings.is_empty() {
         let _ = writeln!(out, "No findings: no rule's threshold was crossed.\n");
         return;

@@ -329,16 +329,46 @@ fn step_number(name: &str) -> Option<i64> {
     digits.parse().ok()
 }
 
-impl Source {
-    /// Parses a source trace (the whole decompressed text).
-    pub fn parse(text: &str, opts: &LoadOptions) -> anyhow::Result<Source> {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+/// A hole in an event's text: the byte range of a value the copies rewrite, and what
+/// they write there.
+type Hole = (usize, usize, Seg);
+
+/// The hole of the value `raw` (a sub-slice of `text`), filled with `seg`.
+#[inline]
+fn hole(text: &str, raw: &RawValue, seg: Seg) -> Hole {
+    let at = offset_in(text, raw.get());
+    (at, at + raw.get().len(), seg)
+}
+
+/// The source's top level: the `traceEvents` array and the text around it.
+struct TopLevel<'a> {
+    /// The `traceEvents` array (or the whole source, a bare array).
+    events: &'a RawValue,
+    /// Text before the array.
+    header: String,
+    /// Text after the array.
+    trailer: String,
+    /// The source is a bare array.
+    bare: bool,
+    /// Where `distributedInfo` is, and its entries.
+    dist: Option<DistInfo>,
+}
+
+impl<'a> TopLevel<'a> {
+    /// Splits the source's text (its BOM stripped) around its `traceEvents` array.
+    fn split(text: &'a str) -> anyhow::Result<Self> {
         let first = text.trim_start().as_bytes().first().copied();
-        let (events_raw, header, trailer, bare, dist): (&RawValue, _, _, _, _) = match first {
+        match first {
             Some(b'[') => {
                 let arr: &RawValue =
                     serde_json::from_str(text).context("the source is not valid JSON")?;
-                (arr, String::new(), String::new(), true, None)
+                Ok(TopLevel {
+                    events: arr,
+                    header: String::new(),
+                    trailer: String::new(),
+                    bare: true,
+                    dist: None,
+                })
             }
             Some(b'{') => {
                 let top: RawObject =
@@ -350,40 +380,191 @@ impl Source {
                 let end = start + events.get().len();
                 let header = text[..start].to_string();
                 let trailer = text[end..].to_string();
-                let dist = top.get("distributedInfo").map(|raw| {
-                    let s = offset_in(text, raw.get());
-                    let (in_trailer, base) = if s >= end { (true, end) } else { (false, 0) };
-                    let entries = serde_json::from_str::<RawObject>(raw.get()).ok().map(|o| {
-                        o.0.into_iter()
-                            .map(|(k, v)| (k, v.get().to_string()))
-                            .collect()
-                    });
-                    DistInfo {
-                        in_trailer,
-                        range: (s - base, s - base + raw.get().len()),
-                        entries,
-                    }
-                });
-                (events, header, trailer, false, dist)
+                let dist = top
+                    .get("distributedInfo")
+                    .map(|raw| dist_info(text, raw, end));
+                Ok(TopLevel {
+                    events,
+                    header,
+                    trailer,
+                    bare: false,
+                    dist,
+                })
             }
             _ => bail!("the source is neither a JSON object nor a JSON array"),
+        }
+    }
+}
+
+/// Where the `distributedInfo` value `raw` is (in the header, or in the trailer when it
+/// comes after the events' end `end`), and its entries.
+fn dist_info(text: &str, raw: &RawValue, end: usize) -> DistInfo {
+    let s = offset_in(text, raw.get());
+    let (in_trailer, base) = if s >= end { (true, end) } else { (false, 0) };
+    let entries = serde_json::from_str::<RawObject>(raw.get()).ok().map(|o| {
+        o.0.into_iter()
+            .map(|(k, v)| (k, v.get().to_string()))
+            .collect()
+    });
+    DistInfo {
+        in_trailer,
+        range: (s - base, s - base + raw.get().len()),
+        entries,
+    }
+}
+
+/// What the scan of the events gathers besides their templates.
+struct Extents {
+    /// The earliest `ts`, ns.
+    min_ts: i64,
+    /// The latest `ts` or `ts + dur`, ns.
+    max_end: i64,
+    /// Per family: the smallest and the largest id.
+    id_range: [(i64, i64); IdFamily::COUNT],
+    /// The smallest and the largest `N` of `ProfilerStep#N`.
+    steps: (i64, i64),
+    /// The NCCL kernels' intervals, ns.
+    comm_kernels: Vec<(i64, i64)>,
+}
+
+impl Extents {
+    /// Nothing seen yet.
+    fn new() -> Self {
+        Extents {
+            min_ts: i64::MAX,
+            max_end: i64::MIN,
+            id_range: [(i64::MAX, i64::MIN); IdFamily::COUNT],
+            steps: (i64::MAX, i64::MIN),
+            comm_kernels: Vec::new(),
+        }
+    }
+
+    /// Takes in a linking id of `family`; the segment that rewrites it.
+    #[inline]
+    fn seen_id(&mut self, id: i64, family: IdFamily) -> Seg {
+        let r = &mut self.id_range[family.index()];
+        *r = (r.0.min(id), r.1.max(id));
+        Seg::Id(id, family)
+    }
+
+    /// The kind of the event `s` (a sub-slice of `text`), its holes pushed on `holes`.
+    #[inline]
+    fn scan_event(&mut self, text: &str, s: &str, holes: &mut Vec<Hole>) -> anyhow::Result<Kind> {
+        if !s.starts_with('{') {
+            return Ok(Kind::Repeat);
+        }
+        let obj: RawObject = serde_json::from_str(s).context("bad event")?;
+        let ph = obj.get("ph").and_then(json_str);
+        let name_raw = obj.get("name");
+        let name = name_raw.and_then(json_str);
+        if ph.as_deref() == Some("M") {
+            return Ok(Kind::Once);
+        }
+        let kind = if name.as_deref() == Some("Record Window End") {
+            Kind::Last
+        } else {
+            Kind::Repeat
         };
-        if !events_raw.get().starts_with('[') {
+        self.time_holes(text, &obj, name.as_deref(), holes);
+        if matches!(ph.as_deref(), Some("s" | "f" | "t")) {
+            if let Some(raw) = obj.get("id") {
+                if let Some(id) = parse_int(raw.get()).filter(|&i| i > 0) {
+                    holes.push(hole(text, raw, self.seen_id(id, IdFamily::Correlation)));
+                }
+            }
+        }
+        if let (Some(raw), Some(n)) = (name_raw, name.as_deref().and_then(step_number)) {
+            self.steps = (self.steps.0.min(n), self.steps.1.max(n));
+            holes.push(hole(text, raw, Seg::Step(n)));
+        }
+        self.arg_holes(text, &obj, holes)?;
+        Ok(kind)
+    }
+
+    /// The holes of the event's `ts` and `dur`, which widen the time extent (and an NCCL
+    /// kernel's interval is kept).
+    #[inline]
+    fn time_holes(
+        &mut self,
+        text: &str,
+        obj: &RawObject<'_>,
+        name: Option<&str>,
+        holes: &mut Vec<Hole>,
+    ) {
+        let mut ts_ns = None;
+        if let Some(raw) = obj.get("ts") {
+            if let Some((ns, style)) = parse_micros(raw.get()) {
+                ts_ns = Some(ns);
+                self.min_ts = self.min_ts.min(ns);
+                self.max_end = self.max_end.max(ns);
+                holes.push(hole(text, raw, Seg::Ts { ns, style }));
+            }
+        }
+        if let Some(raw) = obj.get("dur") {
+            if let Some((ns, style)) = parse_micros(raw.get()) {
+                if let Some(t) = ts_ns {
+                    self.max_end = self.max_end.max(t.saturating_add(ns));
+                    if is_comm_kernel(obj, name) {
+                        self.comm_kernels.push((t, t.saturating_add(ns)));
+                    }
+                }
+                holes.push(hole(
+                    text,
+                    raw,
+                    Seg::Dur {
+                        ts: ts_ns,
+                        ns,
+                        style,
+                    },
+                ));
+            }
+        }
+    }
+
+    /// The holes of the linking ids ([`LINK_ARGS`]) in the event's `args`.
+    #[inline]
+    fn arg_holes(
+        &mut self,
+        text: &str,
+        obj: &RawObject<'_>,
+        holes: &mut Vec<Hole>,
+    ) -> anyhow::Result<()> {
+        if let Some(args) = obj.get("args").filter(|a| a.get().starts_with('{')) {
+            let args: RawObject = serde_json::from_str(args.get()).context("bad event args")?;
+            for (k, raw) in &args.0 {
+                let Some(&(_, family)) = LINK_ARGS.iter().find(|(key, _)| key == k) else {
+                    continue;
+                };
+                if let Some(id) = parse_int(raw.get()).filter(|&i| i > 0) {
+                    holes.push(hole(text, raw, self.seen_id(id, family)));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Source {
+    /// Parses a source trace (the whole decompressed text).
+    pub fn parse(text: &str, opts: &LoadOptions) -> anyhow::Result<Source> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let top = TopLevel::split(text)?;
+        if !top.events.get().starts_with('[') {
             bail!("`traceEvents` is not an array");
         }
-        let events: Vec<&RawValue> = serde_json::from_str(events_raw.get())
+        let events: Vec<&RawValue> = serde_json::from_str(top.events.get())
             .context("`traceEvents` is not an array of JSON values")?;
 
-        let events_key_at = header.rfind("\"traceEvents\"");
+        let events_key_at = top.header.rfind("\"traceEvents\"");
         let mut src = Source {
             lit: Vec::with_capacity(text.len()),
             segs: Vec::with_capacity(events.len() * 4),
             events: Vec::with_capacity(events.len()),
-            header,
-            trailer,
-            bare,
+            header: top.header,
+            trailer: top.trailer,
+            bare: top.bare,
             events_key_at,
-            dist,
+            dist: top.dist,
             compact: opts.compact || opts.one_line,
             one_line: opts.one_line,
             t0_ns: 0,
@@ -392,126 +573,66 @@ impl Source {
             step_span: 0,
             sync: Vec::new(),
         };
-        let mut comm_kernels: Vec<(i64, i64)> = Vec::new();
-
-        let mut min_ts = i64::MAX;
-        let mut max_end = i64::MIN;
-        // Per family: the smallest and the largest id.
-        let mut id_range = [(i64::MAX, i64::MIN); IdFamily::COUNT];
-        let mut seen_id = |id: i64, family: IdFamily| {
-            let r = &mut id_range[family.index()];
-            *r = (r.0.min(id), r.1.max(id));
-            Seg::Id(id, family)
-        };
-        let mut steps = (i64::MAX, i64::MIN);
-        let mut holes: Vec<(usize, usize, Seg)> = Vec::new();
+        let mut extents = Extents::new();
+        let mut holes: Vec<Hole> = Vec::new();
         for ev in events {
             let s = ev.get();
             let base = offset_in(text, s);
             holes.clear();
-            let mut kind = Kind::Repeat;
-            if s.starts_with('{') {
-                let obj: RawObject = serde_json::from_str(s).context("bad event")?;
-                let ph = obj.get("ph").and_then(json_str);
-                let name_raw = obj.get("name");
-                let name = name_raw.and_then(json_str);
-                if ph.as_deref() == Some("M") {
-                    kind = Kind::Once;
-                } else {
-                    if name.as_deref() == Some("Record Window End") {
-                        kind = Kind::Last;
-                    }
-                    let hole = |raw: &RawValue, seg: Seg| {
-                        let at = offset_in(text, raw.get());
-                        (at, at + raw.get().len(), seg)
-                    };
-                    let mut ts_ns = None;
-                    if let Some(raw) = obj.get("ts") {
-                        if let Some((ns, style)) = parse_micros(raw.get()) {
-                            ts_ns = Some(ns);
-                            min_ts = min_ts.min(ns);
-                            max_end = max_end.max(ns);
-                            holes.push(hole(raw, Seg::Ts { ns, style }));
-                        }
-                    }
-                    if let Some(raw) = obj.get("dur") {
-                        if let Some((ns, style)) = parse_micros(raw.get()) {
-                            if let Some(t) = ts_ns {
-                                max_end = max_end.max(t.saturating_add(ns));
-                                if is_comm_kernel(&obj, name.as_deref()) {
-                                    comm_kernels.push((t, t.saturating_add(ns)));
-                                }
-                            }
-                            holes.push(hole(
-                                raw,
-                                Seg::Dur {
-                                    ts: ts_ns,
-                                    ns,
-                                    style,
-                                },
-                            ));
-                        }
-                    }
-                    if matches!(ph.as_deref(), Some("s" | "f" | "t")) {
-                        if let Some(raw) = obj.get("id") {
-                            if let Some(id) = parse_int(raw.get()).filter(|&i| i > 0) {
-                                holes.push(hole(raw, seen_id(id, IdFamily::Correlation)));
-                            }
-                        }
-                    }
-                    if let (Some(raw), Some(n)) = (name_raw, name.as_deref().and_then(step_number))
-                    {
-                        steps = (steps.0.min(n), steps.1.max(n));
-                        holes.push(hole(raw, Seg::Step(n)));
-                    }
-                    if let Some(args) = obj.get("args").filter(|a| a.get().starts_with('{')) {
-                        let args: RawObject =
-                            serde_json::from_str(args.get()).context("bad event args")?;
-                        for (k, raw) in &args.0 {
-                            let Some(&(_, family)) = LINK_ARGS.iter().find(|(key, _)| key == k)
-                            else {
-                                continue;
-                            };
-                            if let Some(id) = parse_int(raw.get()).filter(|&i| i > 0) {
-                                holes.push(hole(raw, seen_id(id, family)));
-                            }
-                        }
-                    }
-                }
-            }
-            holes.sort_by_key(|h| h.0);
-            let seg_start = src.segs.len();
-            let mut cursor = base;
-            for &(start, end, seg) in &holes {
-                src.push_lit(&text.as_bytes()[cursor..start]);
-                src.segs.push(seg);
-                cursor = end;
-            }
-            src.push_lit(&text.as_bytes()[cursor..base + s.len()]);
-            src.events.push(EventTemplate {
-                segs: (seg_start, src.segs.len()),
-                kind,
-            });
+            let kind = extents.scan_event(text, s, &mut holes)?;
+            src.push_template(text, base, s, &mut holes, kind);
         }
+        src.set_extents(extents, opts.gap_ns);
+        Ok(src)
+    }
+
+    /// Appends the template of the event `s` at `base` in `text`: its bytes between the
+    /// holes as literals, each hole as its segment.
+    #[inline]
+    fn push_template(&mut self, text: &str, base: usize, s: &str, holes: &mut [Hole], kind: Kind) {
+        holes.sort_by_key(|h| h.0);
+        let seg_start = self.segs.len();
+        let mut cursor = base;
+        for &(start, end, seg) in holes.iter() {
+            self.push_lit(&text.as_bytes()[cursor..start]);
+            self.segs.push(seg);
+            cursor = end;
+        }
+        self.push_lit(&text.as_bytes()[cursor..base + s.len()]);
+        self.events.push(EventTemplate {
+            segs: (seg_start, self.segs.len()),
+            kind,
+        });
+    }
+
+    /// From what the scan gathered: the time origin, the period between copies, where
+    /// ranks synchronise, and what ids and step numbers move up by.
+    fn set_extents(&mut self, extents: Extents, gap_ns: i64) {
+        let Extents {
+            min_ts,
+            max_end,
+            id_range,
+            steps,
+            comm_kernels,
+        } = extents;
         if min_ts <= max_end {
-            src.t0_ns = min_ts.div_euclid(1000) * 1000;
-            let span = max_end - min_ts + opts.gap_ns.max(0);
-            src.period_ns = (span.max(1) + 999) / 1000 * 1000;
-            let t0 = src.t0_ns;
-            src.sync = merge_intervals(
+            self.t0_ns = min_ts.div_euclid(1000) * 1000;
+            let span = max_end - min_ts + gap_ns.max(0);
+            self.period_ns = (span.max(1) + 999) / 1000 * 1000;
+            let t0 = self.t0_ns;
+            self.sync = merge_intervals(
                 comm_kernels
                     .into_iter()
                     .map(|(s, e)| (s - t0, e - t0))
                     .collect(),
             );
         }
-        for (offset, &(lo, hi)) in src.id_offsets.iter_mut().zip(&id_range) {
+        for (offset, &(lo, hi)) in self.id_offsets.iter_mut().zip(&id_range) {
             *offset = if lo <= hi { hi - lo + 1 } else { 0 };
         }
         if steps.0 <= steps.1 {
-            src.step_span = steps.1 - steps.0 + 1;
+            self.step_span = steps.1 - steps.0 + 1;
         }
-        Ok(src)
     }
 
     fn push_lit(&mut self, bytes: &[u8]) {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kinetoscope_trace::read::{read_trace, sniff_path, ContentKind, ReadOptions};
-use kinetoscope_trace::{CategoryKind, NsysFeature, Phase, Trace, TraceError};
+use kinetoscope_trace::{CategoryKind, NsysFeature, NsysInfo, Phase, Trace, TraceError};
 use rusqlite::{Connection, OpenFlags};
 
 use super::common::{fixture, require_shared};
@@ -92,31 +92,46 @@ pub fn check_against_sql(path: &Path) {
     let t = read_trace(path, &ReadOptions::default()).unwrap();
     let info = t.meta.nsys.as_ref().expect("nsys info");
     let c = sql(path);
-    let name = path.display();
+    let name = path.display().to_string();
 
-    // Kernels by name: count and total time.
     let kernel_table = has_table(&c, "CUPTI_ACTIVITY_KIND_KERNEL");
+    check_kernels_by_name(&c, &t, kernel_table, &name);
+    check_kernels_by_device(&c, &t, &name);
+    check_graph_executions(&c, &t, info, &name);
+    check_nvtx_ranges(&c, &t, info, &name);
+    if kernel_table && has_table(&c, "CUPTI_ACTIVITY_KIND_RUNTIME") {
+        check_launch_links(&c, &t, &name);
+    }
+    check_gpu_rows_without_call(&c, info, &name);
+    drop(c);
+    assert_eq!(stamp(path), before, "{name}: the input changed");
+}
+
+/// Kernels by name: count and total time.
+fn check_kernels_by_name(c: &Connection, t: &Trace, kernel_table: bool, name: &str) {
     let want = if kernel_table {
         grouped(
-            &c,
+            c,
             "SELECT s.value, count(*), sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k \
              JOIN StringIds s ON s.id = k.shortName GROUP BY s.value",
         )
     } else {
         BTreeMap::new()
     };
-    let got = model_grouped(&t, |k, n| {
+    let got = model_grouped(t, |k, n| {
         k == CategoryKind::Kernel && !n.starts_with("CUDA graph ")
     });
     assert_eq!(got, want, "{name}: kernels by name");
+}
 
-    // Kernels and graph executions by device: count and time.
+/// Kernels and graph executions by device: count and time.
+fn check_kernels_by_device(c: &Connection, t: &Trace, name: &str) {
     let mut want_dev: BTreeMap<i64, (u64, i64)> = BTreeMap::new();
     for table in [
         "CUPTI_ACTIVITY_KIND_KERNEL",
         "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
     ] {
-        if !has_table(&c, table) {
+        if !has_table(c, table) {
             continue;
         }
         let q = format!("SELECT deviceId, count(*), sum(end - start) FROM {table} GROUP BY 1");
@@ -144,81 +159,89 @@ pub fn check_against_sql(path: &Path) {
         s.1 += t.events.dur_ns.at(k.event.index());
     }
     assert_eq!(got_dev, want_dev, "{name}: kernels by device");
+}
 
-    // Graph executions.
-    if has_table(&c, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE") {
-        let (n, ns): (i64, i64) = c
-            .query_row(
-                "SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .unwrap();
-        let got = model_grouped(&t, |k, n| {
-            k == CategoryKind::Kernel && n.starts_with("CUDA graph ")
-        });
-        assert_eq!(got.values().map(|v| v.0).sum::<u64>(), n as u64, "{name}");
-        assert_eq!(got.values().map(|v| v.1).sum::<i64>(), ns, "{name}");
-        assert_eq!(info.graph_executions, n as u64);
+/// Graph executions: count and total time, when the export has them.
+fn check_graph_executions(c: &Connection, t: &Trace, info: &NsysInfo, name: &str) {
+    if !has_table(c, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE") {
+        return;
     }
+    let (n, ns): (i64, i64) = c
+        .query_row(
+            "SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let got = model_grouped(t, |k, n| {
+        k == CategoryKind::Kernel && n.starts_with("CUDA graph ")
+    });
+    assert_eq!(got.values().map(|v| v.0).sum::<u64>(), n as u64, "{name}");
+    assert_eq!(got.values().map(|v| v.1).sum::<i64>(), ns, "{name}");
+    assert_eq!(info.graph_executions, n as u64);
+}
 
-    // NVTX ranges by name: emit_nvtx ranges under their operator, others by text
-    // (`domain:text` outside the default domain).
-    if has_table(&c, "NVTX_EVENTS") {
-        let want = grouped(
-            &c,
-            "WITH dom AS (SELECT domainId AS id, text AS name FROM NVTX_EVENTS \
-             WHERE eventType = 75 AND domainId != 0), \
-             r AS (SELECT coalesce(dom.name || ':', '') || coalesce(n.text, s.value) AS t, \
-             n.end - n.start AS d FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId \
-             LEFT JOIN dom ON dom.id = n.domainId \
-             WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL) \
-             SELECT CASE WHEN instr(t, ', op_id = ') > 0 OR instr(t, ', seq = ') > 0 \
-             THEN substr(t, 1, instr(t, ', ') - 1) ELSE t END AS name, count(*), sum(d) \
-             FROM r GROUP BY name",
-        );
-        let got = model_grouped(&t, |k, _| {
-            matches!(k, CategoryKind::CpuOp | CategoryKind::UserAnnotation)
-        });
-        assert_eq!(got, want, "{name}: NVTX ranges by name");
-        let open: i64 = c
-            .query_row(
-                "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NULL",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(info.ranges_open_at_end, open as u64);
-    } else {
+/// NVTX ranges by name: emit_nvtx ranges under their operator, others by text
+/// (`domain:text` outside the default domain); without NVTX, the feature noted missing.
+fn check_nvtx_ranges(c: &Connection, t: &Trace, info: &NsysInfo, name: &str) {
+    if !has_table(c, "NVTX_EVENTS") {
         assert!(info.missing.contains(&NsysFeature::Nvtx), "{name}");
+        return;
     }
+    let want = grouped(
+        c,
+        "WITH dom AS (SELECT domainId AS id, text AS name FROM NVTX_EVENTS \
+         WHERE eventType = 75 AND domainId != 0), \
+         r AS (SELECT coalesce(dom.name || ':', '') || coalesce(n.text, s.value) AS t, \
+         n.end - n.start AS d FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId \
+         LEFT JOIN dom ON dom.id = n.domainId \
+         WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL) \
+         SELECT CASE WHEN instr(t, ', op_id = ') > 0 OR instr(t, ', seq = ') > 0 \
+         THEN substr(t, 1, instr(t, ', ') - 1) ELSE t END AS name, count(*), sum(d) \
+         FROM r GROUP BY name",
+    );
+    let got = model_grouped(t, |k, _| {
+        matches!(k, CategoryKind::CpuOp | CategoryKind::UserAnnotation)
+    });
+    assert_eq!(got, want, "{name}: NVTX ranges by name");
+    let open: i64 = c
+        .query_row(
+            "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(info.ranges_open_at_end, open as u64);
+}
 
-    // The launch link stays within the process: a kernel links to a runtime call only
-    // where SQL finds one in the same process with the same correlation id.
-    if kernel_table && has_table(&c, "CUPTI_ACTIVITY_KIND_RUNTIME") {
-        let linked: i64 = c
-            .query_row(
-                "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE EXISTS \
-                 (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = \
-                 k.correlationId AND (r.globalTid >> 24) = (k.globalPid >> 24))",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        let idx = t.correlation_index();
-        let got = t
-            .args
-            .kernel
-            .iter()
-            .filter(|k| !t.name(k.event).starts_with("CUDA graph "))
-            .filter(|k| {
-                idx.launch(t.events.correlation.at(k.event.index()))
-                    .is_some()
-            })
-            .count();
-        assert_eq!(got as i64, linked, "{name}: kernels with a launch call");
-    }
-    // GPU rows without a runtime or driver call of their process and correlation id.
+/// The launch link stays within the process: a kernel links to a runtime call only
+/// where SQL finds one in the same process with the same correlation id.
+fn check_launch_links(c: &Connection, t: &Trace, name: &str) {
+    let linked: i64 = c
+        .query_row(
+            "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE EXISTS \
+             (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.correlationId = \
+             k.correlationId AND (r.globalTid >> 24) = (k.globalPid >> 24))",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let idx = t.correlation_index();
+    let got = t
+        .args
+        .kernel
+        .iter()
+        .filter(|k| !t.name(k.event).starts_with("CUDA graph "))
+        .filter(|k| {
+            idx.launch(t.events.correlation.at(k.event.index()))
+                .is_some()
+        })
+        .count();
+    assert_eq!(got as i64, linked, "{name}: kernels with a launch call");
+}
+
+/// GPU rows without a runtime or driver call of their process and correlation id.
+fn check_gpu_rows_without_call(c: &Connection, info: &NsysInfo, name: &str) {
     let mut without = 0i64;
     for gpu in [
         "CUPTI_ACTIVITY_KIND_KERNEL",
@@ -226,12 +249,12 @@ pub fn check_against_sql(path: &Path) {
         "CUPTI_ACTIVITY_KIND_MEMCPY",
         "CUPTI_ACTIVITY_KIND_MEMSET",
     ] {
-        if !has_table(&c, gpu) {
+        if !has_table(c, gpu) {
             continue;
         }
         let calls: Vec<String> = ["CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER"]
             .into_iter()
-            .filter(|t| has_table(&c, t))
+            .filter(|t| has_table(c, t))
             .map(|t| {
                 format!(
                     "EXISTS (SELECT 1 FROM {t} r WHERE r.correlationId = g.correlationId \
@@ -251,8 +274,6 @@ pub fn check_against_sql(path: &Path) {
         info.gpu_without_runtime_call, without as u64,
         "{name}: GPU rows without a call"
     );
-    drop(c);
-    assert_eq!(stamp(path), before, "{name}: the input changed");
 }
 
 #[test]

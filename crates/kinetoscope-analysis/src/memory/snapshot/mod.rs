@@ -339,6 +339,8 @@ pub fn analyze_snapshot(snap: &Snapshot, opts: &SnapshotOptions) -> SnapshotView
     view
 }
 
+/// Everything the view shows for device `d`: its state and segments, then what its
+/// recorded history gives (or, without one, the sites live at snapshot time).
 fn device_view(
     snap: &Snapshot,
     (d, segs): (i64, &[&Segment]),
@@ -346,25 +348,17 @@ fn device_view(
     sites: &mut Sites,
 ) -> SnapshotDevice {
     let state = state::allocator_state(segs.iter().copied());
-    let mut rows: Vec<SegmentRow> = segs.iter().map(|s| state::segment_row(s)).collect();
-    rows.sort_by(|a, b| {
-        b.total_size_bytes
-            .cmp(&a.total_size_bytes)
-            .then(b.allocated_bytes.cmp(&a.allocated_bytes))
-    });
-    let segments_total = rows.len();
-    cut(&mut rows, opts.top);
-    let empty = Vec::new();
+    let (segments, segments_total) = segment_rows(segs, opts.top);
     let entries: &[TraceEntry] = snap
         .device_traces
         .as_ref()
         .and_then(|t| t.get(d as usize))
-        .unwrap_or(&empty);
+        .map_or(&[][..], Vec::as_slice);
     let mut dev = SnapshotDevice {
         device: Device::cuda(d).to_string(),
         device_id: d,
         state,
-        segments: rows,
+        segments,
         segments_total,
         history: None,
         top_sites: TopSites {
@@ -381,29 +375,78 @@ fn device_view(
         leak_groups_total: 0,
     };
     if entries.is_empty() {
-        let live = segs
-            .iter()
-            .flat_map(|s| &s.blocks)
-            .filter(|b| b.state == kinetoscope_trace::snapshot::BlockState::ActiveAllocated);
-        let live: Vec<LiveAlloc> = live
-            .map(|b| LiveAlloc {
-                size: b.size,
-                stack: b.stack,
-                index: None,
-            })
-            .collect();
-        dev.top_sites = top_sites(snap, sites, &live, SitesAt::Snapshot, None, opts.top);
+        dev.top_sites = snapshot_sites(snap, sites, segs, opts.top);
         return dev;
     }
     let r = replay::replay(segs, entries);
     let peak = r.peak().unwrap_or(0);
+    dev.history = Some(history_summary(&r, entries, peak));
+    let live = replay::live_after(&r, entries, Some(peak));
+    dev.top_sites = top_sites(
+        snap,
+        sites,
+        &live,
+        SitesAt::Peak,
+        Some(peak as u64),
+        opts.top,
+    );
+    dev.timeline = timeline(&r, entries, opts.points.max(10));
+    for (i, e) in entries.iter().enumerate() {
+        if e.action != Action::Oom {
+            continue;
+        }
+        dev.ooms_total += 1;
+        if dev.ooms.len() >= MAX_OOM_REPORTS {
+            continue;
+        }
+        dev.ooms
+            .push(oom_report(snap, sites, &r, entries, i, opts.top));
+    }
+    let mut leaks = leak_suspects(snap, sites, &r, entries);
+    dev.leak_groups_total = leaks.len();
+    cut(&mut leaks, opts.top);
+    dev.leak_suspects = leaks;
+    dev
+}
+
+/// The device's segment rows, largest first (after `--top`), and how many there were.
+fn segment_rows(segs: &[&Segment], top: usize) -> (Vec<SegmentRow>, usize) {
+    let mut rows: Vec<SegmentRow> = segs.iter().map(|s| state::segment_row(s)).collect();
+    rows.sort_by(|a, b| {
+        b.total_size_bytes
+            .cmp(&a.total_size_bytes)
+            .then(b.allocated_bytes.cmp(&a.allocated_bytes))
+    });
+    let total = rows.len();
+    cut(&mut rows, top);
+    (rows, total)
+}
+
+/// Without a history: the sites of the blocks allocated at snapshot time.
+fn snapshot_sites(snap: &Snapshot, sites: &mut Sites, segs: &[&Segment], top: usize) -> TopSites {
+    let live = segs
+        .iter()
+        .flat_map(|s| &s.blocks)
+        .filter(|b| b.state == kinetoscope_trace::snapshot::BlockState::ActiveAllocated);
+    let live: Vec<LiveAlloc> = live
+        .map(|b| LiveAlloc {
+            size: b.size,
+            stack: b.stack,
+            index: None,
+        })
+        .collect();
+    top_sites(snap, sites, &live, SitesAt::Snapshot, None, top)
+}
+
+/// The summary of a device's replayed history, whose active memory peaks at entry `peak`.
+fn history_summary(r: &Replay, entries: &[TraceEntry], peak: usize) -> HistorySummary {
     let time = |i: usize| entries.get(i).and_then(time_ns);
     let mut actions: BTreeMap<String, u64> = BTreeMap::new();
     for e in entries {
         *actions.entry(e.action.to_string()).or_default() += 1;
     }
     let quarter = entries.len() / 4;
-    dev.history = Some(HistorySummary {
+    HistorySummary {
         entries: entries.len() as u64,
         actions,
         first_time_ns: entries.iter().find_map(time_ns),
@@ -434,63 +477,52 @@ fn device_view(
                 )
             })
             .count() as u64,
-    });
-    let live = replay::live_after(&r, entries, Some(peak));
-    dev.top_sites = top_sites(
-        snap,
-        sites,
-        &live,
-        SitesAt::Peak,
-        Some(peak as u64),
-        opts.top,
-    );
-    dev.timeline = timeline(&r, entries, opts.points.max(10));
-    for (i, e) in entries.iter().enumerate() {
-        if e.action != Action::Oom {
-            continue;
-        }
-        dev.ooms_total += 1;
-        if dev.ooms.len() >= MAX_OOM_REPORTS {
-            continue;
-        }
-        let before = i.checked_sub(1);
-        let live = replay::live_after(&r, entries, before);
-        let active = r.active_before(i);
-        let reserved = r.reserved_before(i);
-        let unused = reserved.saturating_sub(active);
-        let cause = if unused >= e.size {
-            OomCause::Fragmentation
-        } else {
-            OomCause::ExceedsCache
-        };
-        let state_is_at_oom = entries[i + 1..]
-            .iter()
-            .all(|x| matches!(x.action, Action::Oom | Action::Snapshot));
-        let sid = sites.site(snap, e.stack);
-        dev.ooms.push(OomReport {
-            index: i as u64,
-            time_ns: time_ns(e),
-            requested_bytes: e.size,
-            device_free_bytes: e.device_free,
-            stream: e.stream,
-            frames: sites.display(sid),
-            user_frame: sites.user_frame(sid),
-            op_site: sites.op_site(sid),
-            active_bytes: active,
-            reserved_bytes: reserved,
-            reserved_unused_bytes: unused,
-            top_sites: top_sites(snap, sites, &live, SitesAt::Oom, None, opts.top).sites,
-            state_is_at_oom,
-            cause,
-            shortfall_bytes: e.size.saturating_sub(unused),
-            device_free_covers_request: e.device_free.is_some_and(|f| f >= e.size),
-        });
     }
-    let mut leaks = leak_suspects(snap, sites, &r, entries);
-    dev.leak_groups_total = leaks.len();
-    cut(&mut leaks, opts.top);
-    dev.leak_suspects = leaks;
-    dev
+}
+
+/// The OOM at entry `i` of the replayed history: the allocator state just before it,
+/// the reading of its numbers, and what was live.
+fn oom_report(
+    snap: &Snapshot,
+    sites: &mut Sites,
+    r: &Replay,
+    entries: &[TraceEntry],
+    i: usize,
+    top: usize,
+) -> OomReport {
+    let e = &entries[i];
+    let before = i.checked_sub(1);
+    let live = replay::live_after(r, entries, before);
+    let active = r.active_before(i);
+    let reserved = r.reserved_before(i);
+    let unused = reserved.saturating_sub(active);
+    let cause = if unused >= e.size {
+        OomCause::Fragmentation
+    } else {
+        OomCause::ExceedsCache
+    };
+    let state_is_at_oom = entries[i + 1..]
+        .iter()
+        .all(|x| matches!(x.action, Action::Oom | Action::Snapshot));
+    let sid = sites.site(snap, e.stack);
+    OomReport {
+        index: i as u64,
+        time_ns: time_ns(e),
+        requested_bytes: e.size,
+        device_free_bytes: e.device_free,
+        stream: e.stream,
+        frames: sites.display(sid),
+        user_frame: sites.user_frame(sid),
+        op_site: sites.op_site(sid),
+        active_bytes: active,
+        reserved_bytes: reserved,
+        reserved_unused_bytes: unused,
+        top_sites: top_sites(snap, sites, &live, SitesAt::Oom, None, top).sites,
+        state_is_at_oom,
+        cause,
+        shortfall_bytes: e.size.saturating_sub(unused),
+        device_free_covers_request: e.device_free.is_some_and(|f| f >= e.size),
+    }
 }
 
 fn cut<T>(v: &mut Vec<T>, top: usize) {
