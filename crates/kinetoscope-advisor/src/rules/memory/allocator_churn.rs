@@ -87,8 +87,47 @@ impl Rule for AllocatorChurn {
         if facts.n_steps() == 0 || (!whole_trace && facts.n_steps() < 2) {
             return Vec::new();
         }
-        let e = &facts.trace.events;
-        let ev = facts.events(
+        let Some(churn) = Churn::measure(facts, whole_trace) else {
+            return Vec::new();
+        };
+        if whole_trace && churn.share < config.allocator_churn.whole_trace_min_share_pct {
+            return Vec::new();
+        }
+        vec![churn.finding(facts, config)]
+    }
+}
+
+/// Calls by name: count and host time, ns.
+type ByName<'f> = Vec<(&'f str, (u64, i64))>;
+/// Calls by `name ← caller`: count.
+type ByCaller = Vec<(String, u64)>;
+
+/// The allocator calls of the steady-state steps and what they cost.
+struct Churn {
+    /// No step markers: the whole trace is one step, warm-up included.
+    whole_trace: bool,
+    /// The allocator calls, in event order.
+    calls: Vec<usize>,
+    /// Steps skipped as warm-up (the first, with step markers).
+    skip: usize,
+    /// Steady-state steps.
+    steady: f64,
+    /// Host time in the calls, per step (0 for the skipped steps).
+    per_step_ns: Vec<i64>,
+    /// Calls per step (0 for the skipped steps).
+    counts: Vec<u64>,
+    /// Steady-state steps with a call.
+    seen: usize,
+    /// Mean host time in the calls per steady-state step.
+    mean_ns: f64,
+    /// The calls' share of the steps' host time, %.
+    share: f64,
+}
+
+impl Churn {
+    /// The allocator calls after warm-up; `None` when there are none.
+    fn measure(facts: &Facts, whole_trace: bool) -> Option<Self> {
+        let calls = facts.events(
             &[
                 CategoryKind::CudaRuntime,
                 CategoryKind::CudaDriver,
@@ -99,29 +138,40 @@ impl Rule for AllocatorChurn {
         // Steady state: every step after the first; without markers, the whole trace.
         let skip = usize::from(!whole_trace);
         let steady = (facts.n_steps() - skip) as f64;
-        let mut per = facts.per_step_ns(&ev);
-        let mut counts = facts.per_step_count(&ev);
+        let mut per_step_ns = facts.per_step_ns(&calls);
+        let mut counts = facts.per_step_count(&calls);
         for s in 0..skip {
-            per[s] = 0;
+            per_step_ns[s] = 0;
             counts[s] = 0;
         }
         let seen = counts.iter().filter(|c| **c > 0).count();
         if seen == 0 {
-            return Vec::new();
+            return None;
         }
-        let mean = per.iter().sum::<i64>() as f64 / steady;
+        let mean_ns = per_step_ns.iter().sum::<i64>() as f64 / steady;
         let host_ns: i64 = facts.host_steps.iter().map(|h| h.1 - h.0).sum();
-        let share = 100.0 * mean * steady / host_ns.max(1) as f64;
-        if whole_trace && share < config.allocator_churn.whole_trace_min_share_pct {
-            return Vec::new();
-        }
-        let in_steady = |i: usize| facts.step_of_event(i).is_some_and(|s| s >= skip);
-        // GPU idle during the calls, per step (overlaps counted once).
+        let share = 100.0 * mean_ns * steady / host_ns.max(1) as f64;
+        Some(Self {
+            whole_trace,
+            calls,
+            skip,
+            steady,
+            per_step_ns,
+            counts,
+            seen,
+            mean_ns,
+            share,
+        })
+    }
+
+    /// The time the GPU waits for the host during the steady-state calls, per step
+    /// (overlaps counted once).
+    fn gpu_idle_per_step(&self, facts: &Facts) -> f64 {
+        let e = &facts.trace.events;
         let mut windows = vec![Vec::new(); facts.n_steps()];
-        let missing = facts.device_activity_missing();
         if facts.has_gpu {
-            for &i in &ev {
-                if let Some(s) = facts.step_of_event(i).filter(|s| *s >= skip) {
+            for &i in &self.calls {
+                if let Some(s) = facts.step_of_event(i).filter(|s| *s >= self.skip) {
                     windows[s].push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i)));
                 }
             }
@@ -130,11 +180,18 @@ impl Rule for AllocatorChurn {
             .into_iter()
             .map(|w| facts.gpu_waiting_in_union(w))
             .sum();
-        let impact = idle_ns as f64 / steady;
+        idle_ns as f64 / self.steady
+    }
+
+    /// The steady-state calls by name (count and host time, the most time first) and by
+    /// name and calling operator (the most calls first).
+    fn by_name_and_caller<'f>(&self, facts: &'f Facts) -> (ByName<'f>, ByCaller) {
+        let e = &facts.trace.events;
+        let in_steady = |i: usize| facts.step_of_event(i).is_some_and(|s| s >= self.skip);
         let mut by_name: BTreeMap<&str, (u64, i64)> = BTreeMap::new();
         let mut callers: BTreeMap<String, u64> = BTreeMap::new();
         let mut caller = facts.callers(is_allocator_call);
-        for &i in ev.iter().filter(|&&i| in_steady(i)) {
+        for &i in self.calls.iter().filter(|&&i| in_steady(i)) {
             let name = facts.name(i);
             let v = by_name.entry(name).or_default();
             v.0 += 1;
@@ -146,8 +203,57 @@ impl Rule for AllocatorChurn {
         by_name.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(b.0)));
         let mut callers: Vec<(String, u64)> = callers.into_iter().collect();
         callers.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let calls: u64 = counts.iter().sum();
-        let mut evidence = vec![if whole_trace {
+        (by_name, callers)
+    }
+
+    /// The finding: title, evidence, fix and details.
+    fn finding(&self, facts: &Facts, config: &Config) -> Finding {
+        let impact = self.gpu_idle_per_step(facts);
+        let (by_name, callers) = self.by_name_and_caller(facts);
+        let evidence = self.evidence(facts, impact, &by_name, &callers);
+        let title = if self.whole_trace {
+            format!(
+                "Device memory allocation calls take {:.1} % of the trace ({}, {} calls)",
+                self.share,
+                by_name.first().map_or("", |b| b.0),
+                by_name.first().map_or(0, |b| b.1 .0)
+            )
+        } else {
+            "Device memory is allocated/freed in steady-state steps".to_owned()
+        };
+        finish(
+            &META,
+            facts,
+            config,
+            Draft {
+                about: About::Trace,
+                title,
+                severity: Severity::Warning,
+                impact_ns: impact,
+                steps_seen: self.seen,
+                evidence,
+                fix: "Keep the caching allocator warm: no torch.cuda.empty_cache() in the loop, \
+                      static shapes (pad or bucket), a lower peak (checkpointing, smaller \
+                      micro-batch), PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; warm \
+                      up before profiling."
+                    .to_owned(),
+                details: self.details(config),
+            },
+        )
+    }
+
+    /// The evidence lines: calls and host time, per step, GPU idle, the top names and
+    /// callers.
+    fn evidence(
+        &self,
+        facts: &Facts,
+        impact: f64,
+        by_name: &[(&str, (u64, i64))],
+        callers: &[(String, u64)],
+    ) -> Vec<String> {
+        let calls: u64 = self.counts.iter().sum();
+        let (share, mean, steady) = (self.share, self.mean_ns, self.steady);
+        let mut evidence = vec![if self.whole_trace {
             format!(
                 "{calls} calls in the trace (no step markers: warm-up included), {:.3} ms of \
                  host time ({share:.1} % of the trace)",
@@ -155,19 +261,20 @@ impl Rule for AllocatorChurn {
             )
         } else {
             format!(
-                "{calls} calls in {seen} of {} steps after the first, {:.3} ms of host time \
+                "{calls} calls in {} of {} steps after the first, {:.3} ms of host time \
                  per step",
+                self.seen,
                 facts.n_steps() - 1,
                 ms(mean)
             )
         }];
-        if !whole_trace {
+        if !self.whole_trace {
             evidence.push(format!(
                 "per step (first step excluded): {}",
-                step_list_ms(&per)
+                step_list_ms(&self.per_step_ns)
             ));
         }
-        evidence.push(if missing {
+        evidence.push(if facts.device_activity_missing() {
             "GPU idle during the calls unknown: device activity is missing from the trace"
                 .to_owned()
         } else {
@@ -189,47 +296,25 @@ impl Rule for AllocatorChurn {
                 .take(3)
                 .map(|(c, n)| format!("{c}: {n} calls")),
         );
-        let title = if whole_trace {
+        evidence
+    }
+
+    /// The thresholds and what the impact counts.
+    fn details(&self, config: &Config) -> String {
+        if self.whole_trace {
             format!(
-                "Device memory allocation calls take {share:.1} % of the trace ({}, {} calls)",
-                by_name.first().map_or("", |b| b.0),
-                by_name.first().map_or(0, |b| b.1 .0)
+                "No ProfilerStep# markers: the whole trace is one step, warm-up \
+                 included, so steady state cannot be told apart; allocator calls \
+                 {:.1} % ≥ {} % of the trace's host time \
+                 (allocator_churn.whole_trace_min_share_pct, proposal). Impact: the \
+                 time the GPU waits for the host during the calls.",
+                self.share, config.allocator_churn.whole_trace_min_share_pct
             )
         } else {
-            "Device memory is allocated/freed in steady-state steps".to_owned()
-        };
-        vec![finish(
-            &META,
-            facts,
-            config,
-            Draft {
-                about: About::Trace,
-                title,
-                severity: Severity::Warning,
-                impact_ns: impact,
-                steps_seen: seen,
-                evidence,
-                fix: "Keep the caching allocator warm: no torch.cuda.empty_cache() in the loop, \
-                      static shapes (pad or bucket), a lower peak (checkpointing, smaller \
-                      micro-batch), PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; warm \
-                      up before profiling."
-                    .to_owned(),
-                details: if whole_trace {
-                    format!(
-                        "No ProfilerStep# markers: the whole trace is one step, warm-up \
-                         included, so steady state cannot be told apart; allocator calls \
-                         {share:.1} % ≥ {} % of the trace's host time \
-                         (allocator_churn.whole_trace_min_share_pct, proposal). Impact: the \
-                         time the GPU waits for the host during the calls.",
-                        config.allocator_churn.whole_trace_min_share_pct
-                    )
-                } else {
-                    "Allocator calls after the first step. Impact: the time the GPU waits \
-                     for the host during the calls; cudaFree also synchronises the device \
-                     (HostDeviceSync counts the idle after it)."
-                        .to_owned()
-                },
-            },
-        )]
+            "Allocator calls after the first step. Impact: the time the GPU waits \
+             for the host during the calls; cudaFree also synchronises the device \
+             (HostDeviceSync counts the idle after it)."
+                .to_owned()
+        }
     }
 }
