@@ -5,8 +5,9 @@
 //! block.
 //!
 //! On x86-64 each answer is a few SSE2 instructions: SSE2 is part of every x86-64 CPU, so
-//! there is no runtime check, and a mask is 16 bits. Elsewhere the masks come from two
-//! 8-byte words, each byte's answer in its high bit (a 128-bit mask, not gathered into
+//! there is no runtime check, and a mask is 16 bits. On aarch64 it is a few NEON
+//! instructions (NEON is part of every aarch64 CPU), and a mask is 64 bits, four for each
+//! byte, of which the highest answers. Elsewhere the masks come from two 8-byte words, each byte's answer in its high bit (a 128-bit mask, not gathered into
 //! 16 bits: that would cost more than it saves), and a whitespace run is skipped by
 //! words of spaces, any other whitespace byte one at a time: testing every word for all
 //! four whitespace bytes cost 6–10 % more instructions on pretty-printed traces, whose
@@ -20,7 +21,8 @@ pub(crate) fn block_at(buf: &[u8], i: usize) -> Option<&[u8; 16]> {
 }
 
 /// One bit for each byte of a block that answers yes: bit `k` for byte `k` from SSE2,
-/// bit `8k + 7` (the byte's high bit) from the words; no other bits.
+/// bit `4k + 3` from NEON, bit `8k + 7` (the byte's high bit) from the words; no other
+/// bits.
 pub(crate) type Mask = imp::Mask;
 
 /// The position of the lowest byte in `mask` (which is not empty).
@@ -68,7 +70,10 @@ pub(crate) struct Structural<M = Mask> {
 #[cfg(target_arch = "x86_64")]
 use sse2 as imp;
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(target_arch = "aarch64")]
+use neon as imp;
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 use words as imp;
 
 /// SSE2: one load, a compare per byte value, one `movemask` per answer.
@@ -159,9 +164,105 @@ mod sse2 {
     }
 }
 
+/// NEON: one load, a compare per byte value, and each answer narrowed to four bits a
+/// byte (a shift right by four of each 16-bit lane, keeping its low byte: the `shrn`
+/// instruction), of which the highest is kept.
+///
+/// SAFETY (every `unsafe` block here): the intrinsics need NEON, which every aarch64 CPU
+/// has (it is in the target's baseline, enabled for all code built for it).
+#[cfg(target_arch = "aarch64")]
+mod neon {
+    use std::arch::aarch64::{
+        uint8x16_t, vceqq_u8, vdupq_n_u8, vget_lane_u64, vld1q_u8, vorrq_u8, vreinterpret_u64_u8,
+        vreinterpretq_u16_u8, vshrn_n_u16,
+    };
+
+    use super::{block_at, is_whitespace, Structural};
+
+    /// Bit `4k + 3` for byte `k`.
+    pub(super) type Mask = u64;
+    /// Bits per byte.
+    pub(super) const STEP: u32 = 4;
+    /// The bit of every byte.
+    const ALL: Mask = 0x8888_8888_8888_8888;
+
+    #[inline(always)]
+    fn load(block: &[u8; 16]) -> uint8x16_t {
+        // SAFETY: the pointer is to 16 readable bytes (the load needs no alignment);
+        // NEON as above.
+        unsafe { vld1q_u8(block.as_ptr()) }
+    }
+
+    /// Each byte of `v` equal to `b` as 0xFF, the others as 0.
+    #[inline(always)]
+    fn eq(v: uint8x16_t, b: u8) -> uint8x16_t {
+        // SAFETY: NEON, as above.
+        unsafe { vceqq_u8(v, vdupq_n_u8(b)) }
+    }
+
+    /// Bytes of either.
+    #[inline(always)]
+    fn or(a: uint8x16_t, b: uint8x16_t) -> uint8x16_t {
+        // SAFETY: NEON, as above.
+        unsafe { vorrq_u8(a, b) }
+    }
+
+    /// Bytes of 0xFF or 0 as a mask: four bits a byte, then the highest of each four.
+    #[inline(always)]
+    fn bits(v: uint8x16_t) -> Mask {
+        // SAFETY: NEON, as above.
+        let nibbles = unsafe {
+            vget_lane_u64::<0>(vreinterpret_u64_u8(vshrn_n_u16::<4>(vreinterpretq_u16_u8(
+                v,
+            ))))
+        };
+        nibbles & ALL
+    }
+
+    /// Sixteen bytes at a time, then byte by byte.
+    #[inline(always)]
+    pub(super) fn whitespace_end(buf: &[u8], mut i: usize) -> usize {
+        while let Some(block) = block_at(buf, i) {
+            let v = load(block);
+            let ws = bits(or(
+                or(eq(v, b' '), eq(v, b'\n')),
+                or(eq(v, b'\r'), eq(v, b'\t')),
+            ));
+            let other = !ws & ALL;
+            if other != 0 {
+                return i + (other.trailing_zeros() / STEP) as usize;
+            }
+            i += 16;
+        }
+        while buf.get(i).is_some_and(|&b| is_whitespace(b)) {
+            i += 1;
+        }
+        i
+    }
+
+    #[inline(always)]
+    pub(super) fn quote_or_backslash(block: &[u8; 16]) -> Mask {
+        let v = load(block);
+        bits(or(eq(v, b'"'), eq(v, b'\\')))
+    }
+
+    #[inline(always)]
+    pub(super) fn structural(block: &[u8; 16]) -> Structural<Mask> {
+        let v = load(block);
+        // `| 0x20` maps `[` to `{` and `]` to `}`, and no other byte to either.
+        // SAFETY: NEON, as above.
+        let folded = or(v, unsafe { vdupq_n_u8(0x20) });
+        Structural {
+            quotes: bits(eq(v, b'"')),
+            opens: bits(eq(folded, b'{')),
+            closes: bits(eq(folded, b'}')),
+        }
+    }
+}
+
 /// Two little-endian words, exact per byte (no borrow or carry crosses a byte): each
 /// byte's answer in its high bit, the two words side by side in 128 bits.
-#[cfg(any(test, not(target_arch = "x86_64")))]
+#[cfg(any(test, not(any(target_arch = "x86_64", target_arch = "aarch64"))))]
 mod words {
     use super::{is_whitespace, Structural};
 
