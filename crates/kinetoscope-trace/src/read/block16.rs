@@ -7,12 +7,13 @@
 //! On x86-64 each answer is a few SSE2 instructions: SSE2 is part of every x86-64 CPU, so
 //! there is no runtime check, and a mask is 16 bits. On aarch64 it is a few NEON
 //! instructions (NEON is part of every aarch64 CPU), and a mask is 64 bits, four for each
-//! byte, of which the highest answers. Elsewhere the masks come from two 8-byte words, each byte's answer in its high bit (a 128-bit mask, not gathered into
-//! 16 bits: that would cost more than it saves), and a whitespace run is skipped by
-//! words of spaces, any other whitespace byte one at a time: testing every word for all
-//! four whitespace bytes cost 6–10 % more instructions on pretty-printed traces, whose
-//! runs are a newline and then spaces. Both are tested against a byte-by-byte answer at
-//! every position.
+//! byte, of which the highest answers. Both are one piece of code (`vector`) over each
+//! instruction set's few operations. Elsewhere the masks come from two 8-byte words, each
+//! byte's answer in its high bit (a 128-bit mask, not gathered into 16 bits: that would
+//! cost more than it saves), and a whitespace run is skipped by words of spaces, any
+//! other whitespace byte one at a time: testing every word for all four whitespace bytes
+//! cost 6–10 % more instructions on pretty-printed traces, whose runs are a newline and
+//! then spaces. Each path is tested against a byte-by-byte answer at every position.
 
 /// The sixteen bytes of `buf` from `i`; `None` when fewer remain.
 #[inline(always)]
@@ -67,157 +68,26 @@ pub(crate) struct Structural<M = Mask> {
     pub closes: M,
 }
 
-#[cfg(target_arch = "x86_64")]
-use sse2 as imp;
-
-#[cfg(target_arch = "aarch64")]
-use neon as imp;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+use vector as imp;
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 use words as imp;
 
-/// SSE2: one load, a compare per byte value, one `movemask` per answer.
-///
-/// SAFETY (every `unsafe` block here): the intrinsics need SSE2, which every x86-64
-/// CPU has (it is in the target's baseline, enabled for all code built for it).
 #[cfg(target_arch = "x86_64")]
-mod sse2 {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-    };
+use sse2 as lanes;
 
-    use super::{block_at, is_whitespace, Structural};
-
-    /// Bit `k` for byte `k`.
-    pub(super) type Mask = u32;
-    /// Bits per byte.
-    pub(super) const STEP: u32 = 1;
-    /// Every byte.
-    pub(super) const ALL: Mask = 0xFFFF;
-
-    #[inline(always)]
-    fn load(block: &[u8; 16]) -> __m128i {
-        // SAFETY: the pointer is to 16 readable bytes and the load is unaligned; SSE2
-        // as above.
-        unsafe { _mm_loadu_si128(block.as_ptr().cast()) }
-    }
-
-    /// Each byte of `v` equal to `b` as 0xFF, the others as 0.
-    #[inline(always)]
-    fn eq(v: __m128i, b: u8) -> __m128i {
-        // SAFETY: SSE2, as above.
-        unsafe { _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8)) }
-    }
-
-    /// Bytes of either.
-    #[inline(always)]
-    fn or(a: __m128i, b: __m128i) -> __m128i {
-        // SAFETY: SSE2, as above.
-        unsafe { _mm_or_si128(a, b) }
-    }
-
-    /// The high bit of each byte of `v`, as 16 bits.
-    #[inline(always)]
-    fn bits(v: __m128i) -> u32 {
-        // SAFETY: SSE2, as above.
-        unsafe { _mm_movemask_epi8(v) as u32 }
-    }
-
-    /// Sixteen bytes at a time, then byte by byte.
-    #[inline(always)]
-    pub(super) fn whitespace_end(buf: &[u8], mut i: usize) -> usize {
-        while let Some(block) = block_at(buf, i) {
-            let v = load(block);
-            let ws = bits(or(
-                or(eq(v, b' '), eq(v, b'\n')),
-                or(eq(v, b'\r'), eq(v, b'\t')),
-            ));
-            let other = !ws & ALL;
-            if other != 0 {
-                return i + other.trailing_zeros() as usize;
-            }
-            i += 16;
-        }
-        while buf.get(i).is_some_and(|&b| is_whitespace(b)) {
-            i += 1;
-        }
-        i
-    }
-
-    #[inline(always)]
-    pub(super) fn quote_or_backslash(block: &[u8; 16]) -> u32 {
-        let v = load(block);
-        bits(or(eq(v, b'"'), eq(v, b'\\')))
-    }
-
-    #[inline(always)]
-    pub(super) fn structural(block: &[u8; 16]) -> Structural<Mask> {
-        let v = load(block);
-        // `| 0x20` maps `[` to `{` and `]` to `}`, and no other byte to either.
-        // SAFETY: SSE2, as above.
-        let folded = or(v, unsafe { _mm_set1_epi8(0x20) });
-        Structural {
-            quotes: bits(eq(v, b'"')),
-            opens: bits(eq(folded, b'{')),
-            closes: bits(eq(folded, b'}')),
-        }
-    }
-}
-
-/// NEON: one load, a compare per byte value, and each answer narrowed to four bits a
-/// byte (a shift right by four of each 16-bit lane, keeping its low byte: the `shrn`
-/// instruction), of which the highest is kept.
-///
-/// SAFETY (every `unsafe` block here): the intrinsics need NEON, which every aarch64 CPU
-/// has (it is in the target's baseline, enabled for all code built for it).
 #[cfg(target_arch = "aarch64")]
-mod neon {
-    use std::arch::aarch64::{
-        uint8x16_t, vceqq_u8, vdupq_n_u8, vget_lane_u64, vld1q_u8, vorrq_u8, vreinterpret_u64_u8,
-        vreinterpretq_u16_u8, vshrn_n_u16,
-    };
+use neon as lanes;
 
+/// The answers from one 16-byte vector: a load, then a compare per byte value, written
+/// once over the instruction set's [`lanes`] (each inlined, so the machine code is
+/// what hand-written intrinsics would be).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod vector {
+    use super::lanes::{bits, eq, load, or, splat, ALL};
+    pub(super) use super::lanes::{Mask, STEP};
     use super::{block_at, is_whitespace, Structural};
-
-    /// Bit `4k + 3` for byte `k`.
-    pub(super) type Mask = u64;
-    /// Bits per byte.
-    pub(super) const STEP: u32 = 4;
-    /// The bit of every byte.
-    const ALL: Mask = 0x8888_8888_8888_8888;
-
-    #[inline(always)]
-    fn load(block: &[u8; 16]) -> uint8x16_t {
-        // SAFETY: the pointer is to 16 readable bytes (the load needs no alignment);
-        // NEON as above.
-        unsafe { vld1q_u8(block.as_ptr()) }
-    }
-
-    /// Each byte of `v` equal to `b` as 0xFF, the others as 0.
-    #[inline(always)]
-    fn eq(v: uint8x16_t, b: u8) -> uint8x16_t {
-        // SAFETY: NEON, as above.
-        unsafe { vceqq_u8(v, vdupq_n_u8(b)) }
-    }
-
-    /// Bytes of either.
-    #[inline(always)]
-    fn or(a: uint8x16_t, b: uint8x16_t) -> uint8x16_t {
-        // SAFETY: NEON, as above.
-        unsafe { vorrq_u8(a, b) }
-    }
-
-    /// Bytes of 0xFF or 0 as a mask: four bits a byte, then the highest of each four.
-    #[inline(always)]
-    fn bits(v: uint8x16_t) -> Mask {
-        // SAFETY: NEON, as above.
-        let nibbles = unsafe {
-            vget_lane_u64::<0>(vreinterpret_u64_u8(vshrn_n_u16::<4>(vreinterpretq_u16_u8(
-                v,
-            ))))
-        };
-        nibbles & ALL
-    }
 
     /// Sixteen bytes at a time, then byte by byte.
     #[inline(always)]
@@ -250,13 +120,128 @@ mod neon {
     pub(super) fn structural(block: &[u8; 16]) -> Structural<Mask> {
         let v = load(block);
         // `| 0x20` maps `[` to `{` and `]` to `}`, and no other byte to either.
-        // SAFETY: NEON, as above.
-        let folded = or(v, unsafe { vdupq_n_u8(0x20) });
+        let folded = or(v, splat(0x20));
         Structural {
             quotes: bits(eq(v, b'"')),
             opens: bits(eq(folded, b'{')),
             closes: bits(eq(folded, b'}')),
         }
+    }
+}
+
+/// SSE2: one load, a compare per byte value, one `movemask` per answer.
+///
+/// SAFETY (every `unsafe` block here): the intrinsics need SSE2, which every x86-64
+/// CPU has (it is in the target's baseline, enabled for all code built for it).
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+
+    /// Bit `k` for byte `k`.
+    pub(super) type Mask = u32;
+    /// Bits per byte.
+    pub(super) const STEP: u32 = 1;
+    /// Every byte.
+    pub(super) const ALL: Mask = 0xFFFF;
+
+    /// A block's bytes.
+    #[inline(always)]
+    pub(super) fn load(block: &[u8; 16]) -> __m128i {
+        // SAFETY: the pointer is to 16 readable bytes and the load is unaligned; SSE2
+        // as above.
+        unsafe { _mm_loadu_si128(block.as_ptr().cast()) }
+    }
+
+    /// `b` in every byte.
+    #[inline(always)]
+    pub(super) fn splat(b: u8) -> __m128i {
+        // SAFETY: SSE2, as above.
+        unsafe { _mm_set1_epi8(b as i8) }
+    }
+
+    /// Each byte of `v` equal to `b` as 0xFF, the others as 0.
+    #[inline(always)]
+    pub(super) fn eq(v: __m128i, b: u8) -> __m128i {
+        // SAFETY: SSE2, as above.
+        unsafe { _mm_cmpeq_epi8(v, splat(b)) }
+    }
+
+    /// Bytes of either.
+    #[inline(always)]
+    pub(super) fn or(a: __m128i, b: __m128i) -> __m128i {
+        // SAFETY: SSE2, as above.
+        unsafe { _mm_or_si128(a, b) }
+    }
+
+    /// The high bit of each byte of `v`, as 16 bits.
+    #[inline(always)]
+    pub(super) fn bits(v: __m128i) -> Mask {
+        // SAFETY: SSE2, as above.
+        unsafe { _mm_movemask_epi8(v) as u32 }
+    }
+}
+
+/// NEON: one load, a compare per byte value, and each answer narrowed to four bits a
+/// byte (a shift right by four of each 16-bit lane, keeping its low byte: the `shrn`
+/// instruction), of which the highest is kept.
+///
+/// SAFETY (every `unsafe` block here): the intrinsics need NEON, which every aarch64 CPU
+/// has (it is in the target's baseline, enabled for all code built for it).
+#[cfg(target_arch = "aarch64")]
+mod neon {
+    use std::arch::aarch64::{
+        uint8x16_t, vceqq_u8, vdupq_n_u8, vget_lane_u64, vld1q_u8, vorrq_u8, vreinterpret_u64_u8,
+        vreinterpretq_u16_u8, vshrn_n_u16,
+    };
+
+    /// Bit `4k + 3` for byte `k`.
+    pub(super) type Mask = u64;
+    /// Bits per byte.
+    pub(super) const STEP: u32 = 4;
+    /// The bit of every byte.
+    pub(super) const ALL: Mask = 0x8888_8888_8888_8888;
+
+    /// A block's bytes.
+    #[inline(always)]
+    pub(super) fn load(block: &[u8; 16]) -> uint8x16_t {
+        // SAFETY: the pointer is to 16 readable bytes (the load needs no alignment);
+        // NEON as above.
+        unsafe { vld1q_u8(block.as_ptr()) }
+    }
+
+    /// `b` in every byte.
+    #[inline(always)]
+    pub(super) fn splat(b: u8) -> uint8x16_t {
+        // SAFETY: NEON, as above.
+        unsafe { vdupq_n_u8(b) }
+    }
+
+    /// Each byte of `v` equal to `b` as 0xFF, the others as 0.
+    #[inline(always)]
+    pub(super) fn eq(v: uint8x16_t, b: u8) -> uint8x16_t {
+        // SAFETY: NEON, as above.
+        unsafe { vceqq_u8(v, splat(b)) }
+    }
+
+    /// Bytes of either.
+    #[inline(always)]
+    pub(super) fn or(a: uint8x16_t, b: uint8x16_t) -> uint8x16_t {
+        // SAFETY: NEON, as above.
+        unsafe { vorrq_u8(a, b) }
+    }
+
+    /// Bytes of 0xFF or 0 as a mask: four bits a byte, then the highest of each four.
+    #[inline(always)]
+    pub(super) fn bits(v: uint8x16_t) -> Mask {
+        // SAFETY: NEON, as above.
+        let nibbles = unsafe {
+            vget_lane_u64::<0>(vreinterpret_u64_u8(vshrn_n_u16::<4>(vreinterpretq_u16_u8(
+                v,
+            ))))
+        };
+        nibbles & ALL
     }
 }
 
