@@ -36,21 +36,6 @@ pub(crate) struct StepPlan {
     pub source: StepSource,
 }
 
-/// A launch call and the GPU activities it launched (`devices[from..to]` of [`Launches`]).
-#[derive(Clone)]
-struct Launch {
-    start: i64,
-    end: i64,
-    from: u32,
-    to: u32,
-}
-
-/// Launch calls in time order, with their GPU activities in one flat list.
-struct Launches {
-    list: Vec<Launch>,
-    devices: Vec<EventId>,
-}
-
 /// The step plan of `trace`, computed once per trace and shared by every analysis that
 /// starts from the steps (overview, communication, critical path, sequences).
 pub(crate) fn step_plan(trace: &Trace) -> Arc<StepPlan> {
@@ -67,10 +52,8 @@ fn plan_steps(trace: &Trace, classes: &Classes) -> StepPlan {
             source,
         };
     }
-    let Launches {
-        list: launches,
-        devices,
-    } = launches(trace, classes);
+    let launches = launches(trace, classes);
+    let index = trace.correlation_index();
     let e = &trace.events;
 
     // Two-way merge of time-ordered launches and steps: a launch lying completely inside
@@ -84,11 +67,17 @@ fn plan_steps(trace: &Trace, classes: &Classes) -> StepPlan {
     let (mut lo, mut hi) = (i64::MAX, i64::MIN);
     while i < n && r < launches.len() {
         let (hs, he) = (steps[i].start, steps[i].end);
-        let l = &launches[r];
-        if l.start < hs {
+        let (start, call) = launches[r];
+        let end = start + e.dur_ns.at(call as usize);
+        if start < hs {
             r += 1;
-        } else if l.end <= he {
-            for &d in &devices[l.from as usize..l.to as usize] {
+        } else if end <= he {
+            for &d in index.gpu_of_call(EventId(call)).iter().filter(|d| {
+                matches!(
+                    classes.of(trace, d.index()),
+                    Class::Kernel | Class::Memcpy | Class::Memset
+                )
+            }) {
                 lo = lo.min(e.ts_ns[d.index()]);
                 hi = hi.max(e.end_ns(d));
                 matched[d.index()] = true;
@@ -96,7 +85,7 @@ fn plan_steps(trace: &Trace, classes: &Classes) -> StepPlan {
                 steps[i].device_events += 1;
             }
             r += 1;
-        } else if l.start < he {
+        } else if start < he {
             r += 1;
         } else {
             device_span[i] = (lo, hi);
@@ -211,51 +200,19 @@ fn host_steps(trace: &Trace, classes: &Classes) -> (Vec<StepRange>, StepSource) 
     }
 }
 
-/// Launch calls in time order, each with the GPU activities that share its correlation
-/// id (kernels, memcpys, memsets).
-fn launches(trace: &Trace, classes: &Classes) -> Launches {
+/// Launch calls in time order, as (start, event): by start, then in file order. Their
+/// GPU activities are looked up as the steps need them, and only those that share the
+/// call's correlation id and are kernels, memcpys or memsets count. Two columns (not a
+/// list of launches with their activities, sorted and copied) keep this pass's fresh
+/// memory at 16 bytes a launch call.
+fn launches(trace: &Trace, classes: &Classes) -> Vec<(i64, u32)> {
     let e = &trace.events;
-    let index = trace.correlation_index();
-    let mut list: Vec<Launch> = Vec::new();
-    let mut devices = Vec::new();
-    for i in 0..e.len() {
-        if classes.of(trace, i) != Class::Launch {
-            continue;
-        }
-        let from = devices.len() as u32;
-        devices.extend(
-            index
-                .gpu_of_call(EventId(i as u32))
-                .iter()
-                .copied()
-                .filter(|d| {
-                    matches!(
-                        classes.of(trace, d.index()),
-                        Class::Kernel | Class::Memcpy | Class::Memset
-                    )
-                }),
-        );
-        list.push(Launch {
-            start: e.ts_ns[i],
-            end: e.ts_ns[i] + e.dur_ns.at(i),
-            from,
-            to: devices.len() as u32,
-        });
-    }
-    // Sorted by (start, position in file order): compact keys; by start alone, as a
-    // stable sort keeps file order on ties. The launches come in start order but
-    // where two start together, so the sort is about one pass.
-    let mut order: Vec<(i64, u32)> = list
-        .iter()
-        .enumerate()
-        .map(|(k, l)| (l.start, k as u32))
+    let mut order: Vec<(i64, u32)> = (0..e.len())
+        .filter(|&i| classes.of(trace, i) == Class::Launch)
+        .map(|i| (e.ts_ns[i], i as u32))
         .collect();
+    // By start alone: a stable sort keeps file order on ties. The launches come in
+    // start order but where two start together, so the sort is about one pass.
     order.sort_by_key(|&(start, _)| start);
-    Launches {
-        list: order
-            .iter()
-            .map(|&(_, k)| list[k as usize].clone())
-            .collect(),
-        devices,
-    }
+    order
 }
