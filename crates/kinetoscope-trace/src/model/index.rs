@@ -96,8 +96,8 @@ const NO_LINK: u32 = u32::MAX;
 
 impl CorrelationIndex {
     /// Build from the `correlation` column: every GPU activity and host launch call with
-    /// a non-zero id, grouped by id: by counting into one slot per id when the ids are
-    /// dense (Kineto's counters; no sort), else by sorting.
+    /// a non-zero id, grouped by id: through a bit per id when the ids are dense
+    /// (Kineto's counters; no sort), else by sorting.
     pub fn build(trace: &Trace) -> Self {
         let e = &trace.events;
         let kinds: Vec<CategoryKind> = trace.categories.iter().map(|(_, c)| c.kind).collect();
@@ -128,64 +128,58 @@ impl CorrelationIndex {
             ..Self::default()
         };
         if n > 0 && span <= 4 * n as i128 + 4096 {
-            idx.group_by_slot(trace, min, span as usize, linked);
+            idx.group_by_bits(trace, (min, max), linked);
         } else {
             idx.group_by_sort(trace, linked);
         }
         idx
     }
 
-    /// Group by id through one slot per id in `min .. min + span`: count the GPU
-    /// activities per id, number the ids present in increasing order, then place every
-    /// event in file order (so each link's activities are in file order, and the last
-    /// launch call of a repeated id is kept, as [`Self::group_by_sort`] does).
-    fn group_by_slot(
+    /// Group by id through a bit per id of `min ..= max` ([`IdRank::bits`], no sort):
+    /// number the ids present in increasing order, count each link's GPU activities,
+    /// then place every event in file order (so each link's activities are in file
+    /// order, and the last launch call of a repeated id is kept, as
+    /// [`Self::group_by_sort`] does).
+    fn group_by_bits(
         &mut self,
         trace: &Trace,
-        min: i64,
-        span: usize,
+        (min, max): (i64, i64),
         linked: impl Fn(usize) -> Option<(i64, bool)>,
     ) {
         let n = trace.events.len();
-        // Per slot: 1 + its GPU activities when the id occurs, 0 when not.
-        let mut slot = vec![0u32; span];
-        for (c, is_gpu) in (0..n).filter_map(&linked) {
-            let s = &mut slot[(c - min) as usize];
-            *s = (*s).max(1) + u32::from(is_gpu);
-        }
-        // Each slot becomes its link number; `gpu_from` gets each link's first place.
-        let mut ids: Vec<i64> = Vec::new();
-        let mut placed = 0u32;
-        for (off, s) in slot.iter_mut().enumerate() {
-            if *s == 0 {
-                *s = NO_LINK;
-                continue;
-            }
-            self.gpu_from.push(placed);
-            placed += *s - 1;
-            *s = ids.len() as u32;
-            ids.push(min + off as i64);
-        }
-        self.gpu_from.push(placed);
-        self.launch = vec![NO_LAUNCH; ids.len()];
-        self.gpu = vec![EventId(0); placed as usize];
-        let mut next: Vec<u32> = self.gpu_from[..ids.len()].to_vec();
+        let links = IdRank::bits(min, max, (0..n).filter_map(&linked).map(|(c, _)| c));
+        let rank = |c: i64| links.get(c).expect("every linked id was set");
+        // Per link, its GPU activities, counted one place ahead, then summed into where
+        // each link's start in `gpu`.
+        let mut gpu_from = vec![0u32; links.len() + 1];
         for i in 0..n {
             let Some((c, is_gpu)) = linked(i) else {
                 continue;
             };
-            let l = slot[(c - min) as usize];
+            let l = rank(c);
             self.link_of[i] = l;
+            gpu_from[l as usize + 1] += u32::from(is_gpu);
+        }
+        for l in 1..gpu_from.len() {
+            gpu_from[l] += gpu_from[l - 1];
+        }
+        self.launch = vec![NO_LAUNCH; links.len()];
+        self.gpu = vec![EventId(0); gpu_from[links.len()] as usize];
+        let mut next: Vec<u32> = gpu_from[..links.len()].to_vec();
+        for i in 0..n {
+            let Some((_, is_gpu)) = linked(i) else {
+                continue;
+            };
+            let l = self.link_of[i] as usize;
             if is_gpu {
-                let at = &mut next[l as usize];
-                self.gpu[*at as usize] = EventId(i as u32);
-                *at += 1;
+                self.gpu[next[l] as usize] = EventId(i as u32);
+                next[l] += 1;
             } else {
-                self.launch[l as usize] = i as u32;
+                self.launch[l] = i as u32;
             }
         }
-        drop(slot);
-        self.links = IdRank::new(ids);
+        self.gpu_from = gpu_from;
+        self.links = links;
     }
 
     /// Group by id by sorting the linked events on (id, event).
