@@ -25,23 +25,27 @@ impl Nesting {
             let kind = trace.categories.kind(e.cat[i]);
             e.phase[i] == Phase::Complete && !kind.is_gpu() && kind != CategoryKind::TraceSpan
         };
-        // (start, -duration, event) of every span, grouped by track in file order: the
-        // sort compares keys held in place.
+        // Every span, grouped by track in file order: 4 bytes each, its start and
+        // duration read from the columns as the sort and the walk need them.
         let mut spans = Groups::build(tracks, |put| {
             for i in (0..e.len()).filter(|&i| is_span(i)) {
-                put(e.track[i].index(), (e.ts_ns[i], -e.dur_ns.at(i), i as u32));
+                put(e.track[i].index(), i as u32);
             }
         });
+        let start = |&i: &u32| e.ts_ns[i as usize];
+        let dur = |i: u32| e.dur_ns.at(i as usize);
         let mut stack: Vec<u32> = Vec::new();
         for t in 0..tracks {
             let spans = spans.group_mut(t);
-            // A track's spans come in start order, ties aside (the keys are distinct).
-            sort_by_start(spans, |s| s.0, |a, b| (a.1, a.2).cmp(&(b.1, b.2)));
+            // A track's spans come in start order, ties aside (the keys are distinct):
+            // equal starts longest first, then in file order.
+            sort_by_start(spans, start, |&a, &b| (dur(b), a).cmp(&(dur(a), b)));
             stack.clear();
-            for &(start, _, i) in spans.iter() {
-                let end = start + e.dur_ns.at(i as usize);
+            for &i in spans.iter() {
+                let start = e.ts_ns[i as usize];
+                let end = start + dur(i);
                 while let Some(&top) = stack.last() {
-                    let top_end = e.ts_ns[top as usize] + e.dur_ns.at(top as usize);
+                    let top_end = e.ts_ns[top as usize] + dur(top);
                     if start >= top_end {
                         stack.pop();
                     } else {
@@ -49,7 +53,7 @@ impl Nesting {
                     }
                 }
                 if let Some(&top) = stack.last() {
-                    let top_end = e.ts_ns[top as usize] + e.dur_ns.at(top as usize);
+                    let top_end = e.ts_ns[top as usize] + dur(top);
                     if end <= top_end {
                         parent[i as usize] = top;
                     }
