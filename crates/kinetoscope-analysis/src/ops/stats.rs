@@ -57,10 +57,7 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
     };
 
     // Node of each launching event (operators and annotations are nodes).
-    let mut node_of = vec![NONE; e.len()];
-    for (idx, &ev) in tree.event.iter().enumerate() {
-        node_of[ev as usize] = idx as u32;
-    }
+    let node_of = tree.node_of();
     let links = trace.launch_links();
 
     // Runtime calls: their time is not the node's own host time.

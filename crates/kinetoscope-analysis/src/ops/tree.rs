@@ -12,6 +12,8 @@
 //! * a same-name merge (an operator whose only child is an operator of the same name is
 //!   folded into one call) keeps the runtimes of both levels.
 
+use std::sync::OnceLock;
+
 use kinetoscope_trace::{sort_by_start, CategoryKind, Groups, Phase, Trace};
 
 use super::names::NameFlags;
@@ -50,6 +52,10 @@ pub(crate) struct NodeTree {
     pub rep: Vec<u32>,
     /// Nodes that started inside an open node and ended after it (kept as siblings).
     pub overlapping: u64,
+    /// Events in the trace.
+    events: usize,
+    /// The node of every event, made on first use ([`NodeTree::node_of`]).
+    node_of: OnceLock<Vec<u32>>,
 }
 
 /// Whether an operator name is left out of the operator table (as in the plugin): the
@@ -104,12 +110,13 @@ impl NodeTree {
     /// Build the forest of a trace.
     pub(crate) fn build(trace: &Trace) -> Self {
         let e = &trace.events;
-        // (track, start, -end, event, kind, op args row): sorting gives the pre-order of
-        // each track. Grouped by track in file order first (a counting sort: file order
-        // interleaves the threads), then each track's sorted on its own.
+        // (event, kind, op args row), grouped by track in file order (a counting sort:
+        // file order interleaves the threads), then each track's sorted on its own by
+        // (start, end desc, file order), read from the columns: the pre-order of each
+        // track.
         let op_args = &trace.args.op;
         let tracks = trace.tracks.len();
-        let mut order: Groups<(u32, i64, i64, u32, NodeKind, u32)> = Groups::build(tracks, |put| {
+        let mut order: Groups<(u32, NodeKind, u32)> = Groups::build(tracks, |put| {
             let mut cursor = 0usize;
             for_each_node_event(trace, |i, k| {
                 while cursor < op_args.len() && (op_args[cursor].event.0 as usize) < i {
@@ -120,23 +127,21 @@ impl NodeTree {
                 } else {
                     NONE
                 };
-                let ts = e.ts_ns[i];
-                let node = (e.track[i].0, ts, -(ts + e.dur_ns.at(i)), i as u32, k, arg);
-                put(e.track[i].index(), node);
+                put(e.track[i].index(), (i as u32, k, arg));
             });
         });
+        let end = |i: u32| e.ts_ns[i as usize] + e.dur_ns.at(i as usize);
         for t in 0..tracks {
             // File order holds each track's events in start order, ties aside (the keys
             // are distinct).
             sort_by_start(
                 order.group_mut(t),
-                |n| n.1,
-                |a, b| (a.2, a.3).cmp(&(b.2, b.3)),
+                |n| e.ts_ns[n.0 as usize],
+                |a, b| (end(b.0), a.0).cmp(&(end(a.0), b.0)),
             );
         }
-        let order = order.into_items();
 
-        let n = order.len();
+        let n = order.items().len();
         let mut tree = NodeTree {
             event: Vec::with_capacity(n),
             arg: Vec::with_capacity(n),
@@ -144,38 +149,39 @@ impl NodeTree {
             parent: vec![NONE; n],
             rep: Vec::with_capacity(n),
             overlapping: 0,
+            events: e.len(),
+            node_of: OnceLock::new(),
         };
         let mut children = vec![0u32; n];
-        // Stack of (node, end).
         let mut stack: Vec<(u32, i64)> = Vec::new();
-        let mut track = u32::MAX;
-        for (idx, &(t, start, neg_end, ev, kind, arg)) in order.iter().enumerate() {
-            let end = -neg_end;
-            if t != track {
-                track = t;
-                stack.clear();
-            }
-            let mut overlapped = false;
-            while let Some(&(_, top_end)) = stack.last() {
-                if start < top_end {
-                    if end <= top_end {
-                        break;
+        // Each track's nodes, nested with a stack of (node, end) of their own.
+        for t in 0..tracks {
+            stack.clear();
+            for idx in order.range(t) {
+                let (ev, kind, arg) = order.items()[idx];
+                let (start, end) = (e.ts_ns[ev as usize], end(ev));
+                let mut overlapped = false;
+                while let Some(&(_, top_end)) = stack.last() {
+                    if start < top_end {
+                        if end <= top_end {
+                            break;
+                        }
+                        overlapped = true;
                     }
-                    overlapped = true;
+                    stack.pop();
                 }
-                stack.pop();
+                if overlapped {
+                    tree.overlapping += 1;
+                }
+                if let Some(&(p, _)) = stack.last() {
+                    tree.parent[idx] = p;
+                    children[p as usize] += 1;
+                }
+                stack.push((idx as u32, end));
+                tree.event.push(ev);
+                tree.arg.push(arg);
+                tree.kind.push(kind);
             }
-            if overlapped {
-                tree.overlapping += 1;
-            }
-            if let Some(&(p, _)) = stack.last() {
-                tree.parent[idx] = p;
-                children[p as usize] += 1;
-            }
-            stack.push((idx as u32, end));
-            tree.event.push(ev);
-            tree.arg.push(arg);
-            tree.kind.push(kind);
         }
 
         // Same-name merge (the plugin's): an operator whose only child is an operator of the same
@@ -200,6 +206,18 @@ impl NodeTree {
     /// Number of nodes.
     pub(crate) fn len(&self) -> usize {
         self.event.len()
+    }
+
+    /// The node of every event ([`NONE`] for events that are not nodes), made on first
+    /// use: the passes that take launches to their operators share it.
+    pub(crate) fn node_of(&self) -> &[u32] {
+        self.node_of.get_or_init(|| {
+            let mut of = vec![NONE; self.events];
+            for (idx, &ev) in self.event.iter().enumerate() {
+                of[ev as usize] = idx as u32;
+            }
+            of
+        })
     }
 
     /// Whether node `i` was folded into an ancestor of the same name.

@@ -77,10 +77,7 @@ pub(crate) fn measure(
         unit[i] = above == NONE && fam_bit[i] != 0 && below[i] & fam_bit[i] == 0;
         owner[i] = if unit[i] { i as u32 } else { above };
     }
-    let mut node_of = vec![NONE; e.len()];
-    for (idx, &ev) in tree.event.iter().enumerate() {
-        node_of[ev as usize] = idx as u32;
-    }
+    let node_of = tree.node_of();
     let links = trace.launch_links();
     let mut tc = NameFlags::new(&trace.strings, uses_tensor_cores);
     let mut m = Measured {

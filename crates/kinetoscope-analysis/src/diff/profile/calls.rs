@@ -179,10 +179,7 @@ fn kernel_totals(
     hi: i64,
 ) -> Vec<KernelTotals> {
     let e = &trace.events;
-    let mut node_of = vec![NONE; e.len()];
-    for (idx, &ev) in tree.event.iter().enumerate() {
-        node_of[ev as usize] = idx as u32;
-    }
+    let node_of = tree.node_of();
     let links = trace.launch_links();
     // (launching node or ROOT / UNMATCHED, start, event) of every kernel in the window.
     let mut launches: Vec<(u32, i64, u32)> = Vec::new();
