@@ -17,7 +17,7 @@
 //! recorded (`Collective name`), else from the backend span (`nccl:all_to_all` →
 //! `all_to_all`), else from the `c10d::` op, else from the kernel name (`SendRecv`).
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, CollectiveArgs, EventId, Phase, Trace, TrackKind};
@@ -102,7 +102,8 @@ struct Calls<'t> {
     of_event: FxHashMap<u32, usize>,
     /// Call by `External id` of its spans.
     by_external: FxHashMap<i64, usize>,
-    /// Call (or `None`: a launch outside any call) and launch start by correlation.
+    /// Call (or `None`: a launch outside any call) and launch start by correlation, for
+    /// the correlation ids asked for (those of the communication kernels).
     by_correlation: FxHashMap<i64, (Option<usize>, i64)>,
 }
 
@@ -121,7 +122,9 @@ fn is_host_span(trace: &Trace, i: usize) -> bool {
 }
 
 impl<'t> Calls<'t> {
-    fn build(trace: &'t Trace) -> Self {
+    /// The calls of `trace`; of the kernel launches, those in a call mark it launched,
+    /// and those with an id in `wanted` are kept by correlation.
+    fn build(trace: &'t Trace, wanted: &FxHashSet<i64>) -> Self {
         let e = &trace.events;
         let mut by_name = NameMemo::new(trace, host_collective);
         // The collective host spans in file order, with what their names say: a few
@@ -201,7 +204,10 @@ impl<'t> Calls<'t> {
                 out.by_external.insert(e.external_id.at(i), c);
             }
         }
-        // Kernel launches: the call they are nested in, by correlation.
+        // Kernel launches: the call they are nested in, by correlation. A launch lies in
+        // a call only if it starts inside a collective span of its track: others (most)
+        // need no search up the nesting.
+        let within = Within::of(trace, spans.iter().map(|&(i, _)| i as usize));
         let mut in_call = AncestorSearch::new(nesting, collective);
         let mut launch_name = NameMemo::new(trace, is_kernel_launch);
         for i in 0..e.len() {
@@ -217,14 +223,18 @@ impl<'t> Calls<'t> {
             {
                 continue;
             }
-            let call = in_call
-                .nearest(i)
+            let call = within
+                .any(e.track[i].0, e.ts_ns[i])
+                .then(|| in_call.nearest(i))
+                .flatten()
                 .and_then(|p| out.of_event.get(&(p as u32)).copied());
             if let Some(c) = call {
                 out.calls[c].launched = true;
             }
-            out.by_correlation
-                .insert(e.correlation.at(i), (call, e.ts_ns[i]));
+            if wanted.contains(&e.correlation.at(i)) {
+                out.by_correlation
+                    .insert(e.correlation.at(i), (call, e.ts_ns[i]));
+            }
         }
         out
     }
@@ -249,20 +259,59 @@ impl<'t> Calls<'t> {
     }
 }
 
+/// The time some spans cover on each track, as closed `[start, end]` ranges merged
+/// per track.
+struct Within(FxHashMap<u32, Vec<(i64, i64)>>);
+
+impl Within {
+    /// What `spans` (event indices) cover.
+    fn of(trace: &Trace, spans: impl Iterator<Item = usize>) -> Self {
+        let e = &trace.events;
+        let mut by_track: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
+        for i in spans {
+            let range = (e.ts_ns[i], e.end_ns(EventId(i as u32)));
+            by_track.entry(e.track[i].0).or_default().push(range);
+        }
+        for ranges in by_track.values_mut() {
+            ranges.sort_unstable();
+            let mut merged: Vec<(i64, i64)> = Vec::with_capacity(ranges.len());
+            for &(s, end) in ranges.iter() {
+                match merged.last_mut() {
+                    Some(last) if s <= last.1 => last.1 = last.1.max(end),
+                    _ => merged.push((s, end)),
+                }
+            }
+            *ranges = merged;
+        }
+        Self(by_track)
+    }
+
+    /// Whether time `t` on track `track` lies in one of the spans.
+    fn any(&self, track: u32, t: i64) -> bool {
+        self.0.get(&track).is_some_and(|ranges| {
+            let k = ranges.partition_point(|&(s, _)| s <= t);
+            k > 0 && t <= ranges[k - 1].1
+        })
+    }
+}
+
 /// Every collective of a trace, in start order.
 pub fn collective_instances(trace: &Trace) -> Vec<CollectiveInstance> {
     let e = &trace.events;
-    let calls = Calls::build(trace);
+    // The communication kernels first: the launches of theirs are the ones looked up.
+    let mut comm_kernel = NameMemo::new(trace, is_comm_kernel);
+    let kernels: Vec<usize> = (0..e.len())
+        .filter(|&i| {
+            e.phase[i] == Phase::Complete
+                && trace.categories.kind(e.cat[i]) == CategoryKind::Kernel
+                && comm_kernel.get(e.name[i])
+        })
+        .collect();
+    let wanted: FxHashSet<i64> = kernels.iter().map(|&i| e.correlation.at(i)).collect();
+    let calls = Calls::build(trace, &wanted);
     let mut kernel_of_call = vec![false; calls.calls.len()];
     let mut out = Vec::new();
-    let mut comm_kernel = NameMemo::new(trace, is_comm_kernel);
-    for i in 0..e.len() {
-        if e.phase[i] != Phase::Complete
-            || trace.categories.kind(e.cat[i]) != CategoryKind::Kernel
-            || !comm_kernel.get(e.name[i])
-        {
-            continue;
-        }
+    for i in kernels {
         let name = trace.strings.get(e.name[i]);
         let id = EventId(i as u32);
         let (call, call_ns) = calls.of_kernel(trace, i);
