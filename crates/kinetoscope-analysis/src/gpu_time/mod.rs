@@ -193,23 +193,42 @@ pub struct LaunchIndex {
 }
 
 impl LaunchIndex {
-    /// Collect every runtime / driver call with a correlation id.
+    /// Collect every runtime / driver call with a correlation id: through a bit per id
+    /// of their range when the ids are dense (Kineto's counters; no sort), else by
+    /// sorting.
     pub fn build(trace: &Trace) -> Self {
         let e = &trace.events;
-        let mut pairs = Vec::new();
-        for i in 0..e.len() {
+        let call_id = |i: usize| {
             let c = e.correlation.at(i);
-            if c != 0
-                && matches!(
-                    trace.categories.kind(e.cat[i]),
-                    CategoryKind::CudaRuntime
-                        | CategoryKind::CudaDriver
-                        | CategoryKind::OtherRuntime
-                )
-            {
-                pairs.push((c, i as u32));
-            }
+            let runtime = matches!(
+                trace.categories.kind(e.cat[i]),
+                CategoryKind::CudaRuntime | CategoryKind::CudaDriver | CategoryKind::OtherRuntime
+            );
+            (c != 0 && runtime).then_some(c)
+        };
+        let (mut min, mut max, mut n) = (i64::MAX, i64::MIN, 0usize);
+        for c in (0..e.len()).filter_map(call_id) {
+            (min, max, n) = (min.min(c), max.max(c), n + 1);
         }
+        if n == 0 {
+            return Self::default();
+        }
+        if IdRank::fits_bits(min, max, n) {
+            let ids = IdRank::bits(min, max, (0..e.len()).filter_map(call_id));
+            let mut call = vec![u32::MAX; ids.len()];
+            for i in 0..e.len() {
+                if let Some(c) = call_id(i) {
+                    let first = &mut call[ids.get(c).expect("every id was set") as usize];
+                    if *first == u32::MAX {
+                        *first = i as u32;
+                    }
+                }
+            }
+            return Self { ids, call };
+        }
+        let mut pairs: Vec<(i64, u32)> = (0..e.len())
+            .filter_map(|i| call_id(i).map(|c| (c, i as u32)))
+            .collect();
         // Stable: each thread's calls come with rising ids, runs the stable sort merges
         // (the keys are distinct). A repeated id's first call comes first.
         pairs.sort();
