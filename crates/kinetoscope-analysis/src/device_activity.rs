@@ -18,7 +18,7 @@ use kinetoscope_trace::{CategoryKind, EventId, StrId, Trace, TrackKind};
 
 use std::sync::OnceLock;
 
-use crate::overview::intervals::{merge, subtract, Prefix, Span};
+use crate::overview::intervals::{add_span, merge, subtract, Prefix, Span};
 
 /// Launch, graph-replay and activity counts of one trace.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -267,28 +267,30 @@ pub fn gpu_timeline(trace: &Trace) -> GpuTimeline {
             per.push((device, Vec::new(), Vec::new()));
             per.len() - 1
         });
-        per[slot].1.push((ts, ts + dur));
+        add_span(&mut per[slot].1, (ts, ts + dur));
         if let Some(l) = launch_of(trace, i) {
             let submitted = e.ts_ns[l] + e.dur_ns.at(l).max(0);
             if submitted < ts {
-                per[slot].2.push((submitted, ts));
+                add_span(&mut per[slot].2, (submitted, ts));
             }
         }
     }
-    let timeline = |device: i64, busy: Vec<Span>, pending: Vec<Span>| {
-        let busy = merge(busy);
-        let queued = subtract(&merge(pending), &busy);
-        DeviceTimeline::new(device, busy, queued)
-    };
-    let all = timeline(
-        -1,
-        per.iter().flat_map(|p| p.1.iter().copied()).collect(),
-        per.iter().flat_map(|p| p.2.iter().copied()).collect(),
-    );
+    // Each device's sets merged, then all devices' from those (a union of unions).
     per.sort_by_key(|p| p.0);
+    let per: Vec<(i64, Vec<Span>, Vec<Span>)> = per
+        .into_iter()
+        .map(|(device, busy, pending)| (device, merge(busy), merge(pending)))
+        .collect();
+    let all_busy = merge(per.iter().flat_map(|p| p.1.iter().copied()).collect());
+    let all_pending = merge(per.iter().flat_map(|p| p.2.iter().copied()).collect());
+    let all_queued = subtract(&all_pending, &all_busy);
+    let all = DeviceTimeline::new(-1, all_busy, all_queued);
     let devices = per
         .into_iter()
-        .map(|(d, busy, pending)| timeline(d, busy, pending))
+        .map(|(device, busy, pending)| {
+            let queued = subtract(&pending, &busy);
+            DeviceTimeline::new(device, busy, queued)
+        })
         .collect();
     GpuTimeline { devices, all }
 }

@@ -9,7 +9,7 @@ use crate::name_memo::NameMemo;
 use rustc_hash::FxHashSet;
 
 use super::classify::{host_role, is_communication_kernel, Class, Classes, HostRole};
-use super::intervals::{intersect, merge, subtract, Measure, Span};
+use super::intervals::{add_span, intersect, merge, subtract, Measure, Span};
 use super::step_ranges::StepRange;
 use super::Parts;
 
@@ -83,16 +83,6 @@ pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] 
         add_span(&mut sets[role], span);
     }
     sets.map(merge)
-}
-
-/// Add `span` to a role's spans, into the last one when it starts inside it (a child
-/// inside its parent, work back to back): the union is the same, and a role's spans,
-/// mostly nested or contiguous, take a fraction of the memory before they are merged.
-fn add_span(set: &mut Vec<Span>, span: Span) {
-    match set.last_mut() {
-        Some(last) if last.0 <= span.0 && span.0 <= last.1 => last.1 = last.1.max(span.1),
-        _ => set.push(span),
-    }
 }
 
 /// Each step's parts, ns, in step order.
