@@ -90,12 +90,15 @@ pub fn advise_trace_with<R>(
 ) -> (TraceReport, R) {
     std::thread::scope(|outer| {
         // The memory view needs only the trace: it starts now, beside the overview (which
-        // leaves a core partly idle), instead of after it on the facts' thread.
+        // leaves a core partly idle), instead of after it on the facts' thread; so does
+        // the host nesting, which many facts and rules search up.
         let memory = outer.spawn(|| {
-            kinetoscope_analysis::memory::analyze_trace_for_rules(
+            let view = kinetoscope_analysis::memory::analyze_trace_for_rules(
                 trace,
                 &kinetoscope_analysis::memory::MemoryOptions::default(),
-            )
+            );
+            trace.nesting();
+            view
         });
         let facts = facts::Facts::new(trace).with_memory(move || join(memory));
         advise_with_facts(&facts, config, extra)
