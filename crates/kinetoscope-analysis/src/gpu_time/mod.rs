@@ -216,9 +216,10 @@ impl LaunchIndex {
         if IdRank::fits_bits(min, max, n) {
             let ids = IdRank::bits(min, max, (0..e.len()).filter_map(call_id));
             let mut call = vec![u32::MAX; ids.len()];
+            // Every id has its bit: `get` finds it.
             for i in 0..e.len() {
-                if let Some(c) = call_id(i) {
-                    let first = &mut call[ids.get(c).expect("every id was set") as usize];
+                if let Some(rank) = call_id(i).and_then(|c| ids.get(c)) {
+                    let first = &mut call[rank as usize];
                     if *first == u32::MAX {
                         *first = i as u32;
                     }

@@ -57,13 +57,12 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
     };
 
     // Node of each launching event (operators and annotations are nodes).
-    let node_of = tree.node_of();
     let links = trace.launch_links();
 
     // Runtime calls: their time is not the node's own host time.
     let mut unmatched = 0u64;
     for (call, launcher) in links.iter() {
-        match launcher_key(Some(launcher), |op| node_of[op.index()]) {
+        match launcher_key(Some(launcher), |op| tree.node_of(op.index())) {
             UNMATCHED => unmatched += 1,
             node if node < ROOT => {
                 let r = tree.rep[node as usize] as usize;
@@ -88,7 +87,7 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
         let launcher = links
             .of_correlation(trace, e.correlation.at(i))
             .map(|(_, launcher)| launcher);
-        let launcher = launcher_key(launcher, |op| node_of[op.index()]);
+        let launcher = launcher_key(launcher, |op| tree.node_of(op.index()));
         if launcher >= ROOT {
             continue;
         }

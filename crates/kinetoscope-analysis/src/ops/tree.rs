@@ -208,16 +208,18 @@ impl NodeTree {
         self.event.len()
     }
 
-    /// The node of every event ([`NONE`] for events that are not nodes), made on first
-    /// use: the passes that take launches to their operators share it.
-    pub(crate) fn node_of(&self) -> &[u32] {
-        self.node_of.get_or_init(|| {
+    /// The node of an event ([`NONE`] for an event that is not a node). The map of
+    /// every event is made on first use: the passes that take launches to their
+    /// operators share it.
+    pub(crate) fn node_of(&self, event: usize) -> u32 {
+        let map = self.node_of.get_or_init(|| {
             let mut of = vec![NONE; self.events];
             for (idx, &ev) in self.event.iter().enumerate() {
                 of[ev as usize] = idx as u32;
             }
             of
-        })
+        });
+        map.get(event).copied().unwrap_or(NONE)
     }
 
     /// Whether node `i` was folded into an ancestor of the same name.

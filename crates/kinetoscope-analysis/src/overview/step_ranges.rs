@@ -202,7 +202,7 @@ fn host_steps(trace: &Trace, classes: &Classes) -> (Vec<StepRange>, StepSource) 
 
 /// Launch calls in time order, as (start, event): by start, then in file order. Their
 /// GPU activities are looked up as the steps need them, and only those that share the
-/// call's correlation id and are kernels, memcpys or memsets count. Two columns (not a
+/// call's correlation id and are kernels, memcpys or memsets count. Keys alone (not a
 /// list of launches with their activities, sorted and copied) keep this pass's fresh
 /// memory at 16 bytes a launch call.
 fn launches(trace: &Trace, classes: &Classes) -> Vec<(i64, u32)> {

@@ -77,7 +77,6 @@ pub(crate) fn measure(
         unit[i] = above == NONE && fam_bit[i] != 0 && below[i] & fam_bit[i] == 0;
         owner[i] = if unit[i] { i as u32 } else { above };
     }
-    let node_of = tree.node_of();
     let links = trace.launch_links();
     let mut tc = NameFlags::new(&trace.strings, uses_tensor_cores);
     let mut m = Measured {
@@ -99,7 +98,7 @@ pub(crate) fn measure(
         let launcher = links
             .of_correlation(trace, e.correlation.at(i))
             .map(|(_, l)| l);
-        let node = launcher_key(launcher, |op| node_of[op.index()]);
+        let node = launcher_key(launcher, |op| tree.node_of(op.index()));
         if node >= ROOT {
             continue;
         }

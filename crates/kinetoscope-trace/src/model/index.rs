@@ -152,15 +152,13 @@ impl CorrelationIndex {
     ) {
         let n = trace.events.len();
         let links = IdRank::bits(min, max, (0..n).filter_map(&linked).map(|(c, _)| c));
-        let rank = |c: i64| links.get(c).expect("every linked id was set");
         // Per link, its GPU activities, counted one place ahead, then summed into where
-        // each link's start in `gpu`.
+        // each link starts in `gpu`. (Every linked id has its bit: `get` finds it.)
         let mut gpu_from = vec![0u32; links.len() + 1];
         for i in 0..n {
-            let Some((c, is_gpu)) = linked(i) else {
+            let Some((l, is_gpu)) = linked(i).and_then(|(c, g)| Some((links.get(c)?, g))) else {
                 continue;
             };
-            let l = rank(c);
             self.link_of[i] = l;
             gpu_from[l as usize + 1] += u32::from(is_gpu);
         }
@@ -171,11 +169,11 @@ impl CorrelationIndex {
         self.gpu = vec![EventId(0); gpu_from[links.len()] as usize];
         let mut next: Vec<u32> = gpu_from[..links.len()].to_vec();
         for i in 0..n {
-            let Some((_, is_gpu)) = linked(i) else {
-                continue;
-            };
             let l = self.link_of[i] as usize;
-            if is_gpu {
+            if l == NO_LINK as usize {
+                continue;
+            }
+            if linked(i).is_some_and(|(_, is_gpu)| is_gpu) {
                 self.gpu[next[l] as usize] = EventId(i as u32);
                 next[l] += 1;
             } else {

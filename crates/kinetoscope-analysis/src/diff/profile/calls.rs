@@ -179,7 +179,6 @@ fn kernel_totals(
     hi: i64,
 ) -> Vec<KernelTotals> {
     let e = &trace.events;
-    let node_of = tree.node_of();
     let links = trace.launch_links();
     // (launching node or ROOT / UNMATCHED, start, event) of every kernel in the window.
     let mut launches: Vec<(u32, i64, u32)> = Vec::new();
@@ -194,7 +193,7 @@ fn kernel_totals(
         let launcher = links
             .of_correlation(trace, e.correlation.at(i))
             .map(|(_, l)| l);
-        let node = match launcher_key(launcher, |op| node_of[op.index()]) {
+        let node = match launcher_key(launcher, |op| tree.node_of(op.index())) {
             UNMATCHED => UNMATCHED,
             n if n >= ROOT => ROOT,
             n => tree.rep[n as usize],
