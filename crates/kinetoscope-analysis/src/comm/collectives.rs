@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use kinetoscope_trace::{CategoryKind, CollectiveArgs, EventId, Phase, Trace, TrackKind};
 
 use crate::ancestry::AncestorSearch;
+use crate::overview::intervals::{merge, Span};
 
 use super::names::{
     busbw_factor, dtype_size, fold_collective, host_collective, is_comm_kernel, parse_nccl_kernel,
@@ -259,34 +260,23 @@ impl<'t> Calls<'t> {
     }
 }
 
-/// The time some spans cover on each track, as closed `[start, end]` ranges merged
-/// per track.
-struct Within(FxHashMap<u32, Vec<(i64, i64)>>);
+/// The time some spans cover on each track, merged per track ([`merge`]). An empty
+/// span is left out: it cannot enclose a launch in the nesting.
+struct Within(FxHashMap<u32, Vec<Span>>);
 
 impl Within {
     /// What `spans` (event indices) cover.
     fn of(trace: &Trace, spans: impl Iterator<Item = usize>) -> Self {
         let e = &trace.events;
-        let mut by_track: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
+        let mut by_track: FxHashMap<u32, Vec<Span>> = FxHashMap::default();
         for i in spans {
             let range = (e.ts_ns[i], e.end_ns(EventId(i as u32)));
             by_track.entry(e.track[i].0).or_default().push(range);
         }
-        for ranges in by_track.values_mut() {
-            ranges.sort_unstable();
-            let mut merged: Vec<(i64, i64)> = Vec::with_capacity(ranges.len());
-            for &(s, end) in ranges.iter() {
-                match merged.last_mut() {
-                    Some(last) if s <= last.1 => last.1 = last.1.max(end),
-                    _ => merged.push((s, end)),
-                }
-            }
-            *ranges = merged;
-        }
-        Self(by_track)
+        Self(by_track.into_iter().map(|(t, v)| (t, merge(v))).collect())
     }
 
-    /// Whether time `t` on track `track` lies in one of the spans.
+    /// Whether time `t` on track `track` lies in one of the spans, ends included.
     fn any(&self, track: u32, t: i64) -> bool {
         self.0.get(&track).is_some_and(|ranges| {
             let k = ranges.partition_point(|&(s, _)| s <= t);
