@@ -5,7 +5,7 @@
 //! The TensorBoard plugin links by `External id` alone; on traces whose ids agree with
 //! time the two are the same.
 
-use kinetoscope_trace::{CategoryKind, Launcher};
+use kinetoscope_trace::{CategoryKind, Launcher, Phase, Trace};
 
 /// Launched outside any operator (`External id` 0, or no runtime call: the plugin's
 /// `CallTreeRoot`).
@@ -33,4 +33,35 @@ pub(crate) fn launcher_key(
         Some(Launcher::Unknown) => UNMATCHED,
         Some(Launcher::Outside) | None => ROOT,
     }
+}
+
+/// A GPU activity and who launched it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DeviceLaunch {
+    /// The activity's event.
+    pub event: u32,
+    /// Its launcher as a [`launcher_key`]: a node of the operator tree (`u32::MAX` for an
+    /// operator that is no node), [`ROOT`] or [`UNMATCHED`].
+    pub node: u32,
+}
+
+/// Every complete kernel, memcpy and memset of `trace` in file order, each with its
+/// launcher's key (`node` maps a launching operator's event to its node).
+pub(crate) fn device_launches(trace: &Trace, node: impl Fn(usize) -> u32) -> Vec<DeviceLaunch> {
+    let e = &trace.events;
+    let links = trace.launch_links();
+    (0..e.len())
+        .filter(|&i| {
+            e.phase[i] == Phase::Complete && is_device_work(trace.categories.kind(e.cat[i]))
+        })
+        .map(|i| {
+            let launcher = links
+                .of_correlation(trace, e.correlation.at(i))
+                .map(|(_, l)| l);
+            DeviceLaunch {
+                event: i as u32,
+                node: launcher_key(launcher, |op| node(op.index())),
+            }
+        })
+        .collect()
 }

@@ -2,10 +2,10 @@
 //! self and total time, tensor-core kernel time and tensor-core eligibility, computed in
 //! three linear passes over the node tree, the runtime calls and the device activities.
 
-use kinetoscope_trace::{CategoryKind, Phase, Trace};
+use kinetoscope_trace::{CategoryKind, Trace};
 
 use super::eligibility::is_eligible_name;
-use super::launch::{is_device_work, launcher_key, ROOT, UNMATCHED};
+use super::launch::{launcher_key, ROOT, UNMATCHED};
 use super::names::NameFlags;
 use super::tree::{NodeKind, NodeTree, NONE};
 use crate::overview::tensor_cores::uses_tensor_cores;
@@ -75,27 +75,17 @@ pub(crate) fn node_stats(trace: &Trace, tree: &NodeTree) -> NodeStats {
 
     // Device work: a plain sum of durations per launching node.
     let mut tc = NameFlags::new(&trace.strings, uses_tensor_cores);
-    for i in 0..e.len() {
-        if e.phase[i] != Phase::Complete {
-            continue;
-        }
-        let kind = trace.categories.kind(e.cat[i]);
-        if !is_device_work(kind) {
-            continue;
-        }
-        s.has_device_work = true;
-        let launcher = links
-            .of_correlation(trace, e.correlation.at(i))
-            .map(|(_, launcher)| launcher);
-        let launcher = launcher_key(launcher, |op| tree.node_of(op.index()));
-        if launcher >= ROOT {
-            continue;
-        }
-        let r = tree.rep[launcher as usize] as usize;
+    let device = tree.device_work(trace);
+    s.has_device_work = !device.is_empty();
+    for d in device.iter().filter(|d| d.node < ROOT) {
+        let i = d.event as usize;
+        let r = tree.rep[d.node as usize] as usize;
         let dur = e.dur_ns.at(i);
         s.device_self[r] += dur;
         s.launched[r] = true;
-        if kind == CategoryKind::Kernel && tc.get(&trace.strings, e.name[i]) {
+        if trace.categories.kind(e.cat[i]) == CategoryKind::Kernel
+            && tc.get(&trace.strings, e.name[i])
+        {
             s.tc_self[r] += dur;
         }
     }

@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 
 use kinetoscope_trace::{sort_by_start, CategoryKind, Groups, Phase, Trace};
 
+use super::launch::{device_launches, DeviceLaunch};
 use super::names::NameFlags;
 
 /// "No node": a root's parent, or an absent link.
@@ -56,6 +57,9 @@ pub(crate) struct NodeTree {
     events: usize,
     /// The node of every event, made on first use ([`NodeTree::node_of`]).
     node_of: OnceLock<Vec<u32>>,
+    /// The trace's GPU activities with their launching nodes, made on first use
+    /// ([`NodeTree::device_work`]).
+    device_work: OnceLock<Vec<DeviceLaunch>>,
 }
 
 /// Whether an operator name is left out of the operator table (as in the plugin): the
@@ -151,6 +155,7 @@ impl NodeTree {
             overlapping: 0,
             events: e.len(),
             node_of: OnceLock::new(),
+            device_work: OnceLock::new(),
         };
         let mut children = vec![0u32; n];
         let mut stack: Vec<(u32, i64)> = Vec::new();
@@ -220,6 +225,15 @@ impl NodeTree {
             of
         });
         map.get(event).copied().unwrap_or(NONE)
+    }
+
+    /// Every complete kernel, memcpy and memset of `trace` (the trace this tree was built
+    /// from), in file order, with the node that launched it. Made on first use: the
+    /// operator statistics, the perf model and the diff profile's kernels share it,
+    /// instead of each scanning the events and looking each launch up again.
+    pub(crate) fn device_work(&self, trace: &Trace) -> &[DeviceLaunch] {
+        self.device_work
+            .get_or_init(|| device_launches(trace, |op| self.node_of(op)))
     }
 
     /// Whether node `i` was folded into an ancestor of the same name.

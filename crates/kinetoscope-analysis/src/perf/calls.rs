@@ -11,10 +11,10 @@
 //! under `MmBackward0` are units). GPU work launched outside every unit is measured on
 //! its direct launcher. GPU work without a launch record is in no call.
 
-use kinetoscope_trace::{CategoryKind, Phase, StrId, Trace};
+use kinetoscope_trace::{CategoryKind, StrId, Trace};
 use rustc_hash::FxHashMap;
 
-use crate::ops::launch::{is_device_work, launcher_key, ROOT};
+use crate::ops::launch::ROOT;
 use crate::ops::names::NameFlags;
 use crate::ops::tree::{NodeKind, NodeTree, NONE};
 use crate::overview::tensor_cores::uses_tensor_cores;
@@ -77,7 +77,6 @@ pub(crate) fn measure(
         unit[i] = above == NONE && fam_bit[i] != 0 && below[i] & fam_bit[i] == 0;
         owner[i] = if unit[i] { i as u32 } else { above };
     }
-    let links = trace.launch_links();
     let mut tc = NameFlags::new(&trace.strings, uses_tensor_cores);
     let mut m = Measured {
         unit,
@@ -87,21 +86,12 @@ pub(crate) fn measure(
     };
     // (measured node, start, end) of every GPU activity with a launcher.
     let mut spans: Vec<(u32, i64, i64)> = Vec::new();
-    for i in 0..e.len() {
-        if e.phase[i] != Phase::Complete {
+    for d in tree.device_work(trace) {
+        let (i, node) = (d.event as usize, d.node);
+        if node >= ROOT || !keep_gpu(i) {
             continue;
         }
         let kind = trace.categories.kind(e.cat[i]);
-        if !is_device_work(kind) || !keep_gpu(i) {
-            continue;
-        }
-        let launcher = links
-            .of_correlation(trace, e.correlation.at(i))
-            .map(|(_, l)| l);
-        let node = launcher_key(launcher, |op| tree.node_of(op.index()));
-        if node >= ROOT {
-            continue;
-        }
         let target = match owner[node as usize] {
             NONE => {
                 m.direct[node as usize] = true;

@@ -8,13 +8,13 @@
 //! path is what lets a comparison pair kernels whose names changed (another GPU, library
 //! version or `torch.compile`): the same call path launched them.
 
-use kinetoscope_trace::{CategoryKind, Phase, StrId, Trace};
+use kinetoscope_trace::{CategoryKind, StrId, Trace};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::kernels::{CALL_TREE_ROOT, UNKNOWN_OP};
 use crate::ops::group::Grouper;
-use crate::ops::launch::{launcher_key, ROOT, UNMATCHED};
+use crate::ops::launch::{ROOT, UNMATCHED};
 use crate::ops::names::NameFlags;
 use crate::ops::stats::node_stats;
 use crate::ops::tree::{is_excluded_op, NodeKind, NodeTree, NONE};
@@ -179,21 +179,17 @@ fn kernel_totals(
     hi: i64,
 ) -> Vec<KernelTotals> {
     let e = &trace.events;
-    let links = trace.launch_links();
     // (launching node or ROOT / UNMATCHED, start, event) of every kernel in the window.
     let mut launches: Vec<(u32, i64, u32)> = Vec::new();
-    for i in 0..e.len() {
-        if e.phase[i] != Phase::Complete
-            || trace.categories.kind(e.cat[i]) != CategoryKind::Kernel
+    for d in tree.device_work(trace) {
+        let i = d.event as usize;
+        if trace.categories.kind(e.cat[i]) != CategoryKind::Kernel
             || e.ts_ns[i] < lo
             || e.ts_ns[i] >= hi
         {
             continue;
         }
-        let launcher = links
-            .of_correlation(trace, e.correlation.at(i))
-            .map(|(_, l)| l);
-        let node = match launcher_key(launcher, |op| tree.node_of(op.index())) {
+        let node = match d.node {
             UNMATCHED => UNMATCHED,
             n if n >= ROOT => ROOT,
             n => tree.rep[n as usize],
