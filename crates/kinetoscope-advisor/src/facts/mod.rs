@@ -626,6 +626,15 @@ impl<'a> Facts<'a> {
         out
     }
 
+    /// Whether some complete event's name passes `pred` (asked once per distinct name
+    /// until one passes): a rule whose subject the trace cannot hold stops before its
+    /// passes over the events.
+    pub fn any_named(&self, mut pred: impl FnMut(&str) -> bool) -> bool {
+        let by_name = self.by_name();
+        (0..by_name.names())
+            .any(|n| !by_name.of(n).is_empty() && pred(self.trace.strings.get(StrId(n as u32))))
+    }
+
     /// Complete events grouped by name.
     fn by_name(&self) -> &ByName {
         self.by_name.get_or_init(|| ByName::new(self.trace))

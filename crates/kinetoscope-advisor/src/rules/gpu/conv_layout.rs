@@ -73,7 +73,8 @@ impl Rule for ConvLayoutTransposes {
     }
 
     fn check(&self, facts: &Facts, config: &Config) -> Vec<Finding> {
-        if !facts.has_gpu || facts.n_steps() == 0 {
+        // Without a convolution span, no kernel can run inside one.
+        if !facts.has_gpu || facts.n_steps() == 0 || !facts.any_named(is_conv_op) {
             return Vec::new();
         }
         let th = &config.conv_layout;

@@ -41,7 +41,7 @@ use kinetoscope_analysis::perf::family::Family;
 use kinetoscope_analysis::perf::flops::Precision;
 use kinetoscope_analysis::perf::gemm::gemm_of;
 use kinetoscope_analysis::perf::{Bound, PerfOptions, PerfRow};
-use kinetoscope_trace::{parse_dims, CategoryKind};
+use kinetoscope_trace::{parse_dims, CategoryKind, Phase};
 use rustc_hash::FxHashSet;
 
 use crate::config::Config;
@@ -136,18 +136,22 @@ impl Rule for RooflineGap {
         }
         let th = &config.roofline_gap;
         let t = facts.trace;
-        let mut claimed = vec![false; t.events.len()];
-        let mut inside = facts.named_ancestor_search(claimed_span);
-        let mut claimed_name = NameMemo::new(t, claimed_span);
-        for i in facts.events(&[CategoryKind::CpuOp, CategoryKind::UserAnnotation], |_| {
-            true
-        }) {
-            claimed[i] = claimed_name.get(t.events.name[i]) || inside.any(i);
-        }
+        // A call is claimed when it, or an operator or annotation around it, is one
+        // that other findings explain. Asked only of the calls the model measures.
+        let inside = RefCell::new(facts.named_ancestor_search(claimed_span));
+        let claimed_name = RefCell::new(NameMemo::new(t, claimed_span));
+        let claimed = |ev: usize| {
+            matches!(
+                t.categories.kind(t.events.cat[ev]),
+                CategoryKind::CpuOp | CategoryKind::UserAnnotation
+            ) && t.events.phase[ev] == Phase::Complete
+                && (claimed_name.borrow_mut().get(t.events.name[ev])
+                    || inside.borrow_mut().any(ev))
+        };
         let low_occupancy: FxHashSet<String> = flagged_kernels(facts, config)
             .map(|f| f.kernels.iter().map(|(r, _)| r.name.clone()).collect())
             .unwrap_or_default();
-        let keep_call = |ev: usize| !claimed[ev] && facts.step_of_event(ev).is_some();
+        let keep_call = |ev: usize| facts.step_of_event(ev).is_some() && !claimed(ev);
         // Name tests once per distinct name.
         let kept_name = RefCell::new(NameMemo::new(t, |name: &str| {
             !low_occupancy.contains(name) && !is_layout_transpose(name)
