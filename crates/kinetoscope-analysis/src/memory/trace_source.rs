@@ -56,8 +56,9 @@ pub fn from_trace(trace: &Trace) -> MemoryInput {
     // Memory records (and out-of-memory events).
     let memory_name = trace.strings.find("[memory]");
     let mut out_of_memory: BTreeMap<Device, u64> = BTreeMap::new();
-    // (thread, ts, event, record)
-    let mut recs: Vec<(u32, i64, EventId, MemoryRecord)> = Vec::new();
+    // (thread, ts, event, record), gathered per thread in file order.
+    let mut per_thread: Vec<Vec<(u32, i64, EventId, MemoryRecord)>> =
+        vec![Vec::new(); threads.len()];
     for m in &trace.args.memory {
         let i = m.event.index();
         let device = Device {
@@ -78,8 +79,13 @@ pub fn from_trace(trace: &Trace) -> MemoryInput {
             op: None,
             module: None,
         };
-        recs.push((thread_of_track[e.track[i].index()], rec.ts_ns, m.event, rec));
+        let thread = thread_of_track[e.track[i].index()];
+        per_thread[thread as usize].push((thread, rec.ts_ns, m.event, rec));
     }
+    // Each thread's records usually come in time order in the file, so the sort below
+    // then only checks the order.
+    let mut recs = per_thread.concat();
+    drop(per_thread);
 
     // Operator spans, grouped by thread in file order, then each thread's sorted.
     let (spans, names) = if recs.is_empty() {
