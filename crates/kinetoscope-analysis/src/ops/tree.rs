@@ -55,7 +55,8 @@ pub(crate) struct NodeTree {
     pub overlapping: u64,
     /// Events in the trace.
     events: usize,
-    /// The node of every event, made on first use ([`NodeTree::node_of`]).
+    /// The node of every event plus one (0: none), made on first use
+    /// ([`NodeTree::node_of`]).
     node_of: OnceLock<Vec<u32>>,
     /// The trace's GPU activities with their launching nodes, made on first use
     /// ([`NodeTree::device_work`]).
@@ -217,14 +218,16 @@ impl NodeTree {
     /// every event is made on first use: the passes that take launches to their
     /// operators share it.
     pub(crate) fn node_of(&self, event: usize) -> u32 {
+        // Each event's node plus one, 0 for none: a zeroed map's pages that hold no
+        // node (GPU activities, runtime calls) are never written.
         let map = self.node_of.get_or_init(|| {
-            let mut of = vec![NONE; self.events];
+            let mut of = vec![0u32; self.events];
             for (idx, &ev) in self.event.iter().enumerate() {
-                of[ev as usize] = idx as u32;
+                of[ev as usize] = idx as u32 + 1;
             }
             of
         });
-        map.get(event).copied().unwrap_or(NONE)
+        map.get(event).map_or(NONE, |&n| n.wrapping_sub(1))
     }
 
     /// Every complete kernel, memcpy and memset of `trace` (the trace this tree was built

@@ -88,15 +88,16 @@ pub struct CorrelationIndex {
     gpu_from: Vec<u32>,
     /// GPU activities of every link, each link's in file order.
     gpu: Vec<EventId>,
-    /// Link number per event ([`NO_LINK`] for events neither a GPU activity nor a
-    /// launch call, or without an id).
+    /// Link number plus one per event ([`NO_LINK`] for events neither a GPU activity
+    /// nor a launch call, or without an id): zeroed, so the pages of events without a
+    /// link (operators, annotations) are never written.
     link_of: Vec<u32>,
 }
 
 /// A link without a host launch call.
 const NO_LAUNCH: u32 = u32::MAX;
-/// An event without a link.
-const NO_LINK: u32 = u32::MAX;
+/// An event without a link (in [`CorrelationIndex::link_of`], which holds link + 1).
+const NO_LINK: u32 = 0;
 
 impl CorrelationIndex {
     /// Build from the `correlation` column: every GPU activity and host launch call with
@@ -159,7 +160,7 @@ impl CorrelationIndex {
             let Some((l, is_gpu)) = linked(i).and_then(|(c, g)| Some((links.get(c)?, g))) else {
                 continue;
             };
-            self.link_of[i] = l;
+            self.link_of[i] = l + 1;
             gpu_from[l as usize + 1] += u32::from(is_gpu);
         }
         for l in 1..gpu_from.len() {
@@ -169,10 +170,10 @@ impl CorrelationIndex {
         self.gpu = vec![EventId(0); gpu_from[links.len()] as usize];
         let mut next: Vec<u32> = gpu_from[..links.len()].to_vec();
         for i in 0..n {
-            let l = self.link_of[i] as usize;
-            if l == NO_LINK as usize {
+            let Some(l) = self.link_of[i].checked_sub(1) else {
                 continue;
-            }
+            };
+            let l = l as usize;
             if linked(i).is_some_and(|(_, is_gpu)| is_gpu) {
                 self.gpu[next[l] as usize] = EventId(i as u32);
                 next[l] += 1;
@@ -200,7 +201,7 @@ impl CorrelationIndex {
                 self.launch.push(NO_LAUNCH);
                 self.gpu_from.push(self.gpu.len() as u32);
             }
-            self.link_of[i as usize] = self.launch.len() as u32 - 1;
+            self.link_of[i as usize] = self.launch.len() as u32;
             if is_gpu {
                 self.gpu.push(EventId(i));
             } else {
@@ -232,8 +233,8 @@ impl CorrelationIndex {
     /// access, no id lookup.
     pub fn gpu_of_call(&self, call: EventId) -> &[EventId] {
         match self.link_of.get(call.index()) {
-            Some(&l) if l != NO_LINK && self.launch[l as usize] == call.0 => {
-                self.gpu_of_link(l as usize)
+            Some(&l) if l != NO_LINK && self.launch[l as usize - 1] == call.0 => {
+                self.gpu_of_link(l as usize - 1)
             }
             _ => &[],
         }
