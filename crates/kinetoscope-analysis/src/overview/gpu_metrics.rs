@@ -11,16 +11,28 @@ use super::intervals::{intersect, merge, total};
 use super::tensor_cores::uses_tensor_cores;
 use super::GpuMetrics;
 
-/// One kernel on one GPU.
+/// One kernel on one GPU (32 bytes: the launch values as the trace holds them).
 #[derive(Clone, Copy)]
 struct KernelRec {
     start: i64,
     end: i64,
-    /// `blocks per SM`, when present and positive.
-    blocks_per_sm: Option<f64>,
-    /// `est. achieved occupancy %`, when present and not negative.
-    occupancy_pct: Option<f64>,
+    /// `blocks per SM`; NaN when absent.
+    blocks_per_sm: f32,
+    /// `est. achieved occupancy %`; NaN when absent.
+    occupancy_pct: f32,
     tensor_cores: bool,
+}
+
+impl KernelRec {
+    /// `blocks per SM`, when present and positive.
+    fn blocks_per_sm(&self) -> Option<f64> {
+        Some(f64::from(self.blocks_per_sm)).filter(|b| *b > 0.0)
+    }
+
+    /// `est. achieved occupancy %`, when present and not negative.
+    fn occupancy_pct(&self) -> Option<f64> {
+        Some(f64::from(self.occupancy_pct)).filter(|o| *o >= 0.0)
+    }
 }
 
 /// Metrics of every GPU that ran a kernel, by device id. The GPU of a kernel is its
@@ -61,12 +73,10 @@ pub(crate) fn gpu_metrics(
             end: e.ts_ns[i] + e.dur_ns.at(i),
             blocks_per_sm: args
                 .and_then(|a| a.launch.blocks_per_sm)
-                .map(f64::from)
-                .filter(|b| *b > 0.0),
+                .unwrap_or(f32::NAN),
             occupancy_pct: args
                 .and_then(|a| a.launch.est_achieved_occupancy_pct)
-                .map(f64::from)
-                .filter(|o| *o >= 0.0),
+                .unwrap_or(f32::NAN),
             tensor_cores,
         });
     }
@@ -111,19 +121,36 @@ fn utilization(kernels: &[KernelRec], (ws, we): (i64, i64)) -> f64 {
 /// Endpoints are visited as the plugin does (time order, starts before ends at equal
 /// times, kernels in start order), so the floating-point sums match it.
 fn sm_efficiency(kernels: &[KernelRec], (ws, we): (i64, i64)) -> Option<f64> {
-    let mut points: Vec<(i64, bool, f64)> = Vec::new();
-    for k in kernels {
-        if let Some(b) = k.blocks_per_sm {
-            points.push((k.start, false, b));
-            points.push((k.end, true, b));
-        }
-    }
-    points.sort_by_key(|&(t, is_end, _)| (t, is_end));
+    // The kernels with `blocks per SM`: their starts come in time order (the kernels
+    // are sorted by start) and their ends are sorted by (time, kernel), so merging the
+    // two, a start first at equal times, visits the endpoints in the plugin's order
+    // without sorting them all.
+    let with_blocks: Vec<(i64, i64, f64)> = kernels
+        .iter()
+        .filter_map(|k| k.blocks_per_sm().map(|b| (k.start, k.end, b)))
+        .collect();
+    let mut ends: Vec<(i64, u32)> = with_blocks
+        .iter()
+        .enumerate()
+        .map(|(k, &(_, end, _))| (end, k as u32))
+        .collect();
+    ends.sort_unstable();
+    let mut starts = with_blocks.iter().map(|&(start, _, b)| (start, b)).peekable();
+    let mut ends = ends
+        .into_iter()
+        .map(|(end, k)| (end, with_blocks[k as usize].2))
+        .peekable();
+    let mut next_point = || match (starts.peek(), ends.peek()) {
+        (Some(&(s, _)), Some(&(e, _))) if s <= e => starts.next().map(|(t, b)| (t, false, b)),
+        (_, Some(_)) => ends.next().map(|(t, b)| (t, true, b)),
+        (Some(_), None) => starts.next().map(|(t, b)| (t, false, b)),
+        (None, None) => None,
+    };
     let mut sum = 0.0;
     let mut any = false;
-    let &(first, _, first_value) = points.first()?;
+    let (first, _, first_value) = next_point()?;
     let (mut last_t, mut active) = (first, first_value);
-    for &(t, is_end, b) in &points[1..] {
+    while let Some((t, is_end, b)) = next_point() {
         if t > last_t && active > 0.0 {
             let (s, e) = (last_t.max(ws), t.min(we));
             if s < e {
@@ -146,7 +173,7 @@ fn sm_efficiency(kernels: &[KernelRec], (ws, we): (i64, i64)) -> Option<f64> {
 fn occupancy_pct(kernels: &[KernelRec], (ws, we): (i64, i64)) -> Option<f64> {
     let (mut weighted, mut time) = (0.0, 0i64);
     for k in kernels {
-        let Some(o) = k.occupancy_pct else { continue };
+        let Some(o) = k.occupancy_pct() else { continue };
         let d = k.end.min(we) - k.start.max(ws);
         if d > 0 {
             weighted += o * d as f64;
