@@ -52,49 +52,46 @@ fn plan_steps(trace: &Trace, classes: &Classes) -> StepPlan {
             source,
         };
     }
-    let launches = launches(trace, classes);
     let index = trace.correlation_index();
     let e = &trace.events;
 
-    // Two-way merge of time-ordered launches and steps: a launch lying completely inside
-    // host step i contributes its GPU activities to step i; launches that straddle a
-    // step boundary are ignored.
+    // Each launch lying completely inside the host span of the step it meets
+    // contributes its GPU activities to that step; launches that straddle a step's end
+    // are ignored. The step a launch meets is the one a walk of launches and steps in
+    // time order would be at: the first whose span ends after the launch starts (a
+    // search on the running maximum of the ends), so the launches are taken in file
+    // order, without sorting them.
     let n = steps.len();
+    let reach: Vec<i64> = steps
+        .iter()
+        .scan(i64::MIN, |m, s| {
+            *m = (*m).max(s.end);
+            Some(*m)
+        })
+        .collect();
     let mut device_span = vec![(i64::MAX, i64::MIN); n];
     let mut matched = vec![false; e.len()];
     let mut any_matched = false;
-    let (mut i, mut r) = (0, 0);
-    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-    while i < n && r < launches.len() {
-        let (hs, he) = (steps[i].start, steps[i].end);
-        let (start, call) = launches[r];
-        let end = start + e.dur_ns.at(call as usize);
-        if start < hs {
-            r += 1;
-        } else if end <= he {
-            for &d in index.gpu_of_call(EventId(call)).iter().filter(|d| {
-                matches!(
-                    classes.of(trace, d.index()),
-                    Class::Kernel | Class::Memcpy | Class::Memset
-                )
-            }) {
-                lo = lo.min(e.ts_ns[d.index()]);
-                hi = hi.max(e.end_ns(d));
-                matched[d.index()] = true;
-                any_matched = true;
-                steps[i].device_events += 1;
-            }
-            r += 1;
-        } else if start < he {
-            r += 1;
-        } else {
-            device_span[i] = (lo, hi);
-            (lo, hi) = (i64::MAX, i64::MIN);
-            i += 1;
+    for call in (0..e.len()).filter(|&i| classes.of(trace, i) == Class::Launch) {
+        let start = e.ts_ns[call];
+        let end = start + e.dur_ns.at(call);
+        let i = reach.partition_point(|&m| m <= start);
+        if i == n || start < steps[i].start || end > steps[i].end {
+            continue;
         }
-    }
-    if i < n {
-        device_span[i] = (lo, hi);
+        let (lo, hi) = &mut device_span[i];
+        for &d in index.gpu_of_call(EventId(call as u32)).iter().filter(|d| {
+            matches!(
+                classes.of(trace, d.index()),
+                Class::Kernel | Class::Memcpy | Class::Memset
+            )
+        }) {
+            *lo = (*lo).min(e.ts_ns[d.index()]);
+            *hi = (*hi).max(e.end_ns(d));
+            matched[d.index()] = true;
+            any_matched = true;
+            steps[i].device_events += 1;
+        }
     }
     if !any_matched {
         return StepPlan {
@@ -198,21 +195,4 @@ fn host_steps(trace: &Trace, classes: &Classes) -> (Vec<StepRange>, StepSource) 
         ),
         None => (Vec::new(), StepSource::None),
     }
-}
-
-/// Launch calls in time order, as (start, event): by start, then in file order. Their
-/// GPU activities are looked up as the steps need them, and only those that share the
-/// call's correlation id and are kernels, memcpys or memsets count. Keys alone (not a
-/// list of launches with their activities, sorted and copied) keep this pass's fresh
-/// memory at 16 bytes a launch call.
-fn launches(trace: &Trace, classes: &Classes) -> Vec<(i64, u32)> {
-    let e = &trace.events;
-    let mut order: Vec<(i64, u32)> = (0..e.len())
-        .filter(|&i| classes.of(trace, i) == Class::Launch)
-        .map(|i| (e.ts_ns[i], i as u32))
-        .collect();
-    // By start alone: a stable sort keeps file order on ties. The launches come in
-    // start order but where two start together, so the sort is about one pass.
-    order.sort_by_key(|&(start, _)| start);
-    order
 }
