@@ -434,6 +434,31 @@ fn plugin_test_multiple_profilersteps_with_overlap() {
 }
 
 #[test]
+fn a_launch_counts_in_the_first_step_still_open_when_host_steps_overlap() {
+    // Step 1 holds step 2 (two threads' step markers): a launch inside both counts in
+    // step 1, the first whose span ends after it starts, as a time-ordered walk of
+    // launches and steps meets it; step 3's launch counts in step 3.
+    let o = overview_of(&[
+        host("Operator", "ProfilerStep#1", "1", 100, 500, 1),
+        host("Operator", "ProfilerStep#2", "2", 200, 100, 2),
+        host("Operator", "ProfilerStep#3", "1", 650, 150, 3),
+        rt("cudaLaunchKernel", "2", 250, 10, 11, 0),
+        dev("Kernel", NLL, 270, 20, 11, 0),
+        rt("cudaLaunchKernel", "1", 700, 10, 12, 0),
+        dev("Kernel", NLL, 720, 20, 12, 0),
+    ]);
+    let launched: Vec<(&str, u64)> = o
+        .steps
+        .iter()
+        .map(|s| (s.name.as_str(), s.device_events))
+        .collect();
+    assert_eq!(
+        launched,
+        [("ProfilerStep#1", 1), ("ProfilerStep#2", 0), ("ProfilerStep#3", 1)]
+    );
+}
+
+#[test]
 fn plugin_test_last_steps_no_kernel() {
     let o = overview_of(&[
         host("Operator", "ProfilerStep#1", "123", 100, 200, 1),
