@@ -49,8 +49,7 @@ pub(crate) fn role_sets(trace: &Trace, classes: &Classes) -> [Vec<Span>; ROLES] 
         };
         let corr = e.correlation.at(call.index());
         if corr != 0
-            && role_of(classes.of(trace, op.index()), op.index()).0
-                == Some(HostRole::Communication)
+            && role_of(classes.of(trace, op.index()), op.index()).0 == Some(HostRole::Communication)
         {
             comm_launches.insert(corr);
         }
@@ -184,8 +183,10 @@ mod tests {
                     device_events: 0,
                 })
                 .collect();
-            let swept: Vec<[i64; ROLES + 1]> =
-                breakdown(&sets, &ranges).iter().map(|p| p.to_array()).collect();
+            let swept: Vec<[i64; ROLES + 1]> = breakdown(&sets, &ranges)
+                .iter()
+                .map(|p| p.to_array())
+                .collect();
             assert_eq!(swept, by_set_algebra(&sets, &steps), "round {round}");
             for (p, &(lo, hi)) in swept.iter().zip(&steps) {
                 assert_eq!(p.iter().sum::<i64>(), hi - lo, "round {round}");

@@ -135,7 +135,10 @@ fn sm_efficiency(kernels: &[KernelRec], (ws, we): (i64, i64)) -> Option<f64> {
         .map(|(k, &(_, end, _))| (end, k as u32))
         .collect();
     ends.sort_unstable();
-    let mut starts = with_blocks.iter().map(|&(start, _, b)| (start, b)).peekable();
+    let mut starts = with_blocks
+        .iter()
+        .map(|&(start, _, b)| (start, b))
+        .peekable();
     let mut ends = ends
         .into_iter()
         .map(|(end, k)| (end, with_blocks[k as usize].2))

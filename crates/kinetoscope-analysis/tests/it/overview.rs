@@ -454,7 +454,11 @@ fn a_launch_counts_in_the_first_step_still_open_when_host_steps_overlap() {
         .collect();
     assert_eq!(
         launched,
-        [("ProfilerStep#1", 1), ("ProfilerStep#2", 0), ("ProfilerStep#3", 1)]
+        [
+            ("ProfilerStep#1", 1),
+            ("ProfilerStep#2", 0),
+            ("ProfilerStep#3", 1)
+        ]
     );
 }
 

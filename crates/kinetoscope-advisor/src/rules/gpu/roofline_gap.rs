@@ -145,8 +145,7 @@ impl Rule for RooflineGap {
                 t.categories.kind(t.events.cat[ev]),
                 CategoryKind::CpuOp | CategoryKind::UserAnnotation
             ) && t.events.phase[ev] == Phase::Complete
-                && (claimed_name.borrow_mut().get(t.events.name[ev])
-                    || inside.borrow_mut().any(ev))
+                && (claimed_name.borrow_mut().get(t.events.name[ev]) || inside.borrow_mut().any(ev))
         };
         let low_occupancy: FxHashSet<String> = flagged_kernels(facts, config)
             .map(|f| f.kernels.iter().map(|(r, _)| r.name.clone()).collect())
