@@ -35,8 +35,17 @@ pub enum StepSource {
     None,
 }
 
-/// The steps of a trace, in time order, and where they came from.
+/// The steps of a trace, in time order, and where they came from: found by a pass over
+/// the events on first use, then kept with the trace (the overview, the launch
+/// statistics, the memory view and the advisor each ask).
 pub fn find_steps(trace: &Trace) -> (Vec<Step>, StepSource) {
+    /// The kept steps.
+    struct Found((Vec<Step>, StepSource));
+    trace.derived(|| Found(scan_steps(trace))).0.clone()
+}
+
+/// [`find_steps`]' pass.
+fn scan_steps(trace: &Trace) -> (Vec<Step>, StepSource) {
     let e = &trace.events;
     let mut steps: Vec<Step> = Vec::new();
     // Whether a name is a step's, decided once per name.

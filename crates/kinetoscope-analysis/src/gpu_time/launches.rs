@@ -188,7 +188,9 @@ fn launch_pairs(
     let clock = rows.clock;
     // Launch-call names by interned id, decided once per name.
     let mut is_call = vec![u8::MAX; trace.strings.len()];
-    let mut pairs: Vec<Pair> = Vec::new();
+    // (launch's correlation, row, launch): the sort key read once per pair, not at
+    // every comparison.
+    let mut pairs: Vec<(i64, u32, u32)> = Vec::new();
     for (k, &g) in rows.rows.iter().enumerate() {
         if rows.kind[k] == super::RowKind::Sync {
             continue;
@@ -212,11 +214,12 @@ fn launch_pairs(
             *slot = u8::from(is_launch_call(trace.strings.get(e.name[li]), compat));
         }
         if *slot == 1 {
-            pairs.push((l, g));
+            pairs.push((e.correlation.at(li), g, l));
         }
     }
-    pairs.sort_unstable_by_key(|&(l, g)| (e.correlation.at(l as usize), g));
-    pairs
+    // Each row is in one pair: the keys are distinct.
+    pairs.sort_unstable();
+    pairs.into_iter().map(|(_, g, l)| (l, g)).collect()
 }
 
 /// [`launch_stats`] of rows already selected (by [`select`], with the `filter` given

@@ -137,17 +137,23 @@ impl Trace {
         self.charge.bytes()
     }
 
-    /// Start and end (ns) of all duration events, or `None` for an empty trace.
+    /// Start and end (ns) of all duration events, or `None` for an empty trace: a pass
+    /// over the events on first use, then kept.
     pub fn span_ns(&self) -> Option<(i64, i64)> {
-        let e = &self.events;
-        let mut lo = i64::MAX;
-        let mut hi = i64::MIN;
-        for i in 0..e.len() {
-            if e.phase[i] == Phase::Complete {
-                lo = lo.min(e.ts_ns[i]);
-                hi = hi.max(e.ts_ns[i] + e.dur_ns.at(i));
+        /// The kept span.
+        struct Span(Option<(i64, i64)>);
+        self.derived(|| {
+            let e = &self.events;
+            let mut lo = i64::MAX;
+            let mut hi = i64::MIN;
+            for i in 0..e.len() {
+                if e.phase[i] == Phase::Complete {
+                    lo = lo.min(e.ts_ns[i]);
+                    hi = hi.max(e.ts_ns[i] + e.dur_ns.at(i));
+                }
             }
-        }
-        (lo <= hi).then_some((lo, hi))
+            Span((lo <= hi).then_some((lo, hi)))
+        })
+        .0
     }
 }
