@@ -19,7 +19,9 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
 
-use kinetoscope_trace::{sort_by_start, CategoryKind, EventId, Groups, Phase, RawId, StrId, Trace};
+use kinetoscope_trace::{
+    sort_by_start, CategoryKind, Groups, MemoryArgs, Phase, RawId, StrId, Trace,
+};
 
 use super::{Device, MemoryInput, MemoryRecord, MemorySource, OpForest, OpNode};
 
@@ -40,6 +42,17 @@ fn id_key(trace: &Trace, id: RawId) -> IdKey {
     }
 }
 
+/// The device of a memory record (the CPU's id is always -1).
+fn device_of(m: &MemoryArgs) -> Device {
+    Device {
+        device_type: m.device_type,
+        device_id: if m.device_type == 0 { -1 } else { m.device_id },
+    }
+}
+
+/// No operator or module, in the per-record columns.
+const NONE: u32 = u32::MAX;
+
 /// Build the [`MemoryInput`] of a trace.
 pub fn from_trace(trace: &Trace) -> MemoryInput {
     let e = &trace.events;
@@ -53,98 +66,78 @@ pub fn from_trace(trace: &Trace) -> MemoryInput {
         thread_of_track.push(*threads.entry(key).or_insert(n));
     }
 
-    // Memory records (and out-of-memory events).
+    // Memory records (and out-of-memory events), as (time, index into the memory
+    // arguments): in time order, ties in file order, this is the order of the records.
     let memory_name = trace.strings.find("[memory]");
     let mut out_of_memory: BTreeMap<Device, u64> = BTreeMap::new();
-    // (thread, ts, event, record), gathered per thread in file order.
-    let mut per_thread: Vec<Vec<(u32, i64, EventId, MemoryRecord)>> =
-        vec![Vec::new(); threads.len()];
-    for m in &trace.args.memory {
+    let mut order: Vec<(i64, u32)> = Vec::new();
+    for (k, m) in trace.args.memory.iter().enumerate() {
         let i = m.event.index();
-        let device = Device {
-            device_type: m.device_type,
-            device_id: if m.device_type == 0 { -1 } else { m.device_id },
-        };
-        if Some(e.name[i]) != memory_name {
-            *out_of_memory.entry(device).or_default() += 1;
-            continue;
+        if Some(e.name[i]) == memory_name {
+            order.push((e.ts_ns[i], k as u32));
+        } else {
+            *out_of_memory.entry(device_of(m)).or_default() += 1;
         }
-        let rec = MemoryRecord {
-            ts_ns: e.ts_ns[i],
-            device,
-            addr: (m.addr != 0).then_some(m.addr),
-            bytes: m.bytes,
-            total_allocated: (m.total_allocated >= 0).then_some(m.total_allocated),
-            total_reserved: (m.total_reserved >= 0).then_some(m.total_reserved),
-            op: None,
-            module: None,
-        };
-        let thread = thread_of_track[e.track[i].index()];
-        per_thread[thread as usize].push((thread, rec.ts_ns, m.event, rec));
     }
-    // Each thread's records usually come in time order in the file, so the sort below
-    // then only checks the order.
-    let mut recs = per_thread.concat();
-    drop(per_thread);
+    order.sort_unstable();
+
+    // Per thread, the positions of its records in `order` (so in time order).
+    let thread_of = |k: u32| {
+        let event = trace.args.memory[k as usize].event;
+        thread_of_track[e.track[event.index()].index()]
+    };
+    let points = Groups::build(threads.len(), |put| {
+        for (pos, &(_, k)) in order.iter().enumerate() {
+            let thread = thread_of(k);
+            put(thread as usize, (thread, pos as u32));
+        }
+    })
+    .into_items();
+    let point = |p: &(u32, u32)| (p.0, order[p.1 as usize].0);
 
     // Operator spans, grouped by thread in file order, then each thread's sorted.
-    let (spans, names) = if recs.is_empty() {
+    let (spans, names) = if order.is_empty() {
         (Vec::new(), Vec::new())
     } else {
         operator_spans(trace, &thread_of_track, threads.len())
     };
-    recs.sort_by_key(|r| (r.0, r.1, r.2));
-    let points: Vec<(u32, i64)> = recs.iter().map(|r| (r.0, r.1)).collect();
 
     // The sweep: parent of each span, innermost span of each record.
-    let op_spans: Vec<(u32, i64, i64)> = spans.iter().map(|s| (s.0, s.1, s.2)).collect();
-    let (parent, owner) = nest(&op_spans, &points);
-    for (r, o) in recs.iter_mut().zip(&owner) {
-        r.3.op = *o;
-    }
-    let modules = module_paths(trace, &thread_of_track, &points);
-    for (r, m) in recs.iter_mut().zip(&modules.of_point) {
-        r.3.module = *m;
-    }
+    let (parent, owner) = nest((&spans, |s| (s.0, s.1, s.2)), (&points, point));
+    let modules = module_paths(trace, &thread_of_track, &points, point);
 
-    // Merge an operator with its only child when both have the same name.
-    let mut children = vec![0u32; spans.len()];
-    for &p in &parent {
-        if p != u32::MAX {
-            children[p as usize] += 1;
+    let (nodes, calls, rep) = merge_same_name(&spans, &parent, names.len());
+
+    // Operator and module of each record, by position in `order`.
+    let mut op_at = vec![NONE; order.len()];
+    let mut module_at = vec![NONE; order.len()];
+    for (j, p) in points.iter().enumerate() {
+        if let Some(o) = owner[j] {
+            op_at[p.1 as usize] = rep[o as usize];
+        }
+        if let Some(m) = modules.of_point[j] {
+            module_at[p.1 as usize] = m;
         }
     }
-    let mut rep: Vec<u32> = (0..spans.len() as u32).collect();
-    for k in 0..spans.len() {
-        let p = parent[k];
-        if p != u32::MAX && children[p as usize] == 1 && spans[p as usize].4 == spans[k].4 {
-            rep[k] = rep[p as usize];
-        }
-    }
-    let mut calls = vec![0u64; names.len()];
-    let nodes: Vec<OpNode> = spans
+    drop((points, owner));
+    let some = |v: u32| (v != NONE).then_some(v);
+    let records: Vec<MemoryRecord> = order
         .iter()
         .enumerate()
-        .map(|(k, s)| {
-            if rep[k] == k as u32 {
-                calls[s.4 as usize] += 1;
-            }
-            OpNode {
-                name: s.4,
-                parent: (parent[k] != u32::MAX).then(|| rep[parent[k] as usize]),
+        .map(|(pos, &(ts_ns, k))| {
+            let m = &trace.args.memory[k as usize];
+            MemoryRecord {
+                ts_ns,
+                device: device_of(m),
+                addr: (m.addr != 0).then_some(m.addr),
+                bytes: m.bytes,
+                total_allocated: (m.total_allocated >= 0).then_some(m.total_allocated),
+                total_reserved: (m.total_reserved >= 0).then_some(m.total_reserved),
+                op: some(op_at[pos]),
+                module: some(module_at[pos]),
             }
         })
         .collect();
-
-    let mut records: Vec<(i64, EventId, MemoryRecord)> = recs
-        .into_iter()
-        .map(|(_, ts, ev, mut r)| {
-            r.op = r.op.map(|k| rep[k as usize]);
-            (ts, ev, r)
-        })
-        .collect();
-    records.sort_by_key(|r| (r.0, r.1));
-    let records: Vec<MemoryRecord> = records.into_iter().map(|r| r.2).collect();
 
     let first_record = records.first().map_or(i64::MAX, |r| r.ts_ns);
     let origin_ns = trace
@@ -177,6 +170,41 @@ pub fn from_trace(trace: &Trace) -> MemoryInput {
 
 /// An operator span: (thread, start, end, event, local name).
 type OpSpan = (u32, i64, i64, u32, u32);
+
+/// The operator calls of `spans` (with each span's `parent`), an operator whose only
+/// child has the same name merged with that child: the nodes, the calls per local name
+/// and each span's representative node. A child's representative is its parent's (a
+/// parent always comes before its children).
+fn merge_same_name(
+    spans: &[OpSpan],
+    parent: &[u32],
+    names: usize,
+) -> (Vec<OpNode>, Vec<u64>, Vec<u32>) {
+    let mut children = vec![0u32; spans.len()];
+    for &p in parent {
+        if p != NONE {
+            children[p as usize] += 1;
+        }
+    }
+    let mut rep: Vec<u32> = Vec::with_capacity(spans.len());
+    let mut calls = vec![0u64; names];
+    let nodes = spans
+        .iter()
+        .zip(parent)
+        .enumerate()
+        .map(|(k, (s, &p))| {
+            let up = (p != NONE).then(|| rep[p as usize]);
+            let merged = p != NONE && children[p as usize] == 1 && spans[p as usize].4 == s.4;
+            rep.push(if merged { rep[p as usize] } else { k as u32 });
+            calls[s.4 as usize] += u64::from(!merged);
+            OpNode {
+                name: s.4,
+                parent: up,
+            }
+        })
+        .collect();
+    (nodes, calls, rep)
+}
 
 /// The operator spans of every thread, sorted by (thread, start, end descending, event),
 /// with the local names' text. `ProfilerStep#` spans are left out (they are steps).
@@ -239,16 +267,20 @@ fn operator_spans(
     (spans, names)
 }
 
-/// Nest spans and place points, per thread: `spans` are (thread, start, end) sorted by
-/// (thread, start, longest first), `points` (thread, time) sorted by (thread, time).
-/// Returns each span's parent (`u32::MAX` for none) and each point's innermost span.
-fn nest(spans: &[(u32, i64, i64)], points: &[(u32, i64)]) -> (Vec<u32>, Vec<Option<u32>>) {
+/// Nest spans and place points, per thread: `spans` sorted by their (thread, start,
+/// longest first) as `span` gives (thread, start, end), `points` sorted by their
+/// (thread, time) as `point` gives it. Returns each span's parent (`u32::MAX` for none)
+/// and each point's innermost span.
+fn nest<S, P>(
+    (spans, span): (&[S], impl Fn(&S) -> (u32, i64, i64)),
+    (points, point): (&[P], impl Fn(&P) -> (u32, i64)),
+) -> (Vec<u32>, Vec<Option<u32>>) {
     let mut parent = vec![u32::MAX; spans.len()];
     let mut owner = vec![None; points.len()];
     let mut stack: Vec<u32> = Vec::new();
     let (mut i, mut j) = (0usize, 0usize);
     while i < spans.len() || j < points.len() {
-        let thread = match (spans.get(i), points.get(j)) {
+        let thread = match (spans.get(i).map(&span), points.get(j).map(&point)) {
             (Some(s), Some(r)) => s.0.min(r.0),
             (Some(s), None) => s.0,
             (None, Some(r)) => r.0,
@@ -256,16 +288,18 @@ fn nest(spans: &[(u32, i64, i64)], points: &[(u32, i64)]) -> (Vec<u32>, Vec<Opti
         };
         stack.clear();
         loop {
-            let s = spans.get(i).filter(|s| s.0 == thread);
-            let r = points.get(j).filter(|r| r.0 == thread);
-            let take_span = match (s, r) {
-                (Some(s), Some(r)) => s.1 <= r.1,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
+            let s = spans.get(i).map(&span).filter(|s| s.0 == thread);
+            let r = points.get(j).map(&point).filter(|r| r.0 == thread);
+            let (take_span, t) = match (s, r) {
+                (Some(s), Some(r)) if s.1 <= r.1 => (true, s.1),
+                (Some(s), None) => (true, s.1),
+                (_, Some(r)) => (false, r.1),
                 (None, None) => break,
             };
-            let t = if take_span { spans[i].1 } else { points[j].1 };
-            while stack.last().is_some_and(|&k| spans[k as usize].2 <= t) {
+            while stack
+                .last()
+                .is_some_and(|&k| span(&spans[k as usize]).2 <= t)
+            {
                 stack.pop();
             }
             if take_span {
@@ -292,9 +326,14 @@ struct ModulePaths {
 }
 
 /// The `nn.Module: X` frames (`python_function`, recorded with `with_stack` or
-/// `with_modules`) around each point (thread, time; sorted as for [`nest`]), as module
-/// paths from the outermost module in.
-fn module_paths(trace: &Trace, thread_of_track: &[u32], points: &[(u32, i64)]) -> ModulePaths {
+/// `with_modules`) around each point (sorted by (thread, time) as for [`nest`]), as
+/// module paths from the outermost module in.
+fn module_paths<P>(
+    trace: &Trace,
+    thread_of_track: &[u32],
+    points: &[P],
+    point: impl Fn(&P) -> (u32, i64),
+) -> ModulePaths {
     let e = &trace.events;
     let mut frames: Vec<(u32, i64, i64, u32)> = Vec::new();
     let mut is_module: HashMap<StrId, bool> = HashMap::new();
@@ -316,8 +355,7 @@ fn module_paths(trace: &Trace, thread_of_track: &[u32], points: &[(u32, i64)]) -
         }
     }
     frames.sort_by_key(|&(t, s, end, i)| (t, s, std::cmp::Reverse(end), i));
-    let spans: Vec<(u32, i64, i64)> = frames.iter().map(|f| (f.0, f.1, f.2)).collect();
-    let (parent, owner) = nest(&spans, points);
+    let (parent, owner) = nest((&frames, |f| (f.0, f.1, f.2)), (points, point));
     // Path of each frame, parents first (a parent always sorts before its children).
     let mut ids: HashMap<(u32, StrId), u32> = HashMap::new();
     let mut paths: Vec<String> = Vec::new();
