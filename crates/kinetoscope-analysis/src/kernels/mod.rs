@@ -10,7 +10,9 @@
 
 mod sort;
 
-use kinetoscope_trace::{CategoryKind, GpuVendor, KernelArgs, LaunchLinks, Phase, StrId, Trace};
+use kinetoscope_trace::{
+    CategoryKind, EventId, GpuVendor, KernelArgs, LaunchLinks, Phase, StrId, Trace,
+};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
@@ -329,9 +331,7 @@ fn row_key(
 ) -> RowKey {
     let e = &trace.events;
     if by_props {
-        let launcher = links
-            .of_correlation(trace, e.correlation.at(i))
-            .map(|(_, l)| l);
+        let launcher = links.of_activity(trace, EventId(i as u32));
         let op = launcher_key(launcher, |op| e.name[op.index()].0);
         match args {
             Some(a) => (

@@ -5,7 +5,7 @@
 //! The TensorBoard plugin links by `External id` alone; on traces whose ids agree with
 //! time the two are the same.
 
-use kinetoscope_trace::{CategoryKind, Launcher, Phase, Trace};
+use kinetoscope_trace::{CategoryKind, EventId, Launcher, Phase, Trace};
 
 /// Launched outside any operator (`External id` 0, or no runtime call: the plugin's
 /// `CallTreeRoot`).
@@ -55,9 +55,7 @@ pub(crate) fn device_launches(trace: &Trace, node: impl Fn(usize) -> u32) -> Vec
             e.phase[i] == Phase::Complete && is_device_work(trace.categories.kind(e.cat[i]))
         })
         .map(|i| {
-            let launcher = links
-                .of_correlation(trace, e.correlation.at(i))
-                .map(|(_, l)| l);
+            let launcher = links.of_activity(trace, EventId(i as u32));
             DeviceLaunch {
                 event: i as u32,
                 node: launcher_key(launcher, |op| node(op.index())),

@@ -251,6 +251,25 @@ impl CorrelationIndex {
         })
     }
 
+    /// Number of links (correlation ids held).
+    pub(crate) fn links(&self) -> usize {
+        self.launch.len()
+    }
+
+    /// The link of an event (a GPU activity or a launch call with an id), by position.
+    pub(crate) fn link_of_event(&self, event: EventId) -> Option<usize> {
+        match self.link_of.get(event.index()) {
+            Some(&l) if l != NO_LINK => Some(l as usize - 1),
+            _ => None,
+        }
+    }
+
+    /// The launch call kept for link `l` ([`Self::launch`]).
+    pub(crate) fn launch_of_link(&self, l: usize) -> Option<EventId> {
+        let call = self.launch[l];
+        (call != NO_LAUNCH).then_some(EventId(call))
+    }
+
     /// The GPU activities of link `l`.
     fn gpu_of_link(&self, l: usize) -> &[EventId] {
         &self.gpu[self.gpu_from[l] as usize..self.gpu_from[l + 1] as usize]

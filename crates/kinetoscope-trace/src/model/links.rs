@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::groups::Groups;
 use super::idmap::IdMap;
 use super::start_order::sort_by_start;
-use super::{CategoryKind, EventId, Phase, Trace};
+use super::{CategoryKind, CorrelationIndex, EventId, Phase, Trace};
 
 /// The stored launcher of a call launched outside any operator (`External id` 0).
 const OUTSIDE: u32 = u32::MAX - 1;
@@ -29,6 +29,10 @@ const UNKNOWN: u32 = u32::MAX;
 const REJECTED: u32 = u32::MAX - 2;
 /// While building: the call's id names no operator.
 const NO_SUCH_ID: u32 = u32::MAX - 3;
+/// Per link of the correlation index: the link has no launch call.
+const LINK_WITHOUT_LAUNCH: u32 = u32::MAX - 4;
+/// Per link of the correlation index: the event kept as its launch is no complete call.
+const LINK_NOT_A_CALL: u32 = u32::MAX - 5;
 
 /// Who launched a runtime call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -96,6 +100,10 @@ pub struct LaunchLinks {
     /// first use, and only where the correlation index cannot answer
     /// ([`Self::of_correlation`]).
     by_correlation: OnceLock<IdMap>,
+    /// Per link of the correlation index, the stored launcher of its launch call (or
+    /// [`LINK_WITHOUT_LAUNCH`], [`LINK_NOT_A_CALL`]), built on first use
+    /// ([`Self::of_activity`]).
+    by_link: OnceLock<Vec<u32>>,
 }
 
 impl LaunchLinks {
@@ -176,6 +184,7 @@ impl LaunchLinks {
             launcher: Vec::with_capacity(calls.len()),
             calls,
             by_correlation: OnceLock::new(),
+            by_link: OnceLock::new(),
         };
         let without_launch = links.without_launch(trace, gpu.iter().map(|&i| i as usize));
         drop(gpu);
@@ -240,6 +249,7 @@ impl LaunchLinks {
             calls,
             launcher,
             by_correlation: OnceLock::new(),
+            by_link: OnceLock::new(),
         })
     }
 
@@ -300,6 +310,42 @@ impl LaunchLinks {
             EventId(*self.calls.get(pos)?),
             decode(*self.launcher.get(pos)?),
         ))
+    }
+
+    /// The launcher of a GPU activity of `trace`: what [`Self::of_correlation`] gives for
+    /// the activity's correlation id, found by position (the activity's link in the
+    /// correlation index, then a launcher kept per link) instead of by an id lookup and
+    /// a search of the calls.
+    pub fn of_activity(&self, trace: &Trace, activity: EventId) -> Option<Launcher> {
+        let index = trace.correlation_index();
+        if let Some(l) = index.link_of_event(activity) {
+            let by_link = self.by_link.get_or_init(|| self.launchers_by_link(index));
+            match by_link[l] {
+                LINK_WITHOUT_LAUNCH => return None,
+                LINK_NOT_A_CALL => {}
+                stored => return Some(decode(stored)),
+            }
+        }
+        let correlation = trace.events.correlation.at(activity.index());
+        self.of_correlation(trace, correlation).map(|(_, l)| l)
+    }
+
+    /// The stored launcher of each link's launch call, in one pass over the calls.
+    fn launchers_by_link(&self, index: &CorrelationIndex) -> Vec<u32> {
+        let mut by_link: Vec<u32> = (0..index.links())
+            .map(|l| match index.launch_of_link(l) {
+                Some(_) => LINK_NOT_A_CALL,
+                None => LINK_WITHOUT_LAUNCH,
+            })
+            .collect();
+        for (&call, &launcher) in self.calls.iter().zip(&self.launcher) {
+            if let Some(l) = index.link_of_event(EventId(call)) {
+                if index.launch_of_link(l) == Some(EventId(call)) {
+                    by_link[l] = launcher;
+                }
+            }
+        }
+        by_link
     }
 
     /// The GPU activities (complete kernels, memcpys and memsets) of `trace` whose

@@ -265,6 +265,52 @@ fn the_link_by_correlation_skips_events_that_are_not_calls() {
     assert_eq!(t.launch_links().of_correlation(&t, 0), None);
 }
 
+/// The launcher of a GPU activity found by position (`of_activity`) is the launcher of
+/// its correlation id (`of_correlation`) for every activity: on the hostile trace above
+/// (an id whose last runtime event is an instant, a repeated id, an id without a call,
+/// id 0) and on real traces whose ids agree with time, need repair, or are ROCm's.
+#[test]
+fn the_launcher_of_an_activity_is_the_launcher_of_its_id() {
+    let hostile = read(&[
+        span("cpu_op", "aten::mm", 1, 0, 100, 5),
+        span("cpu_op", "aten::add", 1, 200, 100, 6),
+        call(1, 40, 5, 100),
+        kernel(50, 100),
+        r#"{"ph": "i", "s": "t", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 60, "args": {"correlation": 100}}"#.to_owned(),
+        call(1, 210, 6, 101),
+        kernel(215, 101),
+        call(1, 220, 6, 101),
+        kernel(230, 101),
+        kernel(240, 102),
+        kernel(250, 0),
+    ]);
+    let mut checked = 0;
+    let mut traces = vec![("hostile".to_owned(), hostile)];
+    for name in [
+        "worker0.1623143089861.pt.trace.json.gz",
+        "mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+        "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+    ] {
+        let t =
+            kinetoscope_trace::read::read_trace(&fixture(name), &ReadOptions::default()).unwrap();
+        traces.push((name.to_owned(), t));
+    }
+    for (name, t) in &traces {
+        let links = t.launch_links();
+        let e = &t.events;
+        for i in 0..e.len() {
+            if !t.categories.kind(e.cat[i]).is_gpu() {
+                continue;
+            }
+            let id = EventId(i as u32);
+            let by_id = links.of_correlation(t, e.correlation.at(i)).map(|l| l.1);
+            assert_eq!(links.of_activity(t, id), by_id, "{name}: event {i}");
+            checked += usize::from(by_id.is_some());
+        }
+    }
+    assert!(checked > 1000, "only {checked} activities had a launcher");
+}
+
 fn launcher_span(l: Launcher) -> EventId {
     match l {
         Launcher::Span(op) => op,
