@@ -17,7 +17,9 @@
 //! recorded (`Collective name`), else from the backend span (`nccl:all_to_all` →
 //! `all_to_all`), else from the `c10d::` op, else from the kernel name (`SendRecv`).
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use std::cell::OnceCell;
+
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use kinetoscope_trace::{CategoryKind, CollectiveArgs, EventId, Phase, Trace, TrackKind};
@@ -95,14 +97,18 @@ impl<'t> Call<'t> {
     }
 }
 
+/// No call yet, in [`Calls::build`]'s per-span calls.
+const NO_CALL: usize = usize::MAX;
+
 /// The calls of a trace: every host span named like a collective, grouped under the
 /// outermost one of each nest.
 struct Calls<'t> {
     calls: Vec<Call<'t>>,
-    /// Call of each collective host span, by event index.
-    of_event: FxHashMap<u32, usize>,
-    /// Call by `External id` of its spans.
-    by_external: FxHashMap<i64, usize>,
+    /// (`External id`, call) of the spans with an id, in file order.
+    externals: Vec<(i64, usize)>,
+    /// Call by `External id` of its spans (the last span's), built from `externals` on
+    /// first use: only kernels without a launch need it.
+    by_external: OnceCell<FxHashMap<i64, usize>>,
     /// Call (or `None`: a launch outside any call) and launch start by correlation, for
     /// the correlation ids asked for (those of the communication kernels).
     by_correlation: FxHashMap<i64, (Option<usize>, i64)>,
@@ -124,8 +130,9 @@ fn is_host_span(trace: &Trace, i: usize) -> bool {
 
 impl<'t> Calls<'t> {
     /// The calls of `trace`; of the kernel launches, those in a call mark it launched,
-    /// and those with an id in `wanted` are kept by correlation.
-    fn build(trace: &'t Trace, wanted: &FxHashSet<i64>) -> Self {
+    /// and those whose link in the correlation index is `wanted` are kept by
+    /// correlation.
+    fn build(trace: &'t Trace, wanted: &[bool]) -> Self {
         let e = &trace.events;
         let mut by_name = NameMemo::new(trace, host_collective);
         // The collective host spans in file order, with what their names say: a few
@@ -141,8 +148,8 @@ impl<'t> Calls<'t> {
             .collect();
         let mut out = Calls {
             calls: Vec::new(),
-            of_event: FxHashMap::default(),
-            by_external: FxHashMap::default(),
+            externals: Vec::new(),
+            by_external: OnceCell::new(),
             by_correlation: FxHashMap::default(),
         };
         if spans.is_empty() {
@@ -152,12 +159,8 @@ impl<'t> Calls<'t> {
         for &(i, _) in &spans {
             is_collective[i as usize] = true;
         }
-        let kind_of = |a: usize| {
-            spans
-                .binary_search_by_key(&(a as u32), |s| s.0)
-                .ok()
-                .map(|k| spans[k].1)
-        };
+        // A collective span's position in `spans`.
+        let pos_of = |a: usize| spans.binary_search_by_key(&(a as u32), |s| s.0).ok();
         // The outermost span of each chain of nested collective spans: for a span whose
         // parent is a collective, the nearest ancestor whose own parent is not one.
         let nesting = trace.nesting();
@@ -173,24 +176,29 @@ impl<'t> Calls<'t> {
             };
             EventId(r as u32)
         };
-        let mut by_root: FxHashMap<u32, usize> = FxHashMap::default();
-        for &(i, kind) in &spans {
+        // The call of each span, by position; a call is made at the first span of its
+        // chain met (the root is always a collective span).
+        let mut call_of_span = vec![NO_CALL; spans.len()];
+        for (k, &(i, kind)) in spans.iter().enumerate() {
             let i = i as usize;
             let root = root_of(i);
-            let c = *by_root.entry(root.0).or_insert_with(|| {
-                out.calls.push(Call {
-                    root,
-                    args: None,
-                    backend: None,
-                    c10d: None,
-                    root_is_backend: matches!(
-                        kind_of(root.index()),
-                        Some(HostCollective::Backend(_))
-                    ),
-                    launched: false,
-                });
-                out.calls.len() - 1
-            });
+            let root_pos = pos_of(root.index()).unwrap_or(k);
+            let c = match call_of_span[root_pos] {
+                NO_CALL => {
+                    out.calls.push(Call {
+                        root,
+                        args: None,
+                        backend: None,
+                        c10d: None,
+                        root_is_backend: matches!(spans[root_pos].1, HostCollective::Backend(_)),
+                        launched: false,
+                    });
+                    call_of_span[root_pos] = out.calls.len() - 1;
+                    out.calls.len() - 1
+                }
+                c => c,
+            };
+            call_of_span[k] = c;
             let call = &mut out.calls[c];
             match kind {
                 HostCollective::ParamComms => {}
@@ -200,39 +208,35 @@ impl<'t> Calls<'t> {
             if let Some(a) = trace.args.collective_of(EventId(i as u32)) {
                 call.args = call.args.or(Some(a));
             }
-            out.of_event.insert(i as u32, c);
             if e.external_id.at(i) != 0 {
-                out.by_external.insert(e.external_id.at(i), c);
+                out.externals.push((e.external_id.at(i), c));
             }
         }
         // Kernel launches: the call they are nested in, by correlation. A launch lies in
         // a call only if it starts inside a collective span of its track: others (most)
         // need no search up the nesting.
         let within = Within::of(trace, spans.iter().map(|&(i, _)| i as usize));
+        let index = trace.correlation_index();
         let mut in_call = AncestorSearch::new(nesting, collective);
         let mut launch_name = NameMemo::new(trace, is_kernel_launch);
-        for i in 0..e.len() {
-            if e.correlation.at(i) == 0
-                || e.phase[i] != Phase::Complete
-                || !matches!(
-                    trace.categories.kind(e.cat[i]),
-                    CategoryKind::CudaRuntime
-                        | CategoryKind::CudaDriver
-                        | CategoryKind::OtherRuntime
-                )
-                || !launch_name.get(e.name[i])
-            {
+        // The runtime calls (complete calls of a launch kind) the launch links hold.
+        for (call, _) in trace.launch_links().iter() {
+            let i = call.index();
+            if e.correlation.at(i) == 0 || !launch_name.get(e.name[i]) {
                 continue;
             }
             let call = within
                 .any(e.track[i].0, e.ts_ns[i])
                 .then(|| in_call.nearest(i))
                 .flatten()
-                .and_then(|p| out.of_event.get(&(p as u32)).copied());
+                .and_then(|p| pos_of(p).map(|k| call_of_span[k]));
             if let Some(c) = call {
                 out.calls[c].launched = true;
             }
-            if wanted.contains(&e.correlation.at(i)) {
+            // A launch call with an id always has a link; its link is a wanted kernel's
+            // when it has that kernel's id.
+            let link = index.link_of_event(EventId(i as u32));
+            if link.is_some_and(|l| wanted[l]) {
                 out.by_correlation
                     .insert(e.correlation.at(i), (call, e.ts_ns[i]));
             }
@@ -253,32 +257,37 @@ impl<'t> Calls<'t> {
         if !trace.report.launch_links.ids_trusted() {
             return (None, None);
         }
-        match self.by_external.get(&e.external_id.at(k)) {
+        let by_external = self
+            .by_external
+            .get_or_init(|| self.externals.iter().copied().collect());
+        match by_external.get(&e.external_id.at(k)) {
             Some(&c) if e.external_id.at(k) != 0 => (Some(c), Some(start(c))),
             _ => (None, None),
         }
     }
 }
 
-/// The time some spans cover on each track, merged per track ([`merge`]). An empty
-/// span is left out: it cannot enclose a launch in the nesting.
-struct Within(FxHashMap<u32, Vec<Span>>);
+/// The time some spans cover on each track (by track index), merged per track
+/// ([`merge`]). An empty span is left out: it cannot enclose a launch in the nesting.
+struct Within(Vec<Vec<Span>>);
 
 impl Within {
     /// What `spans` (event indices) cover.
     fn of(trace: &Trace, spans: impl Iterator<Item = usize>) -> Self {
         let e = &trace.events;
-        let mut by_track: FxHashMap<u32, Vec<Span>> = FxHashMap::default();
+        let mut by_track: Vec<Vec<Span>> = vec![Vec::new(); trace.tracks.len()];
         for i in spans {
             let range = (e.ts_ns[i], e.end_ns(EventId(i as u32)));
-            by_track.entry(e.track[i].0).or_default().push(range);
+            if let Some(v) = by_track.get_mut(e.track[i].index()) {
+                v.push(range);
+            }
         }
-        Self(by_track.into_iter().map(|(t, v)| (t, merge(v))).collect())
+        Self(by_track.into_iter().map(merge).collect())
     }
 
     /// Whether time `t` on track `track` lies in one of the spans, ends included.
     fn any(&self, track: u32, t: i64) -> bool {
-        self.0.get(&track).is_some_and(|ranges| {
+        self.0.get(track as usize).is_some_and(|ranges| {
             let k = ranges.partition_point(|&(s, _)| s <= t);
             k > 0 && t <= ranges[k - 1].1
         })
@@ -297,7 +306,13 @@ pub fn collective_instances(trace: &Trace) -> Vec<CollectiveInstance> {
                 && comm_kernel.get(e.name[i])
         })
         .collect();
-    let wanted: FxHashSet<i64> = kernels.iter().map(|&i| e.correlation.at(i)).collect();
+    let index = trace.correlation_index();
+    let mut wanted = vec![false; index.links()];
+    for &i in &kernels {
+        if let Some(l) = index.link_of_event(EventId(i as u32)) {
+            wanted[l] = true;
+        }
+    }
     let calls = Calls::build(trace, &wanted);
     let mut kernel_of_call = vec![false; calls.calls.len()];
     let mut out = Vec::new();

@@ -252,12 +252,13 @@ impl CorrelationIndex {
     }
 
     /// Number of links (correlation ids held).
-    pub(crate) fn links(&self) -> usize {
+    pub fn links(&self) -> usize {
         self.launch.len()
     }
 
-    /// The link of an event (a GPU activity or a launch call with an id), by position.
-    pub(crate) fn link_of_event(&self, event: EventId) -> Option<usize> {
+    /// The link of an event (a GPU activity, or a call of a launch kind, with a non-zero
+    /// id), by position: events share a link when they share a correlation id.
+    pub fn link_of_event(&self, event: EventId) -> Option<usize> {
         match self.link_of.get(event.index()) {
             Some(&l) if l != NO_LINK => Some(l as usize - 1),
             _ => None,
