@@ -169,17 +169,56 @@ pub fn is_kernel_launch(name: &str) -> bool {
         || is_graph_launch(name)
 }
 
-/// The device of a GPU activity: its `device` arg, else its stream's device.
-fn device_of(trace: &Trace, i: usize, kind: CategoryKind) -> i64 {
-    let id = EventId(i as u32);
-    let arg = match kind {
-        CategoryKind::Kernel => trace.args.kernel_of(id).map(|a| a.launch.device),
-        _ => trace.args.transfer_of(id).map(|a| a.device),
-    };
+/// The device of GPU activity `i`: its `device` argument (`arg`), else its stream's device.
+fn device_of(trace: &Trace, i: usize, arg: Option<i64>) -> i64 {
     match (arg, trace.tracks.get(trace.events.track[i]).kind) {
         (Some(d), _) if d >= 0 => d,
         (_, TrackKind::GpuStream { device, .. }) => device,
         _ => -1,
+    }
+}
+
+/// The `device` argument of GPU activities asked for in increasing event order: a
+/// cursor over the kernel table and one over the transfer table (both in event order)
+/// instead of a search of either per activity.
+struct DeviceArgs<'t> {
+    trace: &'t Trace,
+    kernel: usize,
+    transfer: usize,
+}
+
+impl<'t> DeviceArgs<'t> {
+    fn new(trace: &'t Trace) -> Self {
+        Self {
+            trace,
+            kernel: 0,
+            transfer: 0,
+        }
+    }
+
+    /// The `device` argument of activity `i` of kind `kind`, if it has one.
+    fn of(&mut self, i: usize, kind: CategoryKind) -> Option<i64> {
+        let id = EventId(i as u32);
+        let args = &self.trace.args;
+        if kind == CategoryKind::Kernel {
+            let events = args.kernel.events();
+            while self.kernel < events.len() && events[self.kernel] < id {
+                self.kernel += 1;
+            }
+            (events.get(self.kernel) == Some(&id))
+                .then(|| args.kernel.get(self.kernel))
+                .flatten()
+                .map(|a| a.launch.device)
+        } else {
+            let transfers = &args.transfer;
+            while self.transfer < transfers.len() && transfers[self.transfer].event < id {
+                self.transfer += 1;
+            }
+            transfers
+                .get(self.transfer)
+                .filter(|t| t.event == id)
+                .map(|t| t.device)
+        }
     }
 }
 
@@ -260,9 +299,10 @@ pub fn gpu_timeline(trace: &Trace) -> GpuTimeline {
     // (device, busy, pending) per device.
     let mut per: Vec<(i64, Vec<Span>, Vec<Span>)> = Vec::new();
     let mut slot_of: rustc_hash::FxHashMap<i64, usize> = Default::default();
+    let mut device_args = DeviceArgs::new(trace);
     for (i, kind) in gpu_activities(trace) {
         let (ts, dur) = (e.ts_ns[i], e.dur_ns.at(i).max(0));
-        let device = device_of(trace, i, kind);
+        let device = device_of(trace, i, device_args.of(i, kind));
         let slot = *slot_of.entry(device).or_insert_with(|| {
             per.push((device, Vec::new(), Vec::new()));
             per.len() - 1
