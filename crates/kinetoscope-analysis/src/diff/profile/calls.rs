@@ -118,39 +118,55 @@ fn op_totals(
     rows.into_iter().map(|(_, _, t)| t).collect()
 }
 
-/// Interned call paths: `(parent path, element)` pairs.
+/// Interned call paths: `(parent path, element)` pairs, with the path of each node
+/// found so far.
 struct Paths {
     ids: FxHashMap<(u32, StrId), u32>,
     pairs: Vec<(u32, StrId)>,
+    /// Per node, its path id ([`NONE`] for none), or [`UNSET`] before it is asked for.
+    of: Vec<u32>,
+    /// The nodes met going up, reused from call to call.
+    chain: Vec<u32>,
 }
 
+/// A node whose path is not found yet.
+const UNSET: u32 = u32::MAX - 1;
+
 impl Paths {
-    /// The call path id of every node (steps and merged nodes take their parent's).
-    fn of_nodes(trace: &Trace, tree: &NodeTree) -> (Self, Vec<u32>) {
-        let mut p = Self {
+    /// Paths for the nodes of `tree`, none found yet.
+    fn new(tree: &NodeTree) -> Self {
+        Self {
             ids: FxHashMap::default(),
             pairs: Vec::new(),
-        };
-        let mut of = vec![NONE; tree.len()];
-        // Pre-order: a parent's path is known before its children's.
-        for idx in 0..tree.len() {
-            let parent = match tree.parent[idx] {
-                NONE => NONE,
-                q => of[q as usize],
-            };
-            of[idx] = if tree.kind[idx] == NodeKind::Step || tree.is_merged(idx) {
-                parent
-            } else {
-                let name = trace.events.name[tree.event[idx] as usize];
-                let next = p.pairs.len() as u32;
-                let id = *p.ids.entry((parent, name)).or_insert(next);
-                if id == next {
-                    p.pairs.push((parent, name));
-                }
-                id
-            };
+            of: vec![UNSET; tree.len()],
+            chain: Vec::new(),
         }
-        (p, of)
+    }
+
+    /// The call path id of node `idx` (steps and merged nodes take their parent's),
+    /// found with those of its ancestors not found yet: only the nodes that launched a
+    /// kernel and the nodes around them are interned, not every node.
+    fn of_node(&mut self, trace: &Trace, tree: &NodeTree, idx: usize) -> u32 {
+        self.chain.clear();
+        let mut x = idx as u32;
+        while x != NONE && self.of[x as usize] == UNSET {
+            self.chain.push(x);
+            x = tree.parent[x as usize];
+        }
+        let mut up = if x == NONE { NONE } else { self.of[x as usize] };
+        for &n in self.chain.iter().rev() {
+            let n = n as usize;
+            if tree.kind[n] != NodeKind::Step && !tree.is_merged(n) {
+                let key = (up, trace.events.name[tree.event[n] as usize]);
+                let next = self.pairs.len() as u32;
+                up = *self.ids.entry(key).or_insert(next);
+                if up == next {
+                    self.pairs.push(key);
+                }
+            }
+            self.of[n] = up;
+        }
+        up
     }
 
     /// The text of a path, innermost [`MAX_PATH_DEPTH`] elements.
@@ -198,7 +214,7 @@ fn kernel_totals(
     }
     launches.sort_unstable();
 
-    let (paths, path_of) = Paths::of_nodes(trace, tree);
+    let mut paths = Paths::new(tree);
     // Row key: (kernel name, launcher path, launcher shape); the text once per key.
     let mut index: FxHashMap<(StrId, u32, u32), usize> = FxHashMap::default();
     let mut rows: Vec<KernelTotals> = Vec::new();
@@ -212,10 +228,11 @@ fn kernel_totals(
         let ev = ev as usize;
         let (path, shape) = match node {
             ROOT | UNMATCHED => (node, NONE),
-            n if tree.kind[n as usize] == NodeKind::Op => {
-                (path_of[n as usize], grouper.key(trace, tree, n as usize))
-            }
-            n => (path_of[n as usize], NONE),
+            n if tree.kind[n as usize] == NodeKind::Op => (
+                paths.of_node(trace, tree, n as usize),
+                grouper.key(trace, tree, n as usize),
+            ),
+            n => (paths.of_node(trace, tree, n as usize), NONE),
         };
         let next = rows.len();
         let slot = *index.entry((e.name[ev], path, shape)).or_insert(next);
