@@ -125,8 +125,9 @@ pub fn attach(view: &mut MemoryView, trace: &Trace, input: &MemoryInput) {
 }
 
 /// The pattern of one device's records (time order) over `steps` (time order). Each
-/// step's trough and peak is a range query, so steps that overlap (or repeat) cost
-/// O(log n) each, not a scan of the records they share.
+/// step's trough and peak is a scan of its records when no steps overlap, else a range
+/// query, so steps that overlap (or repeat) cost O(log n) each, not a scan of the
+/// records they share.
 pub fn step_pattern(records: &[&MemoryRecord], steps: &[Step]) -> Option<StepPattern> {
     if records.is_empty() || steps.len() < MIN_STEPS {
         return None;
@@ -145,7 +146,19 @@ pub fn step_pattern(records: &[&MemoryRecord], steps: &[Step]) -> Option<StepPat
             }
         })
         .collect();
-    let extremes = RangeExtremes::new(levels.iter().map(|l| l.1));
+    // Steps in time order that do not overlap read each record at most once: a scan of
+    // each step's records then costs less than building the range structure.
+    let disjoint = steps
+        .windows(2)
+        .all(|w| w[1].start_ns >= w[0].start_ns + w[0].dur_ns.max(0));
+    let extremes = (!disjoint).then(|| RangeExtremes::new(levels.iter().map(|l| l.1)));
+    let range = |lo: usize, hi: usize| match &extremes {
+        Some(x) => x.get(lo, hi),
+        None => levels[lo..hi].iter().fold(None, |acc, l| match acc {
+            None => Some((l.1, l.1)),
+            Some((a, b)) => Some((l.1.min(a), l.1.max(b))),
+        }),
+    };
     let mut rows = Vec::with_capacity(steps.len());
     for s in steps {
         let end = s.start_ns + s.dur_ns.max(0);
@@ -156,7 +169,7 @@ pub fn step_pattern(records: &[&MemoryRecord], steps: &[Step]) -> Option<StepPat
         } else {
             levels[0].2
         };
-        let (trough, peak) = extremes.get(lo, hi).unwrap_or((enter, enter));
+        let (trough, peak) = range(lo, hi).unwrap_or((enter, enter));
         rows.push(StepMemory {
             step: s.name.clone(),
             start_ns: s.start_ns,

@@ -127,3 +127,55 @@ fn a_planted_transient_spike_is_a_sudden_spike() {
     assert_eq!(spike.step, s.name);
     assert!(spike.ratio > 1.5, "{p:?}");
 }
+
+/// Each step's trough and peak is the least and greatest level among its records (or
+/// the level on entry), whether the steps are disjoint (a scan per step) or overlap
+/// (range queries): both checked against a direct reading of the levels, on the
+/// fixture's GPU records over its own six steps and over overlapping steps made from
+/// them.
+#[test]
+fn step_troughs_and_peaks_match_a_scan_for_disjoint_and_overlapping_steps() {
+    let t = trace();
+    let recs = planted(&t, &[]);
+    let refs: Vec<&MemoryRecord> = recs.iter().collect();
+    let (steps, _) = find_steps(&t);
+    assert_eq!(steps.len(), 6);
+    let mut overlapping = steps.clone();
+    for (k, s) in overlapping.iter_mut().enumerate() {
+        // Each step stretched over half of the next one.
+        s.dur_ns += steps.get(k + 1).map_or(0, |n| n.dur_ns / 2);
+    }
+    assert!(overlapping
+        .windows(2)
+        .any(|w| w[1].start_ns < w[0].start_ns + w[0].dur_ns));
+    // Net bytes: the fixture (PyTorch 1.8) has no `Total Allocated`.
+    let mut net = 0i64;
+    let levels: Vec<(i64, i64)> = recs
+        .iter()
+        .map(|r| {
+            net += r.bytes;
+            (r.ts_ns, net)
+        })
+        .collect();
+    for steps in [&steps, &overlapping] {
+        let p = step_pattern(&refs, steps).unwrap();
+        for (s, row) in steps.iter().zip(&p.steps) {
+            let end = s.start_ns + s.dur_ns;
+            let inside: Vec<i64> = levels
+                .iter()
+                .filter(|l| l.0 >= s.start_ns && l.0 < end)
+                .map(|l| l.1)
+                .collect();
+            let enter = row.enter_bytes;
+            let trough = inside.iter().copied().fold(enter, i64::min);
+            let peak = inside.iter().copied().fold(enter, i64::max);
+            assert_eq!(row.records, inside.len() as u64, "{}", s.name);
+            assert_eq!(
+                (row.trough_bytes, row.peak_bytes),
+                (trough, peak),
+                "{}",
+                s.name
+            );
+        }
+    }
+}
