@@ -237,12 +237,10 @@ fn correlation_index_agrees_with_the_events_for_dense_and_sparse_ids() {
     }
 }
 
-/// A correlation id's call is the last complete runtime call with it, even when a later
-/// event of a runtime category carries the same id without being a call (an instant, in
-/// a hostile trace), and the last of two calls with one id.
-#[test]
-fn the_link_by_correlation_skips_events_that_are_not_calls() {
-    let t = read(&[
+/// Two operators; id 100 launched by a call inside the first, then carried by an
+/// instant of a runtime category; id 101 by two calls inside the second.
+fn ids_with_an_instant_and_a_repeat() -> Vec<String> {
+    vec![
         span("cpu_op", "aten::mm", 1, 0, 100, 5),
         span("cpu_op", "aten::add", 1, 200, 100, 6),
         call(1, 40, 5, 100),
@@ -250,7 +248,15 @@ fn the_link_by_correlation_skips_events_that_are_not_calls() {
         r#"{"ph": "i", "s": "t", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 60, "args": {"correlation": 100}}"#.to_owned(),
         call(1, 210, 6, 101),
         call(1, 220, 6, 101),
-    ]);
+    ]
+}
+
+/// A correlation id's call is the last complete runtime call with it, even when a later
+/// event of a runtime category carries the same id without being a call (an instant, in
+/// a hostile trace), and the last of two calls with one id.
+#[test]
+fn the_link_by_correlation_skips_events_that_are_not_calls() {
+    let t = read(&ids_with_an_instant_and_a_repeat());
     let (call, launcher) = t.launch_links().of_correlation(&t, 100).unwrap();
     assert_eq!(
         (call, t.name(launcher_span(launcher))),
@@ -271,19 +277,15 @@ fn the_link_by_correlation_skips_events_that_are_not_calls() {
 /// id 0) and on real traces whose ids agree with time, need repair, or are ROCm's.
 #[test]
 fn the_launcher_of_an_activity_is_the_launcher_of_its_id() {
-    let hostile = read(&[
-        span("cpu_op", "aten::mm", 1, 0, 100, 5),
-        span("cpu_op", "aten::add", 1, 200, 100, 6),
-        call(1, 40, 5, 100),
-        kernel(50, 100),
-        r#"{"ph": "i", "s": "t", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 60, "args": {"correlation": 100}}"#.to_owned(),
-        call(1, 210, 6, 101),
+    let mut events = ids_with_an_instant_and_a_repeat();
+    // Two kernels of the repeated id, one of an id without a call, one without an id.
+    events.extend([
         kernel(215, 101),
-        call(1, 220, 6, 101),
         kernel(230, 101),
         kernel(240, 102),
         kernel(250, 0),
     ]);
+    let hostile = read(&events);
     let mut checked = 0;
     let mut traces = vec![("hostile".to_owned(), hostile)];
     for name in [
