@@ -274,7 +274,7 @@ fn the_link_by_correlation_skips_events_that_are_not_calls() {
 /// The launcher of a GPU activity found by position (`of_activity`) is the launcher of
 /// its correlation id (`of_correlation`) for every activity: on the hostile trace above
 /// (an id whose last runtime event is an instant, a repeated id, an id without a call,
-/// id 0) and on real traces whose ids agree with time, need repair, or are ROCm's.
+/// id 0) and on real traces whose ids agree with time (CUDA, ROCm) or needed repair.
 #[test]
 fn the_launcher_of_an_activity_is_the_launcher_of_its_id() {
     let mut events = ids_with_an_instant_and_a_repeat();
@@ -286,18 +286,19 @@ fn the_launcher_of_an_activity_is_the_launcher_of_its_id() {
         kernel(250, 0),
     ]);
     let hostile = read(&events);
-    let mut checked = 0;
     let mut traces = vec![("hostile".to_owned(), hostile)];
     for name in [
         "worker0.1623143089861.pt.trace.json.gz",
         "mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-        "rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+        "step_based_trace_2543932.json.gz",
+        "event_sync_trace.json.gz",
     ] {
         let t =
             kinetoscope_trace::read::read_trace(&fixture(name), &ReadOptions::default()).unwrap();
         traces.push((name.to_owned(), t));
     }
     for (name, t) in &traces {
+        let mut checked = 0;
         let links = t.launch_links();
         let e = &t.events;
         for i in 0..e.len() {
@@ -309,8 +310,8 @@ fn the_launcher_of_an_activity_is_the_launcher_of_its_id() {
             assert_eq!(links.of_activity(t, id), by_id, "{name}: event {i}");
             checked += usize::from(by_id.is_some());
         }
+        assert!(checked > 0, "{name}: no activity had a launcher");
     }
-    assert!(checked > 1000, "only {checked} activities had a launcher");
 }
 
 fn launcher_span(l: Launcher) -> EventId {
