@@ -40,6 +40,11 @@ fn read(events: &[String]) -> Trace {
     .unwrap()
 }
 
+/// A fixture, read with the default options.
+fn read_fixture(name: &str) -> Trace {
+    kinetoscope_trace::read::read_trace(&fixture(name), &ReadOptions::default()).unwrap()
+}
+
 /// The launcher of the call with correlation `corr`, by the launching span's name.
 fn launcher_name(t: &Trace, corr: i64) -> String {
     match t.launch_links().of_correlation(t, corr).unwrap().1 {
@@ -153,8 +158,7 @@ fn fixtures_need_no_repair() {
         "mi250_minitoy_train_ROCm6_2_kineto.json.gz",
         "triton_example.json.gz",
     ] {
-        let t =
-            kinetoscope_trace::read::read_trace(&fixture(name), &ReadOptions::default()).unwrap();
+        let t = read_fixture(name);
         assert_eq!(t.report.launch_links, LinkRepairs::default(), "{name}");
     }
 }
@@ -293,9 +297,7 @@ fn the_launcher_of_an_activity_is_the_launcher_of_its_id() {
         "step_based_trace_2543932.json.gz",
         "event_sync_trace.json.gz",
     ] {
-        let t =
-            kinetoscope_trace::read::read_trace(&fixture(name), &ReadOptions::default()).unwrap();
-        traces.push((name.to_owned(), t));
+        traces.push((name.to_owned(), read_fixture(name)));
     }
     for (name, t) in &traces {
         let mut checked = 0;
