@@ -1,7 +1,9 @@
 //! Searches up the host nesting (`Trace::nesting`): the nearest ancestor of an event that
-//! passes a test. Every answer is memoised for the whole path walked, so answering for
-//! any number of events costs O(n) in all, however deep the nesting (a walk per event
-//! would be quadratic on deeply nested spans).
+//! passes a test. Every answer found by a walk of more than one step is memoised for the
+//! whole path walked, so answering for any number of events costs O(n) in all, however
+//! deep the nesting (a walk per event would be quadratic on deeply nested spans); an
+//! answer found in one step (the parent passes, or there is none) is not, as nothing
+//! could share it.
 
 use kinetoscope_trace::Nesting;
 
@@ -29,8 +31,8 @@ pub struct AncestorSearch<'a, P> {
 }
 
 impl<'a, P: FnMut(usize) -> bool> AncestorSearch<'a, P> {
-    /// A search over `nesting` for ancestors that pass `test` (called at most once per
-    /// event, with the event index).
+    /// A search over `nesting` for ancestors that pass `test` (called with an event
+    /// index, at most once per event walked through plus once per query).
     pub fn new(nesting: &'a Nesting, test: P) -> Self {
         Self {
             parent: &nesting.parent,
@@ -61,12 +63,19 @@ impl<'a, P: FnMut(usize) -> bool> AncestorSearch<'a, P> {
             if m != UNKNOWN {
                 break m;
             }
-            self.path.push(cur);
             let p = self.parent[cur as usize];
-            if p == u32::MAX || p as usize >= n {
+            let root = p == u32::MAX || p as usize >= n;
+            let passes = !root && (self.test)(p as usize);
+            if self.path.is_empty() && (root || passes) {
+                // Answered in one hop (most events: an operator in an operator): no
+                // walk to share, so nothing is remembered, and no memo page is made.
+                return passes.then_some(p as usize);
+            }
+            self.path.push(cur);
+            if root {
                 break NONE;
             }
-            if (self.test)(p as usize) {
+            if passes {
                 break p;
             }
             cur = p;
@@ -158,6 +167,22 @@ mod tests {
         );
         let untouched = AncestorSearch::new(&nesting, test);
         assert!(untouched.memo.iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn answers_found_in_one_step_make_no_memo_page() {
+        // Event 0 encloses every other and passes: each answer is one step.
+        let n = 3 * CHUNK;
+        let nesting = Nesting {
+            parent: std::iter::once(u32::MAX)
+                .chain(std::iter::repeat_n(0, n - 1))
+                .collect(),
+        };
+        let mut s = AncestorSearch::new(&nesting, |e| e == 0);
+        for e in 0..n {
+            assert_eq!(s.nearest(e), (e > 0).then_some(0), "event {e}");
+        }
+        assert!(s.memo.iter().all(Option::is_none));
     }
 
     #[test]
