@@ -2,6 +2,7 @@
 //! metrics, memory peaks against device memory, and communication time (used across
 //! ranks).
 
+use kinetoscope_analysis::name_memo::NameMemo;
 use kinetoscope_analysis::note::Note;
 use kinetoscope_analysis::overview::{GpuMetrics, Parts};
 use kinetoscope_analysis::stats::DurationStats;
@@ -295,17 +296,19 @@ fn forward(facts: &Facts, bwd: &[usize]) -> (Option<f64>, Option<ForwardSource>)
             CategoryKind::CpuOp | CategoryKind::UserAnnotation
         )
     });
+    let mut is_step = NameMemo::new(t, |n| n.starts_with("ProfilerStep#"));
     for i in facts.events(&host, |n| !n.starts_with("ProfilerStep#")) {
+        // The step span's children are few: they are found first, then placed.
+        let Some(parent) = enclosing.nearest(i) else {
+            continue;
+        };
+        if !is_step.get(e.name[parent]) {
+            continue;
+        }
         let Some(s) = facts.step_of_event(i) else {
             continue;
         };
         if e.ts_ns[i] >= first_bwd[s] {
-            continue;
-        }
-        let Some(parent) = enclosing.nearest(i) else {
-            continue;
-        };
-        if !facts.name(parent).starts_with("ProfilerStep#") {
             continue;
         }
         let name = facts.name(i);
