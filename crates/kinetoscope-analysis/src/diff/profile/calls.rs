@@ -16,7 +16,7 @@ use crate::kernels::{CALL_TREE_ROOT, UNKNOWN_OP};
 use crate::ops::group::Grouper;
 use crate::ops::launch::{ROOT, UNMATCHED};
 use crate::ops::names::NameFlags;
-use crate::ops::stats::node_stats;
+use crate::ops::stats::self_times;
 use crate::ops::tree::{is_excluded_op, NodeKind, NodeTree, NONE};
 use crate::ops::OpGroupBy;
 
@@ -80,7 +80,7 @@ fn op_totals(
     hi: i64,
 ) -> Vec<OpTotals> {
     let e = &trace.events;
-    let stats = node_stats(trace, tree);
+    let stats = self_times(trace, tree, |_, _, _| {});
     let mut excluded = NameFlags::new(&trace.strings, is_excluded_op);
     let mut index: FxHashMap<(StrId, u32), usize> = FxHashMap::default();
     let mut rows: Vec<(StrId, u32, OpTotals)> = Vec::new();
