@@ -15,7 +15,8 @@
 //! `aten::tensordot` and unshaped wrappers are counted through the GEMMs they
 //! decompose into.
 
-use kinetoscope_trace::{parse_dims, CategoryKind, EventId};
+use kinetoscope_trace::{parse_dims, CategoryKind, EventId, OpArgs, OpArgsCursor, StrId};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 pub use kinetoscope_analysis::perf::gemm::{first_operand, gemm_of, is_gemm_op, Gemm};
 
@@ -46,16 +47,31 @@ impl GemmCall {
 /// inside or around them), both in file order.
 pub(crate) fn gemm_calls(facts: &Facts) -> (Vec<GemmCall>, Vec<usize>) {
     let t = facts.trace;
+    let e = &t.events;
     let candidates = facts.events(&[CategoryKind::CpuOp], is_gemm_op);
+    // Arguments found in file order; shapes and types parsed once per distinct text
+    // (most calls repeat the shapes of calls before them).
+    let mut rows = OpArgsCursor::new(&t.args);
+    let args: Vec<Option<&OpArgs>> = candidates
+        .iter()
+        .map(|&i| rows.of(EventId(i as u32)))
+        .collect();
+    let mut shape_of: FxHashMap<(StrId, StrId), Option<Gemm>> = FxHashMap::default();
     let shaped: Vec<Option<Gemm>> = candidates
         .iter()
-        .map(|&i| {
-            let args = t.args.op_of(EventId(i as u32))?;
-            let dims = parse_dims(t.strings.get(args.input_dims))?;
-            gemm_of(facts.name(i), &dims)
+        .zip(&args)
+        .map(|(&i, a)| {
+            let a = (*a)?;
+            *shape_of
+                .entry((e.name[i], a.input_dims))
+                .or_insert_with(|| {
+                    let dims = parse_dims(t.strings.get(a.input_dims))?;
+                    gemm_of(facts.name(i), &dims)
+                })
         })
         .collect();
-    let recognised: rustc_hash::FxHashSet<usize> = candidates
+    let mut types_of: FxHashMap<StrId, Vec<String>> = FxHashMap::default();
+    let recognised: FxHashSet<usize> = candidates
         .iter()
         .zip(&shaped)
         .filter(|(_, s)| s.is_some())
@@ -64,20 +80,23 @@ pub(crate) fn gemm_calls(facts: &Facts) -> (Vec<GemmCall>, Vec<usize>) {
     let mut counted = Vec::new();
     // The ancestors of the counted calls, marked walking up from each until a marked
     // one: O(n) in all.
-    let mut covered: rustc_hash::FxHashSet<usize> = Default::default();
+    let mut covered: FxHashSet<usize> = Default::default();
     let mut in_recognised = facts.ancestor_search(|a| recognised.contains(&a));
-    for (&i, s) in candidates.iter().zip(shaped) {
+    for ((&i, s), a) in candidates.iter().zip(shaped).zip(&args) {
         let Some(gemm) = s else { continue };
         if in_recognised.any(i) {
             continue;
         }
         // The types of the counted calls only (a recognised call inside another counts
-        // for nothing).
-        let types: Vec<String> = t
-            .args
-            .op_of(EventId(i as u32))
-            .and_then(|a| serde_json::from_str(t.strings.get(a.input_types)).ok())
-            .unwrap_or_default();
+        // for nothing); a recognised call has arguments.
+        let types = a.map_or_else(Vec::new, |a| {
+            types_of
+                .entry(a.input_types)
+                .or_insert_with(|| {
+                    serde_json::from_str(t.strings.get(a.input_types)).unwrap_or_default()
+                })
+                .clone()
+        });
         let mut a = facts.parent_of(i);
         while let Some(p) = a.filter(|p| covered.insert(*p)) {
             a = facts.parent_of(p);
@@ -88,7 +107,7 @@ pub(crate) fn gemm_calls(facts: &Facts) -> (Vec<GemmCall>, Vec<usize>) {
             types,
         });
     }
-    let candidate_set: rustc_hash::FxHashSet<usize> = candidates.iter().copied().collect();
+    let candidate_set: FxHashSet<usize> = candidates.iter().copied().collect();
     let mut in_candidate = facts.ancestor_search(|a| candidate_set.contains(&a));
     let unshaped = candidates
         .iter()

@@ -165,6 +165,40 @@ impl ArgTables {
     lookup!(python_of, python, PythonArgs);
 }
 
+/// The rows of `op` of events asked for in increasing order: each found by galloping
+/// forward from the last, so a pass over n events in file order costs O(n log gap), not
+/// a search of the whole table each.
+pub struct OpArgsCursor<'a> {
+    op: &'a [OpArgs],
+    /// Rows before it hold events below the last one asked for.
+    at: usize,
+}
+
+impl<'a> OpArgsCursor<'a> {
+    /// A cursor at the first row of `tables.op`.
+    pub fn new(tables: &'a ArgTables) -> Self {
+        Self {
+            op: &tables.op,
+            at: 0,
+        }
+    }
+
+    /// The arguments of `event` (not below any event asked for before), if any.
+    pub fn of(&mut self, event: EventId) -> Option<&'a OpArgs> {
+        let rest = &self.op[self.at..];
+        // The first row not below `event` lies in (step / 2, step].
+        let mut step = 1;
+        while step <= rest.len() && rest[step - 1].event < event {
+            step *= 2;
+        }
+        let lo = step / 2;
+        let hi = step.min(rest.len());
+        let k = lo + rest[lo..hi].partition_point(|a| a.event < event);
+        self.at += k;
+        self.op.get(self.at).filter(|a| a.event == event)
+    }
+}
+
 /// Parse an `Input Dims` text (`[[4, 16], [], [16]]`) into one shape per input; a
 /// TensorList input flattens to its first shape. Returns `None` for text that is not a
 /// list of lists of integers.
@@ -190,4 +224,49 @@ pub fn parse_dims(text: &str) -> Option<Vec<Vec<i64>>> {
         shapes.push(shape);
     }
     Some(shapes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(event: u32) -> OpArgs {
+        OpArgs {
+            event: EventId(event),
+            input_dims: StrId(event),
+            input_types: StrId(0),
+            input_strides: StrId(0),
+            concrete_inputs: StrId(0),
+            call_stack: StrId(0),
+            module_hierarchy: StrId(0),
+        }
+    }
+
+    #[test]
+    fn the_op_cursor_agrees_with_a_search_for_increasing_events() {
+        // Rows for the multiples of 3 and a dense run; queries dense, sparse and repeated.
+        let events: Vec<u32> = (0..300)
+            .map(|k| k * 3)
+            .chain(900..1000)
+            .chain([5000])
+            .collect();
+        let tables = ArgTables {
+            op: events.iter().map(|&e| row(e)).collect(),
+            ..Default::default()
+        };
+        for stride in [1u32, 2, 7, 64, 1000] {
+            let mut cursor = OpArgsCursor::new(&tables);
+            let asked = (0..6000).step_by(stride as usize).flat_map(|e| [e, e]);
+            for e in asked {
+                let e = EventId(e);
+                assert_eq!(
+                    cursor.of(e),
+                    tables.op_of(e),
+                    "event {e:?}, stride {stride}"
+                );
+            }
+        }
+        let empty = ArgTables::default();
+        assert_eq!(OpArgsCursor::new(&empty).of(EventId(3)), None);
+    }
 }
