@@ -9,7 +9,9 @@
 //! start or end in it, and disjoint windows cost O(n log n) in all, however deep the
 //! nesting.
 
+use kinetoscope_analysis::ancestry::AncestorSearch;
 use kinetoscope_analysis::up_search::UpSearch;
+use kinetoscope_trace::Nesting;
 use rustc_hash::FxHashMap;
 
 /// One thread's host-work spans.
@@ -39,30 +41,29 @@ pub(crate) struct HostWork {
 }
 
 impl HostWork {
-    /// From each thread's spans (sorted as [`Thread::spans`]) and each span's nearest
-    /// host-work ancestor (an event).
+    /// From each thread's spans (sorted as [`Thread::spans`]); a span's parent is its
+    /// nearest ancestor in `nesting` that is one of the spans.
     pub(crate) fn new(
         per_track: FxHashMap<u32, Vec<(i64, i64, usize)>>,
-        mut ancestor: impl FnMut(usize) -> Option<usize>,
-        events: usize,
+        nesting: &Nesting,
     ) -> Self {
         // Each span's position in its thread's list, plus one (0: not a span; zeroed,
         // so the pages of other events are never touched).
-        let mut pos = vec![0u32; events];
+        let mut pos = vec![0u32; nesting.parent.len()];
         for spans in per_track.values() {
             for (k, s) in spans.iter().enumerate() {
                 pos[s.2] = k as u32 + 1;
             }
         }
+        let mut up = AncestorSearch::new(nesting, |a| pos[a] != 0);
+        let mut ancestor = |i| up.nearest(i);
         let threads = per_track
             .into_iter()
             .map(|(track, spans)| {
-                let parents: Vec<Option<usize>> = spans
+                let parents = spans
                     .iter()
-                    .map(|s| ancestor(s.2).and_then(|a| pos[a].checked_sub(1)))
-                    .map(|p| p.map(|p| p as usize))
-                    .collect();
-                let up = UpSearch::new(parents.into_iter());
+                    .map(|s| ancestor(s.2).map(|a| pos[a] as usize - 1));
+                let up = UpSearch::new(parents);
                 (track, Thread { spans, up })
             })
             .collect();

@@ -804,20 +804,7 @@ impl Facts<'_> {
                     |a, b| (std::cmp::Reverse(a.1), a.2).cmp(&(std::cmp::Reverse(b.1), b.2)),
                 );
             }
-            let t = self.trace;
-            let mut by_name = NameMemo::new(t, |n: &str| HostName {
-                operator: !n.starts_with("ProfilerStep#"),
-                user_frame: is_user_frame(n),
-            });
-            let mut up = self.ancestor_search(|a| {
-                let name = by_name.get(e.name[a]);
-                match t.categories.kind(e.cat[a]) {
-                    CategoryKind::CpuOp | CategoryKind::UserAnnotation => name.operator,
-                    CategoryKind::PythonFunction => name.user_frame,
-                    _ => false,
-                }
-            });
-            HostWork::new(m, |i| up.nearest(i), e.len())
+            HostWork::new(m, self.trace.nesting())
         });
         work.work_in(track, lo, hi, add)
     }
@@ -851,15 +838,6 @@ impl Facts<'_> {
         let hi = v.frames.partition_point(|f| f.0 <= start);
         v.ends.last_at_least(hi, end).map(|k| v.frames[k].2)
     }
-}
-
-/// What [`Facts::host_work_in`] asks of a name: whether an operator or annotation of
-/// that name is host work (steps are not), and whether a Python frame of that name is
-/// user code.
-#[derive(Clone, Copy)]
-struct HostName {
-    operator: bool,
-    user_frame: bool,
 }
 
 /// The host span of each kept step: the `ProfilerStep#` span of the same name that
