@@ -1,5 +1,5 @@
 //! Where `report`'s time goes after the read: each shared fact and each rule of one
-//! trace timed alone, one after the other on one thread (the overview uses two), in the
+//! trace timed alone (with the pages of fresh memory it touched), one after the other on one thread (the overview uses two), in the
 //! order the advisor needs them. A fact is timed where it is first made; a rule's time
 //! leaves out the facts made before it.
 //!
@@ -13,11 +13,27 @@ use kinetoscope_advisor::{facts::Facts, flops, rules, summary, Config};
 use kinetoscope_trace::read::{read_trace, ReadOptions};
 use kinetoscope_trace::EventId;
 
-/// Run `f`, print its wall time with `name` on stderr, return its result.
+/// Minor page faults of this process so far (fresh memory first touched), from
+/// `/proc/self/stat`; 0 where it cannot be read.
+fn minor_faults() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name (in parentheses, which may hold spaces):
+    // minflt is the 10th field of the line, the 8th after the name.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(7)?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Run `f`, print its wall time and the pages it faulted in with `name` on stderr,
+/// return its result.
 fn timed<R>(name: &str, f: impl FnOnce() -> R) -> R {
-    let start = Instant::now();
+    let (start, faults) = (Instant::now(), minor_faults());
     let r = f();
-    eprintln!("{:>8.1} ms  {name}", start.elapsed().as_secs_f64() * 1e3);
+    eprintln!(
+        "{:>8.1} ms {:>8} faults  {name}",
+        start.elapsed().as_secs_f64() * 1e3,
+        minor_faults() - faults
+    );
     r
 }
 

@@ -263,7 +263,7 @@ pub fn summarize(facts: &Facts) -> Summary {
 fn forward(facts: &Facts, bwd: &[usize]) -> (Option<f64>, Option<ForwardSource>) {
     let n = facts.n_steps().max(1) as f64;
     let python = [CategoryKind::PythonFunction];
-    if !facts.events(&python, |_| true).is_empty() {
+    if facts.has_event(&python, |_| true) {
         let modules = facts.outermost(&facts.events(&python, |n| n.starts_with("nn.Module: ")));
         let mut in_backward = facts.named_ancestor_search(is_backward);
         let fwd: Vec<usize> = modules
@@ -297,7 +297,7 @@ fn forward(facts: &Facts, bwd: &[usize]) -> (Option<f64>, Option<ForwardSource>)
         )
     });
     let mut is_step = NameMemo::new(t, |n| n.starts_with("ProfilerStep#"));
-    for i in facts.events(&host, |n| !n.starts_with("ProfilerStep#")) {
+    for i in facts.each_event(&host, |n| !n.starts_with("ProfilerStep#")) {
         // The step span's children are few: they are found first, then placed.
         let Some(parent) = enclosing.nearest(i) else {
             continue;

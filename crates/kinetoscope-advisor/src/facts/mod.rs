@@ -366,7 +366,7 @@ impl<'a> Facts<'a> {
             ];
             let mut by_name: rustc_hash::FxHashMap<kinetoscope_trace::StrId, (u64, i64)> =
                 Default::default();
-            for i in self.events(&runtime, |_| true) {
+            for i in self.each_event(&runtime, |_| true) {
                 if self.host_step_of(e.ts_ns[i]).is_some() {
                     let v = by_name.entry(e.name[i]).or_default();
                     v.0 += 1;
@@ -585,13 +585,50 @@ impl<'a> Facts<'a> {
     }
 
     /// Complete events whose category is one of `kinds` and whose name passes `pred`,
-    /// in file order.
+    /// in file order: [`Self::each_event`] gathered into a list.
+    pub fn events(&self, kinds: &[CategoryKind], pred: impl FnMut(&str) -> bool) -> Vec<usize> {
+        let (bits, total) = self.event_bits(kinds, pred);
+        let mut out = Vec::with_capacity(total);
+        out.extend(set_bits(bits));
+        out
+    }
+
+    /// Complete events whose category is one of `kinds` and whose name passes `pred`,
+    /// in file order, one by one: for a single pass, no list of them is made (on a
+    /// large trace, the host operators' list alone is tens of megabytes of fresh
+    /// memory).
     ///
     /// `pred` is asked once per distinct name. The events of the names that pass are
     /// gathered from [`ByName`] into a bitmap over the events, read back in order: the
     /// cost is the events gathered plus n / 64 words, never a pass over every event's
     /// columns nor a sort.
-    pub fn events(&self, kinds: &[CategoryKind], mut pred: impl FnMut(&str) -> bool) -> Vec<usize> {
+    pub fn each_event(
+        &self,
+        kinds: &[CategoryKind],
+        pred: impl FnMut(&str) -> bool,
+    ) -> impl Iterator<Item = usize> {
+        set_bits(self.event_bits(kinds, pred).0)
+    }
+
+    /// Whether some complete event's category is one of `kinds` and its name passes
+    /// `pred`: stops at the first.
+    pub fn has_event(&self, kinds: &[CategoryKind], mut pred: impl FnMut(&str) -> bool) -> bool {
+        let t = self.trace;
+        let by_name = self.by_name();
+        (0..by_name.names()).any(|n| {
+            let ids = by_name.of(n);
+            ids.iter()
+                .any(|&i| kinds.contains(&t.categories.kind(t.events.cat[i as usize])))
+                && pred(t.strings.get(StrId(n as u32)))
+        })
+    }
+
+    /// The bitmap of [`Self::each_event`], and how many bits are set.
+    fn event_bits(
+        &self,
+        kinds: &[CategoryKind],
+        mut pred: impl FnMut(&str) -> bool,
+    ) -> (Vec<u64>, usize) {
         let t = self.trace;
         let e = &t.events;
         let by_name = self.by_name();
@@ -615,15 +652,7 @@ impl<'a> Facts<'a> {
                 }
             }
         }
-        let mut out = Vec::with_capacity(total);
-        for (w, &word) in bits.iter().enumerate() {
-            let mut word = word;
-            while word != 0 {
-                out.push(w * 64 + word.trailing_zeros() as usize);
-                word &= word - 1;
-            }
-        }
-        out
+        (bits, total)
     }
 
     /// Whether some complete event's name passes `pred` (asked once per distinct name
@@ -737,6 +766,19 @@ impl<'a> Facts<'a> {
     }
 }
 
+/// The positions of the set bits of `bits`, in increasing order.
+fn set_bits(bits: Vec<u64>) -> impl Iterator<Item = usize> {
+    bits.into_iter().enumerate().flat_map(|(w, mut word)| {
+        std::iter::from_fn(move || {
+            (word != 0).then(|| {
+                let b = word.trailing_zeros() as usize;
+                word &= word - 1;
+                w * 64 + b
+            })
+        })
+    })
+}
+
 /// A search whose test is boxed, so that it can be a field.
 type DynSearch<'a> = AncestorSearch<'a, Box<dyn FnMut(usize) -> bool + 'a>>;
 
@@ -785,9 +827,8 @@ impl Facts<'_> {
             let mut m: PerTrack<Vec<(i64, i64, usize)>> = Default::default();
             let host = [CategoryKind::CpuOp, CategoryKind::UserAnnotation];
             let spans = self
-                .events(&host, |n| !n.starts_with("ProfilerStep#"))
-                .into_iter()
-                .chain(self.events(&[CategoryKind::PythonFunction], is_user_frame));
+                .each_event(&host, |n| !n.starts_with("ProfilerStep#"))
+                .chain(self.each_event(&[CategoryKind::PythonFunction], is_user_frame));
             for i in spans {
                 m.entry(e.track[i].0).or_default().push((
                     e.ts_ns[i],
@@ -818,7 +859,7 @@ impl Facts<'_> {
         let e = &t.events;
         let map = self.user_frames.get_or_init(|| {
             let mut m: PerTrack<Vec<(i64, i64, usize)>> = Default::default();
-            for i in self.events(&[CategoryKind::PythonFunction], is_user_frame) {
+            for i in self.each_event(&[CategoryKind::PythonFunction], is_user_frame) {
                 m.entry(e.track[i].0).or_default().push((
                     e.ts_ns[i],
                     e.ts_ns[i] + e.dur_ns.at(i),

@@ -151,3 +151,41 @@ fn threads_taking_rules_in_turn_give_what_one_thread_gives() {
         );
     }
 }
+
+#[test]
+fn events_by_kind_and_name_agree_with_a_scan_of_the_columns() {
+    use kinetoscope_advisor::facts::Facts;
+    use kinetoscope_trace::{CategoryKind, Phase};
+    let kinds: [&[CategoryKind]; 4] = [
+        &[CategoryKind::CpuOp, CategoryKind::UserAnnotation],
+        &[CategoryKind::Kernel],
+        &[CategoryKind::PythonFunction],
+        &[CategoryKind::GpuMemcpy, CategoryKind::CudaRuntime],
+    ];
+    let mut checked = 0;
+    for name in [
+        "torch_compile_triton__trace.json.gz",
+        "mi210__gpu_only_trace__gpu_only_trace.json.gz",
+    ] {
+        let trace = crate::common::read_file(&fixture(name));
+        let facts = Facts::new(&trace);
+        let e = &trace.events;
+        for kinds in kinds {
+            for pred in [|_: &str| true, |n: &str| n.starts_with("aten::")] {
+                let scan: Vec<usize> = (0..e.len())
+                    .filter(|&i| {
+                        e.phase[i] == Phase::Complete
+                            && kinds.contains(&trace.categories.kind(e.cat[i]))
+                            && pred(trace.strings.get(e.name[i]))
+                    })
+                    .collect();
+                assert_eq!(facts.events(kinds, pred), scan, "{name} {kinds:?}");
+                let one_by_one: Vec<usize> = facts.each_event(kinds, pred).collect();
+                assert_eq!(one_by_one, scan, "{name} {kinds:?}");
+                assert_eq!(facts.has_event(kinds, pred), !scan.is_empty(), "{name}");
+                checked += scan.len();
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked} events checked");
+}

@@ -86,7 +86,7 @@ impl Rule for ConvLayoutTransposes {
         let mut seen = vec![false; facts.n_steps()];
         let mut in_conv = facts.named_ancestor_search(is_conv_op);
         let mut transpose = NameMemo::new(facts.trace, is_layout_transpose);
-        for k in facts.events(&[CategoryKind::Kernel], |_| true) {
+        for k in facts.each_event(&[CategoryKind::Kernel], |_| true) {
             let Some(s) = facts.step_of_event(k) else {
                 continue;
             };

@@ -64,7 +64,7 @@ impl Rule for ExcessiveTransfers {
         let e = &t.events;
         let th = &config.transfers;
         let mut dirs: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for i in facts.events(&[CategoryKind::GpuMemcpy], |n| direction(n).is_some()) {
+        for i in facts.each_event(&[CategoryKind::GpuMemcpy], |n| direction(n).is_some()) {
             if facts.step_of_event(i).is_some() {
                 dirs.entry(direction(facts.name(i)).unwrap_or("?"))
                     .or_default()
