@@ -16,14 +16,22 @@ pub(crate) fn merge(mut v: Vec<Span>) -> Vec<Span> {
     // one pass where sorting on (start, end) would meet hundreds of short runs. The
     // order of equal starts does not change the union.
     sort_runs_by_key(&mut v, |&(start, _)| start);
-    let mut out: Vec<Span> = Vec::with_capacity(v.len());
-    for (s, e) in v {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
+    // In place: the union's intervals are written over the spans already read, so no
+    // second list of fresh memory is made.
+    let mut kept = 0;
+    for k in 0..v.len() {
+        let (s, e) = v[k];
+        if kept > 0 && s <= v[kept - 1].1 {
+            v[kept - 1].1 = v[kept - 1].1.max(e);
+        } else {
+            v[kept] = (s, e);
+            kept += 1;
         }
     }
-    out
+    v.truncate(kept);
+    // The pages past the union go back (they were all written).
+    v.shrink_to_fit();
+    v
 }
 
 /// Add `span` to spans on their way to [`merge`], into the last one when it starts
