@@ -364,19 +364,37 @@ impl<'a> Facts<'a> {
                 CategoryKind::CudaDriver,
                 CategoryKind::OtherRuntime,
             ];
-            let mut by_name: rustc_hash::FxHashMap<kinetoscope_trace::StrId, (u64, i64)> =
-                Default::default();
-            for i in self.each_event(&runtime, |_| true) {
-                if self.host_step_of(e.ts_ns[i]).is_some() {
-                    let v = by_name.entry(e.name[i]).or_default();
-                    v.0 += 1;
-                    v.1 += e.dur_ns.at(i);
+            let kinds: Vec<CategoryKind> =
+                self.trace.categories.iter().map(|(_, c)| c.kind).collect();
+            // Name by name (no map from names to sums): each name's events come in file
+            // order, so the step of one is usually the step of the one before (the one
+            // `host_step_of` would find: the last to start at or before the time).
+            let by_name = self.by_name();
+            let steps = &self.host_steps;
+            let mut step = 0usize;
+            let mut in_step = |ts: i64| match steps.get(step) {
+                Some(&(a, b))
+                    if a <= ts && ts < b && steps.get(step + 1).is_none_or(|n| n.0 > ts) =>
+                {
+                    true
+                }
+                _ => self.host_step_of(ts).inspect(|&s| step = s).is_some(),
+            };
+            let mut out: Vec<(String, u64, i64)> = Vec::new();
+            for n in 0..by_name.names() {
+                let (mut calls, mut ns) = (0u64, 0i64);
+                for &i in by_name.of(n) {
+                    let i = i as usize;
+                    if runtime.contains(&kinds[e.cat[i].0 as usize]) && in_step(e.ts_ns[i]) {
+                        calls += 1;
+                        ns += e.dur_ns.at(i);
+                    }
+                }
+                if calls > 0 {
+                    let name = self.trace.strings.get(StrId(n as u32)).to_owned();
+                    out.push((name, calls, ns));
                 }
             }
-            let mut out: Vec<(String, u64, i64)> = by_name
-                .into_iter()
-                .map(|(n, (c, d))| (self.trace.strings.get(n).to_owned(), c, d))
-                .collect();
             out.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
             out
         })
