@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use kinetoscope_trace::{Phase, Trace};
+use kinetoscope_trace::{sort_runs_by_key, Phase, Trace};
 
 use super::{cut_of, select, Compat, GpuRows, LaunchIndex, Window};
 use crate::stats::DurationStats;
@@ -217,8 +217,9 @@ fn launch_pairs(
             pairs.push((e.correlation.at(li), g, l));
         }
     }
-    // Each row is in one pair: the keys are distinct.
-    pairs.sort_unstable();
+    // Each row is in one pair: the keys are distinct. Rows come in time order per
+    // stream, so ids rise in long runs: merged.
+    sort_runs_by_key(&mut pairs, |&p| p);
     pairs.into_iter().map(|(_, g, l)| (l, g)).collect()
 }
 

@@ -17,7 +17,7 @@ pub mod idle;
 pub mod launches;
 pub mod temporal;
 
-use kinetoscope_trace::{CategoryKind, EventId, IdRank, Phase, Trace, TrackKind};
+use kinetoscope_trace::{sort_runs_by_key, CategoryKind, EventId, IdRank, Phase, Trace, TrackKind};
 use serde::{Deserialize, Serialize};
 
 use crate::steps::{find_steps, StepSource};
@@ -343,7 +343,11 @@ pub fn select(trace: &Trace, compat: Compat, filter: bool) -> GpuRows {
         }
         rows.push((id, stream, kind));
     }
-    rows.sort_unstable_by_key(|&(id, ..)| (clock.start(e.ts_ns[id as usize]), id));
+    // File order holds the activities in long runs in time order: the runs are merged
+    // (the keys are distinct, so this is the order of any sort).
+    sort_runs_by_key(&mut rows, |&(id, ..)| {
+        (clock.start(e.ts_ns[id as usize]), id)
+    });
     let kept = rows.len() as u64;
     let mut out = GpuRows {
         rows: Vec::with_capacity(rows.len()),

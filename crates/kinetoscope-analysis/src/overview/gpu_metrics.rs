@@ -134,7 +134,8 @@ fn sm_efficiency(kernels: &[KernelRec], (ws, we): (i64, i64)) -> Option<f64> {
         .enumerate()
         .map(|(k, &(_, end, _))| (end, k as u32))
         .collect();
-    ends.sort_unstable();
+    // Kernels in start order end in long rising runs: merged (the keys are distinct).
+    sort_runs_by_key(&mut ends, |&x| x);
     let mut starts = with_blocks
         .iter()
         .map(|&(start, _, b)| (start, b))

@@ -11,7 +11,7 @@
 //! under `MmBackward0` are units). GPU work launched outside every unit is measured on
 //! its direct launcher. GPU work without a launch record is in no call.
 
-use kinetoscope_trace::{CategoryKind, StrId, Trace};
+use kinetoscope_trace::{sort_runs_by_key, CategoryKind, StrId, Trace};
 use rustc_hash::FxHashMap;
 
 use crate::ops::launch::ROOT;
@@ -108,7 +108,9 @@ pub(crate) fn measure(
             e.ts_ns[i].saturating_add(e.dur_ns.at(i).max(0)),
         ));
     }
-    spans.sort_unstable();
+    // Activities come in long runs of rising launchers: merged (equal items are
+    // alike, so a stable merge gives the order of any sort).
+    sort_runs_by_key(&mut spans, |&s| s);
     let mut at = 0;
     while at < spans.len() {
         let node = spans[at].0;

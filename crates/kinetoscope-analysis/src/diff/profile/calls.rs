@@ -8,7 +8,7 @@
 //! path is what lets a comparison pair kernels whose names changed (another GPU, library
 //! version or `torch.compile`): the same call path launched them.
 
-use kinetoscope_trace::{CategoryKind, StrId, Trace};
+use kinetoscope_trace::{sort_runs_by_key, CategoryKind, StrId, Trace};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -212,7 +212,8 @@ fn kernel_totals(
         };
         launches.push((node, e.ts_ns[i], i as u32));
     }
-    launches.sort_unstable();
+    // Kernels come in long runs of rising launchers: merged (the keys are distinct).
+    sort_runs_by_key(&mut launches, |&l| l);
 
     let mut paths = Paths::new(tree);
     // Row key: (kernel name, launcher path, launcher shape); the text once per key.
