@@ -120,6 +120,7 @@ mod tests {
         let parent = vec![u32::MAX, 0, 1, 2, 3, u32::MAX, 5, 2, 7];
         let nesting = Nesting {
             parent: parent.clone(),
+            ..Default::default()
         };
         let test = |e: usize| e % 3 == 1;
         for order in [
@@ -154,6 +155,7 @@ mod tests {
             .collect();
         let nesting = Nesting {
             parent: parent.clone(),
+            ..Default::default()
         };
         let test = |e: usize| e % 7 == 3;
         let mut s = AncestorSearch::new(&nesting, test);
@@ -177,6 +179,7 @@ mod tests {
             parent: std::iter::once(u32::MAX)
                 .chain(std::iter::repeat_n(0, n - 1))
                 .collect(),
+            ..Default::default()
         };
         let mut s = AncestorSearch::new(&nesting, |e| e == 0);
         for e in 0..n {
@@ -190,6 +193,7 @@ mod tests {
         let n = 200_000u32;
         let nesting = Nesting {
             parent: std::iter::once(u32::MAX).chain(0..n - 1).collect(),
+            ..Default::default()
         };
         let mut calls = 0u64;
         let mut s = AncestorSearch::new(&nesting, |_| {

@@ -35,7 +35,7 @@ use kinetoscope_analysis::ops::OperatorTree;
 use kinetoscope_analysis::overview::{overview_and_activity, TraceOverview};
 use kinetoscope_analysis::range_extremes::RangeExtremes;
 use kinetoscope_analysis::steps::{find_steps, Step, StepSource};
-use kinetoscope_trace::{sort_by_start, CategoryKind, EventId, Phase, StrId, Trace, TrackKind};
+use kinetoscope_trace::{CategoryKind, EventId, Phase, StrId, Trace, TrackKind};
 
 /// One step window, `[start_ns, end_ns)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -841,27 +841,36 @@ impl Facts<'_> {
     /// ([`host_work`]).
     pub fn host_work_in(&self, track: u32, lo: i64, hi: i64, add: impl FnMut(Option<usize>, i64)) {
         let work = self.host_work.get_or_init(|| {
-            let e = &self.trace.events;
+            let t = self.trace;
+            let e = &t.events;
+            let nesting = t.nesting();
+            // Per name: whether an operator or annotation of that name is host work
+            // (steps are not), and whether a Python frame of that name is user code.
+            let mut by_name = NameMemo::new(t, |n: &str| {
+                (!n.starts_with("ProfilerStep#"), is_user_frame(n))
+            });
+            let mut is_work = |i: usize| {
+                let (operator, user_frame) = by_name.get(e.name[i]);
+                match t.categories.kind(e.cat[i]) {
+                    CategoryKind::CpuOp | CategoryKind::UserAnnotation => operator,
+                    CategoryKind::PythonFunction => user_frame,
+                    _ => false,
+                }
+            };
+            // Each thread's spans in the nesting's order (start, longest first, then
+            // file order), which is the order `HostWork` needs: no sort of its own.
             let mut m: PerTrack<Vec<(i64, i64, usize)>> = Default::default();
-            let host = [CategoryKind::CpuOp, CategoryKind::UserAnnotation];
-            let spans = self
-                .each_event(&host, |n| !n.starts_with("ProfilerStep#"))
-                .chain(self.each_event(&[CategoryKind::PythonFunction], is_user_frame));
-            for i in spans {
-                m.entry(e.track[i].0).or_default().push((
-                    e.ts_ns[i],
-                    e.ts_ns[i] + e.dur_ns.at(i),
-                    i,
-                ));
-            }
-            for v in m.values_mut() {
-                // The keys are distinct (the event last), so this is the order of one
-                // sort on all three.
-                sort_by_start(
-                    v,
-                    |s| s.0,
-                    |a, b| (std::cmp::Reverse(a.1), a.2).cmp(&(std::cmp::Reverse(b.1), b.2)),
-                );
+            for track in 0..nesting.order.len() {
+                let spans: Vec<(i64, i64, usize)> = nesting
+                    .in_start_order(track)
+                    .iter()
+                    .map(|&i| i as usize)
+                    .filter(|&i| is_work(i))
+                    .map(|i| (e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i), i))
+                    .collect();
+                if !spans.is_empty() {
+                    m.insert(track as u32, spans);
+                }
             }
             HostWork::new(m, self.trace.nesting())
         });

@@ -14,7 +14,7 @@
 
 use std::sync::OnceLock;
 
-use kinetoscope_trace::{sort_by_start, CategoryKind, Groups, Phase, Trace};
+use kinetoscope_trace::{CategoryKind, Trace};
 
 use super::launch::{device_launches, DeviceLaunch};
 use super::names::NameFlags;
@@ -53,11 +53,10 @@ pub(crate) struct NodeTree {
     pub rep: Vec<u32>,
     /// Nodes that started inside an open node and ended after it (kept as siblings).
     pub overlapping: u64,
-    /// Events in the trace.
-    events: usize,
-    /// The node of every event plus one (0: none), made on first use
-    /// ([`NodeTree::node_of`]).
-    node_of: OnceLock<Vec<u32>>,
+    /// The node of every event plus one (0: none; a zeroed map's pages that hold no
+    /// node, such as GPU activities', are never written): the passes that take launches
+    /// to their operators share it.
+    node_of: Vec<u32>,
     /// The trace's GPU activities with their launching nodes, made on first use
     /// ([`NodeTree::device_work`]).
     device_work: OnceLock<Vec<DeviceLaunch>>,
@@ -73,98 +72,76 @@ pub(crate) fn is_excluded_op(name: &str) -> bool {
         || (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__"))
 }
 
-/// Call `f(event, node kind)` for every node event, in file order.
-pub(crate) fn for_each_node_event(trace: &Trace, mut f: impl FnMut(usize, NodeKind)) {
-    let e = &trace.events;
-    let python = &trace.args.python;
-    let mut py = 0usize;
-    let mut step = NameFlags::new(&trace.strings, |n: &str| n.starts_with("ProfilerStep#"));
-    for i in 0..e.len() {
-        if e.phase[i] != Phase::Complete {
-            continue;
+/// The node kind of each host span, decided from its category, name and Python
+/// arguments: `None` for a span that is not a node (runtime calls, Python frames that
+/// are not `nn.Module` frames).
+struct NodeKinds<'t> {
+    trace: &'t Trace,
+    step: NameFlags<fn(&str) -> bool>,
+    /// A bit per event: a Python frame with a `Python module id` (its first arguments
+    /// row's).
+    module: Vec<u64>,
+}
+
+impl<'t> NodeKinds<'t> {
+    fn new(trace: &'t Trace) -> Self {
+        let mut module = vec![0u64; trace.events.len().div_ceil(64)];
+        let mut last = None;
+        for p in &trace.args.python {
+            let i = p.event.index();
+            if last != Some(i) && p.module_id >= 0 && i < trace.events.len() {
+                module[i / 64] |= 1 << (i % 64);
+            }
+            last = Some(i);
         }
-        let kind = match trace.categories.kind(e.cat[i]) {
+        Self {
+            trace,
+            step: NameFlags::new(&trace.strings, |n: &str| n.starts_with("ProfilerStep#")),
+            module,
+        }
+    }
+
+    /// The kind of span `i` (a complete host event), if it is a node.
+    fn of(&mut self, i: usize) -> Option<NodeKind> {
+        let (t, e) = (self.trace, &self.trace.events);
+        match t.categories.kind(e.cat[i]) {
             c @ (CategoryKind::CpuOp | CategoryKind::UserAnnotation) => {
-                if step.get(&trace.strings, e.name[i]) {
+                Some(if self.step.get(&t.strings, e.name[i]) {
                     NodeKind::Step
                 } else if c == CategoryKind::CpuOp {
                     NodeKind::Op
                 } else {
                     NodeKind::Annotation
-                }
+                })
             }
             CategoryKind::PythonFunction => {
-                while py < python.len() && (python[py].event.0 as usize) < i {
-                    py += 1;
-                }
-                let module = py < python.len()
-                    && python[py].event.0 as usize == i
-                    && python[py].module_id >= 0;
-                if !module {
-                    continue;
-                }
-                NodeKind::Module
+                (self.module[i / 64] & (1 << (i % 64)) != 0).then_some(NodeKind::Module)
             }
-            _ => continue,
-        };
-        f(i, kind);
+            _ => None,
+        }
     }
 }
 
 impl NodeTree {
-    /// Build the forest of a trace.
+    /// Build the forest of a trace: its nodes are the operators, annotations, steps and
+    /// `nn.Module` frames among the nesting's spans, taken in the nesting's order (by
+    /// track, then start, longest first, then file order): the pre-order of each track.
     pub(crate) fn build(trace: &Trace) -> Self {
         let e = &trace.events;
-        // (event, kind, op args row), grouped by track in file order (a counting sort:
-        // file order interleaves the threads), then each track's sorted on its own by
-        // (start, end desc, file order), read from the columns: the pre-order of each
-        // track.
-        let op_args = &trace.args.op;
-        let tracks = trace.tracks.len();
-        let mut order: Groups<(u32, NodeKind, u32)> = Groups::build(tracks, |put| {
-            let mut cursor = 0usize;
-            for_each_node_event(trace, |i, k| {
-                while cursor < op_args.len() && (op_args[cursor].event.0 as usize) < i {
-                    cursor += 1;
-                }
-                let arg = if cursor < op_args.len() && op_args[cursor].event.0 as usize == i {
-                    cursor as u32
-                } else {
-                    NONE
-                };
-                put(e.track[i].index(), (i as u32, k, arg));
-            });
-        });
+        let nesting = trace.nesting();
+        let mut kinds = NodeKinds::new(trace);
         let end = |i: u32| e.ts_ns[i as usize] + e.dur_ns.at(i as usize);
-        for t in 0..tracks {
-            // File order holds each track's events in start order, ties aside (the keys
-            // are distinct).
-            sort_by_start(
-                order.group_mut(t),
-                |n| e.ts_ns[n.0 as usize],
-                |a, b| (end(b.0), a.0).cmp(&(end(a.0), b.0)),
-            );
-        }
-
-        let n = order.items().len();
-        let mut tree = NodeTree {
-            event: Vec::with_capacity(n),
-            arg: Vec::with_capacity(n),
-            kind: Vec::with_capacity(n),
-            parent: vec![NONE; n],
-            rep: Vec::with_capacity(n),
-            overlapping: 0,
-            events: e.len(),
-            node_of: OnceLock::new(),
-            device_work: OnceLock::new(),
-        };
-        let mut children = vec![0u32; n];
+        let mut tree = NodeTree::default();
+        let mut children: Vec<u32> = Vec::new();
         let mut stack: Vec<(u32, i64)> = Vec::new();
         // Each track's nodes, nested with a stack of (node, end) of their own.
-        for t in 0..tracks {
+        for t in 0..nesting.order.len() {
             stack.clear();
-            for idx in order.range(t) {
-                let (ev, kind, arg) = order.items()[idx];
+            for &ev in nesting.in_start_order(t) {
+                let Some(kind) = kinds.of(ev as usize) else {
+                    continue;
+                };
+                let idx = tree.event.len() as u32;
                 let (start, end) = (e.ts_ns[ev as usize], end(ev));
                 let mut overlapped = false;
                 while let Some(&(_, top_end)) = stack.last() {
@@ -179,16 +156,36 @@ impl NodeTree {
                 if overlapped {
                     tree.overlapping += 1;
                 }
-                if let Some(&(p, _)) = stack.last() {
-                    tree.parent[idx] = p;
-                    children[p as usize] += 1;
+                let parent = stack.last().map_or(NONE, |&(p, _)| p);
+                if parent != NONE {
+                    children[parent as usize] += 1;
                 }
-                stack.push((idx as u32, end));
+                stack.push((idx, end));
                 tree.event.push(ev);
-                tree.arg.push(arg);
                 tree.kind.push(kind);
+                tree.parent.push(parent);
+                children.push(0);
             }
         }
+        let n = tree.event.len();
+
+        // Each node's row of operator arguments (the first row of its event), through
+        // the map from events to nodes, which the passes over launches share.
+        let mut node_of = vec![0u32; e.len()];
+        for (idx, &ev) in tree.event.iter().enumerate() {
+            node_of[ev as usize] = idx as u32 + 1;
+        }
+        tree.arg = vec![NONE; n];
+        for (row, a) in trace.args.op.iter().enumerate() {
+            let node = node_of.get(a.event.index()).map_or(0, |&x| x);
+            if let Some(slot) = node.checked_sub(1).map(|x| &mut tree.arg[x as usize]) {
+                if *slot == NONE {
+                    *slot = row as u32;
+                }
+            }
+        }
+        tree.node_of = node_of;
+        tree.rep = Vec::with_capacity(n);
 
         // Same-name merge (the plugin's): an operator whose only child is an operator of the same
         // name is one call. Parents come before children in pre-order.
@@ -214,20 +211,9 @@ impl NodeTree {
         self.event.len()
     }
 
-    /// The node of an event ([`NONE`] for an event that is not a node). The map of
-    /// every event is made on first use: the passes that take launches to their
-    /// operators share it.
+    /// The node of an event ([`NONE`] for an event that is not a node).
     pub(crate) fn node_of(&self, event: usize) -> u32 {
-        // Each event's node plus one, 0 for none: a zeroed map's pages that hold no
-        // node (GPU activities, runtime calls) are never written.
-        let map = self.node_of.get_or_init(|| {
-            let mut of = vec![0u32; self.events];
-            for (idx, &ev) in self.event.iter().enumerate() {
-                of[ev as usize] = idx as u32 + 1;
-            }
-            of
-        });
-        map.get(event).map_or(NONE, |&n| n.wrapping_sub(1))
+        self.node_of.get(event).map_or(NONE, |&n| n.wrapping_sub(1))
     }
 
     /// Every complete kernel, memcpy and memset of `trace` (the trace this tree was built

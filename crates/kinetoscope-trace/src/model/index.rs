@@ -7,11 +7,15 @@ use super::start_order::sort_by_start;
 use super::{CategoryKind, EventId, Phase, Trace};
 
 /// Parent of each event on its track by time containment (host-side spans only; GPU
-/// activities and instants have no parent).
+/// activities and instants have no parent), and each track's spans in start order.
 #[derive(Clone, Debug, Default)]
 pub struct Nesting {
     /// Parent per event (`u32::MAX` for roots and for events not nested).
     pub parent: Vec<u32>,
+    /// The spans of each track (grouped by track index): by start, longest first, then
+    /// in file order. The analyses that walk a thread's operators in this order take
+    /// theirs from here instead of grouping and sorting them again.
+    pub order: Groups<u32>,
 }
 
 impl Nesting {
@@ -61,7 +65,20 @@ impl Nesting {
                 stack.push(i);
             }
         }
-        Self { parent }
+        Self {
+            parent,
+            order: spans,
+        }
+    }
+
+    /// The spans of track `track` (a track index) in start order: by start, longest
+    /// first, then in file order.
+    pub fn in_start_order(&self, track: usize) -> &[u32] {
+        if track < self.order.len() {
+            &self.order.items()[self.order.range(track)]
+        } else {
+            &[]
+        }
     }
 
     /// The parent of an event, if nested.

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use kinetoscope_trace::read::{read_trace_bytes, ReadOptions};
-use kinetoscope_trace::{EventId, Launcher, LinkRepairs, Trace};
+use kinetoscope_trace::{CategoryKind, EventId, Launcher, LinkRepairs, Phase, Trace};
 
 use crate::common::fixture;
 
@@ -347,4 +347,61 @@ fn links_on_two_threads_are_those_of_one() {
             "{name}"
         );
     }
+}
+
+/// The nesting keeps each track's host spans in start order, longest first, then in
+/// file order: checked against a sort of the columns, on real fixtures and on spans
+/// that tie in start and in length.
+#[test]
+fn the_nesting_order_is_each_tracks_spans_sorted_by_start_then_length() {
+    let ties = read(&[
+        span("cpu_op", "aten::a", 1, 10, 50, 1),
+        span("cpu_op", "aten::b", 1, 10, 80, 2),
+        span("cpu_op", "aten::c", 1, 10, 50, 3),
+        span("cpu_op", "aten::d", 1, 5, 200, 4),
+        span("user_annotation", "ProfilerStep#1", 1, 0, 300, 5),
+        span("cpu_op", "aten::e", 2, 10, 50, 6),
+        call(1, 20, 1, 100),
+        kernel(40, 100),
+    ]);
+    let mut checked = 0;
+    for (name, t) in [
+        ("ties", ties),
+        (
+            "PyTorch 1.8",
+            read_fixture("worker0.1623143089861.pt.trace.json.gz"),
+        ),
+        (
+            "ROCm",
+            read_fixture("mi250_minitoy_train_ROCm6_2_kineto.json.gz"),
+        ),
+    ] {
+        let e = &t.events;
+        let nesting = t.nesting();
+        // The host spans: complete events neither on the GPU nor the trace's own span.
+        let is_span = |i: usize| {
+            let kind = t.categories.kind(e.cat[i]);
+            e.phase[i] == Phase::Complete && !kind.is_gpu() && kind != CategoryKind::TraceSpan
+        };
+        let mut in_order = 0;
+        for track in 0..t.tracks.len() {
+            let mut want: Vec<u32> = (0..e.len())
+                .filter(|&i| is_span(i) && e.track[i].index() == track)
+                .map(|i| i as u32)
+                .collect();
+            want.sort_by_key(|&i| {
+                let i = i as usize;
+                (e.ts_ns[i], std::cmp::Reverse(e.dur_ns.at(i)), i)
+            });
+            assert_eq!(
+                nesting.in_start_order(track),
+                &want[..],
+                "{name}: track {track}"
+            );
+            in_order += want.len();
+        }
+        assert_eq!(in_order, nesting.order.items().len(), "{name}");
+        checked += in_order;
+    }
+    assert!(checked > 1000, "{checked} spans checked");
 }
