@@ -9,9 +9,8 @@
 //! start or end in it, and disjoint windows cost O(n log n) in all, however deep the
 //! nesting.
 
-use kinetoscope_analysis::ancestry::AncestorSearch;
 use kinetoscope_analysis::up_search::UpSearch;
-use kinetoscope_trace::Nesting;
+use kinetoscope_trace::Trace;
 use rustc_hash::FxHashMap;
 
 /// One thread's host-work spans.
@@ -35,38 +34,52 @@ impl Thread {
     }
 }
 
+/// The tag of a span that is not host work in [`HostWork::new`]'s positions.
+const OTHER: u32 = 1 << 31;
+
 /// Every thread's host-work spans, linked up their nesting.
 pub(crate) struct HostWork {
     threads: FxHashMap<u32, Thread>,
 }
 
 impl HostWork {
-    /// From each thread's spans (sorted as [`Thread::spans`]); a span's parent is its
-    /// nearest ancestor in `nesting` that is one of the spans.
-    pub(crate) fn new(
-        per_track: FxHashMap<u32, Vec<(i64, i64, usize)>>,
-        nesting: &Nesting,
-    ) -> Self {
-        // Each span's position in its thread's list, plus one (0: not a span; zeroed,
-        // so the pages of other events are never touched).
-        let mut pos = vec![0u32; nesting.parent.len()];
-        for spans in per_track.values() {
-            for (k, s) in spans.iter().enumerate() {
-                pos[s.2] = k as u32 + 1;
+    /// The spans of `trace`'s nesting that pass `is_work`, each thread's in the
+    /// nesting's order (start, longest first, then file order); a span's parent is its
+    /// nearest ancestor in the nesting that passes.
+    pub(crate) fn new(trace: &Trace, mut is_work: impl FnMut(usize) -> bool) -> Self {
+        let e = &trace.events;
+        let nesting = trace.nesting();
+        // Per span of the nesting, in one pass down each track (a parent comes before
+        // its children): a host-work span's position in its thread's list plus one, any
+        // other span's nearest host-work ancestor's position plus one (0 for none),
+        // tagged. Zeroed, so the pages of events that are not spans are never written.
+        let mut pos = vec![0u32; e.len()];
+        let nearest = |pos: &[u32], p: u32| match pos.get(p as usize) {
+            Some(&v) if v & OTHER == 0 => v.checked_sub(1),
+            Some(&v) => (v & !OTHER).checked_sub(1),
+            None => None,
+        };
+        let mut threads = FxHashMap::default();
+        for track in 0..nesting.order.len() {
+            let mut spans: Vec<(i64, i64, usize)> = Vec::new();
+            // Each span's parent's position ([`OTHER`] for none).
+            let mut parents: Vec<u32> = Vec::new();
+            for &i in nesting.in_start_order(track) {
+                let up = nearest(&pos, nesting.parent[i as usize]);
+                let i = i as usize;
+                if is_work(i) {
+                    spans.push((e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i), i));
+                    parents.push(up.unwrap_or(OTHER));
+                    pos[i] = spans.len() as u32;
+                } else {
+                    pos[i] = OTHER | up.map_or(0, |k| k + 1);
+                }
+            }
+            if !spans.is_empty() {
+                let up = UpSearch::new(parents.iter().map(|&p| (p != OTHER).then_some(p as usize)));
+                threads.insert(track as u32, Thread { spans, up });
             }
         }
-        let mut up = AncestorSearch::new(nesting, |a| pos[a] != 0);
-        let mut ancestor = |i| up.nearest(i);
-        let threads = per_track
-            .into_iter()
-            .map(|(track, spans)| {
-                let parents = spans
-                    .iter()
-                    .map(|s| ancestor(s.2).map(|a| pos[a] as usize - 1));
-                let up = UpSearch::new(parents);
-                (track, Thread { spans, up })
-            })
-            .collect();
         Self { threads }
     }
 
@@ -152,5 +165,70 @@ impl Stack<'_> {
         if self.pushed.pop().is_none() {
             self.chain = self.chain.and_then(|k| self.thread.parent(k));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use kinetoscope_trace::read::{read_trace_bytes, ReadOptions};
+
+    use super::*;
+
+    /// A complete event on thread 1.
+    fn span(cat: &str, name: &str, ts: u32, dur: u32) -> String {
+        format!(
+            r#"{{"ph": "X", "cat": "{cat}", "name": "{name}", "pid": 1, "tid": 1, "ts": {ts}, "dur": {dur}}}"#
+        )
+    }
+
+    #[test]
+    fn time_in_a_span_that_is_not_work_goes_to_the_work_around_it() {
+        // A user frame holds a library frame (not work), which holds an operator, which
+        // holds a runtime call (not work); a second operator follows at top level.
+        let events = [
+            span("python_function", "train.py(1): step", 0, 100),
+            span("python_function", "torch/lib.py(2): helper", 10, 80),
+            span("cpu_op", "aten::mm", 20, 20),
+            span("cuda_runtime", "cudaLaunchKernel", 25, 5),
+            span("cpu_op", "aten::add", 150, 10),
+        ];
+        let json = format!(r#"{{"traceEvents": [{}]}}"#, events.join(","));
+        let trace = read_trace_bytes(
+            Path::new("t.json"),
+            json.as_bytes(),
+            &ReadOptions::default(),
+        )
+        .unwrap();
+        let e = &trace.events;
+        let name = |i: usize| trace.strings.get(e.name[i]).to_owned();
+        let work = HostWork::new(&trace, |i| {
+            let n = name(i);
+            n.starts_with("aten::") || n.starts_with("train.py")
+        });
+        let track = e.track[0].0;
+        let mut got: Vec<(Option<String>, i64)> = Vec::new();
+        work.work_in(track, 0, 200_000, |who, d| got.push((who.map(name), d)));
+        let us = |n: Option<&str>, d: i64| (n.map(str::to_owned), d * 1000);
+        assert_eq!(
+            got,
+            [
+                us(Some("train.py(1): step"), 20),
+                us(Some("aten::mm"), 20),
+                us(Some("train.py(1): step"), 60),
+                us(None, 50),
+                us(Some("aten::add"), 10),
+                us(None, 40),
+            ]
+        );
+        // A window that starts inside the operator climbs to the user frame when it
+        // ends, past the library frame.
+        let mut got: Vec<(Option<String>, i64)> = Vec::new();
+        work.work_in(track, 30_000, 50_000, |who, d| got.push((who.map(name), d)));
+        assert_eq!(
+            got,
+            [us(Some("aten::mm"), 10), us(Some("train.py(1): step"), 10)]
+        );
     }
 }

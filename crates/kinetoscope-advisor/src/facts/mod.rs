@@ -843,13 +843,12 @@ impl Facts<'_> {
         let work = self.host_work.get_or_init(|| {
             let t = self.trace;
             let e = &t.events;
-            let nesting = t.nesting();
             // Per name: whether an operator or annotation of that name is host work
             // (steps are not), and whether a Python frame of that name is user code.
             let mut by_name = NameMemo::new(t, |n: &str| {
                 (!n.starts_with("ProfilerStep#"), is_user_frame(n))
             });
-            let mut is_work = |i: usize| {
+            let is_work = |i: usize| {
                 let (operator, user_frame) = by_name.get(e.name[i]);
                 match t.categories.kind(e.cat[i]) {
                     CategoryKind::CpuOp | CategoryKind::UserAnnotation => operator,
@@ -857,22 +856,7 @@ impl Facts<'_> {
                     _ => false,
                 }
             };
-            // Each thread's spans in the nesting's order (start, longest first, then
-            // file order), which is the order `HostWork` needs: no sort of its own.
-            let mut m: PerTrack<Vec<(i64, i64, usize)>> = Default::default();
-            for track in 0..nesting.order.len() {
-                let spans: Vec<(i64, i64, usize)> = nesting
-                    .in_start_order(track)
-                    .iter()
-                    .map(|&i| i as usize)
-                    .filter(|&i| is_work(i))
-                    .map(|i| (e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i), i))
-                    .collect();
-                if !spans.is_empty() {
-                    m.insert(track as u32, spans);
-                }
-            }
-            HostWork::new(m, self.trace.nesting())
+            HostWork::new(t, is_work)
         });
         work.work_in(track, lo, hi, add)
     }
