@@ -82,8 +82,11 @@ fn op_totals(
     let e = &trace.events;
     let stats = self_times(trace, tree, |_, _, _| {});
     let mut excluded = NameFlags::new(&trace.strings, is_excluded_op);
+    // Row of each (name, shape); of each (name, recorded `Input Dims` text), which
+    // most calls repeat, so the shape is made once per distinct text.
     let mut index: FxHashMap<(StrId, u32), usize> = FxHashMap::default();
-    let mut rows: Vec<(StrId, u32, OpTotals)> = Vec::new();
+    let mut by_dims: FxHashMap<(StrId, StrId), usize> = FxHashMap::default();
+    let mut rows: Vec<OpTotals> = Vec::new();
     for idx in 0..tree.len() {
         let ev = tree.event[idx] as usize;
         if tree.kind[idx] != NodeKind::Op
@@ -94,28 +97,29 @@ fn op_totals(
         {
             continue;
         }
-        let shape = grouper.key(trace, tree, idx);
-        let next = rows.len();
-        let slot = *index.entry((e.name[ev], shape)).or_insert(next);
-        if slot == next {
-            rows.push((
-                e.name[ev],
-                shape,
-                OpTotals {
+        let dims = match tree.arg[idx] {
+            NONE => StrId(u32::MAX),
+            a => trace.args.op[a as usize].input_dims,
+        };
+        let slot = *by_dims.entry((e.name[ev], dims)).or_insert_with(|| {
+            let shape = grouper.key(trace, tree, idx);
+            *index.entry((e.name[ev], shape)).or_insert_with(|| {
+                rows.push(OpTotals {
                     name: trace.strings.get(e.name[ev]).to_owned(),
                     input_shape: grouper.label(trace, shape).unwrap_or_default(),
                     calls: 0,
                     host_self_ns: 0,
                     device_self_ns: 0,
-                },
-            ));
-        }
-        let t = &mut rows[slot].2;
+                });
+                rows.len() - 1
+            })
+        });
+        let t = &mut rows[slot];
         t.calls += 1;
         t.host_self_ns = t.host_self_ns.saturating_add(stats.host_self[idx]);
         t.device_self_ns = t.device_self_ns.saturating_add(stats.device_self[idx]);
     }
-    rows.into_iter().map(|(_, _, t)| t).collect()
+    rows
 }
 
 /// Interned call paths: `(parent path, element)` pairs, with the path of each node
