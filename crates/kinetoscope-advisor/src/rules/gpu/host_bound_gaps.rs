@@ -73,10 +73,11 @@ enum Who {
 
 impl Who {
     /// The key of a span of [`Facts::host_work_in`] (`in_dataloader` searches the
-    /// nesting for a DataLoader fetch; a fetch itself is named alone).
+    /// nesting for a DataLoader fetch, when the trace `has_dataloader` spans; a fetch
+    /// itself is named alone).
     fn of<P: FnMut(usize) -> bool, Q: FnMut(&str) -> bool>(
         facts: &Facts,
-        in_dataloader: &mut AncestorSearch<'_, P>,
+        (in_dataloader, has_dataloader): (&mut AncestorSearch<'_, P>, bool),
         dataloader_name: &mut NameMemo<'_, bool, Q>,
         who: Option<usize>,
     ) -> Self {
@@ -84,7 +85,7 @@ impl Who {
             return Self::NoSpan;
         };
         let name = facts.trace.events.name[i];
-        if dataloader_name.get(name) {
+        if !has_dataloader || dataloader_name.get(name) {
             return Self::Span(name, None);
         }
         let dl = in_dataloader
@@ -132,6 +133,8 @@ fn work_in_steps(
     let coverage = facts.window_coverage();
     let mut in_dataloader = facts.named_ancestor_search(is_dataloader);
     let mut dataloader_name = NameMemo::new(facts.trace, is_dataloader);
+    // Without a DataLoader fetch in the trace, no span runs in one: no search.
+    let has_dataloader = facts.any_named(is_dataloader);
     let mut by_who: FxHashMap<Who, i64> = FxHashMap::default();
     let mut gaps = 0u64;
     for &(start, end, launch) in parts {
@@ -150,7 +153,8 @@ fn work_in_steps(
             let times = i64::from(windows);
             match launch {
                 Some(l) => facts.host_work_in(e.track[l].0, a, b, |who, d| {
-                    let key = Who::of(facts, &mut in_dataloader, &mut dataloader_name, who);
+                    let search = (&mut in_dataloader, has_dataloader);
+                    let key = Who::of(facts, search, &mut dataloader_name, who);
                     *by_who.entry(key).or_default() += d * times;
                 }),
                 None => *by_who.entry(Who::UnknownThread).or_default() += (b - a) * times,
