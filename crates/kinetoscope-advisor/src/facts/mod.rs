@@ -15,6 +15,7 @@
 mod host_work;
 mod launches;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use host_work::HostWork;
@@ -82,6 +83,11 @@ pub struct Facts<'a> {
     pub has_step_markers: bool,
     /// Launch calls against recorded device activity, and graph replays.
     pub device: DeviceActivity,
+    /// The step [`Self::step_of`] found last, tried first: callers ask in time order,
+    /// mostly (a hint only, shared by the threads that run the rules).
+    step_hint: AtomicUsize,
+    /// The same for [`Self::host_step_of`].
+    host_step_hint: AtomicUsize,
     /// Launch calls per thread, with what they launched.
     launches: OnceLock<Launches>,
     /// User-code Python frames per track, sorted by start: (start, end, event), with
@@ -202,6 +208,8 @@ impl<'a> Facts<'a> {
             has_gpu,
             has_step_markers,
             device,
+            step_hint: AtomicUsize::new(0),
+            host_step_hint: AtomicUsize::new(0),
             launches: OnceLock::new(),
             user_frames: OnceLock::new(),
             host_work: OnceLock::new(),
@@ -366,26 +374,16 @@ impl<'a> Facts<'a> {
             ];
             let kinds: Vec<CategoryKind> =
                 self.trace.categories.iter().map(|(_, c)| c.kind).collect();
-            // Name by name (no map from names to sums): each name's events come in file
-            // order, so the step of one is usually the step of the one before (the one
-            // `host_step_of` would find: the last to start at or before the time).
+            // Name by name (no map from names to sums).
             let by_name = self.by_name();
-            let steps = &self.host_steps;
-            let mut step = 0usize;
-            let mut in_step = |ts: i64| match steps.get(step) {
-                Some(&(a, b))
-                    if a <= ts && ts < b && steps.get(step + 1).is_none_or(|n| n.0 > ts) =>
-                {
-                    true
-                }
-                _ => self.host_step_of(ts).inspect(|&s| step = s).is_some(),
-            };
             let mut out: Vec<(String, u64, i64)> = Vec::new();
             for n in 0..by_name.names() {
                 let (mut calls, mut ns) = (0u64, 0i64);
                 for &i in by_name.of(n) {
                     let i = i as usize;
-                    if runtime.contains(&kinds[e.cat[i].0 as usize]) && in_step(e.ts_ns[i]) {
+                    if runtime.contains(&kinds[e.cat[i].0 as usize])
+                        && self.host_step_of(e.ts_ns[i]).is_some()
+                    {
                         calls += 1;
                         ns += e.dur_ns.at(i);
                     }
@@ -572,16 +570,14 @@ impl<'a> Facts<'a> {
 
     /// The step whose (GPU-stretched) window contains `ts_ns`: for GPU times.
     pub fn step_of(&self, ts_ns: i64) -> Option<usize> {
-        let i = self.steps.partition_point(|s| s.start_ns <= ts_ns);
-        let i = i.checked_sub(1)?;
-        (ts_ns < self.steps[i].end_ns).then_some(i)
+        last_starting(&self.steps, &self.step_hint, ts_ns, |s| {
+            (s.start_ns, s.end_ns)
+        })
     }
 
     /// The step whose host span contains `ts_ns`: for host times.
     pub fn host_step_of(&self, ts_ns: i64) -> Option<usize> {
-        let i = self.host_steps.partition_point(|s| s.0 <= ts_ns);
-        let i = i.checked_sub(1)?;
-        (ts_ns < self.host_steps[i].1).then_some(i)
+        last_starting(&self.host_steps, &self.host_step_hint, ts_ns, |&s| s)
     }
 
     /// The step an event belongs to: a GPU event (on a GPU stream, or of a GPU
@@ -784,6 +780,28 @@ impl<'a> Facts<'a> {
     }
 }
 
+/// The last of `items` (sorted by start; `span` gives `[start, end)`) to start at or
+/// before `t`, when `t` is before its end: the one at `hint` when it is that one (one
+/// comparison or two for a caller asking in time order), else found by bisection and
+/// kept as the next hint.
+fn last_starting<T>(
+    items: &[T],
+    hint: &AtomicUsize,
+    t: i64,
+    span: impl Fn(&T) -> (i64, i64),
+) -> Option<usize> {
+    let h = hint.load(Ordering::Relaxed);
+    if let Some((start, end)) = items.get(h).map(&span) {
+        let next_later = items.get(h + 1).is_none_or(|n| span(n).0 > t);
+        if start <= t && next_later {
+            return (t < end).then_some(h);
+        }
+    }
+    let i = items.partition_point(|x| span(x).0 <= t).checked_sub(1)?;
+    hint.store(i, Ordering::Relaxed);
+    (t < span(&items[i]).1).then_some(i)
+}
+
 /// The positions of the set bits of `bits`, in increasing order.
 fn set_bits(bits: Vec<u64>) -> impl Iterator<Item = usize> {
     bits.into_iter().enumerate().flat_map(|(w, mut word)| {
@@ -959,6 +977,29 @@ pub fn ms(ns: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_step_hint_never_changes_an_answer() {
+        // Disjoint, touching and overlapping windows, and one inside another.
+        let steps: Vec<(i64, i64)> = vec![(0, 10), (10, 20), (25, 40), (30, 35), (38, 60)];
+        let bisect = |t: i64| {
+            let i = steps.partition_point(|s| s.0 <= t).checked_sub(1)?;
+            (t < steps[i].1).then_some(i)
+        };
+        let hint = AtomicUsize::new(0);
+        // Times rising, falling and jumping, so the hint is right, stale and wrong.
+        let times = (-5..70)
+            .chain((-5..70).rev())
+            .chain([33, 5, 59, 37, 12, 36, 0]);
+        for t in times {
+            assert_eq!(
+                last_starting(&steps, &hint, t, |&s| s),
+                bisect(t),
+                "t = {t}"
+            );
+        }
+        assert_eq!(last_starting(&[], &hint, 3, |&s: &(i64, i64)| s), None);
+    }
 
     #[test]
     fn user_frames() {
