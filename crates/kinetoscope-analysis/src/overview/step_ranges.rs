@@ -72,10 +72,17 @@ fn plan_steps(trace: &Trace, classes: &Classes) -> StepPlan {
     let mut device_span = vec![(i64::MAX, i64::MIN); n];
     let mut matched = vec![false; e.len()];
     let mut any_matched = false;
+    // The step of the launch before, tried first: launches come in time order, mostly.
+    let mut at = 0usize;
     for call in (0..e.len()).filter(|&i| classes.of(trace, i) == Class::Launch) {
         let start = e.ts_ns[call];
         let end = start + e.dur_ns.at(call);
-        let i = reach.partition_point(|&m| m <= start);
+        let is_first_after =
+            |i: usize| reach.get(i).is_none_or(|&m| m > start) && (i == 0 || reach[i - 1] <= start);
+        if !is_first_after(at) {
+            at = reach.partition_point(|&m| m <= start);
+        }
+        let i = at;
         if i == n || start < steps[i].start || end > steps[i].end {
             continue;
         }
