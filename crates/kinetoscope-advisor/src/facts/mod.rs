@@ -464,7 +464,7 @@ impl<'a> Facts<'a> {
     /// launch statistics.
     pub fn launch_index(&self) -> &LaunchIndex {
         self.launch_index
-            .get_or_init(|| LaunchIndex::build(self.trace))
+            .get_or_init(|| LaunchIndex::of_correlation(self.trace.correlation_index()))
     }
 
     /// The operator node tree, built once for the perf model and the diff profile.

@@ -101,6 +101,8 @@ pub struct CorrelationIndex {
     links: IdRank,
     /// Host launch call per link ([`NO_LAUNCH`] when none); the last of a repeated id.
     launch: Vec<u32>,
+    /// The first launch call per link (the same as `launch` unless the id repeats).
+    first_launch: Vec<u32>,
     /// Per link, where its GPU activities start in `gpu`; one more entry than links.
     gpu_from: Vec<u32>,
     /// GPU activities of every link, each link's in file order.
@@ -184,6 +186,7 @@ impl CorrelationIndex {
             gpu_from[l] += gpu_from[l - 1];
         }
         self.launch = vec![NO_LAUNCH; links.len()];
+        self.first_launch = vec![NO_LAUNCH; links.len()];
         self.gpu = vec![EventId(0); gpu_from[links.len()] as usize];
         let mut next: Vec<u32> = gpu_from[..links.len()].to_vec();
         for i in 0..n {
@@ -196,6 +199,9 @@ impl CorrelationIndex {
                 next[l] += 1;
             } else {
                 self.launch[l] = i as u32;
+                if self.first_launch[l] == NO_LAUNCH {
+                    self.first_launch[l] = i as u32;
+                }
             }
         }
         self.gpu_from = gpu_from;
@@ -216,6 +222,7 @@ impl CorrelationIndex {
             if ids.last() != Some(&c) {
                 ids.push(c);
                 self.launch.push(NO_LAUNCH);
+                self.first_launch.push(NO_LAUNCH);
                 self.gpu_from.push(self.gpu.len() as u32);
             }
             self.link_of[i as usize] = self.launch.len() as u32;
@@ -223,6 +230,10 @@ impl CorrelationIndex {
                 self.gpu.push(EventId(i));
             } else {
                 *self.launch.last_mut().expect("a link was pushed") = i;
+                let first = self.first_launch.last_mut().expect("a link was pushed");
+                if *first == NO_LAUNCH {
+                    *first = i;
+                }
             }
         }
         self.gpu_from.push(self.gpu.len() as u32);
@@ -235,6 +246,13 @@ impl CorrelationIndex {
         let l = self.links.get(correlation)? as usize;
         let call = self.launch[l];
         (call != NO_LAUNCH).then_some(EventId(call))
+    }
+
+    /// The correlation ids held, each answering its link number (its rank), and the
+    /// first launch call of each link (`u32::MAX` for none): HTA's launch index, which
+    /// keeps the first call of a repeated id, read off this one.
+    pub fn first_launches(&self) -> (&IdRank, &[u32]) {
+        (&self.links, &self.first_launch)
     }
 
     /// The GPU activities with this correlation id, in file order (usually one).
