@@ -61,9 +61,11 @@ impl HostWork {
         };
         let mut threads = FxHashMap::default();
         for track in 0..nesting.order.len() {
-            let mut spans: Vec<(i64, i64, usize)> = Vec::new();
+            // At most the track's spans: reserved, so that growing never copies.
+            let most = nesting.in_start_order(track).len();
+            let mut spans: Vec<(i64, i64, usize)> = Vec::with_capacity(most);
             // Each span's parent's position ([`OTHER`] for none).
-            let mut parents: Vec<u32> = Vec::new();
+            let mut parents: Vec<u32> = Vec::with_capacity(most);
             for &i in nesting.in_start_order(track) {
                 let up = nearest(&pos, nesting.parent[i as usize]);
                 let i = i as usize;

@@ -131,8 +131,16 @@ impl NodeTree {
         let nesting = trace.nesting();
         let mut kinds = NodeKinds::new(trace);
         let end = |i: u32| e.ts_ns[i as usize] + e.dur_ns.at(i as usize);
-        let mut tree = NodeTree::default();
-        let mut children: Vec<u32> = Vec::new();
+        // At most every span of the nesting is a node: reserved, so that growing never
+        // copies.
+        let most = nesting.order.items().len();
+        let mut tree = NodeTree {
+            event: Vec::with_capacity(most),
+            kind: Vec::with_capacity(most),
+            parent: Vec::with_capacity(most),
+            ..NodeTree::default()
+        };
+        let mut children: Vec<u32> = Vec::with_capacity(most);
         let mut stack: Vec<(u32, i64)> = Vec::new();
         // Each track's nodes, nested with a stack of (node, end) of their own.
         for t in 0..nesting.order.len() {
