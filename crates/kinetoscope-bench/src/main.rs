@@ -294,9 +294,7 @@ impl Bench<'_> {
     /// A first, untimed run that keeps the output, reports errors and warnings and
     /// warms the page cache.
     fn check(&self, file: &Path, threads: Option<usize>) -> anyhow::Result<()> {
-        let mut out_name = file.file_name().unwrap_or_default().to_os_string();
-        out_name.push(".summary.json");
-        let out_path = file.with_file_name(out_name);
+        let out_path = check_output(file, &self.command);
         let out = File::create(&out_path)?;
         let run = run_child(&mut self.cmd(file, threads), Stdio::from(out), None)?;
         let mut err = io::stderr().lock();
@@ -316,16 +314,19 @@ impl Bench<'_> {
         match serde_json::from_str::<serde_json::Value>(&text) {
             Ok(doc) => {
                 for t in doc["traces"].as_array().into_iter().flatten() {
-                    let warnings = &t["warnings"];
+                    // `summary` writes a trace's warnings, events and steps at its top;
+                    // `report` only the warnings, under `summary`.
+                    let warnings = match &t["warnings"] {
+                        serde_json::Value::Null => &t["summary"]["warnings"],
+                        w => w,
+                    };
                     if warnings.as_array().is_some_and(|w| !w.is_empty()) {
                         writeln!(err, "  warnings: {warnings}")?;
                     }
-                    writeln!(
-                        err,
-                        "  events: {}, steps: {}",
-                        t["total_events"],
-                        t["steps"].as_array().map_or(0, Vec::len)
-                    )?;
+                    if let Some(events) = t["total_events"].as_u64() {
+                        let steps = t["steps"].as_array().map_or(0, Vec::len);
+                        writeln!(err, "  events: {events}, steps: {steps}")?;
+                    }
                 }
                 if doc["errors"].as_array().is_some_and(|e| !e.is_empty()) {
                     writeln!(err, "  errors: {}", doc["errors"])?;
@@ -842,4 +843,15 @@ fn print_targets(out: &mut impl Write, cli: &Cli, timings: &Timings) -> anyhow::
         }
     }
     Ok(())
+}
+
+/// Where the check run of `command` on `file` keeps its output: `FILE.<command>.json`
+/// (`bench/data/bench-1g.json.summary.json`).
+fn check_output(file: &Path, command: &[String]) -> PathBuf {
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(
+        ".{}.json",
+        command.first().map_or("summary", String::as_str)
+    ));
+    file.with_file_name(name)
 }

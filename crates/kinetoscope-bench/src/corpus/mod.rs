@@ -146,9 +146,8 @@ fn measure_size(
         .work_dir
         .join(format!("{}-{}.{ext}", entry.name, crate::size_label(size)));
     files.push(path.clone());
-    let mut check_out = path.clone().into_os_string();
-    check_out.push(".summary.json");
-    files.push(check_out.into());
+    let checked = |command: &str| crate::check_output(&path, &[command.to_string()]);
+    files.extend([checked("summary"), checked("report")]);
     let minify: &[&str] = match entry.layout {
         Layout::Pretty => &[],
         Layout::Minified => &["--minify"],
@@ -167,7 +166,7 @@ fn measure_size(
     let mut report = Series::new(bin, "report", 2);
     summary_j1.check(&path)?;
     summary_j2.check(&path)?;
-    let events = summary_events(&files[files.len() - 1]);
+    let events = summary_events(&checked("summary"));
     report.check(&path)?;
     // Round by round, each measurement once, so that the VM's drift while the entry runs
     // falls on all of them alike and the ratios between them stay fair.
