@@ -294,7 +294,8 @@ impl Bench<'_> {
     /// A first, untimed run that keeps the output, reports errors and warnings and
     /// warms the page cache.
     fn check(&self, file: &Path, threads: Option<usize>) -> anyhow::Result<()> {
-        let out_path = check_output(file, &self.command);
+        let command = self.command.first().map_or("summary", String::as_str);
+        let out_path = check_output(file, command);
         let out = File::create(&out_path)?;
         let run = run_child(&mut self.cmd(file, threads), Stdio::from(out), None)?;
         let mut err = io::stderr().lock();
@@ -847,11 +848,8 @@ fn print_targets(out: &mut impl Write, cli: &Cli, timings: &Timings) -> anyhow::
 
 /// Where the check run of `command` on `file` keeps its output: `FILE.<command>.json`
 /// (`bench/data/bench-1g.json.summary.json`).
-fn check_output(file: &Path, command: &[String]) -> PathBuf {
+fn check_output(file: &Path, command: &str) -> PathBuf {
     let mut name = file.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(
-        ".{}.json",
-        command.first().map_or("summary", String::as_str)
-    ));
+    name.push(format!(".{command}.json"));
     file.with_file_name(name)
 }

@@ -146,7 +146,7 @@ fn measure_size(
         .work_dir
         .join(format!("{}-{}.{ext}", entry.name, crate::size_label(size)));
     files.push(path.clone());
-    let checked = |command: &str| crate::check_output(&path, &[command.to_string()]);
+    let checked = |command| crate::check_output(&path, command);
     files.extend([checked("summary"), checked("report")]);
     let minify: &[&str] = match entry.layout {
         Layout::Pretty => &[],
