@@ -346,7 +346,11 @@ pub fn analyze_trace_for_rules(trace: &Trace, opts: &MemoryOptions) -> MemoryVie
 }
 
 fn analyze_trace_with(trace: &Trace, opts: &MemoryOptions, detail: Detail) -> MemoryView {
-    let input = trace_source::from_trace(trace);
+    let modules = match detail {
+        Detail::Full => trace_source::Modules::Find,
+        Detail::Rules => trace_source::Modules::Skip,
+    };
+    let input = trace_source::from_trace_with(trace, modules);
     let mut view = analyze_with(&trace.path.display().to_string(), &input, opts, detail);
     step_pattern::attach(&mut view, trace, &input);
     view

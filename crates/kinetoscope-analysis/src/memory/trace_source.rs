@@ -55,6 +55,20 @@ const NONE: u32 = u32::MAX;
 
 /// Build the [`MemoryInput`] of a trace.
 pub fn from_trace(trace: &Trace) -> MemoryInput {
+    from_trace_with(trace, Modules::Find)
+}
+
+/// Whether [`from_trace_with`] finds the `nn.Module` around each record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Modules {
+    /// Each record's innermost module, and the modules' paths.
+    Find,
+    /// No module for any record (the advisor's rules read none).
+    Skip,
+}
+
+/// The [`MemoryInput`] of a trace, with or without the modules around its records.
+pub(crate) fn from_trace_with(trace: &Trace, find_modules: Modules) -> MemoryInput {
     let e = &trace.events;
 
     // Thread of every track, by normalised (pid, tid).
@@ -104,7 +118,10 @@ pub fn from_trace(trace: &Trace) -> MemoryInput {
 
     // The sweep: parent of each span, innermost span of each record.
     let (parent, owner) = nest((&spans, |s| (s.0, s.1, s.2)), (&points, point));
-    let modules = module_paths(trace, &thread_of_track, &points, point);
+    let modules = match find_modules {
+        Modules::Find => module_paths(trace, &thread_of_track, &points, point),
+        Modules::Skip => ModulePaths::default(),
+    };
 
     let (nodes, calls, rep) = merge_same_name(&spans, &parent, names.len());
 
@@ -115,7 +132,7 @@ pub fn from_trace(trace: &Trace) -> MemoryInput {
         if let Some(o) = owner[j] {
             op_at[p.1 as usize] = rep[o as usize];
         }
-        if let Some(m) = modules.of_point[j] {
+        if let Some(&Some(m)) = modules.of_point.get(j) {
             module_at[p.1 as usize] = m;
         }
     }
@@ -317,7 +334,9 @@ fn nest<S, P>(
     (parent, owner)
 }
 
-/// The `nn.Module` paths of a trace and the innermost one around each point.
+/// The `nn.Module` paths of a trace and the innermost one around each point (none
+/// when `of_point` is empty).
+#[derive(Default)]
 struct ModulePaths {
     /// Path texts (`GPT/Block_0/MLP_0`), by id.
     paths: Vec<String>,

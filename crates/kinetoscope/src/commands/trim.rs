@@ -51,7 +51,7 @@ pub fn run(args: TrimArgs) -> anyhow::Result<ExitCode> {
             skipped,
         } => {
             note_skipped(&skipped);
-            let out_dir = output_folder(&dir, &args.output)?;
+            let (out_dir, created) = output_folder(&dir, &args.output)?;
             for path in traces {
                 match trim_rank(&engine, &path, &out_dir, &args.ranks, &opts, &reads) {
                     Ok(Some(r)) => reports.push(r),
@@ -61,6 +61,10 @@ pub fn run(args: TrimArgs) -> anyhow::Result<ExitCode> {
                         failed = true;
                     }
                 }
+            }
+            if reports.is_empty() && created {
+                // Nothing written: leave no empty folder behind.
+                let _ = std::fs::remove_dir(&out_dir);
             }
             if reports.is_empty() && !failed {
                 anyhow::bail!("{}: no trace of a rank in --ranks", dir.display());
@@ -100,9 +104,10 @@ fn trim_rank(
     trim_one(&input, &out_dir.join(name), opts, reads).map(Some)
 }
 
-/// The folder a rank folder's trims go to: created when missing, never the input
-/// folder itself.
-fn output_folder(input: &Path, out: &Path) -> anyhow::Result<PathBuf> {
+/// The folder a rank folder's trims go to, and whether it was made here: created when
+/// missing, never the input folder itself, never a name that reads as one trace file
+/// (`.json`, `.gz`, `.pftrace`: one file of all ranks is `kinetoscope merge`).
+fn output_folder(input: &Path, out: &Path) -> anyhow::Result<(PathBuf, bool)> {
     if out.exists() {
         anyhow::ensure!(
             out.is_dir(),
@@ -114,11 +119,22 @@ fn output_folder(input: &Path, out: &Path) -> anyhow::Result<PathBuf> {
             "-o {}: refusing to write into the input folder",
             out.display()
         );
-    } else {
-        std::fs::create_dir_all(out)
-            .with_context(|| format!("-o {}: cannot create the folder", out.display()))?;
+        return Ok((out.to_owned(), false));
     }
-    Ok(out.to_owned())
+    let file_like = out.extension().is_some_and(|e| {
+        ["json", "gz", "pftrace"]
+            .iter()
+            .any(|x| e.eq_ignore_ascii_case(x))
+    });
+    anyhow::ensure!(
+        !file_like,
+        "-o {}: the input is a rank folder, so -o names the folder each rank's trim is \
+         written into; for one file of all ranks, use kinetoscope merge",
+        out.display()
+    );
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("-o {}: cannot create the folder", out.display()))?;
+    Ok((out.to_owned(), true))
 }
 
 /// Trim `input` into `out` (gzip when it ends in `.gz`).

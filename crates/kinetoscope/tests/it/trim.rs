@@ -368,6 +368,40 @@ fn refuses_to_overwrite_the_input() {
     );
 }
 
+/// A rank folder's `-o` is a folder: a name that reads as one file is refused (one file
+/// of all ranks is `merge`), and a folder made for a trim that wrote nothing is removed.
+#[test]
+fn a_rank_folders_output_is_a_folder_left_only_when_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = rank_folder();
+    let folder = folder.to_string_lossy();
+    for name in ["all.json", "all.json.gz", "all.pftrace"] {
+        let run = kinetoscope(dir.path(), &["trim", &folder, "-o", name]);
+        assert_eq!(run.code, Some(2), "{name}: {}", run.stderr);
+        assert!(run.stderr.contains("kinetoscope merge"), "{}", run.stderr);
+        assert!(!dir.path().join(name).exists(), "{name}");
+    }
+    let run = kinetoscope(
+        dir.path(),
+        &["trim", &folder, "-o", "out", "--steps", "9000"],
+    );
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no ProfilerStep#9000"),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.path().join("out").exists());
+    // A folder that was there before stays, even when nothing was written into it.
+    std::fs::create_dir(dir.path().join("kept")).unwrap();
+    let run = kinetoscope(
+        dir.path(),
+        &["trim", &folder, "-o", "kept", "--steps", "9000"],
+    );
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(dir.path().join("kept").is_dir());
+}
+
 /// A file cut short after its event array closed (a profiler killed while it wrote the
 /// trailer), just after the `]` and around the start, middle and end of each member of
 /// PyTorch 2.4's trailer (`traceName`, `displayTimeUnit`, `baseTimeNanoseconds`): the
