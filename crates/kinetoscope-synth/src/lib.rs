@@ -936,11 +936,20 @@ pub fn write_file(
 
 /// Writes `out` (gzip when it ends in `.gz`, fastest level) with `write`, through a
 /// `.partial` file beside it that is renamed into place once complete (and removed on
-/// failure).
+/// failure). An `out` that exists and is neither a file nor a folder (`/dev/null`, a
+/// FIFO) is written in place, never replaced.
 pub fn write_atomically(
     out: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<WriteStats>,
 ) -> anyhow::Result<FileStats> {
+    if fs::metadata(out).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        let stats = write_file_at(out, wants_gzip(out), write)?;
+        return Ok(FileStats {
+            path: out.to_path_buf(),
+            stats,
+            file_bytes: 0,
+        });
+    }
     let name = out
         .file_name()
         .with_context(|| format!("{} is not a file name", out.display()))?;

@@ -451,6 +451,23 @@ fn refuses_to_overwrite_the_source() {
     assert!(!dir.path().join("out.json.gz.partial").exists());
 }
 
+/// A device given as the output (`--out /dev/null`, to time a run) is written in place:
+/// renaming the finished `.partial` file onto it replaced `/dev/null` with a file.
+#[cfg(unix)]
+#[test]
+fn a_device_is_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("src.json");
+    fs::write(&path, TINY).unwrap();
+    let src = load_source(&path, &LoadOptions::default()).unwrap();
+    let null = Path::new("/dev/null");
+    let stats = write_file(&src, Some(&path), null, &copies(2)).unwrap();
+    assert!(stats.stats.events > 0);
+    assert!(fs::metadata(null).unwrap().file_type().is_char_device());
+    assert!(!Path::new("/dev/null.partial").exists());
+}
+
 #[test]
 fn sizes() {
     assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
