@@ -127,7 +127,8 @@ pub(crate) fn from_trace_with(trace: &Trace, find_modules: Modules) -> MemoryInp
 
     // Operator and module of each record, by position in `order`.
     let mut op_at = vec![NONE; order.len()];
-    let mut module_at = vec![NONE; order.len()];
+    // Empty when no module was looked for.
+    let mut module_at = vec![NONE; order.len().min(modules.of_point.len())];
     for (j, p) in points.iter().enumerate() {
         if let Some(o) = owner[j] {
             op_at[p.1 as usize] = rep[o as usize];
@@ -151,7 +152,7 @@ pub(crate) fn from_trace_with(trace: &Trace, find_modules: Modules) -> MemoryInp
                 total_allocated: (m.total_allocated >= 0).then_some(m.total_allocated),
                 total_reserved: (m.total_reserved >= 0).then_some(m.total_reserved),
                 op: some(op_at[pos]),
-                module: some(module_at[pos]),
+                module: module_at.get(pos).and_then(|&m| some(m)),
             }
         })
         .collect();
