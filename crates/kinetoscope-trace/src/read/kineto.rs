@@ -8,6 +8,7 @@
 //! element longer than a block is gathered in a buffer that at least doubles each time
 //! (linear work), up to the element cap, past which it is streamed past too.
 
+use std::cell::RefCell;
 use std::io::Read;
 use std::path::Path;
 use std::sync::mpsc;
@@ -49,21 +50,69 @@ impl Window {
     }
 }
 
-/// The blocks of a stream, read ahead by a producer thread into recycled buffers.
-struct Blocks<'p> {
+/// The blocks of a stream, read into recycled buffers ahead of the parse.
+struct Blocks<'p, 'r> {
     path: &'p Path,
-    rx: mpsc::Receiver<std::io::Result<Block>>,
-    recycle: mpsc::Sender<Vec<u8>>,
+    feed: Feed<'r>,
 }
 
-impl Blocks<'_> {
+/// Where the blocks come from.
+enum Feed<'r> {
+    /// A producer thread reads ahead (one parser thread: reading, which for gzip is
+    /// inflating, runs beside it on another core).
+    Thread {
+        rx: mpsc::Receiver<std::io::Result<Block>>,
+        recycle: mpsc::Sender<Vec<u8>>,
+    },
+    /// The parsing thread reads the next block while the other parser threads start on
+    /// the current window ([`Blocks::read_ahead`]): with as many parser threads as
+    /// cores, a reader thread of its own would make one thread more than cores.
+    Inline(RefCell<Inline<'r>>),
+}
+
+/// The state of [`Feed::Inline`].
+struct Inline<'r> {
+    input: Box<dyn Read + Send + 'r>,
+    /// The next block, read ahead.
+    ready: Option<std::io::Result<Block>>,
+    /// A buffer handed back, for the next block.
+    spare: Option<Vec<u8>>,
+    /// Whether the input ended or failed: nothing more is read.
+    done: bool,
+}
+
+impl Inline<'_> {
+    /// Read the next block now, unless one is ready or the input is done.
+    fn fill(&mut self) {
+        if self.ready.is_some() || self.done {
+            return;
+        }
+        let buf = self
+            .spare
+            .take()
+            .unwrap_or_else(|| vec![0u8; RESERVE + BLOCK]);
+        let block = read_block(&mut self.input, buf);
+        self.done = block.as_ref().map_or(true, |b| b.eof);
+        self.ready = Some(block);
+    }
+}
+
+impl Blocks<'_, '_> {
     fn next(&self) -> TraceResult<Block> {
-        match self.rx.recv() {
-            Ok(b) => b.map_err(|e| TraceError::Io {
+        let got = match &self.feed {
+            Feed::Thread { rx, .. } => rx.recv().ok(),
+            Feed::Inline(inline) => {
+                let mut inline = inline.borrow_mut();
+                inline.fill();
+                inline.ready.take()
+            }
+        };
+        match got {
+            Some(b) => b.map_err(|e| TraceError::Io {
                 path: self.path.to_owned(),
                 source: e,
             }),
-            Err(_) => Ok(Block {
+            None => Ok(Block {
                 buf: vec![0; RESERVE],
                 len: 0,
                 eof: true,
@@ -71,10 +120,23 @@ impl Blocks<'_> {
         }
     }
 
-    /// Hand a block buffer back to the producer (other buffers are dropped).
+    /// Read the next block now if it is read on this thread ([`Feed::Inline`]).
+    fn read_ahead(&self) {
+        if let Feed::Inline(inline) = &self.feed {
+            inline.borrow_mut().fill();
+        }
+    }
+
+    /// Hand a block buffer back for reuse (other buffers are dropped).
     fn give_back(&self, buf: Vec<u8>) {
-        if buf.len() == RESERVE + BLOCK {
-            let _ = self.recycle.send(buf);
+        if buf.len() != RESERVE + BLOCK {
+            return;
+        }
+        match &self.feed {
+            Feed::Thread { recycle, .. } => {
+                let _ = recycle.send(buf);
+            }
+            Feed::Inline(inline) => inline.borrow_mut().spare = Some(buf),
         }
     }
 
@@ -97,15 +159,24 @@ pub(crate) fn read_kineto(
     trace: Trace,
     opts: &ReadOptions,
 ) -> TraceResult<Trace> {
-    let (block_tx, block_rx) = mpsc::sync_channel::<std::io::Result<Block>>(1);
-    let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
     std::thread::scope(|scope| {
-        scope.spawn(move || produce_blocks(input, block_tx, recycle_rx));
-        let blocks = Blocks {
-            path,
-            rx: block_rx,
-            recycle: recycle_tx,
+        let feed = if opts.threads > 1 {
+            Feed::Inline(RefCell::new(Inline {
+                input,
+                ready: None,
+                spare: None,
+                done: false,
+            }))
+        } else {
+            let (block_tx, block_rx) = mpsc::sync_channel::<std::io::Result<Block>>(1);
+            let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
+            scope.spawn(move || produce_blocks(input, block_tx, recycle_rx));
+            Feed::Thread {
+                rx: block_rx,
+                recycle: recycle_tx,
+            }
         };
+        let blocks = Blocks { path, feed };
         let first = blocks.next()?;
         let mut w = Window {
             work: first.buf,
@@ -122,8 +193,11 @@ pub(crate) fn read_kineto(
             stream_trailer(path, &blocks, &mut w, p, &mut top)?;
             apply_trailer(&mut builder, &mut top);
         }
-        builder.trace.report.json_bytes = w.abs(w.end);
-        finish(path, builder, w.abs(w.end), opts)
+        let json_bytes = w.abs(w.end);
+        builder.trace.report.json_bytes = json_bytes;
+        // The blocks are not needed to finish the model, which is when memory peaks.
+        drop((blocks, w));
+        finish(path, builder, json_bytes, opts)
     })
 }
 
@@ -131,7 +205,7 @@ pub(crate) fn read_kineto(
 /// and whether the text is a bare array.
 fn stream_header(
     path: &Path,
-    blocks: &Blocks<'_>,
+    blocks: &Blocks<'_, '_>,
     w: &mut Window,
     top: &mut TopLevel,
 ) -> TraceResult<(usize, bool)> {
@@ -151,7 +225,7 @@ fn stream_header(
 /// `w.work`, or `None` when the input ended inside the array.
 fn stream_events(
     path: &Path,
-    blocks: &Blocks<'_>,
+    blocks: &Blocks<'_, '_>,
     w: &mut Window,
     mut pos: usize,
     builder: &mut TraceBuilder,
@@ -161,15 +235,9 @@ fn stream_events(
     let cap = opts.max_element_bytes;
     loop {
         let window_base = w.base as i64 - w.start as i64;
-        let state = parse_and_merge(
-            path,
-            &w.work[..w.end],
-            pos,
-            window_base,
-            &mut segs,
-            builder,
-            opts,
-        )?;
+        let window = (&w.work[..w.end], pos, window_base);
+        let read_ahead = &mut || blocks.read_ahead();
+        let state = parse_and_merge(path, window, &mut segs, builder, opts, read_ahead)?;
         let p = match state {
             WindowEnd::ArrayEnd(p) => return Ok(Some(p)),
             WindowEnd::NeedMore(p) => p,
@@ -208,7 +276,13 @@ fn stream_events(
 /// An unfinished element of more than a block starts at `w.work[p]`: gather it and what
 /// follows into one buffer of at least twice its size (or the cap and one byte more),
 /// so that each element is re-parsed a bounded number of times.
-fn gather(path: &Path, blocks: &Blocks<'_>, w: &mut Window, p: usize, cap: u64) -> TraceResult<()> {
+fn gather(
+    path: &Path,
+    blocks: &Blocks<'_, '_>,
+    w: &mut Window,
+    p: usize,
+    cap: u64,
+) -> TraceResult<()> {
     let carry = w.end - p;
     let want = (carry * 2)
         .min((cap as usize).saturating_add(1))
@@ -238,7 +312,7 @@ fn gather(path: &Path, blocks: &Blocks<'_>, w: &mut Window, p: usize, cap: u64) 
 
 /// Stream past the element starting at `w.work[p]` without keeping it; returns where
 /// the next one may start in `w.work`, or `None` when the input ended first.
-fn skip_streamed(blocks: &Blocks<'_>, w: &mut Window, p: usize) -> TraceResult<Option<usize>> {
+fn skip_streamed(blocks: &Blocks<'_, '_>, w: &mut Window, p: usize) -> TraceResult<Option<usize>> {
     let mut skip = Skipper::default();
     let mut from = p;
     loop {
@@ -258,7 +332,7 @@ fn skip_streamed(blocks: &Blocks<'_>, w: &mut Window, p: usize) -> TraceResult<O
 /// the input is still read, to count its bytes.
 fn stream_trailer(
     path: &Path,
-    blocks: &Blocks<'_>,
+    blocks: &Blocks<'_, '_>,
     w: &mut Window,
     p: usize,
     top: &mut TopLevel,
@@ -306,7 +380,8 @@ pub(crate) fn read_contiguous(
     let mut segs = new_segments(opts);
     let mut end = (pos + BLOCK).min(data.len());
     let trailer_at = loop {
-        match parse_and_merge(path, &data[..end], pos, 0, &mut segs, &mut builder, opts)? {
+        let window = (&data[..end], pos, 0);
+        match parse_and_merge(path, window, &mut segs, &mut builder, opts, &mut || {})? {
             WindowEnd::ArrayEnd(p) => break Some(p),
             WindowEnd::NeedMore(p) if end == data.len() => {
                 truncated(path, &data[p..end], p as u64, &mut builder, opts)?;
@@ -449,15 +524,15 @@ fn new_segments(opts: &ReadOptions) -> Vec<Segment> {
     (0..parts).map(|_| Segment::new()).collect()
 }
 
-/// Parse one window and merge its segments; in strict mode, stop at the first defect.
+/// Parse one window and merge its segments (`read_ahead` runs on this thread meanwhile:
+/// [`parse_window`]); in strict mode, stop at the first defect.
 fn parse_and_merge(
     path: &Path,
-    buf: &[u8],
-    pos: usize,
-    window_base: i64,
+    (buf, pos, window_base): (&[u8], usize, i64),
     segs: &mut [Segment],
     builder: &mut TraceBuilder,
     opts: &ReadOptions,
+    read_ahead: &mut dyn FnMut(),
 ) -> TraceResult<WindowEnd> {
     let state = parse_window(
         buf,
@@ -465,6 +540,7 @@ fn parse_and_merge(
         segs,
         (opts.threads.max(1), opts.max_element_bytes),
         &mut |seg, k| builder.merge(seg, k, window_base),
+        read_ahead,
     )
     .map_err(|e| out_of_memory(path, (window_base + pos as i64) as u64, e))?;
     for (k, seg) in segs.iter_mut().enumerate() {
@@ -594,33 +670,38 @@ fn produce_blocks(
     recycle: mpsc::Receiver<Vec<u8>>,
 ) {
     loop {
-        let mut buf = recycle
+        let buf = recycle
             .try_recv()
             .unwrap_or_else(|_| vec![0u8; RESERVE + BLOCK]);
-        let mut len = 0;
-        let mut eof = false;
-        while len < BLOCK {
-            match input.read(&mut buf[RESERVE + len..RESERVE + BLOCK]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => len += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                    // A truncated gzip stream: what was inflated is read, and the JSON
-                    // reader reports the truncated tail.
-                    eof = true;
-                    break;
-                }
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    return;
-                }
-            }
-        }
-        if tx.send(Ok(Block { buf, len, eof })).is_err() || eof {
+        let block = read_block(&mut input, buf);
+        let last = block.as_ref().map_or(true, |b| b.eof);
+        if tx.send(block).is_err() || last {
             return;
         }
     }
+}
+
+/// Read up to a block of `input` into `buf` (after its reserved room): the block, with
+/// whether the input ended; or the input's error.
+fn read_block(input: &mut Box<dyn Read + Send + '_>, mut buf: Vec<u8>) -> std::io::Result<Block> {
+    let mut len = 0;
+    let mut eof = false;
+    while len < BLOCK {
+        match input.read(&mut buf[RESERVE + len..RESERVE + BLOCK]) {
+            Ok(0) => {
+                eof = true;
+                break;
+            }
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                // A truncated gzip stream: what was inflated is read, and the JSON
+                // reader reports the truncated tail.
+                eof = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Block { buf, len, eof })
 }

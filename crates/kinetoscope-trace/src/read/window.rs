@@ -58,12 +58,16 @@ pub(crate) const PARTS_PER_THREAD: usize = 4;
 /// same from window to window). Returns how the window ended, or `merge`'s first error.
 /// An element of more than `cap` bytes is counted as [`DefectKind::Oversized`] and not
 /// kept.
+/// `read_ahead` runs once on this thread while the other threads start on the parts (a
+/// streamed input reads its next block there, so that reading and parsing share the
+/// cores without a thread of their own).
 pub(crate) fn parse_window<E: Send>(
     buf: &[u8],
     pos: usize,
     segs: &mut [Segment],
     (threads, cap): (usize, u64),
     merge: &mut dyn FnMut(&Segment, usize) -> Result<(), E>,
+    read_ahead: &mut dyn FnMut(),
 ) -> Result<WindowEnd, E> {
     for s in segs.iter_mut() {
         s.clear();
@@ -87,6 +91,7 @@ pub(crate) fn parse_window<E: Send>(
         }
     }
     if starts.len() == 1 {
+        read_ahead();
         let end = parse_range(buf, pos, usize::MAX, &mut segs[0], cap);
         merge(&segs[0], 0)?;
         return Ok(match end {
@@ -94,7 +99,7 @@ pub(crate) fn parse_window<E: Send>(
             RangeEnd::Stopped(_) => unreachable!("no stop was set"),
         });
     }
-    Parts::new(buf, &starts, segs, cap).run(threads, merge)
+    Parts::new(buf, &starts, segs, cap).run(threads, merge, read_ahead)
 }
 
 /// The parts of one window being parsed on several threads.
@@ -131,16 +136,19 @@ impl<'a, 's> Parts<'a, 's> {
         }
     }
 
-    /// Parse parts on `threads - 1` helpers and this thread; merge them here in order.
+    /// Parse parts on `threads - 1` helpers and this thread, after `read_ahead`; merge
+    /// them here in order.
     fn run<E: Send>(
         &self,
         threads: usize,
         merge: &mut dyn FnMut(&Segment, usize) -> Result<(), E>,
+        read_ahead: &mut dyn FnMut(),
     ) -> Result<WindowEnd, E> {
         std::thread::scope(|scope| {
             for _ in 1..threads.min(self.starts.len()) {
                 scope.spawn(|| while self.parse_next() {});
             }
+            read_ahead();
             let out = self.merge_in_order(merge);
             // Whatever the outcome, no part is taken after it.
             self.next.store(self.starts.len(), Ordering::SeqCst);

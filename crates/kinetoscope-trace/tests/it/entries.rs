@@ -62,6 +62,53 @@ fn file_truncated_while_open_is_a_truncated_tail() {
     }
 }
 
+/// A stream whose reads fail part way (a disk or a socket gone), after more than one of
+/// the reader's blocks: an I/O error naming the input, whether the blocks are read on a
+/// thread of their own (one parser thread) or by the parsing thread between windows
+/// (several), plain or gzip.
+#[test]
+fn a_stream_that_fails_part_way_is_an_io_error() {
+    /// Hands out `data` up to `fail_at`, then an error.
+    struct Failing {
+        data: Vec<u8>,
+        at: usize,
+        fail_at: usize,
+    }
+    impl Read for Failing {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.at >= self.fail_at {
+                return Err(std::io::Error::other("the disk went away"));
+            }
+            let n = buf.len().min(self.fail_at - self.at);
+            buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+    let text = big_text();
+    assert!(text.len() > 20 << 20, "spans more than two 8 MiB blocks");
+    for gz in [false, true] {
+        let data = if gz { gzip(&text) } else { text.clone() };
+        let fail_at = data.len() * 3 / 4;
+        for threads in [1, 2, 3] {
+            let reader = Failing {
+                data: data.clone(),
+                at: 0,
+                fail_at,
+            };
+            let name = Path::new("stream.json");
+            match read_trace_from(name, reader, &lenient(threads)) {
+                Err(TraceError::Io { path, source }) => {
+                    assert_eq!(path, name, "gz {gz}, {threads} threads");
+                    assert!(source.to_string().contains("disk went away"), "{source}");
+                }
+                Err(e) => panic!("gz {gz}, {threads} threads: unexpected {e}"),
+                Ok(t) => panic!("gz {gz}, {threads} threads: read {} events", t.events.len()),
+            }
+        }
+    }
+}
+
 /// A gzip file truncated after the sniff: a truncated tail or an I/O error.
 #[test]
 fn gzip_file_truncated_while_open() {
