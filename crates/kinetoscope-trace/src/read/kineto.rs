@@ -91,7 +91,7 @@ impl Inline<'_> {
             .spare
             .take()
             .unwrap_or_else(|| vec![0u8; RESERVE + BLOCK]);
-        let block = read_block(&mut self.input, buf);
+        let block = read_block(&mut *self.input, buf);
         self.done = block.as_ref().map_or(true, |b| b.eof);
         self.ready = Some(block);
     }
@@ -673,7 +673,7 @@ fn produce_blocks(
         let buf = recycle
             .try_recv()
             .unwrap_or_else(|_| vec![0u8; RESERVE + BLOCK]);
-        let block = read_block(&mut input, buf);
+        let block = read_block(&mut *input, buf);
         let last = block.as_ref().map_or(true, |b| b.eof);
         if tx.send(block).is_err() || last {
             return;
@@ -682,26 +682,12 @@ fn produce_blocks(
 }
 
 /// Read up to a block of `input` into `buf` (after its reserved room): the block, with
-/// whether the input ended; or the input's error.
-fn read_block(input: &mut Box<dyn Read + Send + '_>, mut buf: Vec<u8>) -> std::io::Result<Block> {
-    let mut len = 0;
-    let mut eof = false;
-    while len < BLOCK {
-        match input.read(&mut buf[RESERVE + len..RESERVE + BLOCK]) {
-            Ok(0) => {
-                eof = true;
-                break;
-            }
-            Ok(n) => len += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                // A truncated gzip stream: what was inflated is read, and the JSON
-                // reader reports the truncated tail.
-                eof = true;
-                break;
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(Block { buf, len, eof })
+/// whether the input ended (a gzip stream cut short ends it too); or the input's error.
+fn read_block(input: &mut dyn Read, mut buf: Vec<u8>) -> std::io::Result<Block> {
+    let (len, _) = super::read_up_to(input, &mut buf[RESERVE..RESERVE + BLOCK])?;
+    Ok(Block {
+        buf,
+        len,
+        eof: len < BLOCK,
+    })
 }

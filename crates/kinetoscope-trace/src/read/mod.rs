@@ -150,6 +150,23 @@ pub fn read_trace_from(
     sniff_reader(name, reader)?.read_trace(opts)
 }
 
+/// Read into `buf` until it is full or the input ends; returns how many bytes were read
+/// and whether the input ended with `UnexpectedEof` (a gzip stream cut short: what was
+/// inflated is kept, and the JSON reader reports the truncated tail).
+pub(crate) fn read_up_to(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<(usize, bool)> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok((n, true)),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((n, false))
+}
+
 /// A byte count for messages: `512 B`, `64 MiB`, `1.5 GiB`.
 pub fn size_text(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

@@ -113,20 +113,7 @@ fn io_error(path: &Path) -> impl Fn(std::io::Error) -> TraceError + '_ {
 /// inflated is kept, and nothing more is read).
 fn fill(r: &mut impl Read, limit: usize) -> std::io::Result<(Vec<u8>, bool)> {
     let mut buf = vec![0; limit];
-    let mut n = 0;
-    let mut cut = false;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                cut = true;
-                break;
-            }
-            Err(e) => return Err(e),
-        }
-    }
+    let (n, cut) = super::read_up_to(r, &mut buf)?;
     buf.truncate(n);
     Ok((buf, cut))
 }
