@@ -139,21 +139,48 @@ pub fn graph_replay(facts: &Facts) -> Option<GraphReplay> {
     })
 }
 
-/// Whether the steps already run code compiled by `torch.compile`: Inductor's Triton
-/// kernels (`triton_…`) among the steps' kernels, or its host-side regions
-/// (`Torch-Compiled Region…`, `CompiledFunction`), so advice does not tell a compiled run
-/// to compile.
+/// Below this share of the steps' kernels (by count) that are Inductor's Triton kernels,
+/// and of the steps' host time inside compiled regions, a run is not called compiled: a
+/// helper or two compiled beside an eager model (vLLM's eager mode compiles one) leaves
+/// the model eager.
+const COMPILED_MIN_SHARE: f64 = 0.1;
+
+/// Whether the steps mostly run code compiled by `torch.compile`, so advice does not tell
+/// a compiled run to compile: Inductor's Triton kernels (`triton_…`) are at least a tenth
+/// of the steps' kernels, or its host-side regions (`Torch-Compiled Region…`,
+/// `CompiledFunction`) cover at least a tenth of the host steps' time.
 pub fn uses_torch_compile(facts: &Facts) -> bool {
-    facts
-        .step_kernels()
-        .rows
+    let rows = &facts.step_kernels().rows;
+    let kernels: u64 = rows.iter().map(|r| r.calls).sum();
+    let triton: u64 = rows
         .iter()
-        .any(|r| r.name.starts_with("triton_"))
-        || !facts
-            .events(&[CategoryKind::UserAnnotation, CategoryKind::CpuOp], |n| {
-                n.starts_with("Torch-Compiled Region") || n == "CompiledFunction"
-            })
-            .is_empty()
+        .filter(|r| r.name.starts_with("triton_"))
+        .map(|r| r.calls)
+        .sum();
+    if kernels > 0 && triton as f64 >= COMPILED_MIN_SHARE * kernels as f64 {
+        return true;
+    }
+    let regions = facts.outermost(
+        &facts.events(&[CategoryKind::UserAnnotation, CategoryKind::CpuOp], |n| {
+            n.starts_with("Torch-Compiled Region") || n == "CompiledFunction"
+        }),
+    );
+    if regions.is_empty() {
+        return false;
+    }
+    let e = &facts.trace.events;
+    let host = &facts.host_steps;
+    let steps: i64 = host.iter().map(|&(a, b)| b - a).sum();
+    // Host steps are disjoint and in time order: each region meets a run of them.
+    let mut inside = 0i64;
+    for r in regions {
+        let (a, b) = (e.ts_ns[r], e.ts_ns[r] + e.dur_ns.at(r));
+        let first = host.partition_point(|s| s.1 <= a);
+        for &(lo, hi) in host[first..].iter().take_while(|s| s.0 < b) {
+            inside += (b.min(hi) - a.max(lo)).max(0);
+        }
+    }
+    steps > 0 && inside as f64 >= COMPILED_MIN_SHARE * steps as f64
 }
 
 /// The summary of one trace.

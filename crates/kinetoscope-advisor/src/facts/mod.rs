@@ -36,7 +36,7 @@ use kinetoscope_analysis::ops::OperatorTree;
 use kinetoscope_analysis::overview::{overview_and_activity, TraceOverview};
 use kinetoscope_analysis::range_extremes::RangeExtremes;
 use kinetoscope_analysis::steps::{find_steps, Step, StepSource};
-use kinetoscope_trace::{CategoryKind, EventId, Phase, StrId, Trace, TrackKind};
+use kinetoscope_trace::{CategoryKind, EventId, GpuVendor, Phase, StrId, Trace, TrackKind};
 
 /// One step window, `[start_ns, end_ns)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -578,6 +578,13 @@ impl<'a> Facts<'a> {
     /// The step whose host span contains `ts_ns`: for host times.
     pub fn host_step_of(&self, ts_ns: i64) -> Option<usize> {
         last_starting(&self.host_steps, &self.host_step_hint, ts_ns, |&s| s)
+    }
+
+    /// Whether the trace's GPUs are AMD's (every device it describes), so that advice
+    /// names AMD's libraries and leaves out NVIDIA-only guidance.
+    pub fn on_amd(&self) -> bool {
+        let devices = &self.trace.meta.devices;
+        !devices.is_empty() && devices.iter().all(|d| d.vendor == GpuVendor::Amd)
     }
 
     /// The step an event belongs to: a GPU event (on a GPU stream, or of a GPU

@@ -476,6 +476,151 @@ fn eager_launches_beside_graphs_get_the_graph_advice() {
     );
 }
 
+/// Per 10 ms step: `ops` tiny element-wise operators in a row from the start (40 µs of
+/// host time each, launched 5 µs in, a 1 µs kernel 20 µs in), then host time in no operator (Python) up to
+/// the step's end.
+fn tiny_kernels_then_python(ops: u64) -> TraceBuilder {
+    let mut b = TraceBuilder::h100();
+    b.steps(4, 10_000, |b, _, t| {
+        for i in 0..ops {
+            let ts = t + 10 + i * 40;
+            let ext = b.op("aten::add", ts, 40, "");
+            b.kernel(
+                ext,
+                ts + 5,
+                "void at::native::vectorized_elementwise_kernel<4, AddFunctor>",
+                ts + 20,
+                1,
+                "",
+            );
+        }
+    });
+    b
+}
+
+#[test]
+fn launch_bound_claims_only_the_wait_while_the_host_launches() {
+    // 50 operators of 40 µs back to back: in each the kernel is queued 13 µs (from the
+    // end of its 2 µs launch call) and runs 1 µs, so the GPU waits 26 µs (1.3 ms per
+    // step) while the host dispatches and launches, then 8 ms while the host runs
+    // Python. Fewer launches give back the 1.3 ms, not the whole 9.3 ms wait.
+    let r = report(&tiny_kernels_then_python(50));
+    let f = expect_finding(&r.findings, "GP002");
+    let ms = f.impact_ns_per_step / 1e6;
+    assert!((1.29..=1.31).contains(&ms), "{ms} ms: {f:?}");
+    assert!(
+        f.evidence.iter().any(|e| e.contains("9.30 ms of a 10.00 ms step (nothing running or queued), 1.30 ms of it while the host runs")),
+        "{:?}",
+        f.evidence
+    );
+    // Two operators: the launching is under 10 % of the wait, so the host is busy with
+    // something else (GP005's), not launch-bound.
+    let r = report(&tiny_kernels_then_python(2));
+    assert!(find(&r.findings, "GP002").is_none(), "{:?}", r.findings);
+    assert!(find(&r.findings, "GP005").is_some());
+}
+
+/// [`tiny_kernels_then_python`]'s 50 launches per step, `triton` of them Inductor
+/// kernels, and a compiled region of `region_us` at each step's end.
+fn partly_compiled(triton: u64, region_us: u64) -> TraceBuilder {
+    let mut b = TraceBuilder::h100();
+    b.steps(4, 10_000, |b, _, t| {
+        for i in 0..50 {
+            let ts = t + 10 + i * 40;
+            let ext = b.op("aten::add", ts, 40, "");
+            let name = if i < triton {
+                "triton_poi_fused_add_0"
+            } else {
+                "void at::native::vectorized_elementwise_kernel<4, AddFunctor>"
+            };
+            b.kernel(ext, ts + 5, name, ts + 20, 1, "");
+        }
+        b.annotation("Torch-Compiled Region: 0/1", t + 9_000, region_us);
+    });
+    b
+}
+
+#[test]
+fn an_eager_model_with_a_compiled_helper_is_not_called_compiled() {
+    // One Triton kernel of 50 and a 0.3 ms compiled region per 10 ms step (vLLM's eager
+    // mode compiles such a helper): the model is eager, and the advice is to compile.
+    let r = report(&partly_compiled(1, 300));
+    let f = expect_finding(&r.findings, "GP002");
+    assert!(
+        f.fix.starts_with("Cut launches: torch.compile"),
+        "{}",
+        f.fix
+    );
+    assert!(!f.fix.contains("already compiled"), "{}", f.fix);
+    // A fifth of the kernels from Inductor, or a region over a tenth of the step: the
+    // run is compiled, and the advice is to replay the compiled kernels from graphs.
+    for b in [partly_compiled(10, 300), partly_compiled(0, 1_500)] {
+        let f = expect_finding(&b.report(&Config::default()).findings, "GP002").clone();
+        assert!(f.fix.contains("already compiled"), "{}", f.fix);
+    }
+}
+
+#[test]
+fn lazy_module_loading_is_not_profiler_overhead() {
+    // CUPTI records CUDA's lazy module loading as an overhead event; it happens without
+    // a profiler too. Only the profiler's own overhead (its buffer requests) counts.
+    let with = |name: &str| {
+        let mut b = tiny_kernels_then_python(50);
+        for n in 0..4 {
+            let ts = T0 + n * 10_000 + 5_000;
+            b.raw(format!(
+                r#"{{"ph":"X","cat":"overhead","name":"{name}","pid":100,"tid":100,"ts":{ts},"dur":400}}"#
+            ));
+        }
+        report(&b)
+    };
+    assert!(find(&with("Lazy Function Loading").findings, "PF001").is_none());
+    let r = with("Activity Buffer Request");
+    let f = expect_finding(&r.findings, "PF001");
+    assert!((f.impact_ns_per_step - 400_000.0).abs() < 1.0, "{f:?}");
+}
+
+/// Per 10 ms step, a 2 ms `Optimizer.step#<name>.step` whose 50 `aten::add_` calls
+/// update CPU step counters (no kernel) and, with `multi_tensor`, one multi-tensor
+/// kernel launched from a custom operator.
+fn optimizer_step(name: &str, multi_tensor: bool) -> TraceBuilder {
+    let mut b = TraceBuilder::h100();
+    b.steps(4, 10_000, |b, _, t| {
+        b.gemm(t + 10, t + 60, 5_000);
+        let s = t + 6_000;
+        b.annotation(&format!("Optimizer.step#{name}.step"), s, 2_000);
+        for i in 0..50 {
+            b.op("aten::add_", s + 10 + i * 30, 20, "");
+        }
+        if multi_tensor {
+            let ext = b.op("custom::adam_step", s + 1_600, 100, "");
+            b.kernel(
+                ext,
+                s + 1_610,
+                "void multi_tensor_apply_kernel<TensorListMetadata<4>, AdamFunctor<float>>",
+                s + 1_650,
+                300,
+                "",
+            );
+        }
+    });
+    b
+}
+
+#[test]
+fn a_batched_optimizer_is_not_called_unfused() {
+    // apex's or DeepSpeed's FusedAdam, and an optimizer whose update runs multi-tensor
+    // kernels: the add_ calls on CPU step counters are not per-parameter updates.
+    for b in [
+        optimizer_step("FusedAdam", false),
+        optimizer_step("Adam", true),
+        optimizer_step("Adam", false),
+    ] {
+        let r = report(&b);
+        assert!(find(&r.findings, "OP001").is_none(), "{:?}", r.findings);
+    }
+}
+
 // Class 8: HostBoundGaps names what the host executed during the gap.
 
 #[test]

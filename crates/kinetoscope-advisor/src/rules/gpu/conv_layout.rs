@@ -16,8 +16,8 @@
 //!
 //! ## Fix
 //! Channels-last: `model = model.to(memory_format=torch.channels_last)` and
-//! `x = x.to(memory_format=torch.channels_last)` for the inputs (most useful with AMP,
-//! where the tensor-core kernels want NHWC).
+//! `x = x.to(memory_format=torch.channels_last)` for the inputs, so that cuDNN's (or, on
+//! AMD, MIOpen's) NHWC kernels read the tensors as they are.
 //!
 //! ## Thresholds and sources
 //! Flagged when the transpose kernels take more than 10 % of the convolutions' kernel
@@ -162,10 +162,12 @@ impl Rule for ConvLayoutTransposes {
                 impact_ns: per_step,
                 steps_seen: seen.iter().filter(|s| **s).count(),
                 evidence,
-                fix: "Use channels-last: model = model.to(memory_format=torch.channels_last) \
-                      and inputs x.to(memory_format=torch.channels_last) (best with AMP, \
-                      whose tensor-core convolutions want NHWC)."
-                    .to_owned(),
+                fix: format!(
+                    "Use channels-last: model = model.to(memory_format=torch.channels_last) \
+                     and inputs x.to(memory_format=torch.channels_last) ({}'s NHWC \
+                     convolution kernels then read the tensors as they are).",
+                    if facts.on_amd() { "MIOpen" } else { "cuDNN" }
+                ),
                 details: format!(
                     "Transpose kernels {share:.1} % > {} % of convolution kernel time \
                      (TraceLens conv analyser); warning from {} % of \

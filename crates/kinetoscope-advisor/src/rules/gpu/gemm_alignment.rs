@@ -20,7 +20,8 @@
 //! ## Fix
 //! Pad the dimensions the model controls (hidden and feed-forward sizes, vocabulary,
 //! heads × head dim, batch × sequence) to a multiple of 8 for FP16/BF16 and 16 for FP8;
-//! NVIDIA's performance guide recommends multiples of 64 on A100 and newer (unverified).
+//! NVIDIA's performance guide recommends multiples of 64 on A100 and newer (unverified;
+//! said on NVIDIA devices only).
 //!
 //! ## Thresholds and sources
 //! Multiples of 8 (FP16/BF16) and 16 (FP8), after NVIDIA's matrix-multiplication
@@ -161,9 +162,15 @@ impl Rule for GemmDimsNotAligned {
                 fix: format!(
                     "Pad the dimensions the model controls (hidden / feed-forward sizes, \
                      vocabulary, batch × sequence) to multiples of {} for FP16/BF16 and {} \
-                     for FP8; on A100 and newer, multiples of 64 are better still (NVIDIA \
-                     performance guide).",
-                    th.multiple_16bit, th.multiple_8bit
+                     for FP8{}.",
+                    th.multiple_16bit,
+                    th.multiple_8bit,
+                    if facts.on_amd() {
+                        ""
+                    } else {
+                        "; on A100 and newer, multiples of 64 are better still (NVIDIA \
+                         performance guide)"
+                    }
                 ),
                 details: format!(
                     "FP16/BF16 dimensions not multiples of {}, FP8 not of {} (after \

@@ -30,18 +30,30 @@
 //! HTA's 50 µs runtime cutoff (HTA `get_cuda_kernel_launch_stats`); flagged when ≥ 50 %
 //! of the kernels in the steps (launched one by one or replayed from graphs) are short
 //! (proposal) and the GPU waits for the host more than the `LowGpuUtilization` warning
-//! threshold allows. Impact: the time the GPU waits for the host × the short share.
-//! `launch_bound.*`.
+//! threshold allows, and at least 10 % of that wait falls while the host launches
+//! (below it, the host was busy with something else: GP005). The host launches inside
+//! the outermost operators around the launch calls of the steps' kernels (and in the
+//! launch calls outside any operator), outside the blocking calls within them
+//! (synchronize, blocking copies, frees: SY001's): the dispatch and launch work that
+//! graphs and fusion remove. Impact: the time the GPU waits for the host × the short
+//! share, at most the wait while the host launches. `launch_bound.*`.
 
 use kinetoscope_analysis::gpu_time::launches::{StepLaunches, OUTSIDE_STEPS};
+use kinetoscope_trace::CategoryKind;
 
 use crate::config::Config;
 use crate::facts::{ms, Facts};
 use crate::finding::{About, Finding, Severity};
+use crate::rules::sync::host_device_sync::is_blocking_call;
 use crate::rules::{finish, Draft, Rule, RuleMeta};
 
 /// See the module documentation.
 pub struct LaunchBound;
+
+/// Below this share of the GPU's wait for the host, launching
+/// ([`waiting_while_launching_ns`]) does not explain the wait: the host was busy with something else (GP005
+/// `HostBoundGaps` names it).
+const MIN_LAUNCH_SHARE_OF_WAIT: f64 = 0.1;
 
 static META: RuleMeta = RuleMeta {
     code: "GP002",
@@ -91,6 +103,14 @@ impl Rule for LaunchBound {
         if share < th.short_share_pct {
             return Vec::new();
         }
+        let per = steps.len() as f64;
+        // The wait while the host dispatched and launched kernels: what graphs and
+        // fusion remove, and so the most that fewer launches can give back.
+        let launching = waiting_while_launching_ns(facts);
+        if launching < waiting * MIN_LAUNCH_SHARE_OF_WAIT {
+            // The host was doing something else while the GPU waited (GP005).
+            return Vec::new();
+        }
         let steps_seen = steps
             .iter()
             .filter(|s| {
@@ -98,7 +118,6 @@ impl Rule for LaunchBound {
                     && 100.0 * s.short_kernels as f64 / s.launches as f64 >= th.short_share_pct
             })
             .count();
-        let per = steps.len() as f64;
         let mut evidence = vec![
             format!(
                 "{:.0} launches per step, mean GPU time {:.1} µs; {:.0} short kernels per \
@@ -109,9 +128,11 @@ impl Rule for LaunchBound {
             ),
             format!(
                 "the GPU waits for the host {:.2} ms of a {:.2} ms step (nothing running or \
-                 queued)",
+                 queued), {:.2} ms of it while the host runs the operators that launch \
+                 kernels",
                 ms(waiting),
-                ms(step)
+                ms(step),
+                ms(launching)
             ),
         ];
         evidence.extend(super::graph_replay_line(facts));
@@ -127,7 +148,7 @@ impl Rule for LaunchBound {
                     n as f64 / per
                 ),
                 severity: Severity::Warning,
-                impact_ns: waiting * share / 100.0,
+                impact_ns: (waiting * share / 100.0).min(launching),
                 steps_seen,
                 evidence,
                 fix: launch_fix(
@@ -139,13 +160,54 @@ impl Rule for LaunchBound {
                     "{share:.0} % ≥ {} % of the kernels are short (HTA: GPU time < launch \
                      call; graph-replayed kernels count as not short; the share is a \
                      proposal) while the GPU is busy or has work queued {busy_pct:.1} % < {} \
-                     % of the step. Impact: time the GPU waits for the host × short share \
+                     % of the step. Impact: time the GPU waits for the host × short share, \
+                     at most the wait while the host runs the operators that launch kernels \
                      (overlaps LowGpuUtilization).",
                     th.short_share_pct, config.low_gpu_utilization.warning_below_pct
                 ),
             },
         )]
     }
+}
+
+/// The GPU's wait for the host per step (the mean over the steps) while the host was
+/// launching kernels: inside the outermost operators around the launch calls of the
+/// steps' kernels (or the launch calls made outside any operator), not inside a blocking
+/// call (a synchronize, a blocking copy, a free: SY001's) within them.
+fn waiting_while_launching_ns(facts: &Facts) -> f64 {
+    let t = facts.trace;
+    let e = &t.events;
+    let mut in_op = facts.ancestor_search(|a| t.categories.kind(e.cat[a]) == CategoryKind::CpuOp);
+    let mut spans: Vec<usize> = facts
+        .each_event(&[CategoryKind::Kernel], |_| true)
+        .filter(|&k| facts.step_of_event(k).is_some())
+        .filter_map(|k| facts.launcher_of(k))
+        .map(|call| in_op.nearest(call).unwrap_or(call))
+        .collect();
+    spans.sort_unstable();
+    spans.dedup();
+    let spans = facts.outermost(&spans);
+    let set: rustc_hash::FxHashSet<usize> = spans.iter().copied().collect();
+    let mut in_span = facts.ancestor_search(|a| set.contains(&a));
+    let blocking: Vec<usize> = facts
+        .events(
+            &[
+                CategoryKind::CudaRuntime,
+                CategoryKind::CudaDriver,
+                CategoryKind::OtherRuntime,
+            ],
+            is_blocking_call,
+        )
+        .into_iter()
+        .filter(|&i| in_span.any(i))
+        .collect();
+    let waiting = |v: &[usize]| -> i64 {
+        v.iter()
+            .map(|&i| facts.gpu_waiting_ns(e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i)))
+            .sum()
+    };
+    (waiting(&spans) - waiting(&facts.outermost(&blocking))).max(0) as f64
+        / facts.n_steps().max(1) as f64
 }
 
 /// The fix, by what the trace shows is already in use: CUDA graphs replaying part of the

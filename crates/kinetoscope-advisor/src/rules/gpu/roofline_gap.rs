@@ -13,7 +13,7 @@
 //! ## Why it matters
 //! A shape far below its roofline spends time the hardware could give back: a chain of
 //! memory-bound element-wise kernels reads and writes every tensor once per op, a small
-//! or odd GEMM leaves tensor cores idle, FP32 work runs at a fraction of BF16's peak.
+//! GEMM leaves tensor cores idle, FP32 work runs at a fraction of BF16's peak.
 //!
 //! ## Evidence
 //! The shapes with the most time lost per step: calls, kernel time, achieved TFLOP/s and
@@ -21,9 +21,11 @@
 //!
 //! ## Fix
 //! Memory-bound element-wise, reduction and normalisation chains: fuse them
-//! (`torch.compile`, fused kernels). Small or odd GEMM shapes: pad to multiples of 8/16,
-//! batch them (`bmm`, grouped GEMM). FP32 (or TF32) matrix work: BF16 autocast where
-//! the precision allows.
+//! (`torch.compile`, fused kernels). Memory-bound (small) GEMMs: batch them (`bmm`,
+//! grouped GEMM, larger batches). Compute-bound GEMMs: let the library try more kernels
+//! (`max-autotune`, TunableOp). No padding advice: the GEMMs named here are aligned
+//! (GP007 claims the others). FP32 (or TF32) matrix work: BF16 autocast where the
+//! precision allows.
 //!
 //! ## Thresholds and sources
 //! The roofline model (Williams, Waterman and Patterson, CACM 2009) with the device peak
@@ -102,12 +104,26 @@ fn fixes(rows: &[&PerfRow]) -> String {
              (torch.compile, or fused kernels) so each tensor is read and written once",
         );
     }
-    if rows.iter().any(|r| r.family.uses_matrix_units()) {
+    // Misaligned GEMMs are GP007's (claimed before this rule), so the named ones are
+    // aligned: no padding advice here.
+    let gemms = |bound: Bound| {
+        rows.iter()
+            .any(|r| r.family == Family::Gemm && r.bound == Some(bound))
+    };
+    if gemms(Bound::Memory) {
         out.push(
-            "for small or odd GEMM shapes, pad M, N, K to multiples of 8 (16 for FP8) and \
-             batch small GEMMs (bmm, grouped GEMM)",
+            "batch the small, memory-bound GEMMs (bmm, grouped GEMM, larger batches) so each \
+             weight is read once for more rows",
         );
     }
+    if gemms(Bound::Compute) {
+        out.push(
+            "let the GEMM library try more kernels for these shapes: \
+             torch.compile(mode=\"max-autotune\") or PyTorch's TunableOp \
+             (PYTORCH_TUNABLEOP_ENABLED=1)",
+        );
+    }
+
     if rows
         .iter()
         .any(|r| matches!(r.precision, Some(Precision::Fp32 | Precision::Tf32)))

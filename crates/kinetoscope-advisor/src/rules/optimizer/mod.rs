@@ -28,9 +28,10 @@ pub(crate) fn already_batched(facts: &Facts) -> bool {
 /// How `torch.optim` ran the update.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Implementation {
-    /// `aten::_fused_*` ops (`fused=True`).
+    /// `aten::_fused_*` ops (`fused=True`), or an optimizer named fused (apex's,
+    /// DeepSpeed's `FusedAdam`).
     Fused,
-    /// `aten::_foreach_*` ops (`foreach=True`).
+    /// `aten::_foreach_*` ops (`foreach=True`), or multi-tensor kernels.
     Foreach,
     /// Per-parameter element-wise ops (the for-loop implementation).
     ForLoop,
@@ -61,6 +62,20 @@ pub(crate) fn implementation(facts: &Facts, steps: &[usize]) -> (Implementation,
     if steps.is_empty() {
         return (Implementation::Unknown, 0.0, 0.0);
     }
+    // A fused optimizer outside torch.optim (apex's, DeepSpeed's `FusedAdam`) names
+    // itself, or runs the multi-tensor kernels that torch.optim's foreach and fused
+    // paths use too.
+    if steps.iter().any(|&s| facts.name(s).contains("Fused")) {
+        return (Implementation::Fused, 0.0, 0.0);
+    }
+    if steps.iter().any(|&s| {
+        facts
+            .launched_gpu(s)
+            .into_iter()
+            .any(|k| facts.name(k).contains("multi_tensor_apply_kernel"))
+    }) {
+        return (Implementation::Foreach, 0.0, 0.0);
+    }
     let set: rustc_hash::FxHashSet<usize> = steps.iter().copied().collect();
     // Only the operators counted below: their names are tested once each, and only
     // their events are searched up the nesting.
@@ -82,7 +97,11 @@ pub(crate) fn implementation(facts: &Facts, steps: &[usize]) -> (Implementation,
         } else if n.starts_with("aten::_foreach_") {
             foreach += 1;
         } else if PER_PARAM_OPS.contains(&n) {
-            // Only direct children of the optimizer span or of a python frame.
+            // On a GPU run, an op that launched nothing worked on CPU scalars (a step
+            // counter), not on a parameter.
+            if facts.has_gpu && facts.launched_gpu(i).is_empty() {
+                continue;
+            }
             per_param += 1;
             *by_name.entry(n).or_default() += 1;
         }

@@ -4,7 +4,10 @@
 //! `torch.optim` steps (`Optimizer.step#<Name>.step`) run by the for-loop
 //! implementation: one small element-wise operator (and kernel) per parameter tensor
 //! and per update term (`aten::add_`, `mul_`, `addcdiv_`, `lerp_`, `sqrt`, …), with no
-//! `aten::_foreach_*` or `aten::_fused_*` operators.
+//! `aten::_foreach_*` or `aten::_fused_*` operators, no multi-tensor kernels
+//! (`multi_tensor_apply_kernel`) and no optimizer named fused (apex's or DeepSpeed's
+//! `FusedAdam`). On a GPU run, an operator that launched no kernel (a step counter on
+//! a CPU scalar) is not a per-parameter update.
 //!
 //! ## Why it matters
 //! Each of those operators costs a dispatch and a kernel launch (5–20 µs of host time;
@@ -17,8 +20,9 @@
 //! the estimated number of parameter tensors.
 //!
 //! ## Fix
-//! `torch.optim.AdamW(params, fused=True)` (or `foreach=True`), apex / TransformerEngine
-//! fused optimizers, or `torch.compile` of the optimizer step.
+//! The optimizer's own batched implementation, named by its class:
+//! `torch.optim.<Class>(params, fused=True)` where the class has one, else
+//! `foreach=True`; or `torch.compile` of the optimizer step.
 //!
 //! ## Thresholds and sources
 //! Warning when the for-loop step takes ≥ 10 % of step time
@@ -93,10 +97,7 @@ impl Rule for UnfusedOptimizer {
                     ),
                     format!("optimizer time per step: {}", step_list_ms(&per)),
                 ],
-                fix: "Use the fused (or foreach) implementation: \
-                      torch.optim.AdamW(model.parameters(), fused=True) — or foreach=True — \
-                      or torch.compile the optimizer step."
-                    .to_owned(),
+                fix: fix_for(&names),
                 details: format!(
                     "For-loop optimizer; warning from {} % of step time \
                      (optimizer.unfused_warning_pct; proposal). Impact: \
@@ -105,5 +106,28 @@ impl Rule for UnfusedOptimizer {
                 ),
             },
         )]
+    }
+}
+
+/// The fix, in the words of the optimizer class the steps name (`Optimizer.step#<Class>.step`).
+fn fix_for(steps: &[&str]) -> String {
+    let class = match steps {
+        [one] => one
+            .strip_prefix("Optimizer.step#")
+            .and_then(|s| s.strip_suffix(".step"))
+            .filter(|c| {
+                !c.is_empty() && c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+            }),
+        _ => None,
+    };
+    match class {
+        Some(c) => format!(
+            "Use {c}'s batched implementation: torch.optim.{c}(params, fused=True) where \
+             {c} has one, else foreach=True — or torch.compile the optimizer step."
+        ),
+        None => "Use the optimizer's batched implementation: fused=True where the optimizer \
+                 has one (Adam, AdamW, SGD, …), else foreach=True — or torch.compile the \
+                 optimizer step."
+            .to_owned(),
     }
 }

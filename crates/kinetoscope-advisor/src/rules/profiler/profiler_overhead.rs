@@ -3,7 +3,9 @@
 //! ## What it finds
 //! Profiler settings that inflate the trace and the measured times: `with_stack`,
 //! `record_shapes` and `profile_memory` all on, or CUPTI's own overhead events
-//! (`overhead`, `Activity Buffer Request`) inside the steps.
+//! (`overhead`, `Activity Buffer Request`) inside the steps. CUPTI's `Lazy Function
+//! Loading` events are not counted: CUDA loads a kernel's module on its first launch
+//! whether a profiler runs or not.
 //!
 //! ## Why it matters
 //! Python stack tracing and shape recording add host time to every operator, so host
@@ -30,6 +32,12 @@ use crate::rules::{finish, Draft, Rule, RuleMeta};
 /// See the module documentation.
 pub struct ProfilerOverhead;
 
+/// CUPTI's overhead event for CUDA's lazy module loading (`CUDA_MODULE_LOADING=LAZY`):
+/// the first launch of a kernel loads its module, with or without a profiler.
+fn is_lazy_loading(name: &str) -> bool {
+    name == "Lazy Function Loading"
+}
+
 static META: RuleMeta = RuleMeta {
     code: "PF001",
     name: "ProfilerOverhead",
@@ -49,7 +57,9 @@ impl Rule for ProfilerOverhead {
         let all_on = ["with_stack", "record_shapes", "profile_memory"]
             .iter()
             .all(|o| opts.iter().any(|x| x == o));
-        let overhead = facts.events(&[CategoryKind::Overhead], |_| true);
+        // CUDA's lazy module loading (a kernel's module loaded on its first launch) is
+        // recorded as an overhead event, but it is the runtime's, not the profiler's.
+        let overhead = facts.events(&[CategoryKind::Overhead], |n| !is_lazy_loading(n));
         let overhead: Vec<usize> = overhead
             .into_iter()
             .filter(|&i| facts.step_of_event(i).is_some())

@@ -141,6 +141,12 @@ fn sync_call(name: &str) -> Option<Kind> {
     }
 }
 
+/// Whether a runtime or driver call blocks the host on the device: a synchronize, a
+/// blocking copy, a free.
+pub(crate) fn is_blocking_call(name: &str) -> bool {
+    sync_call(name).is_some()
+}
+
 /// The kind of a blocking host call: by name, else a synchronous memset, else an
 /// asynchronous copy that blocked (to pageable memory).
 fn blocking_kind(name: &str) -> Kind {
