@@ -300,8 +300,13 @@ fn forward(facts: &Facts, bwd: &[usize]) -> (Option<f64>, Option<ForwardSource>)
         if fwd.is_empty() {
             return (None, None);
         }
-        let total: i64 = facts.per_step_ns(&fwd).iter().sum();
-        return (Some(total as f64 / n), Some(ForwardSource::ModuleSpans));
+        // The union, not the sum: Python frames and `record_function` spans recorded
+        // a little apart can leave a module outside the one around it in the nesting
+        // (DDP's `forward` annotation), and the inner one then counts once.
+        return (
+            Some(union_per_step(facts, &fwd)),
+            Some(ForwardSource::ModuleSpans),
+        );
     }
     // Direct children of the step span that start before its first backward span and
     // are neither data loading nor optimizer work.

@@ -118,6 +118,20 @@ impl DeviceTimeline {
         self.prefix().1.len_in(&self.queued, lo, hi)
     }
 
+    /// The last instant of `(lo, hi]` at which the device had work (running or queued),
+    /// `None` when it had none there.
+    pub fn last_work_in(&self, lo: i64, hi: i64) -> Option<i64> {
+        let last = |set: &[(i64, i64)]| {
+            let k = set.partition_point(|s| s.0 < hi);
+            k.checked_sub(1).map(|k| set[k].1.min(hi))
+        };
+        last(&self.busy)
+            .into_iter()
+            .chain(last(&self.queued))
+            .max()
+            .filter(|&t| t > lo)
+    }
+
     /// Where the wait for the host that is going on at `t` ends (at most `limit`): `t`
     /// itself when the device is busy or has work queued at `t`.
     pub fn waiting_until(&self, t: i64, limit: i64) -> i64 {

@@ -131,6 +131,15 @@ pub enum Note {
     DuplicateRanks,
     /// No collective could be matched across ranks: waits and skews are unknown.
     NoMatchedCollectives,
+    /// Collectives paired by their order that did not run at the same time on the ranks
+    /// (the traces hold different calls: sampled or cut at different points): left
+    /// unmatched.
+    CollectivesApartInTime {
+        /// How many pairings were dropped.
+        dropped: usize,
+        /// How many were kept.
+        kept: usize,
+    },
     /// One rank only: nothing to compare.
     OneRank,
     /// A note about one rank's trace.

@@ -81,6 +81,11 @@ pub fn text(note: &Note) -> String {
         Note::NoMatchedCollectives => {
             "no collective could be matched across ranks: waits and skews are unknown".to_owned()
         }
+        Note::CollectivesApartInTime { dropped, kept } => format!(
+            "{dropped} collectives paired across ranks by their order did not run at the same \
+             time on every rank (the traces hold different calls), so they are left unmatched; \
+             {kept} matched collectives remain"
+        ),
         Note::OneRank => "one rank only: nothing to compare".to_owned(),
         Note::InRank { path, note } => format!("{path}: {}", text(note)),
         Note::NoCollectives => {

@@ -287,6 +287,30 @@ fn a_sync_under_a_busy_gpu_costs_almost_nothing() {
 }
 
 #[test]
+fn gaps_between_work_queued_before_a_sync_are_not_its_idle() {
+    // 100 kernels launched before the profiler saw their launches (no launch records)
+    // run 10 µs each with 20 µs gaps while the host sits in a 3 ms
+    // cudaDeviceSynchronize; the GPU drains when it returns, and the next launch comes
+    // 0.5 ms later. The gaps are the device's between work it already had: the sync
+    // costs the 0.5 ms after the drain, not the 2 ms of gaps besides.
+    let mut b = TraceBuilder::h100();
+    b.steps(4, 10_000, |b, _, t| {
+        for i in 0..100 {
+            let ts = t + 1_000 + i * 30;
+            b.raw(format!(
+                r#"{{"ph":"X","cat":"kernel","name":"void queued_kernel","pid":0,"tid":7,"ts":{ts},"dur":10,"args":{{"device":0,"stream":7}}}}"#
+            ));
+        }
+        b.runtime("cudaDeviceSynchronize", t + 990, 3_000);
+        b.gemm(t + 4_480, t + 4_500, 5_000);
+    });
+    let r = report(&b);
+    let f = expect_finding(&r.findings, "SY001");
+    let ms = f.impact_ns_per_step / 1e6;
+    assert!((0.45..=0.55).contains(&ms), "{ms} ms: {:?}", f.evidence);
+}
+
+#[test]
 fn a_sync_after_the_last_step_is_in_no_step() {
     // Three 5 ms host steps whose 9 ms GEMMs run far behind them, then the profiler's
     // stop: a 12 ms hipDeviceSynchronize after the last host step, while the last step's

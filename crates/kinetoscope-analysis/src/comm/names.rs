@@ -7,7 +7,7 @@
 /// `rccl` or `hccl` (ROCm, Ascend), or is a collective over symmetric memory that moves
 /// data between GPUs without NCCL ([`is_symmetric_memory_collective`]).
 pub fn is_comm_kernel(name: &str) -> bool {
-    crate::overview::classify::is_communication_kernel(name)
+    name.contains("nccl")
         || name.starts_with("rccl")
         || name.starts_with("hccl")
         || is_symmetric_memory_collective(name)
@@ -76,7 +76,7 @@ pub fn parse_nccl_kernel(name: &str) -> (String, Option<String>) {
     .iter()
     .find_map(|p| base.strip_prefix(p));
     let Some(rest) = rest else {
-        return (base.to_owned(), None);
+        return (kernel_identifier(name).to_owned(), None);
     };
     let mut parts = rest.split('_');
     let op = parts.next().unwrap_or("").to_owned();
@@ -93,6 +93,29 @@ pub fn parse_nccl_kernel(name: &str) -> (String, Option<String>) {
     }
     let algo = (!algo.is_empty()).then(|| algo.join("_"));
     (op, algo)
+}
+
+/// The function name of a demangled kernel signature: without its return type,
+/// namespaces, template and call arguments (`void (anonymous
+/// namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(…)` →
+/// `multimem_all_reduce_kernel`); the name itself when it has none of them.
+fn kernel_identifier(name: &str) -> &str {
+    let name = name.strip_prefix("void ").unwrap_or(name);
+    let name = name.trim_start_matches("(anonymous namespace)::");
+    // The name ends where its template or call arguments begin; the last `::` before
+    // that ends its namespaces (an `(anonymous namespace)` among them included).
+    let end = name
+        .char_indices()
+        .find(|&(i, c)| c == '<' || (c == '(' && !name[i..].starts_with("(anonymous namespace)")))
+        .map_or(name.len(), |(i, _)| i);
+    let head = &name[..end];
+    let start = head.rfind("::").map_or(0, |i| i + 2);
+    let id = head[start..].trim();
+    if id.is_empty() {
+        name
+    } else {
+        id
+    }
 }
 
 /// A collective name folded for comparisons: lower case, without `_` and a leading or
@@ -163,6 +186,24 @@ mod tests {
             "void vllm::cross_device_reduce_1stage<half, 8>(x)"
         ));
         assert!(!is_comm_kernel("void at::native::reduce_kernel<128, 4>(x)"));
+    }
+
+    #[test]
+    fn other_collective_kernels_are_named_by_their_function() {
+        let name = |k: &str| parse_nccl_kernel(k).0;
+        assert_eq!(
+            name("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long)"),
+            "multimem_all_reduce_kernel"
+        );
+        assert_eq!(
+            name("void c10d::symmetric_memory::one_shot_all_reduce_kernel<float, 16, 8>(float**)"),
+            "one_shot_all_reduce_kernel"
+        );
+        assert_eq!(
+            name("void vllm::cross_device_reduce_1stage<half, 8>(x)"),
+            "cross_device_reduce_1stage"
+        );
+        assert_eq!(name("rccl_custom"), "rccl_custom");
     }
 
     #[test]

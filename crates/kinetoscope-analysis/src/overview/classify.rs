@@ -111,10 +111,11 @@ pub(crate) fn is_communication_op(name: &str) -> bool {
         || name == "record_param_comms"
 }
 
-/// A communication kernel by name (NCCL and RCCL kernels: `ncclKernel_…`,
-/// `ncclDevKernel_…`).
+/// A communication kernel by name: NCCL's and RCCL's (`ncclKernel_…`, `ncclDevKernel_…`,
+/// `rccl…`), HCCL's, and the collectives over symmetric memory
+/// ([`crate::comm::names::is_comm_kernel`]).
 pub(crate) fn is_communication_kernel(name: &str) -> bool {
-    name.contains("nccl")
+    crate::comm::names::is_comm_kernel(name)
 }
 
 #[cfg(test)]

@@ -16,7 +16,11 @@
 //!    constant offset explains the data — the median absolute deviation of the
 //!    differences is at most 10 % of the offset (or 5 µs) — i.e. a fixed clock offset,
 //!    not ranks that really end at different times; otherwise the clocks are taken as
-//!    shared. The offsets and the decision are reported.
+//!    shared. The offsets and the decision are reported. A pairing by order whose calls
+//!    did not run at the same time on the clocks so decided (one rank's call ended more
+//!    than 0.1 ms before another's began) joins different calls — traces that keep
+//!    different collectives, sampled or cut at different points — and is dropped, with
+//!    a note; the offsets are then estimated again without it.
 //! 4. Per matched collective (module `waits`): the rank arrives when its work starts
 //!    (the kernel, the backend's worker span, or the call of a host collective); start
 //!    skew (max − min arrival), each rank's wait (the last arriver's arrival − its own)
@@ -482,8 +486,17 @@ pub fn compare_ranks(ranks: Vec<RankSummary>, opts: RanksOptions) -> RanksReport
     let mut warnings = Vec::new();
     let (ranks, ids) = by_rank(ranks, &mut warnings);
     let n = ranks.len();
-    let matching = Matching::of(&ranks);
-    let clocks = Clocks::estimate(&matching, n, opts.clock);
+    let mut matching = Matching::of(&ranks);
+    let mut clocks = Clocks::estimate(&matching, n, opts.clock);
+    let dropped = matching.drop_apart_in_time(&clocks);
+    if dropped > 0 {
+        // The clock offsets were estimated with the false pairings too.
+        clocks = Clocks::estimate(&matching, n, opts.clock);
+        warnings.push(Note::CollectivesApartInTime {
+            dropped,
+            kept: matching.matched_runs.len(),
+        });
+    }
     let Waits {
         per_rank,
         skew,
@@ -559,6 +572,10 @@ fn by_rank(mut ranks: Vec<RankSummary>, warnings: &mut Vec<Note>) -> (Vec<RankSu
     (ranks, ids)
 }
 
+/// How far one rank's call of a collective may start after another rank's call ended
+/// (clock jitter between ranks) before the two are taken for different calls.
+const APART_TOLERANCE_NS: i64 = 100_000;
+
 /// Every rank's collectives, keyed, and the runs of entries with one key.
 struct Matching {
     /// Sorted by key, then rank index.
@@ -600,6 +617,27 @@ impl Matching {
             matched_runs,
             unmatched,
         }
+    }
+
+    /// Drop the runs paired by order ([`Key::Order`]) whose calls did not run at the
+    /// same time on the ranks (on the clocks as corrected): a collective cannot end on
+    /// one rank before another rank has called it, so such a pairing joins different
+    /// calls (traces that keep different collectives). Returns how many were dropped.
+    fn drop_apart_in_time(&mut self, clocks: &Clocks) -> usize {
+        let entries = &self.entries;
+        let before = self.matched_runs.len();
+        self.matched_runs.retain(|&(a, b)| {
+            let run = &entries[a..b];
+            if !matches!(run[0].key, Key::Order(..)) {
+                return true;
+            }
+            let last_start = run.iter().map(|e| clocks.corr(e.rank, e.start)).max();
+            let first_end = run.iter().map(|e| clocks.corr(e.rank, e.end)).min();
+            last_start <= first_end.map(|t| t + APART_TOLERANCE_NS)
+        });
+        let dropped = before - self.matched_runs.len();
+        self.unmatched += dropped;
+        dropped
     }
 
     /// The entries of each matched run, in key order.
