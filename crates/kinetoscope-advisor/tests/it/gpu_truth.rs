@@ -740,3 +740,31 @@ fn whole_trace_mode_names_allocator_churn() {
         u.evidence
     );
 }
+
+#[test]
+fn a_module_left_outside_its_parent_by_the_nesting_counts_once() {
+    // DDP's forward: `nn.Module: DistributedDataParallel_0` holds a `record_function`
+    // annotation that starts inside a short Python frame and outlives it (the two are
+    // recorded a little apart), so the nesting leaves the annotation — and the
+    // `nn.Module: ResNet_0` inside it — outside the outer module. The forward is the
+    // 5 ms the outer module covers, not 5 + 4 ms.
+    let mut b = TraceBuilder::h100();
+    b.steps(4, 10_000, |b, _, t| {
+        b.python("nn.Module: DistributedDataParallel_0", t + 100, 5_000);
+        b.python(
+            "torch/nn/parallel/distributed.py(1637): forward",
+            t + 190,
+            100,
+        );
+        b.annotation("DistributedDataParallel.forward", t + 200, 4_850);
+        b.python("nn.Module: ResNet_0", t + 300, 4_000);
+        b.gemm(t + 400, t + 450, 3_000);
+    });
+    let r = report(&b);
+    let fwd = r
+        .summary
+        .phases
+        .forward_ns
+        .expect("a forward from module spans");
+    assert!((fwd - 5e6).abs() < 1.0, "{fwd}");
+}
