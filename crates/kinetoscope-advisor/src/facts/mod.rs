@@ -346,21 +346,22 @@ impl<'a> Facts<'a> {
 
     /// The window in which a blocking host call over `[start, end)` makes the GPUs idle,
     /// up to `limit`: the GPU idle it causes is the time the GPUs wait for the host
-    /// inside it ([`Self::gpu_waiting_in_union`]). When the GPUs had work during the
-    /// call (running or queued), the call waited for it to drain: the window starts
-    /// when the GPUs last had work during the call (gaps before that, between work
-    /// launched before the call, are not its doing, even where those launches are
-    /// missing from the trace) and goes on until the host queues work again after the
-    /// call. When the GPUs had none, only the call's own time counts. O(log n).
+    /// inside it ([`Self::gpu_waiting_in_union`]). When the GPUs had work at the start
+    /// (running or queued), the call waited for it to drain: the window starts when the
+    /// GPUs last had work during the call (gaps before that, between work launched
+    /// before the call, are not its doing, even where those launches are missing from
+    /// the trace) and goes on until the host queues work again after the call. When
+    /// they were already waiting, the host was behind before the call: only the call's
+    /// own time counts. O(log n).
     pub fn blocking_window(&self, start: i64, end: i64, limit: i64) -> (i64, i64) {
         let timeline = &self.gpu_timeline().all;
         let limit = limit.max(end);
-        match timeline.last_work_in(start, end) {
-            // The wait that begins when the GPUs drained, to the next work after the
-            // call.
-            Some(drained) => (drained, timeline.waiting_until(end, limit).min(limit)),
-            None => (start, end.min(limit)),
+        if timeline.waiting_ns(start, start + 1) > 0 {
+            return (start, end.min(limit));
         }
+        let drained = timeline.last_work_in(start, end).unwrap_or(start);
+        // The wait that begins when the GPUs drained, to the next work after the call.
+        (drained, timeline.waiting_until(end, limit).min(limit))
     }
 
     /// Runtime and driver calls in the host step spans by name, most host time first:

@@ -290,8 +290,8 @@ fn a_sync_under_a_busy_gpu_costs_almost_nothing() {
 fn gaps_between_work_queued_before_a_sync_are_not_its_idle() {
     // 100 kernels launched before the profiler saw their launches (no launch records)
     // run 10 µs each with 20 µs gaps while the host sits in a 3 ms
-    // cudaDeviceSynchronize; the GPU drains when it returns, and the next launch comes
-    // 0.5 ms later. The gaps are the device's between work it already had: the sync
+    // cudaDeviceSynchronize called during the first; the GPU drains when it returns,
+    // and the next launch comes 0.5 ms later. The gaps are the device's between work it already had: the sync
     // costs the 0.5 ms after the drain, not the 2 ms of gaps besides.
     let mut b = TraceBuilder::h100();
     b.steps(4, 10_000, |b, _, t| {
@@ -301,7 +301,7 @@ fn gaps_between_work_queued_before_a_sync_are_not_its_idle() {
                 r#"{{"ph":"X","cat":"kernel","name":"void queued_kernel","pid":0,"tid":7,"ts":{ts},"dur":10,"args":{{"device":0,"stream":7}}}}"#
             ));
         }
-        b.runtime("cudaDeviceSynchronize", t + 990, 3_000);
+        b.runtime("cudaDeviceSynchronize", t + 1_005, 2_985);
         b.gemm(t + 4_480, t + 4_500, 5_000);
     });
     let r = report(&b);
