@@ -168,19 +168,9 @@ pub fn uses_torch_compile(facts: &Facts) -> bool {
     if regions.is_empty() {
         return false;
     }
-    let e = &facts.trace.events;
     let host = &facts.host_steps;
-    let steps: i64 = host.iter().map(|&(a, b)| b - a).sum();
-    // Host steps are disjoint and in time order: each region meets a run of them.
-    let mut inside = 0i64;
-    for r in regions {
-        let (a, b) = (e.ts_ns[r], e.ts_ns[r] + e.dur_ns.at(r));
-        let first = host.partition_point(|s| s.1 <= a);
-        for &(lo, hi) in host[first..].iter().take_while(|s| s.0 < b) {
-            inside += (b.min(hi) - a.max(lo)).max(0);
-        }
-    }
-    steps > 0 && inside as f64 >= COMPILED_MIN_SHARE * steps as f64
+    let mean_step = host.iter().map(|&(a, b)| b - a).sum::<i64>() as f64 / host.len().max(1) as f64;
+    mean_step > 0.0 && union_per_step(facts, &regions) >= COMPILED_MIN_SHARE * mean_step
 }
 
 /// The summary of one trace.

@@ -501,25 +501,32 @@ fn eager_launches_beside_graphs_get_the_graph_advice() {
 }
 
 /// Per 10 ms step: `ops` tiny element-wise operators in a row from the start (40 µs of
-/// host time each, launched 5 µs in, a 1 µs kernel 20 µs in), then host time in no operator (Python) up to
-/// the step's end.
-fn tiny_kernels_then_python(ops: u64) -> TraceBuilder {
+/// host time each, launched 5 µs in, a 1 µs kernel 20 µs in; the first `triton` of them
+/// Inductor kernels), then host time in no operator (Python) up to the step's end, with
+/// a compiled region of `region_us` (when not 0) 9 ms into the step.
+fn tiny_kernels(ops: u64, triton: u64, region_us: u64) -> TraceBuilder {
     let mut b = TraceBuilder::h100();
     b.steps(4, 10_000, |b, _, t| {
         for i in 0..ops {
             let ts = t + 10 + i * 40;
             let ext = b.op("aten::add", ts, 40, "");
-            b.kernel(
-                ext,
-                ts + 5,
-                "void at::native::vectorized_elementwise_kernel<4, AddFunctor>",
-                ts + 20,
-                1,
-                "",
-            );
+            let name = if i < triton {
+                "triton_poi_fused_add_0"
+            } else {
+                "void at::native::vectorized_elementwise_kernel<4, AddFunctor>"
+            };
+            b.kernel(ext, ts + 5, name, ts + 20, 1, "");
+        }
+        if region_us > 0 {
+            b.annotation("Torch-Compiled Region: 0/1", t + 9_000, region_us);
         }
     });
     b
+}
+
+/// [`tiny_kernels`] without Inductor kernels or compiled regions.
+fn tiny_kernels_then_python(ops: u64) -> TraceBuilder {
+    tiny_kernels(ops, 0, 0)
 }
 
 #[test]
@@ -544,24 +551,10 @@ fn launch_bound_claims_only_the_wait_while_the_host_launches() {
     assert!(find(&r.findings, "GP005").is_some());
 }
 
-/// [`tiny_kernels_then_python`]'s 50 launches per step, `triton` of them Inductor
-/// kernels, and a compiled region of `region_us` at each step's end.
+/// [`tiny_kernels`]: 50 launches per step, `triton` of them Inductor kernels, and a
+/// compiled region of `region_us` at each step's end.
 fn partly_compiled(triton: u64, region_us: u64) -> TraceBuilder {
-    let mut b = TraceBuilder::h100();
-    b.steps(4, 10_000, |b, _, t| {
-        for i in 0..50 {
-            let ts = t + 10 + i * 40;
-            let ext = b.op("aten::add", ts, 40, "");
-            let name = if i < triton {
-                "triton_poi_fused_add_0"
-            } else {
-                "void at::native::vectorized_elementwise_kernel<4, AddFunctor>"
-            };
-            b.kernel(ext, ts + 5, name, ts + 20, 1, "");
-        }
-        b.annotation("Torch-Compiled Region: 0/1", t + 9_000, region_us);
-    });
-    b
+    tiny_kernels(50, triton, region_us)
 }
 
 #[test]

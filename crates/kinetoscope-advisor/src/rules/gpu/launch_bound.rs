@@ -201,10 +201,13 @@ fn waiting_while_launching_ns(facts: &Facts) -> f64 {
         .into_iter()
         .filter(|&i| in_span.any(i))
         .collect();
-    let waiting = |v: &[usize]| -> i64 {
-        v.iter()
-            .map(|&i| facts.gpu_waiting_ns(e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i)))
-            .sum()
+    // Unions: spans on two threads at once count once.
+    let waiting = |v: &[usize]| {
+        facts.gpu_waiting_in_union(
+            v.iter()
+                .map(|&i| (e.ts_ns[i], e.ts_ns[i] + e.dur_ns.at(i)))
+                .collect(),
+        )
     };
     (waiting(&spans) - waiting(&facts.outermost(&blocking))).max(0) as f64
         / facts.n_steps().max(1) as f64
